@@ -1,1 +1,84 @@
-//! placeholder
+//! An OpenAI-protocol client built for measuring inference servers.
+//!
+//! - [`Client`] (configured with [`ClientBuilder`]) talks to vLLM, llama.cpp's server, `SGLang`
+//!   or a hosted API: chat and legacy completions, streamed ([`ChatStream`],
+//!   [`CompletionStream`]) or not, plus `/v1/models`, `/tokenize`, `/metrics` and server
+//!   identity.
+//! - Every streamed event comes as a [`StampedChunk`] holding the [`Instant`](std::time::Instant)
+//!   its last byte was read: the body is polled directly, no relay task sits between the socket
+//!   and the stamp. The stream also knows when the request's first byte was written
+//!   ([`ChatStream::request_sent_at`]) and when the headers arrived.
+//! - Each request opens its own connection (`TCP_NODELAY`, request head and body in one write),
+//!   so no pool or Nagle delay skews the timing.
+//! - [`SseDecoder`] decodes any split of the byte stream into identical events, with a bounded
+//!   line length; [`ChatAccumulator`] sums chunks (reasoning apart from content, tool calls
+//!   assembled from fragments).
+//! - Request and response types keep unknown fields in `extra`, so vendor extensions pass
+//!   through.
+//!
+//! ```no_run
+//! use vernier_openai::{ChatMessage, ChatRequest, ClientBuilder, StreamOptions};
+//!
+//! # async fn run() -> Result<(), vernier_openai::Error> {
+//! let client = ClientBuilder::new("http://127.0.0.1:8000/v1").build()?;
+//! let mut request = ChatRequest::new("my-model", vec![ChatMessage::user("Say hello.")]);
+//! request.max_tokens = Some(32);
+//! request.stream_options = Some(StreamOptions::usage(false));
+//! let mut stream = client.chat_stream(&request).await?;
+//! while let Some(event) = stream.next_event().await {
+//!     let event = event?;
+//!     let since_send = event.arrived_at - stream.request_sent_at();
+//!     let _ = (since_send, event.chunk.content_len());
+//! }
+//! let answer = stream.accumulated();
+//! assert!(answer.finish_reason().is_some());
+//! # Ok(())
+//! # }
+//! ```
+#![warn(missing_docs)]
+
+mod accumulator;
+mod chat;
+mod client;
+mod completion;
+mod endpoints;
+mod error;
+#[cfg(feature = "meter")]
+mod meter;
+mod metrics;
+mod sse;
+mod stream;
+mod transport;
+mod usage;
+
+pub use accumulator::{ChatAccumulator, ToolCall};
+pub use chat::{
+    ChatChoice, ChatChunk, ChatMessage, ChatRequest, ChatResponse, ChoiceLogprobs, ChunkChoice,
+    Delta, FunctionCall, FunctionDef, FunctionDelta, MessageContent, MessageToolCall,
+    StreamOptions, TokenLogprob, Tool, ToolCallDelta,
+};
+pub use client::{Client, ClientBuilder, Timeouts};
+pub use completion::{
+    CompletionChoice, CompletionChunk, CompletionPrompt, CompletionRequest, CompletionResponse,
+};
+pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
+pub use error::{BoxError, Error, TimeoutKind};
+#[cfg(feature = "meter")]
+pub use meter::{final_counts, observation};
+pub use metrics::{MetricsSnapshot, Sample};
+pub use sse::{DEFAULT_MAX_LINE_BYTES, SseDecoder, SseEvent};
+pub use stream::{ChatStream, CompletionStream, StampedChunk};
+pub use usage::{CompletionTokensDetails, PromptTokensDetails, Timings, Usage};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn client_and_streams_cross_threads() {
+        fn shareable<T: Clone + Send + Sync + std::fmt::Debug>() {}
+        fn sendable<T: Send>() {}
+        shareable::<crate::Client>();
+        sendable::<crate::ChatStream>();
+        sendable::<crate::CompletionStream>();
+        sendable::<crate::Error>();
+    }
+}

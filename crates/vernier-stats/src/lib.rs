@@ -1,1 +1,55 @@
-//! placeholder
+//! Statistics for honest benchmark reports.
+//!
+//! `vernier-stats` holds the estimators a careful reader of a benchmark report asks for, and
+//! nothing else: no I/O, no async runtime, no network. Every function validates its input and
+//! returns a [`StatsError`] instead of panicking; every formula is written out, with its source,
+//! in the function's documentation.
+//!
+//! - Location and spread: [`median`], [`quantile`] (Hyndman–Fan type 7), [`mean`],
+//!   [`std_dev`] (n − 1), [`mad`] (unscaled).
+//! - Proportions: [`wilson`], [`newcombe_independent`], [`newcombe_paired`].
+//! - Paired tests: [`mcnemar_exact`], [`mcnemar_mid_p`].
+//! - Resampling with a seed: [`bootstrap_percentile`], [`bootstrap_bca`],
+//!   [`paired_bootstrap_diff`].
+//! - Repeated samples per task: [`clustered_mean_se`] returning [`MeanSe`].
+//! - Planning: [`min_detectable_difference`], [`sample_size_for_half_width`].
+//!
+//! Intervals come back as [`Interval`], whose `Display` prints like `[−5.6, +7.0]`.
+//!
+//! # Example
+//!
+//! Two systems answered the same 28 questions; A alone solved 5, B alone solved 2:
+//!
+//! ```
+//! use vernier_stats::{mcnemar_mid_p, newcombe_paired, wilson};
+//!
+//! # fn main() -> Result<(), vernier_stats::StatsError> {
+//! let a_solved = wilson(20, 28, 0.95)?;
+//! println!("A solved 20/28, 95% interval {:.1}", a_solved.scaled(100.0));
+//!
+//! let difference = newcombe_paired(15, 5, 2, 6, 0.95)?;
+//! assert!(difference.contains(3.0 / 28.0));
+//! println!("A − B: {} points", difference.scaled(100.0));
+//! println!("mid-p McNemar: {:.3}", mcnemar_mid_p(5, 2)?);
+//! # Ok(())
+//! # }
+//! ```
+#![warn(missing_docs)]
+
+mod bootstrap;
+mod clustered;
+mod descriptive;
+mod error;
+mod interval;
+mod mcnemar;
+mod planning;
+mod proportion;
+
+pub use bootstrap::{bootstrap_bca, bootstrap_percentile, paired_bootstrap_diff};
+pub use clustered::{MeanSe, clustered_mean_se};
+pub use descriptive::{MAD_NORMAL_CONSISTENCY, mad, mean, median, quantile, std_dev};
+pub use error::{Result, StatsError};
+pub use interval::Interval;
+pub use mcnemar::{mcnemar_exact, mcnemar_mid_p};
+pub use planning::{min_detectable_difference, sample_size_for_half_width};
+pub use proportion::{newcombe_independent, newcombe_paired, wilson};

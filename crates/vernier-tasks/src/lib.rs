@@ -1,1 +1,102 @@
-//! placeholder
+//! The hard suite: tasks, answer checking, user-defined suites and the self-check.
+//!
+//! A [`Task`] is a prompt (chat [`Message`]s, optional [`ToolSpec`]s), a completion-token
+//! budget and a [`Checker`]. [`Task::check`] grades the model's final turn (a [`Reply`]) into
+//! an [`Outcome`]: `pass`, `wrong`, `cut_off`, `no_answer`, `extra_calls` or `infra`, with a
+//! short machine-readable detail. Only the final content is graded, never the reasoning; a
+//! reply stopped by the budget (`finish_reason` `length`) is always `cut_off`.
+//!
+//! [`Suite::bundled`] builds the 28 tasks of the catalogue (14 math, 10 code, 4 tools). Every
+//! math gold answer is computed when the suite is built, from the same [`Problem`] parameters
+//! that are rendered into the prompt. [`self_check`] proves every task before a model sees it
+//! and calibrates the code tasks' time limits; a failure names the task and the reason.
+//!
+//! ```
+//! use vernier_tasks::{Category, OutcomeKind, Reply, Suite};
+//!
+//! # tokio_test_block_on(async {
+//! let suite = Suite::bundled();
+//! let task = suite.task("domino-tiling").expect("bundled task");
+//! assert_eq!(task.category, Category::Math);
+//! let outcome = task.check(&Reply::stopped("...\nANSWER: 2,131"), None).await;
+//! assert_eq!(outcome.kind, OutcomeKind::Pass);
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(future: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().build().expect("runtime").block_on(future)
+//! # }
+//! ```
+//!
+//! # Suite files
+//!
+//! [`Suite::from_path`] reads a user-defined suite from a `.toml` or `.json` file. Math tasks
+//! carry a literal answer (`integer`, `fraction` given reduced as `"p/q"`, or `exact` string);
+//! code tasks point at their own files, relative to the suite file: a harness defining
+//! `run_case(solution, case_input)`, a JSON list of cases (`{"name", "input", "expected"}` or
+//! `{"name", "input", "raises": "ValueError"}`), a reference solution and optional negative
+//! controls. Budgets default to math 16,000, code 12,000, tools 2,000 tokens.
+//!
+//! ```toml
+//! name = "my-suite"
+//!
+//! [budgets]            # optional, per category
+//! math = 8000
+//!
+//! [[tasks]]
+//! id = "sum-of-squares"
+//! category = "math"
+//! prompt = "What is 1^2 + 2^2 + ... + 10^2? End with a line `ANSWER: <integer>`."
+//! answer = { integer = 385 }
+//! positive = true      # the self-check requires a positive gold answer
+//!
+//! [[tasks]]
+//! id = "reverse-words"
+//! category = "code"
+//! prompt = "Write `reverse_words(text: str) -> str` ... in one final ```python block."
+//! budget_tokens = 6000 # overrides the category budget
+//! [tasks.code]
+//! harness = "reverse_words/harness.py"
+//! cases = "reverse_words/cases.json"
+//! reference = "reverse_words/reference.py"
+//! guards = ["eval", "exec"]
+//! time_floor_seconds = 5.0
+//! [[tasks.code.negative_controls]]
+//! name = "identity"
+//! path = "reverse_words/identity.py"
+//! must_fail_with = "failed_cases"   # or timeout, out_of_memory, guard_violation, any_failure
+//! ```
+//!
+//! A complete example lives in the crate's `examples/suite.toml`.
+//!
+//! # Time limits
+//!
+//! The self-check runs each code task's reference in the sandbox and sets the task's limit to
+//! the larger of its floor and [`TIME_LIMIT_FACTOR`] (10) times the reference's measured wall
+//! time; [`SelfCheckReport::apply`] writes the limits into the suite.
+#![warn(missing_docs)]
+
+mod answer;
+mod code;
+mod error;
+mod math;
+mod selfcheck;
+mod suite;
+mod task;
+mod tools;
+
+pub use answer::{extract_answer, parse_fraction, parse_integer};
+pub use error::{SelfCheckError, SelfCheckFailure, SuiteError};
+pub use math::{
+    BracketDepth, CoinChange, Collatz, Crt, DiceProbability, DigitSum, DominoTiling, FixedPoints,
+    Friday13, KnightPath, LastDigits, LatticePaths, Problem, RoundTable, SubsetSum,
+};
+pub use selfcheck::{SelfCheckReport, TIME_LIMIT_FACTOR, TaskSelfCheck, self_check};
+pub use suite::{Budgets, Suite};
+pub use task::{
+    ArgCheck, ArgField, ArgRule, Category, Checker, CodeCheck, CodeControl, ExpectedFailure,
+    Message, Outcome, OutcomeKind, Reply, ReplyToolCall, Task, ToolSpec,
+};
+
+/// The README's example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,104 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use crate::config::Workload;
+
+/// `sweep`: measure prefill and decode speed of an OpenAI-compatible server.
+///
+/// With no `--base-url` the bundled simulator runs in-process (the figures then describe the
+/// simulator, and a banner says so).
+#[derive(Debug, Clone, clap::Parser)]
+#[command(name = "sweep", version, about, long_about = None)]
+#[expect(clippy::struct_excessive_bools, reason = "each bool is one command-line switch")]
+pub struct Args {
+    /// Server root or `/v1` URL, e.g. `http://127.0.0.1:8000`. Omit to run the simulator.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Model id; taken from `/v1/models` when omitted.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Prompt lengths in the server's own tokens.
+    #[arg(long, value_delimiter = ',', default_values_t = [111_u32, 364, 5378, 10714])]
+    pub prompt_tokens: Vec<u32>,
+    /// Output lengths in tokens (forced where the server allows).
+    #[arg(long, value_delimiter = ',', default_values_t = [512_u32])]
+    pub output_tokens: Vec<u32>,
+    /// Measured repetitions per cell (the minimum with `--until-ci`).
+    #[arg(long, default_value_t = 5)]
+    pub reps: u32,
+    /// Discarded warm-up repetitions per cell, on their own prompts.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Concurrent streams per repetition, e.g. `1,2,4,8`.
+    #[arg(long, value_delimiter = ',', default_values_t = [1_u32])]
+    pub concurrency: Vec<u32>,
+    /// Workloads: natural prose and natural code.
+    #[arg(long, value_delimiter = ',', default_values_t = [Workload::Prose, Workload::Code])]
+    pub workload: Vec<Workload>,
+    /// Sampling temperature (0 is greedy).
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f64,
+    /// Sampling seed sent with every request.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// A JSON object merged into every request body.
+    #[arg(long)]
+    pub extra_body: Option<String>,
+    /// Environment variable holding the API key.
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// A free-form label recorded in the run file and reports.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Output folder for the journal, run file and reports.
+    #[arg(long, default_value = "sweep-out")]
+    pub out: PathBuf,
+    /// Continue the run recorded in this journal (its folder becomes the output folder).
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
+    /// Run even if the server already has requests running or waiting.
+    #[arg(long)]
+    pub allow_busy: bool,
+    /// Repeat each cell until the 95% interval on the median decode rate is narrower than
+    /// this percentage of the median.
+    #[arg(long)]
+    pub until_ci: Option<f64>,
+    /// Cap on repetitions per cell with `--until-ci`.
+    #[arg(long, default_value_t = 30)]
+    pub max_reps: u32,
+    /// Retries of a failed request (each attempt is journaled as infra).
+    #[arg(long, default_value_t = 2)]
+    pub retries: u32,
+    /// Do not send `ignore_eos` / `min_tokens` (for servers that reject them).
+    #[arg(long)]
+    pub no_force_length: bool,
+    /// Do not send `cache_salt` (for servers that reject it).
+    #[arg(long)]
+    pub no_cache_salt: bool,
+    /// Do not send `cache_prompt: false` (for servers that reject it).
+    #[arg(long)]
+    pub no_cache_prompt_field: bool,
+    /// Do not ask for per-chunk token ids (`return_token_ids`).
+    #[arg(long)]
+    pub no_token_ids: bool,
+    /// Do not ask for per-chunk usage (`stream_options.continuous_usage_stats`).
+    #[arg(long)]
+    pub no_continuous_usage: bool,
+    /// A shell command whose output describes the server's GPU, e.g. `nvidia-smi -q`.
+    #[arg(long)]
+    pub gpu_info_cmd: Option<String>,
+    /// Seconds without a stream event before the server's generation counter is checked.
+    #[arg(long, default_value_t = 60.0)]
+    pub idle_timeout_s: f64,
+    /// Longest wait, in seconds, on a silent stream while the server is busy elsewhere.
+    #[arg(long, default_value_t = 900.0)]
+    pub busy_wait_cap_s: f64,
+    /// No progress bar and no notes on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Testing only: send prompts without the opening nonce and without cache defeats, so a
+    /// prefix cache can hit.
+    #[arg(long, hide = true)]
+    pub unsafe_allow_prefix_cache: bool,
+}

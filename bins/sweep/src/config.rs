@@ -1,0 +1,202 @@
+//! The resolved configuration of a sweep and its cells.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of text the prompts are made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Workload {
+    /// Natural English prose (essays and stories).
+    Prose,
+    /// Natural Python and Rust code.
+    Code,
+}
+
+impl Workload {
+    /// The lowercase name used in keys and reports.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Prose => "prose",
+            Self::Code => "code",
+        }
+    }
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One cell of the sweep: workload × prompt length × output length × concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CellKey {
+    /// Prompt text kind.
+    pub workload: Workload,
+    /// Wanted prompt length in server tokens.
+    pub prompt_tokens_target: u32,
+    /// Requested completion tokens.
+    pub output_tokens: u32,
+    /// Concurrent streams.
+    pub concurrency: u32,
+}
+
+impl CellKey {
+    /// A cell key.
+    pub const fn new(workload: Workload, prompt_tokens_target: u32, output_tokens: u32, concurrency: u32) -> Self {
+        Self { workload, prompt_tokens_target, output_tokens, concurrency }
+    }
+}
+
+impl fmt::Display for CellKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} prompt {} out {} c{}",
+            self.workload, self.prompt_tokens_target, self.output_tokens, self.concurrency
+        )
+    }
+}
+
+/// The full configuration of a sweep, as recorded in the journal header and run file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+#[expect(clippy::struct_excessive_bools, reason = "each bool is one recorded switch")]
+pub struct SweepConfig {
+    /// Server URL, or `simulator` for the in-process simulator.
+    pub target: String,
+    /// Model id.
+    pub model: String,
+    /// Workloads in order.
+    pub workloads: Vec<Workload>,
+    /// Prompt lengths in server tokens.
+    pub prompt_tokens: Vec<u32>,
+    /// Output lengths in tokens.
+    pub output_tokens: Vec<u32>,
+    /// Concurrency levels.
+    pub concurrency: Vec<u32>,
+    /// Measured repetitions per cell (minimum with `until_ci_percent`).
+    pub reps: u32,
+    /// Discarded warm-up repetitions per cell.
+    pub warmup: u32,
+    /// Wanted relative width of the 95% interval on the median decode rate, percent.
+    pub until_ci_percent: Option<f64>,
+    /// Cap on repetitions with `until_ci_percent`.
+    pub max_reps: u32,
+    /// Retries per failed request.
+    pub retries: u32,
+    /// Sampling temperature.
+    pub temperature: f64,
+    /// Sampling seed.
+    pub seed: Option<u64>,
+    /// Fields merged into every request body.
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// `ignore_eos` and `min_tokens` are sent.
+    pub force_length: bool,
+    /// `cache_salt` is sent.
+    pub cache_salt: bool,
+    /// `cache_prompt: false` is sent.
+    pub cache_prompt_field: bool,
+    /// `return_token_ids` is sent.
+    pub token_ids: bool,
+    /// `stream_options.continuous_usage_stats` is sent.
+    pub continuous_usage: bool,
+    /// Prompts open with a unique nonce (false only in tests of cache-hit flagging).
+    pub defeat_prefix_cache: bool,
+    /// SHA-256 of the bundled corpora, hex.
+    pub prompt_set_sha256: String,
+    /// Free-form label.
+    pub label: Option<String>,
+}
+
+impl SweepConfig {
+    /// Every cell in run order: workload, then prompt length, output length, concurrency.
+    pub fn cells(&self) -> Vec<CellKey> {
+        let mut cells = Vec::new();
+        for &workload in &self.workloads {
+            for &prompt in &self.prompt_tokens {
+                for &output in &self.output_tokens {
+                    for &concurrency in &self.concurrency {
+                        cells.push(CellKey::new(workload, prompt, output, concurrency));
+                    }
+                }
+            }
+        }
+        cells
+    }
+
+    /// Field-by-field differences that matter for a resumed run (the label may change).
+    pub fn differences(&self, other: &Self) -> Vec<String> {
+        let left = serde_json::to_value(self).unwrap_or_default();
+        let right = serde_json::to_value(other).unwrap_or_default();
+        let (Some(left), Some(right)) = (left.as_object(), right.as_object()) else {
+            return vec!["configuration: not comparable".to_owned()];
+        };
+        let mut out = Vec::new();
+        for (key, value) in left {
+            if key == "label" {
+                continue;
+            }
+            let now = right.get(key).unwrap_or(&serde_json::Value::Null);
+            if value != now {
+                out.push(format!("{key}: journal {value}, now {now}"));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> SweepConfig {
+        SweepConfig {
+            target: "simulator".to_owned(),
+            model: "m".to_owned(),
+            workloads: vec![Workload::Prose, Workload::Code],
+            prompt_tokens: vec![100, 200],
+            output_tokens: vec![64],
+            concurrency: vec![1, 4],
+            reps: 5,
+            warmup: 1,
+            until_ci_percent: None,
+            max_reps: 30,
+            retries: 2,
+            temperature: 0.0,
+            seed: None,
+            extra_body: serde_json::Map::new(),
+            force_length: true,
+            cache_salt: true,
+            cache_prompt_field: true,
+            token_ids: true,
+            continuous_usage: true,
+            defeat_prefix_cache: true,
+            prompt_set_sha256: "abc".to_owned(),
+            label: None,
+        }
+    }
+
+    #[test]
+    fn cells_enumerate_the_product_in_order() {
+        let cells = config().cells();
+        assert_eq!(cells.len(), 8);
+        assert_eq!(cells[0], CellKey::new(Workload::Prose, 100, 64, 1));
+        assert_eq!(cells[1], CellKey::new(Workload::Prose, 100, 64, 4));
+        assert_eq!(cells[7], CellKey::new(Workload::Code, 200, 64, 4));
+    }
+
+    #[test]
+    fn differences_name_the_changed_fields_but_not_the_label() {
+        let a = config();
+        let mut b = config();
+        b.reps = 7;
+        b.label = Some("x".to_owned());
+        let diff = a.differences(&b);
+        assert_eq!(diff, vec!["reps: journal 5, now 7".to_owned()]);
+    }
+}

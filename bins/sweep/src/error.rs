@@ -1,0 +1,121 @@
+//! The one error type of the sweep.
+
+use std::path::PathBuf;
+
+/// Everything that can stop a sweep. Messages read after "failed to ...".
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SweepError {
+    /// A command-line value could not be used.
+    #[error("use {what}: {detail}")]
+    InvalidArgument {
+        /// The flag or value at fault.
+        what: String,
+        /// Why, and what to pass instead.
+        detail: String,
+    },
+    /// The HTTP client could not be built or a set-up call failed.
+    #[error("{what}")]
+    Client {
+        /// What was being done.
+        what: String,
+        /// The client's error.
+        #[source]
+        source: vernier_openai::Error,
+    },
+    /// The in-process simulator did not start.
+    #[error("start the in-process simulator")]
+    Simulator(#[source] vernier_sim::SimError),
+    /// The server had requests in flight before the sweep began.
+    #[error(
+        "start: the server reports {running} running and {waiting} waiting requests, which would distort every figure; wait for them to finish or pass --allow-busy"
+    )]
+    ServerBusy {
+        /// `vllm:num_requests_running`.
+        running: f64,
+        /// `vllm:num_requests_waiting`.
+        waiting: f64,
+    },
+    /// The server refused a request in a way retrying will not fix.
+    #[error("send requests: {detail}")]
+    ServerRejected {
+        /// The status and body, and which flag to use.
+        detail: String,
+    },
+    /// The server stopped answering; the journal holds everything measured so far.
+    #[error("keep measuring: {detail}; everything measured is in {journal}; continue with: {resume_command}", journal = journal.display())]
+    ServerStopped {
+        /// What was seen (connect refused, hung stream, ...).
+        detail: String,
+        /// The journal to resume from.
+        journal: PathBuf,
+        /// The exact command that continues the run.
+        resume_command: String,
+    },
+    /// Calibration could not reach the wanted prompt length.
+    #[error("calibrate the {workload} prompt to {target} tokens: {detail}")]
+    Calibration {
+        /// prose or code.
+        workload: String,
+        /// The wanted prompt tokens.
+        target: u32,
+        /// Why.
+        detail: String,
+    },
+    /// The journal could not be read or written.
+    #[error("{what} journal {path}", path = path.display())]
+    Journal {
+        /// read, write, create...
+        what: &'static str,
+        /// The journal file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A journal line is not valid JSON of the expected shape.
+    #[error("parse line {line} of journal {path}: {detail}; the file may belong to another tool or version", path = path.display())]
+    JournalParse {
+        /// The journal file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The parser's message.
+        detail: String,
+    },
+    /// A resumed run was started with a different configuration.
+    #[error("resume {path}: the configuration differs from the journal's ({differences}); rerun the original command: {original_command}", path = path.display())]
+    ConfigMismatch {
+        /// The journal.
+        path: PathBuf,
+        /// Field by field: `name: journal X, now Y`.
+        differences: String,
+        /// The command line recorded in the journal.
+        original_command: String,
+    },
+    /// The output folder already holds a journal.
+    #[error("start a new run in {out}: it already holds a journal; pass --resume {journal} to continue it or choose another --out", out = out.display(), journal = journal.display())]
+    JournalExists {
+        /// The output folder.
+        out: PathBuf,
+        /// The journal in it.
+        journal: PathBuf,
+    },
+    /// A report file could not be written.
+    #[error("write {path}", path = path.display())]
+    WriteReport {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A statistic could not be computed.
+    #[error("summarise cell {cell}: {detail}")]
+    Stats {
+        /// The cell key.
+        cell: String,
+        /// The statistics error.
+        detail: String,
+    },
+}

@@ -1,0 +1,287 @@
+//! The run journal: JSON Lines, one line per event of the run, appended and flushed as it
+//! happens. Everything else (run file, reports) is derived from it.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use vernier_meter::Measurement;
+
+use crate::config::{CellKey, SweepConfig, Workload};
+use crate::environment::Environment;
+use crate::error::SweepError;
+use crate::lag::LagHistogram;
+
+/// Version of the journal line format.
+pub const JOURNAL_VERSION: u32 = 1;
+
+/// One line of the journal.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum JournalLine {
+    /// First line: what was run, where, with what.
+    Header(Box<Header>),
+    /// A resumed run continues here.
+    Resumed(Box<Resumed>),
+    /// Corpus length chosen for a prompt length.
+    Calibration(Calibration),
+    /// One request attempt, warm-up or measured, successful or not.
+    Attempt(Box<Attempt>),
+    /// A repetition finished: its attempts count.
+    RepDone(RepDone),
+    /// Server counters and scheduler delay around a cell's measured repetitions.
+    CellWindow(Box<CellWindow>),
+}
+
+/// The journal's first line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Header {
+    /// [`JOURNAL_VERSION`].
+    pub journal_version: u32,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// The command line as typed.
+    pub command_line: Vec<String>,
+    /// The resolved configuration.
+    pub config: SweepConfig,
+    /// Server, client machine and tool.
+    pub environment: Environment,
+}
+
+/// A resume marker.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Resumed {
+    /// Wall clock of the resume.
+    pub unix_ms: u64,
+    /// The command line of the resumed run.
+    pub command_line: Vec<String>,
+    /// The environment seen at resume time.
+    pub environment: Environment,
+}
+
+/// Result of calibrating one workload to one prompt length.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Calibration {
+    /// Prompt text kind.
+    pub workload: Workload,
+    /// Wanted prompt tokens.
+    pub prompt_tokens_target: u32,
+    /// Corpus units chosen.
+    pub n_units: usize,
+    /// Prompt tokens the server counted for the chosen length (with a sample nonce).
+    pub prompt_tokens_actual: u64,
+    /// `tokenize_chat` or `probe_requests`.
+    pub method: String,
+    /// How many counts were asked of the server.
+    pub n_probes: u32,
+}
+
+/// Warm-up or measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Phase {
+    /// Discarded.
+    Warmup,
+    /// Counted.
+    Measured,
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Status {
+    /// A complete stream was measured.
+    Ok,
+    /// The request failed for reasons outside the measurement (HTTP error, drop, timeout).
+    Infra,
+}
+
+/// One request attempt.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// The cell.
+    pub cell: CellKey,
+    /// Warm-up or measured.
+    pub phase: Phase,
+    /// Repetition number within the phase (0-based).
+    pub rep: u32,
+    /// Stream number within the repetition (0..concurrency).
+    pub stream: u32,
+    /// Attempt number (0 is the first try).
+    pub attempt: u32,
+    /// Outcome.
+    pub status: Status,
+    /// The error of an infra attempt, with its cause chain.
+    pub error: Option<String>,
+    /// The nonce that opened the prompt (also the `cache_salt`).
+    pub nonce: Option<String>,
+    /// Prompt tokens the server reported.
+    pub prompt_tokens_actual: Option<u64>,
+    /// Prompt tokens the server served from its prefix cache.
+    pub cached_prompt_tokens: Option<u64>,
+    /// Completion tokens counted by the meter.
+    pub completion_tokens: Option<u64>,
+    /// Finish reason.
+    pub finish_reason: Option<String>,
+    /// `cached_prompt_tokens > 0`: the prefix cache was not defeated.
+    pub cache_hit: bool,
+    /// Completion tokens differ from the requested output length.
+    pub length_mismatch: bool,
+    /// Everything the meter measured.
+    pub measurement: Option<Measurement>,
+    /// Per-event delay between arrival and our processing.
+    pub client_lag: LagHistogram,
+    /// Wall clock when the attempt ended.
+    pub unix_ms: u64,
+}
+
+/// A finished repetition.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RepDone {
+    /// The cell.
+    pub cell: CellKey,
+    /// Measured repetition number.
+    pub rep: u32,
+    /// Streams that were measured.
+    pub n_ok: u32,
+    /// Streams that failed after every retry.
+    pub n_failed: u32,
+}
+
+/// Counters around one stretch of a cell's measured repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CellWindow {
+    /// The cell.
+    pub cell: CellKey,
+    /// `/metrics` sums before the first measured repetition (empty without `/metrics`).
+    pub metrics_before: BTreeMap<String, f64>,
+    /// `/metrics` sums after the last.
+    pub metrics_after: BTreeMap<String, f64>,
+    /// Tokio scheduling delay over the window.
+    pub scheduler_delay: LagHistogram,
+}
+
+/// Appends lines; each line is written with one `write` call and flushed to the kernel before
+/// `append` returns, so it survives a crash of this process.
+#[derive(Debug)]
+pub(crate) struct JournalWriter {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl JournalWriter {
+    pub(crate) fn create(path: &Path) -> Result<Self, SweepError> {
+        let file = OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| SweepError::Journal { what: "create", path: path.to_owned(), source })?;
+        Ok(Self { path: path.to_owned(), file: Mutex::new(file) })
+    }
+
+    /// Opens for appending, first cutting a torn last line left by a crash.
+    pub(crate) fn reopen(path: &Path, valid_len: u64) -> Result<Self, SweepError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| SweepError::Journal { what: "open", path: path.to_owned(), source })?;
+        file.set_len(valid_len)
+            .map_err(|source| SweepError::Journal { what: "truncate the torn last line of", path: path.to_owned(), source })?;
+        drop(file);
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|source| SweepError::Journal { what: "open", path: path.to_owned(), source })?;
+        Ok(Self { path: path.to_owned(), file: Mutex::new(file) })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn append(&self, line: &JournalLine) -> Result<(), SweepError> {
+        let mut text = serde_json::to_string(line).map_err(|error| SweepError::Journal {
+            what: "serialise a line for",
+            path: self.path.clone(),
+            source: std::io::Error::other(error),
+        })?;
+        text.push('\n');
+        let mut file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.flush())
+            .map_err(|source| SweepError::Journal { what: "append to", path: self.path.clone(), source })
+    }
+
+    /// Forces written lines to the disk (at repetition ends).
+    pub(crate) fn sync(&self) -> Result<(), SweepError> {
+        let file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        file.sync_data().map_err(|source| SweepError::Journal { what: "sync", path: self.path.clone(), source })
+    }
+}
+
+/// A journal read back.
+#[derive(Debug, Clone)]
+pub struct LoadedJournal {
+    /// Every complete line, in order.
+    pub lines: Vec<JournalLine>,
+    /// Bytes up to the end of the last complete line.
+    pub valid_len: u64,
+    /// True when a torn last line (a crash mid-write) was ignored.
+    pub torn_tail: bool,
+}
+
+impl LoadedJournal {
+    /// The header (first line).
+    pub fn header(&self) -> Option<&Header> {
+        match self.lines.first() {
+            Some(JournalLine::Header(header)) => Some(header),
+            _ => None,
+        }
+    }
+}
+
+/// Reads a journal. A last line without its newline is a torn write and is ignored; any other
+/// bad line is an error.
+pub fn read_journal(path: &Path) -> Result<LoadedJournal, SweepError> {
+    let mut text = String::new();
+    File::open(path)
+        .and_then(|mut file| file.read_to_string(&mut text))
+        .map_err(|source| SweepError::Journal { what: "read", path: path.to_owned(), source })?;
+    let mut lines = Vec::new();
+    let mut offset = 0usize;
+    let mut torn_tail = false;
+    for (index, raw) in text.split_inclusive('\n').enumerate() {
+        let complete = raw.ends_with('\n');
+        let body = raw.trim_end();
+        if body.is_empty() {
+            offset += raw.len();
+            continue;
+        }
+        if !complete {
+            // Lines are written with their newline in one call: no newline means a torn write.
+            torn_tail = true;
+            break;
+        }
+        let line = serde_json::from_str::<JournalLine>(body).map_err(|error| SweepError::JournalParse {
+            path: path.to_owned(),
+            line: index + 1,
+            detail: error.to_string(),
+        })?;
+        lines.push(line);
+        offset += raw.len();
+    }
+    Ok(LoadedJournal { lines, valid_len: offset as u64, torn_tail })
+}

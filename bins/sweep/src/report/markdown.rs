@@ -1,0 +1,234 @@
+//! The Markdown report: tables ready to paste, and the notes a reader needs to trust them.
+
+use std::fmt::Write as _;
+
+use super::number;
+use crate::summary::{CellSummary, RunFile};
+
+/// Tokens per event above this make event counting under-report (design rule).
+const UNDER_REPORT_THRESHOLD: f64 = 1.05;
+
+fn interval(cell: &CellSummary) -> String {
+    cell.median_interval_95
+        .decode_tokens_per_s
+        .map_or_else(String::new, |i| format!(" [{:.2}, {:.2}]", i.low, i.high))
+}
+
+fn sources(cell: &CellSummary) -> String {
+    if cell.token_sources.is_empty() {
+        return "—".to_owned();
+    }
+    let names: Vec<&str> = cell.token_sources.iter().map(|s| s.as_str()).collect();
+    let mut text = format!("`{}`", names.join("`, `"));
+    if cell.token_count_is_lower_bound {
+        text.push_str(" (lower bound)");
+    }
+    text
+}
+
+/// The report text.
+#[expect(clippy::too_many_lines, reason = "one section after another, in reading order")]
+pub fn render_markdown(run: &RunFile) -> String {
+    let mut out = String::new();
+    let env = &run.environment;
+    let title = run.label.clone().unwrap_or_else(|| env.model.id.clone());
+    let _ = writeln!(out, "# Prefill/decode sweep: {title}\n");
+    if env.server.simulator {
+        let _ = writeln!(
+            out,
+            "> **Simulated.** These figures come from the bundled simulator running in-process, not from a real \
+             inference server. They show what the tool reports, not how fast any model is.\n"
+        );
+    }
+    if !run.complete {
+        let _ = writeln!(out, "> **Incomplete run.** Some cells have fewer repetitions than configured (see `n`).\n");
+    }
+    let max_context = env.model.max_model_len.map_or_else(String::new, |len| format!(" (max context {len} tokens)"));
+    let version = env
+        .server
+        .version
+        .as_ref()
+        .and_then(|v| v.get("version"))
+        .and_then(|v| v.as_str())
+        .map_or_else(String::new, |v| format!(" {v}"));
+    let _ = writeln!(out, "- Model: `{}`{max_context}", env.model.id);
+    let _ = writeln!(out, "- Server: {}{version}", env.server.kind);
+    let _ = writeln!(
+        out,
+        "- Client: {}, kernel {}, {} ({} logical cores)",
+        env.client.os, env.client.kernel, env.client.cpu_model, env.client.logical_cores
+    );
+    let _ = writeln!(out, "- Tool: {} {} (git {})", env.tool.name, env.tool.version, env.tool.git_revision);
+    let config = &run.config;
+    let _ = writeln!(
+        out,
+        "- Method: {} warm-up and {} measured repetitions per cell{}, temperature {}, output length {}, prompt set sha256 `{}`",
+        config.warmup,
+        config.reps,
+        config.until_ci_percent.map_or_else(String::new, |pct| format!(
+            " (more, up to {}, until the 95% interval on the median decode rate is narrower than {pct}%)",
+            config.max_reps
+        )),
+        config.temperature,
+        if config.force_length { "forced (`ignore_eos`, `min_tokens`)" } else { "not forced" },
+        &config.prompt_set_sha256[..config.prompt_set_sha256.len().min(12)],
+    );
+    let _ = writeln!(
+        out,
+        "- Prefix cache defeated by: {}",
+        if config.defeat_prefix_cache {
+            let mut parts = vec!["a unique nonce opening every prompt"];
+            if config.cache_salt {
+                parts.push("`cache_salt`");
+            }
+            if config.cache_prompt_field {
+                parts.push("`cache_prompt: false`");
+            }
+            parts.push("separate warm-up prompts");
+            parts.join(", ")
+        } else {
+            "nothing (testing mode: the cache may hit)".to_owned()
+        }
+    );
+
+    let _ = writeln!(out, "\n## Results\n");
+    let _ = writeln!(
+        out,
+        "| workload | prompt tokens (target → actual) | output | streams | n | TTFT ms | prefill tok/s | decode tok/s [95% CI] | events/s | tokens/event | ITL ms | cached | token source |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    for cell in &run.cells {
+        let m = &cell.median;
+        let _ = writeln!(
+            out,
+            "| {} | {} → {} | {} | {} | {} | {} | {} | {}{} | {} | {} | {} | {} | {} |",
+            cell.workload,
+            cell.prompt_tokens_target,
+            number(cell.prompt_tokens_actual.map(|s| s.median), 0),
+            cell.output_tokens,
+            cell.concurrency,
+            cell.n_ok,
+            number(m.ttft_ms, 1),
+            number(m.prefill_tokens_per_s, 0),
+            number(m.decode_tokens_per_s, 2),
+            interval(cell),
+            number(m.event_rate_per_s, 2),
+            number(m.tokens_per_event, 2),
+            number(m.inter_token_latency_ms, 2),
+            cell.cached_prompt_tokens_max,
+            sources(cell),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nMedians over measured requests; p10 and p90 are in `report.csv` and `run.json`. TTFT runs from the request's \
+         first byte on the wire to the first event carrying a token (a role-only chunk does not count). Decode tok/s \
+         counts tokens by the named token source over the time between the first and last token-bearing events; \
+         events/s is what a tool counting SSE events as tokens would report."
+    );
+
+    let _ = writeln!(out, "\n## Event counting\n");
+    let factors: Vec<(&CellSummary, f64)> = run
+        .cells
+        .iter()
+        .filter_map(|cell| cell.event_count_under_report_factor.map(|factor| (cell, factor)))
+        .collect();
+    let over: Vec<&(&CellSummary, f64)> = factors.iter().filter(|(_, factor)| *factor > UNDER_REPORT_THRESHOLD).collect();
+    if over.is_empty() {
+        let _ = writeln!(out, "Every event carried about one token: event counting would give the right decode rate here.");
+    } else {
+        let low = over.iter().map(|(_, f)| *f).fold(f64::INFINITY, f64::min);
+        let high = over.iter().map(|(_, f)| *f).fold(f64::NEG_INFINITY, f64::max);
+        let range = if (high - low) < 0.05 { format!("about {low:.1}×") } else { format!("{low:.1}× to {high:.1}×") };
+        let _ = writeln!(
+            out,
+            "Events carried more than one token ({} of {} cells above {UNDER_REPORT_THRESHOLD}): tools that count SSE \
+             events as tokens would under-report the decode rate by {range} here.\n",
+            over.len(),
+            factors.len()
+        );
+        for (cell, factor) in over {
+            let _ = writeln!(
+                out,
+                "- {} prompt {} c{}: {:.2} tokens per event, so event counting under-reports by {factor:.2}×",
+                cell.workload, cell.prompt_tokens_target, cell.concurrency, factor
+            );
+        }
+    }
+
+    let _ = writeln!(out, "\n## Checks\n");
+    let hits: u32 = run.cells.iter().map(|c| c.n_cache_hits).sum();
+    if hits == 0 {
+        let _ = writeln!(out, "- Prefix cache: no measured request reported cached prompt tokens.");
+    } else {
+        let max = run.cells.iter().map(|c| c.cached_prompt_tokens_max).max().unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "- **Prefix cache hit:** {hits} measured requests reported cached prompt tokens (up to {max}); their TTFT and \
+             prefill figures are not cold-prompt figures."
+        );
+    }
+    let mismatches: u32 = run.cells.iter().map(|c| c.n_length_mismatch).sum();
+    if mismatches == 0 {
+        let _ = writeln!(out, "- Output length: every measured request produced the requested number of tokens.");
+    } else {
+        let _ = writeln!(
+            out,
+            "- **Output length differs:** {mismatches} measured requests produced a different number of completion \
+             tokens than requested; their decode figures cover a different length."
+        );
+    }
+    let failed: u32 = run.cells.iter().map(|c| c.n_failed).sum();
+    let infra: u32 = run.cells.iter().map(|c| c.n_infra_attempts).sum();
+    let _ = writeln!(
+        out,
+        "- Failures: {infra} failed attempts (retries included), {failed} requests failed after every retry; none of them \
+         enters a figure."
+    );
+    match (run.client_lag.event_processing, run.client_lag.scheduler_delay) {
+        (Some(events), scheduler) => {
+            let _ = write!(
+                out,
+                "- Client lag (the ruler itself): event arrival to processed p50 {:.1} µs, p99 {:.1} µs over {} events",
+                events.p50_us, events.p99_us, events.n
+            );
+            if let Some(delay) = scheduler {
+                let _ = write!(out, "; scheduler delay p50 {:.1} µs, p99 {:.1} µs", delay.p50_us, delay.p99_us);
+            }
+            let _ = writeln!(out, " (bucket upper edges).");
+        }
+        (None, _) => {
+            let _ = writeln!(out, "- Client lag: no events measured.");
+        }
+    }
+
+    let spec: Vec<&CellSummary> = run.cells.iter().filter(|c| c.spec_decode.is_some()).collect();
+    if !spec.is_empty() {
+        let _ = writeln!(out, "\n## Speculative decoding (server counters)\n");
+        let _ = writeln!(out, "| workload | prompt tokens | streams | drafts | draft tokens | accepted | acceptance | tokens per step |");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+        for cell in spec {
+            if let Some(s) = cell.spec_decode {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {:.0} | {:.0} | {:.0} | {} | {} |",
+                    cell.workload,
+                    cell.prompt_tokens_target,
+                    cell.concurrency,
+                    s.drafts,
+                    s.draft_tokens,
+                    s.accepted_tokens,
+                    s.acceptance_rate.map_or_else(|| "—".to_owned(), |r| format!("{:.1}%", r * 100.0)),
+                    number(s.mean_acceptance_length, 2),
+                );
+            }
+        }
+    }
+    if !run.warnings.is_empty() {
+        let _ = writeln!(out, "\n## Notes\n");
+        for warning in &run.warnings {
+            let _ = writeln!(out, "- {warning}");
+        }
+    }
+    out
+}

@@ -1,0 +1,59 @@
+//! Reports derived from the run file: terminal table, Markdown, CSV and SVG charts.
+
+mod csv;
+mod markdown;
+mod svg;
+mod table;
+
+use std::path::{Path, PathBuf};
+
+pub use csv::render_csv;
+pub use markdown::render_markdown;
+pub use svg::{render_charts, Chart};
+pub use table::render_table;
+
+use crate::error::SweepError;
+use crate::summary::RunFile;
+
+/// Formats an optional figure with `decimals` places, or an em dash.
+pub(crate) fn number(value: Option<f64>, decimals: usize) -> String {
+    match value {
+        Some(value) if value.is_finite() => format!("{value:.decimals$}"),
+        _ => "—".to_owned(),
+    }
+}
+
+/// The files written for a run.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ReportFiles {
+    /// `run.json`.
+    pub run_file: PathBuf,
+    /// `report.md`.
+    pub markdown: PathBuf,
+    /// `report.csv`.
+    pub csv: PathBuf,
+    /// The SVG charts.
+    pub charts: Vec<PathBuf>,
+}
+
+fn write(path: PathBuf, text: &str) -> Result<PathBuf, SweepError> {
+    std::fs::write(&path, text).map_err(|source| SweepError::WriteReport { path: path.clone(), source })?;
+    Ok(path)
+}
+
+/// Writes `run.json`, `report.md`, `report.csv` and the charts into `out`.
+pub fn write_reports(run: &RunFile, out: &Path) -> Result<ReportFiles, SweepError> {
+    let json = serde_json::to_string_pretty(run).map_err(|error| SweepError::WriteReport {
+        path: out.join("run.json"),
+        source: std::io::Error::other(error),
+    })?;
+    let run_file = write(out.join("run.json"), &(json + "\n"))?;
+    let markdown = write(out.join("report.md"), &render_markdown(run))?;
+    let csv = write(out.join("report.csv"), &render_csv(run))?;
+    let mut charts = Vec::new();
+    for chart in render_charts(run) {
+        charts.push(write(out.join(chart.file_name), &chart.svg)?);
+    }
+    Ok(ReportFiles { run_file, markdown, csv, charts })
+}

@@ -1,0 +1,597 @@
+//! Running the sweep: set-up checks, calibration, cells, repetitions, streams, retries.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use vernier_meter::Meter;
+use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions};
+
+use crate::calibrate::{self, CountMethod, Counter};
+use crate::config::{CellKey, SweepConfig, Workload};
+use crate::corpus::{Corpus, NonceSource};
+use crate::error::SweepError;
+use crate::journal::{Attempt, Calibration, CellWindow, JournalLine, JournalWriter, LoadedJournal, Phase, RepDone, Status};
+use crate::lag::{LagHistogram, SchedulerProbe};
+use crate::progress::Progress;
+use crate::summary;
+
+/// Everything the stream tasks share.
+pub(crate) struct Shared {
+    pub(crate) client: Client,
+    pub(crate) config: SweepConfig,
+    pub(crate) journal: JournalWriter,
+    pub(crate) nonces: NonceSource,
+    pub(crate) corpora: BTreeMap<Workload, Corpus>,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) busy_wait_cap: Duration,
+    pub(crate) has_metrics: bool,
+    pub(crate) resume_command: String,
+    pub(crate) progress: Progress,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn unix_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Fields that servers may reject, with the flag that stops sending each.
+const OPT_OUT_FLAGS: [(&str, &str); 6] = [
+    ("cache_salt", "--no-cache-salt"),
+    ("ignore_eos", "--no-force-length"),
+    ("min_tokens", "--no-force-length"),
+    ("return_token_ids", "--no-token-ids"),
+    ("continuous_usage_stats", "--no-continuous-usage"),
+    ("cache_prompt", "--no-cache-prompt-field"),
+];
+
+/// The request body for one prompt.
+pub(crate) fn build_request(config: &SweepConfig, prompt: String, nonce: Option<&str>, max_tokens: u32) -> ChatRequest {
+    let mut request = ChatRequest::new(config.model.clone(), vec![ChatMessage::user(prompt)]);
+    request.max_tokens = Some(u64::from(max_tokens));
+    request.temperature = Some(config.temperature);
+    request.seed = config.seed.and_then(|seed| i64::try_from(seed).ok());
+    request.stream_options = Some(StreamOptions::usage(config.continuous_usage));
+    if config.force_length {
+        request.extra.insert("ignore_eos".to_owned(), true.into());
+        request.extra.insert("min_tokens".to_owned(), max_tokens.into());
+    }
+    if let Some(nonce) = nonce {
+        if config.cache_salt {
+            request.extra.insert("cache_salt".to_owned(), nonce.into());
+        }
+        if config.cache_prompt_field {
+            request.extra.insert("cache_prompt".to_owned(), false.into());
+        }
+    }
+    if config.token_ids {
+        request.extra.insert("return_token_ids".to_owned(), true.into());
+    }
+    if config.extra_body.is_empty() {
+        return request;
+    }
+    // Merge through JSON so `--extra-body` may also override the named fields.
+    match serde_json::to_value(&request) {
+        Ok(serde_json::Value::Object(mut body)) => {
+            for (key, value) in &config.extra_body {
+                body.insert(key.clone(), value.clone());
+            }
+            serde_json::from_value(serde_json::Value::Object(body)).unwrap_or(request)
+        }
+        _ => request,
+    }
+}
+
+/// Why an attempt did not produce a measurement.
+#[derive(Debug)]
+enum Failure {
+    /// Worth retrying: HTTP 429/5xx, dropped stream, timeout.
+    Retryable(String),
+    /// Connection refused or reset before any answer: the server may be gone.
+    Unreachable(String),
+    /// The server will refuse every request like this one.
+    Fatal(String),
+    /// The stream is silent and the server's generation counter does not move.
+    Hung(String),
+}
+
+impl Failure {
+    fn message(&self) -> &str {
+        match self {
+            Self::Retryable(m) | Self::Unreachable(m) | Self::Fatal(m) | Self::Hung(m) => m,
+        }
+    }
+}
+
+fn classify(error: &vernier_openai::Error) -> Failure {
+    let message = format!("{error:#}");
+    match error {
+        vernier_openai::Error::Connect { .. } => Failure::Unreachable(message),
+        vernier_openai::Error::Http { status: 400 | 401 | 403 | 404 | 405 | 413 | 422, body } => {
+            let flags: Vec<String> = OPT_OUT_FLAGS
+                .iter()
+                .filter(|(field, _)| body.contains(field))
+                .map(|(field, flag)| format!("the server objects to `{field}`: rerun with {flag}"))
+                .collect();
+            if flags.is_empty() {
+                Failure::Fatal(message)
+            } else {
+                Failure::Fatal(format!("{message} ({})", flags.join("; ")))
+            }
+        }
+        _ => Failure::Retryable(message),
+    }
+}
+
+/// Reads `vllm:generation_tokens_total` twice, `gap` apart: `Some(true)` when it moved.
+async fn generation_moving(client: &Client, gap: Duration) -> Option<bool> {
+    let first = client.metrics().await.ok()?.sum("vllm:generation_tokens_total")?;
+    tokio::time::sleep(gap).await;
+    let second = client.metrics().await.ok()?.sum("vllm:generation_tokens_total")?;
+    Some(second > first)
+}
+
+/// Awaits `future`, checking the server whenever `idle_timeout` passes without it finishing:
+/// a server whose generation counter moves is busy (keep waiting, up to the cap); one whose
+/// counter stands still is hung. The future keeps being polled during the check, so event
+/// arrival times stay exact.
+async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Failure> {
+    let mut future = pin!(future);
+    let mut waited = Duration::ZERO;
+    let gap = shared.idle_timeout.min(Duration::from_secs(3));
+    loop {
+        let client = shared.client.clone();
+        let idle = shared.idle_timeout;
+        let check = pin!(async move {
+            tokio::time::sleep(idle).await;
+            generation_moving(&client, gap).await
+        });
+        tokio::select! {
+            biased;
+            output = &mut future => return Ok(output),
+            verdict = check => {
+                waited += idle + gap;
+                match verdict {
+                    Some(true) if waited < shared.busy_wait_cap => {
+                        shared.progress.note(&format!(
+                            "no event for {:.0} s but the server's generation counter moves: busy, still waiting",
+                            waited.as_secs_f64()
+                        ));
+                    }
+                    Some(true) => {
+                        return Err(Failure::Retryable(format!(
+                            "no event for {:.0} s while the server was busy elsewhere (cap {:.0} s, --busy-wait-cap-s)",
+                            waited.as_secs_f64(),
+                            shared.busy_wait_cap.as_secs_f64()
+                        )));
+                    }
+                    Some(false) => {
+                        return Err(Failure::Hung(format!(
+                            "no event for {:.0} s and the server's generation counter did not move: the server looks hung",
+                            waited.as_secs_f64()
+                        )));
+                    }
+                    None if shared.has_metrics => {
+                        return Err(Failure::Hung(format!(
+                            "no event for {:.0} s and /metrics no longer answers",
+                            waited.as_secs_f64()
+                        )));
+                    }
+                    None => {
+                        return Err(Failure::Retryable(format!(
+                            "no event for {:.0} s (the server has no /metrics to tell busy from hung)",
+                            waited.as_secs_f64()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What one successful attempt produced.
+struct Measured {
+    measurement: vernier_meter::Measurement,
+    lag: LagHistogram,
+}
+
+async fn measure_once(shared: &Shared, request: &ChatRequest, output_tokens: u32) -> Result<Measured, (Failure, LagHistogram)> {
+    let mut lag = LagHistogram::new();
+    let opened = Box::pin(watched(shared, shared.client.chat_stream(request))).await.map_err(|f| (f, LagHistogram::new()))?;
+    let mut stream = opened.map_err(|error| (classify(&error), LagHistogram::new()))?;
+    let mut meter = Meter::new(stream.request_sent_at(), output_tokens as usize + 16);
+    meter.headers_received(stream.headers_at());
+    let mut last_at = stream.headers_at();
+    loop {
+        let next = match watched(shared, stream.next_event()).await {
+            Ok(next) => next,
+            Err(failure) => return Err((failure, lag)),
+        };
+        match next {
+            None => break,
+            Some(Ok(event)) => {
+                meter.observe(&vernier_openai::observation(&event));
+                last_at = event.arrived_at;
+                lag.record_since(event.arrived_at);
+            }
+            Some(Err(error)) => return Err((classify(&error), lag)),
+        }
+    }
+    let mut final_counts = vernier_openai::final_counts(stream.accumulated(), stream.finished_at().unwrap_or(last_at));
+    final_counts.requested_max_tokens = Some(u64::from(output_tokens));
+    Ok(Measured { measurement: meter.finish(&final_counts), lag })
+}
+
+/// How one stream of a repetition ended.
+enum StreamEnd {
+    Measured,
+    Failed,
+    Stop(Failure),
+}
+
+struct StreamJob {
+    cell: CellKey,
+    phase: Phase,
+    rep: u32,
+    stream: u32,
+    n_units: usize,
+}
+
+async fn run_stream(shared: Arc<Shared>, job: StreamJob, start: Arc<tokio::sync::Barrier>) -> Result<StreamEnd, SweepError> {
+    start.wait().await;
+    let corpus = &shared.corpora[&job.cell.workload];
+    let retries = shared.config.retries;
+    for attempt in 0..=retries {
+        let nonce = shared.config.defeat_prefix_cache.then(|| shared.nonces.next());
+        let prompt = corpus.prompt(nonce.as_deref(), job.n_units);
+        let request = build_request(&shared.config, prompt, nonce.as_deref(), job.cell.output_tokens);
+        let result = Box::pin(measure_once(&shared, &request, job.cell.output_tokens)).await;
+        let mut line = Attempt {
+            cell: job.cell,
+            phase: job.phase,
+            rep: job.rep,
+            stream: job.stream,
+            attempt,
+            status: Status::Ok,
+            error: None,
+            nonce,
+            prompt_tokens_actual: None,
+            cached_prompt_tokens: None,
+            completion_tokens: None,
+            finish_reason: None,
+            cache_hit: false,
+            length_mismatch: false,
+            measurement: None,
+            client_lag: LagHistogram::new(),
+            unix_ms: unix_ms(),
+        };
+        match result {
+            Ok(measured) => {
+                let m = measured.measurement;
+                line.prompt_tokens_actual = m.prompt_tokens;
+                line.cached_prompt_tokens = m.cached_prompt_tokens;
+                line.completion_tokens = Some(m.completion_tokens);
+                line.finish_reason.clone_from(&m.finish_reason);
+                line.cache_hit = m.cached_prompt_tokens.unwrap_or(0) > 0;
+                line.length_mismatch = m.completion_tokens != u64::from(job.cell.output_tokens);
+                line.measurement = Some(m);
+                line.client_lag = measured.lag;
+                shared.journal.append(&JournalLine::Attempt(Box::new(line)))?;
+                return Ok(StreamEnd::Measured);
+            }
+            Err((failure, lag)) => {
+                line.status = Status::Infra;
+                line.error = Some(failure.message().to_owned());
+                line.client_lag = lag;
+                shared.journal.append(&JournalLine::Attempt(Box::new(line)))?;
+                match failure {
+                    Failure::Fatal(_) | Failure::Hung(_) => return Ok(StreamEnd::Stop(failure)),
+                    Failure::Unreachable(_) if attempt == retries => return Ok(StreamEnd::Stop(failure)),
+                    Failure::Retryable(_) | Failure::Unreachable(_) => {
+                        shared.progress.note(&format!(
+                            "{} rep {} stream {}: attempt {} failed: {}",
+                            job.cell,
+                            job.rep,
+                            job.stream,
+                            attempt + 1,
+                            failure.message()
+                        ));
+                        if attempt < retries {
+                            tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt + 1))).await;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(StreamEnd::Failed)
+}
+
+/// Runs `concurrency` streams at once; `Ok((n_ok, n_failed))` or a stop.
+async fn run_rep(shared: &Arc<Shared>, cell: CellKey, phase: Phase, rep: u32, n_units: usize) -> Result<(u32, u32), SweepError> {
+    let start = Arc::new(tokio::sync::Barrier::new(cell.concurrency as usize));
+    let mut set = tokio::task::JoinSet::new();
+    for stream in 0..cell.concurrency {
+        let job = StreamJob { cell, phase, rep, stream, n_units };
+        set.spawn(run_stream(Arc::clone(shared), job, Arc::clone(&start)));
+    }
+    let (mut n_ok, mut n_failed) = (0, 0);
+    while let Some(joined) = set.join_next().await {
+        let end = joined.map_err(|error| SweepError::Journal {
+            what: "run a stream task for",
+            path: shared.journal.path().to_owned(),
+            source: std::io::Error::other(error),
+        })??;
+        match end {
+            StreamEnd::Measured => n_ok += 1,
+            StreamEnd::Failed => n_failed += 1,
+            StreamEnd::Stop(failure) => {
+                set.abort_all();
+                return Err(stop_error(shared, &failure));
+            }
+        }
+        if phase == Phase::Measured {
+            shared.progress.inc();
+        }
+    }
+    Ok((n_ok, n_failed))
+}
+
+fn stop_error(shared: &Shared, failure: &Failure) -> SweepError {
+    match failure {
+        Failure::Fatal(detail) => SweepError::ServerRejected { detail: detail.clone() },
+        other => SweepError::ServerStopped {
+            detail: other.message().to_owned(),
+            journal: shared.journal.path().to_owned(),
+            resume_command: shared.resume_command.clone(),
+        },
+    }
+}
+
+/// Sums of every non-bucket metric, by name.
+pub(crate) async fn metric_sums(client: &Client) -> Option<BTreeMap<String, f64>> {
+    let snapshot = client.metrics().await.ok()?;
+    let mut sums = BTreeMap::new();
+    for sample in snapshot.samples() {
+        if sample.name.ends_with("_bucket") || !sample.value.is_finite() {
+            continue;
+        }
+        *sums.entry(sample.name.clone()).or_insert(0.0) += sample.value;
+    }
+    Some(sums)
+}
+
+/// Progress through the journal so far, for resuming.
+#[derive(Debug, Default)]
+pub(crate) struct ResumeState {
+    calibrations: BTreeMap<(Workload, u32), usize>,
+    done_reps: BTreeMap<CellKey, BTreeSet<u32>>,
+    next_rep: BTreeMap<CellKey, u32>,
+    next_warmup: BTreeMap<CellKey, u32>,
+}
+
+impl ResumeState {
+    pub(crate) fn from_journal(journal: &LoadedJournal) -> Self {
+        let mut state = Self::default();
+        for line in &journal.lines {
+            match line {
+                JournalLine::Calibration(c) => {
+                    state.calibrations.insert((c.workload, c.prompt_tokens_target), c.n_units);
+                }
+                JournalLine::RepDone(done) => {
+                    state.done_reps.entry(done.cell).or_default().insert(done.rep);
+                }
+                JournalLine::Attempt(attempt) => {
+                    let next = match attempt.phase {
+                        Phase::Measured => state.next_rep.entry(attempt.cell).or_default(),
+                        Phase::Warmup => state.next_warmup.entry(attempt.cell).or_default(),
+                    };
+                    *next = (*next).max(attempt.rep + 1);
+                }
+                _ => {}
+            }
+        }
+        state
+    }
+
+    /// Measured repetitions already finished for `cell`.
+    pub(crate) fn done(&self, cell: &CellKey) -> u32 {
+        self.done_reps.get(cell).map_or(0, |reps| u32::try_from(reps.len()).unwrap_or(u32::MAX))
+    }
+}
+
+/// Calibrates every (workload, prompt length) the journal does not already have.
+pub(crate) async fn calibrate_all(shared: &Shared, state: &mut ResumeState) -> Result<(), SweepError> {
+    let config = &shared.config;
+    let mut method: Option<CountMethod> = None;
+    for &workload in &config.workloads {
+        for &target in &config.prompt_tokens {
+            if state.calibrations.contains_key(&(workload, target)) {
+                continue;
+            }
+            let method = if let Some(method) = method {
+                method
+            } else {
+                let chosen = calibrate::choose_method(&shared.client, &config.model).await;
+                method = Some(chosen);
+                chosen
+            };
+            shared.progress.set_message(&format!("calibrating {workload} prompt to {target} tokens ({})", method.as_str()));
+            let build = |prompt: String, nonce: Option<&str>, max_tokens: u32| {
+                let mut probe_config = config.clone();
+                probe_config.force_length = false;
+                probe_config.continuous_usage = false;
+                probe_config.token_ids = false;
+                let mut request = build_request(&probe_config, prompt, nonce, max_tokens);
+                request.stream_options = None;
+                request
+            };
+            let counter = Counter {
+                client: &shared.client,
+                model: &config.model,
+                method,
+                nonces: &shared.nonces,
+                use_nonce: config.defeat_prefix_cache,
+                build: &build,
+            };
+            let calibrated = calibrate::calibrate(&counter, workload, target).await.map_err(|detail| SweepError::Calibration {
+                workload: workload.to_string(),
+                target,
+                detail,
+            })?;
+            shared.journal.append(&JournalLine::Calibration(Calibration {
+                workload,
+                prompt_tokens_target: target,
+                n_units: calibrated.n_units,
+                prompt_tokens_actual: calibrated.prompt_tokens,
+                method: method.as_str().to_owned(),
+                n_probes: calibrated.n_probes,
+            }))?;
+            state.calibrations.insert((workload, target), calibrated.n_units);
+        }
+    }
+    Ok(())
+}
+
+fn until_ci_met(config: &SweepConfig, journal_path: &Path, cell: &CellKey) -> Result<bool, SweepError> {
+    let Some(percent) = config.until_ci_percent else {
+        return Ok(true);
+    };
+    let journal = crate::journal::read_journal(journal_path)?;
+    let counted = summary::counted_attempts(&journal);
+    let rates = counted.get(cell).map(|attempts| summary::decode_rates(attempts)).unwrap_or_default();
+    let Some(interval) = summary::median_interval(&rates) else {
+        return Ok(false);
+    };
+    let median = vernier_stats::median(&rates).unwrap_or(f64::NAN);
+    Ok(median > 0.0 && (interval.high - interval.low) / median * 100.0 < percent)
+}
+
+/// Runs every cell not yet finished.
+pub(crate) async fn run_cells(shared: &Arc<Shared>, state: &mut ResumeState) -> Result<(), SweepError> {
+    let config = &shared.config;
+    let cells = config.cells();
+    let planned: u64 = cells.iter().map(|c| u64::from(config.reps) * u64::from(c.concurrency)).sum();
+    let already: u64 = cells.iter().map(|c| u64::from(state.done(c).min(config.reps)) * u64::from(c.concurrency)).sum();
+    shared.progress.start(planned, already);
+    for cell in cells {
+        let Some(&n_units) = state.calibrations.get(&(cell.workload, cell.prompt_tokens_target)) else {
+            continue;
+        };
+        let mut done = state.done(&cell);
+        let cap = if config.until_ci_percent.is_some() { config.max_reps.max(config.reps) } else { config.reps };
+        let finished = |done: u32| -> Result<bool, SweepError> {
+            Ok(done >= cap || (done >= config.reps && until_ci_met(config, shared.journal.path(), &cell)?))
+        };
+        if finished(done)? {
+            continue;
+        }
+        let next_warmup = state.next_warmup.entry(cell).or_default();
+        for _ in 0..config.warmup {
+            shared.progress.set_message(&format!("{cell}: warm-up"));
+            run_rep(shared, cell, Phase::Warmup, *next_warmup, n_units).await?;
+            *next_warmup += 1;
+        }
+        let metrics_before = if shared.has_metrics { metric_sums(&shared.client).await.unwrap_or_default() } else { BTreeMap::new() };
+        let probe = SchedulerProbe::start();
+        let mut failed_in_a_row = 0;
+        let result = async {
+            let next_rep = state.next_rep.entry(cell).or_default();
+            while !finished(done)? {
+                let rep = *next_rep;
+                shared.progress.set_message(&format!("{cell}: rep {}/{}", done + 1, config.reps.max(done + 1)));
+                let (n_ok, n_failed) = run_rep(shared, cell, Phase::Measured, rep, n_units).await?;
+                *next_rep += 1;
+                shared.journal.append(&JournalLine::RepDone(RepDone { cell, rep, n_ok, n_failed }))?;
+                shared.journal.sync()?;
+                state.done_reps.entry(cell).or_default().insert(rep);
+                done += 1;
+                failed_in_a_row = if n_ok == 0 { failed_in_a_row + 1 } else { 0 };
+                if failed_in_a_row >= 2 {
+                    return Err(SweepError::ServerStopped {
+                        detail: format!("every request of {failed_in_a_row} repetitions in a row failed in {cell}"),
+                        journal: shared.journal.path().to_owned(),
+                        resume_command: shared.resume_command.clone(),
+                    });
+                }
+            }
+            Ok(())
+        }
+        .await;
+        let scheduler_delay = probe.finish().await;
+        let metrics_after = if shared.has_metrics { metric_sums(&shared.client).await.unwrap_or_default() } else { BTreeMap::new() };
+        shared.journal.append(&JournalLine::CellWindow(Box::new(CellWindow {
+            cell,
+            metrics_before,
+            metrics_after,
+            scheduler_delay,
+        })))?;
+        result?;
+    }
+    Ok(())
+}
+
+/// The command that continues a run: the original arguments with `--resume JOURNAL`.
+pub(crate) fn resume_command(command_line: &[String], journal: &Path) -> String {
+    let mut words = vec!["sweep".to_owned()];
+    let mut skip_next = false;
+    for argument in command_line.iter().skip(1) {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if argument == "--resume" {
+            skip_next = true;
+            continue;
+        }
+        if argument.starts_with("--resume=") {
+            continue;
+        }
+        words.push(shell_quote(argument));
+    }
+    words.push("--resume".to_owned());
+    words.push(shell_quote(&journal.display().to_string()));
+    words.join(" ")
+}
+
+fn shell_quote(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+".contains(c)) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Where the journal lives for a fresh run.
+pub(crate) fn journal_path(out: &Path) -> PathBuf {
+    out.join("journal.jsonl")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resume_command_replaces_an_old_resume_and_quotes() {
+        let line: Vec<String> =
+            ["/x/sweep", "--extra-body", "{\"a\": 1}", "--resume", "old.jsonl", "--reps", "3"].iter().map(|s| (*s).to_owned()).collect();
+        let command = resume_command(&line, Path::new("out dir/journal.jsonl"));
+        assert_eq!(command, "sweep --extra-body '{\"a\": 1}' --reps 3 --resume 'out dir/journal.jsonl'");
+    }
+
+    #[test]
+    fn unknown_field_errors_name_the_flag() {
+        let error = vernier_openai::Error::Http { status: 400, body: "unknown field: cache_salt".to_owned() };
+        let failure = classify(&error);
+        assert!(matches!(&failure, Failure::Fatal(m) if m.contains("--no-cache-salt")), "{failure:?}");
+        let error = vernier_openai::Error::Http { status: 503, body: "overloaded".to_owned() };
+        assert!(matches!(classify(&error), Failure::Retryable(_)));
+    }
+}

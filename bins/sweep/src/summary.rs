@@ -1,0 +1,415 @@
+//! The run file: every figure derived from the journal alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use vernier_meter::{Measurement, TokenSource};
+use vernier_stats::Interval;
+
+use crate::config::{CellKey, SweepConfig, Workload};
+use crate::environment::Environment;
+use crate::journal::{Attempt, JournalLine, LoadedJournal, Phase, Status};
+use crate::lag::{LagHistogram, LagSummary};
+
+/// Version of the run-file schema (`docs/run-file.md`).
+pub const RUN_FILE_SCHEMA_VERSION: u32 = 1;
+
+const BOOTSTRAP_RESAMPLES: usize = 2000;
+const BOOTSTRAP_SEED: u64 = 0x5eed_cafe;
+
+/// `OUT/run.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RunFile {
+    /// [`RUN_FILE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Free-form label from `--label`.
+    pub label: Option<String>,
+    /// Where the run happened (from the journal header).
+    pub environment: Environment,
+    /// Environments seen at each resume.
+    pub environment_at_resume: Vec<Environment>,
+    /// The configuration.
+    pub config: SweepConfig,
+    /// The original command line.
+    pub command_line: Vec<String>,
+    /// One entry per configured cell, in run order (cells not measured yet have `n_ok` 0).
+    pub cells: Vec<CellSummary>,
+    /// The client's own lag over the whole run.
+    pub client_lag: ClientLag,
+    /// True when every cell has all its repetitions.
+    pub complete: bool,
+    /// Run-wide notes a reader must see.
+    pub warnings: Vec<String>,
+}
+
+/// One cell's figures.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CellSummary {
+    /// Prompt text kind.
+    pub workload: Workload,
+    /// Concurrent streams.
+    pub concurrency: u32,
+    /// Wanted prompt tokens.
+    pub prompt_tokens_target: u32,
+    /// Requested completion tokens.
+    pub output_tokens: u32,
+    /// Prompt tokens the server reported, over measured requests.
+    pub prompt_tokens_actual: Option<Spread>,
+    /// Completed measured repetitions.
+    pub n_reps: u32,
+    /// Measured requests.
+    pub n_ok: u32,
+    /// Requests that failed after every retry (never part of a figure).
+    pub n_failed: u32,
+    /// Failed attempts, retries included, warm-ups included.
+    pub n_infra_attempts: u32,
+    /// Largest cached prompt tokens of a measured request (0 means the cache was defeated).
+    pub cached_prompt_tokens_max: u64,
+    /// Measured requests with cached prompt tokens.
+    pub n_cache_hits: u32,
+    /// Measured requests whose completion tokens differ from `output_tokens`.
+    pub n_length_mismatch: u32,
+    /// Medians over measured requests.
+    pub median: Figures,
+    /// 10th percentiles.
+    pub p10: Figures,
+    /// 90th percentiles.
+    pub p90: Figures,
+    /// Percentile-bootstrap 95% intervals on the medians.
+    pub median_interval_95: MedianIntervals,
+    /// Token sources of the measured requests.
+    pub token_sources: Vec<TokenSource>,
+    /// True when some completion count is only a lower bound (event counting).
+    pub token_count_is_lower_bound: bool,
+    /// How many times lower an event-counting tool's decode rate is (median tokens per event).
+    pub event_count_under_report_factor: Option<f64>,
+    /// Speculative-decoding acceptance from `/metrics` counter deltas over the cell.
+    pub spec_decode: Option<SpecDecode>,
+    /// The client's own lag in this cell.
+    pub client_lag: ClientLag,
+    /// Finish reasons of measured requests.
+    pub finish_reasons: BTreeMap<String, u32>,
+    /// Meter warnings with how many requests raised each.
+    pub warnings: BTreeMap<String, u32>,
+}
+
+/// Smallest, median and largest.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Smallest.
+    pub min: f64,
+    /// Median.
+    pub median: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+/// The figures summarised per cell; `None` where no request defined them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Figures {
+    /// Request sent → first token-bearing event.
+    pub ttft_ms: Option<f64>,
+    /// Request sent → response headers.
+    pub time_to_first_byte_ms: Option<f64>,
+    /// Request sent → first answer content (after reasoning).
+    pub time_to_first_content_ms: Option<f64>,
+    /// Prompt tokens / TTFT.
+    pub prefill_tokens_per_s: Option<f64>,
+    /// Token-accurate decode rate.
+    pub decode_tokens_per_s: Option<f64>,
+    /// What an event-counting tool would report.
+    pub event_rate_per_s: Option<f64>,
+    /// Completion tokens per token-bearing event.
+    pub tokens_per_event: Option<f64>,
+    /// Per-request median latency per token.
+    pub inter_token_latency_ms: Option<f64>,
+    /// Per-request 99th-percentile latency per token.
+    pub inter_token_latency_p99_ms: Option<f64>,
+    /// Request sent → end of stream.
+    pub end_to_end_ms: Option<f64>,
+    /// Completion tokens.
+    pub completion_tokens: Option<f64>,
+    /// Prompt tokens.
+    pub prompt_tokens: Option<f64>,
+}
+
+/// Bootstrap intervals on medians.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MedianIntervals {
+    /// On the median decode rate.
+    pub decode_tokens_per_s: Option<Interval>,
+    /// On the median prefill rate.
+    pub prefill_tokens_per_s: Option<Interval>,
+    /// On the median TTFT.
+    pub ttft_ms: Option<Interval>,
+}
+
+/// Speculative-decoding counters over a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SpecDecode {
+    /// `vllm:spec_decode_num_drafts_total` delta.
+    pub drafts: f64,
+    /// `vllm:spec_decode_num_draft_tokens_total` delta.
+    pub draft_tokens: f64,
+    /// `vllm:spec_decode_num_accepted_tokens_total` delta.
+    pub accepted_tokens: f64,
+    /// accepted / draft tokens.
+    pub acceptance_rate: Option<f64>,
+    /// 1 + accepted / drafts: tokens per verification step.
+    pub mean_acceptance_length: Option<f64>,
+}
+
+/// The client's own lag.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ClientLag {
+    /// Event arrival → our processing done, per event.
+    pub event_processing: Option<LagSummary>,
+    /// Tokio scheduling delay (a task yields every millisecond; time until polled again).
+    pub scheduler_delay: Option<LagSummary>,
+}
+
+const DRAFTS: &str = "vllm:spec_decode_num_drafts_total";
+const DRAFT_TOKENS: &str = "vllm:spec_decode_num_draft_tokens_total";
+const ACCEPTED: &str = "vllm:spec_decode_num_accepted_tokens_total";
+
+#[derive(Default)]
+struct CellAccumulator<'a> {
+    measured: Vec<&'a Attempt>,
+    reps: BTreeSet<u32>,
+    n_failed: u32,
+    n_infra_attempts: u32,
+    spec: [f64; 3],
+    spec_seen: bool,
+    event_lag: LagHistogram,
+    scheduler_delay: LagHistogram,
+}
+
+/// Measured attempts that count: status ok in a repetition that finished (a repetition cut
+/// short by a crash is redone under a new number on resume, so none is counted twice).
+pub(crate) fn counted_attempts(journal: &LoadedJournal) -> BTreeMap<CellKey, Vec<&Attempt>> {
+    let done: BTreeSet<(CellKey, u32)> = journal
+        .lines
+        .iter()
+        .filter_map(|line| match line {
+            JournalLine::RepDone(done) => Some((done.cell, done.rep)),
+            _ => None,
+        })
+        .collect();
+    let mut out: BTreeMap<CellKey, Vec<&Attempt>> = BTreeMap::new();
+    for line in &journal.lines {
+        if let JournalLine::Attempt(attempt) = line
+            && attempt.phase == Phase::Measured
+            && attempt.status == Status::Ok
+            && done.contains(&(attempt.cell, attempt.rep))
+        {
+            out.entry(attempt.cell).or_default().push(attempt);
+        }
+    }
+    out
+}
+
+/// Builds the run file from a journal. `None` when the journal has no header.
+pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
+    let header = journal.header()?;
+    let config = &header.config;
+    let mut cells: BTreeMap<CellKey, CellAccumulator<'_>> = BTreeMap::new();
+    let counted = counted_attempts(journal);
+    let mut environments_at_resume = Vec::new();
+    for line in &journal.lines {
+        match line {
+            JournalLine::Attempt(attempt) if attempt.status == Status::Infra => {
+                cells.entry(attempt.cell).or_default().n_infra_attempts += 1;
+            }
+            JournalLine::RepDone(done) => {
+                let cell = cells.entry(done.cell).or_default();
+                if cell.reps.insert(done.rep) {
+                    cell.n_failed += done.n_failed;
+                }
+            }
+            JournalLine::CellWindow(window) => {
+                let cell = cells.entry(window.cell).or_default();
+                cell.scheduler_delay.merge(&window.scheduler_delay);
+                for (slot, name) in cell.spec.iter_mut().zip([DRAFTS, DRAFT_TOKENS, ACCEPTED]) {
+                    if let (Some(before), Some(after)) = (window.metrics_before.get(name), window.metrics_after.get(name)) {
+                        *slot += after - before;
+                        cell.spec_seen = true;
+                    }
+                }
+            }
+            JournalLine::Resumed(resumed) => environments_at_resume.push(resumed.environment.clone()),
+            _ => {}
+        }
+    }
+    for (key, attempts) in counted {
+        let cell = cells.entry(key).or_default();
+        for attempt in &attempts {
+            cell.event_lag.merge(&attempt.client_lag);
+        }
+        cell.measured = attempts;
+    }
+
+    let mut run_event_lag = LagHistogram::new();
+    let mut run_scheduler = LagHistogram::new();
+    let mut summaries = Vec::new();
+    let mut complete = true;
+    let empty = CellAccumulator::default();
+    for key in config.cells() {
+        let cell = cells.get(&key).unwrap_or(&empty);
+        run_event_lag.merge(&cell.event_lag);
+        run_scheduler.merge(&cell.scheduler_delay);
+        let summary = summarise_cell(key, cell);
+        if summary.n_reps < config.reps {
+            complete = false;
+        }
+        summaries.push(summary);
+    }
+    let mut warnings = Vec::new();
+    if journal.torn_tail {
+        warnings.push("the journal ended in a torn line (a crash mid-write); it was ignored".to_owned());
+    }
+    if header.environment.server.simulator {
+        warnings.push("figures come from the bundled simulator, not a real server".to_owned());
+    }
+    Some(RunFile {
+        schema_version: RUN_FILE_SCHEMA_VERSION,
+        label: config.label.clone(),
+        environment: header.environment.clone(),
+        environment_at_resume: environments_at_resume,
+        config: config.clone(),
+        command_line: header.command_line.clone(),
+        cells: summaries,
+        client_lag: ClientLag { event_processing: run_event_lag.summary(), scheduler_delay: run_scheduler.summary() },
+        complete,
+        warnings,
+    })
+}
+
+fn values(attempts: &[&Attempt], field: impl Fn(&Measurement) -> Option<f64>) -> Vec<f64> {
+    attempts
+        .iter()
+        .filter_map(|attempt| attempt.measurement.as_ref().and_then(&field))
+        .filter(|value| value.is_finite())
+        .collect()
+}
+
+fn figures_at(attempts: &[&Attempt], q: f64) -> Figures {
+    let at = |field: &dyn Fn(&Measurement) -> Option<f64>| {
+        let data = values(attempts, field);
+        vernier_stats::quantile(&data, q).ok()
+    };
+    Figures {
+        ttft_ms: at(&|m| m.ttft_ms),
+        time_to_first_byte_ms: at(&|m| m.time_to_first_byte_ms),
+        time_to_first_content_ms: at(&|m| m.time_to_first_content_ms),
+        prefill_tokens_per_s: at(&|m| m.prefill_tokens_per_s),
+        decode_tokens_per_s: at(&|m| m.decode_tokens_per_s),
+        event_rate_per_s: at(&|m| m.event_rate_per_s),
+        tokens_per_event: at(&|m| m.tokens_per_event),
+        inter_token_latency_ms: at(&|m| m.inter_token_latency_ms.as_ref().map(|l| l.median_ms)),
+        inter_token_latency_p99_ms: at(&|m| m.inter_token_latency_ms.as_ref().map(|l| l.p99_ms)),
+        end_to_end_ms: at(&|m| Some(m.end_to_end_ms)),
+        completion_tokens: at(&|m| Some(m.completion_tokens as f64)),
+        prompt_tokens: at(&|m| m.prompt_tokens.map(|t| t as f64)),
+    }
+}
+
+/// Percentile-bootstrap 95% interval on the median of `data`; `None` with fewer than 2 values.
+pub(crate) fn median_interval(data: &[f64]) -> Option<Interval> {
+    if data.len() < 2 {
+        return None;
+    }
+    vernier_stats::bootstrap_percentile(
+        data,
+        |sample| vernier_stats::median(sample).unwrap_or(f64::NAN),
+        BOOTSTRAP_RESAMPLES,
+        0.95,
+        BOOTSTRAP_SEED,
+    )
+    .ok()
+}
+
+/// Decode rates of a cell's counted requests (for `--until-ci`).
+pub(crate) fn decode_rates(attempts: &[&Attempt]) -> Vec<f64> {
+    values(attempts, |m| m.decode_tokens_per_s)
+}
+
+fn summarise_cell(key: CellKey, cell: &CellAccumulator<'_>) -> CellSummary {
+    let measured = &cell.measured;
+    let prompts: Vec<f64> = measured.iter().filter_map(|a| a.prompt_tokens_actual.map(|t| t as f64)).collect();
+    let prompt_tokens_actual = (!prompts.is_empty()).then(|| Spread {
+        min: prompts.iter().copied().fold(f64::INFINITY, f64::min),
+        median: vernier_stats::median(&prompts).unwrap_or(f64::NAN),
+        max: prompts.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    });
+    let median = figures_at(measured, 0.5);
+    let mut sources = BTreeSet::new();
+    let mut finish_reasons = BTreeMap::new();
+    let mut warnings = BTreeMap::new();
+    let mut lower_bound = false;
+    for attempt in measured {
+        if let Some(measurement) = &attempt.measurement {
+            sources.insert(measurement.token_source.as_str());
+            lower_bound |= measurement.token_count_is_lower_bound;
+            for warning in &measurement.warnings {
+                *warnings.entry(warning.clone()).or_insert(0) += 1;
+            }
+        }
+        let reason = attempt.finish_reason.clone().unwrap_or_else(|| "none".to_owned());
+        *finish_reasons.entry(reason).or_insert(0) += 1;
+    }
+    let token_sources = measured
+        .iter()
+        .filter_map(|a| a.measurement.as_ref().map(|m| m.token_source))
+        .fold(Vec::new(), |mut acc: Vec<TokenSource>, source| {
+            if !acc.contains(&source) {
+                acc.push(source);
+            }
+            acc
+        });
+    let [drafts, draft_tokens, accepted_tokens] = cell.spec;
+    let spec_decode = (cell.spec_seen && draft_tokens > 0.0).then(|| SpecDecode {
+        drafts,
+        draft_tokens,
+        accepted_tokens,
+        acceptance_rate: (draft_tokens > 0.0).then(|| accepted_tokens / draft_tokens),
+        mean_acceptance_length: (drafts > 0.0).then(|| 1.0 + accepted_tokens / drafts),
+    });
+    #[expect(clippy::cast_possible_truncation, reason = "request counts are small")]
+    let count = |predicate: &dyn Fn(&Attempt) -> bool| measured.iter().filter(|a| predicate(a)).count() as u32;
+    CellSummary {
+        workload: key.workload,
+        concurrency: key.concurrency,
+        prompt_tokens_target: key.prompt_tokens_target,
+        output_tokens: key.output_tokens,
+        prompt_tokens_actual,
+        #[expect(clippy::cast_possible_truncation, reason = "repetition counts are small")]
+        n_reps: cell.reps.len() as u32,
+        n_ok: count(&|_| true),
+        n_failed: cell.n_failed,
+        n_infra_attempts: cell.n_infra_attempts,
+        cached_prompt_tokens_max: measured.iter().filter_map(|a| a.cached_prompt_tokens).max().unwrap_or(0),
+        n_cache_hits: count(&|a| a.cache_hit),
+        n_length_mismatch: count(&|a| a.length_mismatch),
+        event_count_under_report_factor: median.tokens_per_event,
+        median,
+        p10: figures_at(measured, 0.1),
+        p90: figures_at(measured, 0.9),
+        median_interval_95: MedianIntervals {
+            decode_tokens_per_s: median_interval(&values(measured, |m| m.decode_tokens_per_s)),
+            prefill_tokens_per_s: median_interval(&values(measured, |m| m.prefill_tokens_per_s)),
+            ttft_ms: median_interval(&values(measured, |m| m.ttft_ms)),
+        },
+        token_sources,
+        token_count_is_lower_bound: lower_bound,
+        spec_decode,
+        client_lag: ClientLag { event_processing: cell.event_lag.summary(), scheduler_delay: cell.scheduler_delay.summary() },
+        finish_reasons,
+        warnings,
+    }
+}

@@ -1,0 +1,158 @@
+//! Command line for running the Vernier simulator as a standalone server.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use vernier_sim::{Script, Sim, SimConfig, SimError, TokensPerEvent};
+
+/// Serve a simulated vLLM-like OpenAI-compatible API on loopback.
+#[derive(Debug, Parser)]
+#[command(name = "vernier-sim-server", version)]
+pub struct Args {
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    pub host: IpAddr,
+    /// Served model id.
+    #[arg(long, default_value = "vernier-sim")]
+    pub model: String,
+    /// Context length.
+    #[arg(long, default_value_t = 32_768)]
+    pub max_model_len: u32,
+    /// Tokens per engine step (each step sends one event).
+    #[arg(long, default_value_t = 1, conflicts_with = "speculative")]
+    pub tokens_per_event: u32,
+    /// Speculative decoding with 4 draft tokens instead of a fixed count.
+    #[arg(long, value_enum)]
+    pub speculative: Option<SpeculativeMode>,
+    /// Prefill speed in tokens per second.
+    #[arg(long, default_value_t = 5000.0)]
+    pub prefill_rate: f64,
+    /// Fixed prefill overhead in milliseconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub fixed_overhead_ms: f64,
+    /// Decode step in milliseconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub decode_step_ms: f64,
+    /// Reasoning tokens before each generated answer.
+    #[arg(long, default_value_t = 0)]
+    pub reasoning_tokens: u32,
+    /// Decode step grows by this factor per extra running request.
+    #[arg(long, default_value_t = 0.0)]
+    pub slowdown_per_running_request: f64,
+    /// Requests running at once; the rest wait.
+    #[arg(long)]
+    pub max_num_seqs: Option<usize>,
+    /// Send `: keepalive` comments after this many idle milliseconds.
+    #[arg(long)]
+    pub keepalive_ms: Option<u64>,
+    /// Write every event in two writes, split mid-line.
+    #[arg(long)]
+    pub split_writes: bool,
+    /// Turn the prefix cache off.
+    #[arg(long)]
+    pub no_prefix_cache: bool,
+    /// Scripted replies (JSON, or TOML when the name ends in .toml).
+    #[arg(long)]
+    pub script: Option<PathBuf>,
+    /// Append one JSON line of ground truth per request to this file.
+    #[arg(long)]
+    pub ground_truth: Option<PathBuf>,
+    /// Seed for generated text and speculative acceptance.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Speculative acceptance profile.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SpeculativeMode {
+    /// About 2.3 tokens per step on every prompt.
+    Prose,
+    /// About 3.4 tokens per step on every prompt.
+    Code,
+    /// Prose rates for prose prompts, code rates for code prompts.
+    Mixed,
+}
+
+fn millis(value: f64, field: &'static str) -> Result<Duration, SimError> {
+    Duration::try_from_secs_f64(value / 1e3).map_err(|_| SimError::InvalidConfig {
+        field,
+        reason: format!("{value} ms is not a valid duration"),
+    })
+}
+
+/// Builds the simulator's configuration from the command line.
+pub fn config(args: &Args) -> Result<SimConfig, SimError> {
+    let tokens_per_event = match args.speculative {
+        None => TokensPerEvent::Fixed(args.tokens_per_event),
+        Some(SpeculativeMode::Prose) => TokensPerEvent::prose_like(),
+        Some(SpeculativeMode::Code) => TokensPerEvent::code_like(),
+        Some(SpeculativeMode::Mixed) => TokensPerEvent::speculative(),
+    };
+    let script = args.script.as_ref().map(Script::from_path).transpose()?;
+    Ok(SimConfig::builder()
+        .bind(SocketAddr::new(args.host, args.port))
+        .model(args.model.clone())
+        .max_model_len(args.max_model_len)
+        .tokens_per_event(tokens_per_event)
+        .prefill_tokens_per_s(args.prefill_rate)
+        .fixed_overhead(millis(args.fixed_overhead_ms, "fixed_overhead")?)
+        .decode_step(millis(args.decode_step_ms, "decode_step")?)
+        .reasoning_tokens(args.reasoning_tokens)
+        .slowdown_per_running_request(args.slowdown_per_running_request)
+        .max_num_seqs(args.max_num_seqs)
+        .keepalive_comment_every(args.keepalive_ms.map(Duration::from_millis))
+        .split_writes(args.split_writes)
+        .prefix_cache(!args.no_prefix_cache)
+        .script(script)
+        .ground_truth_path(args.ground_truth.clone())
+        .seed(args.seed)
+        .build())
+}
+
+/// Starts the simulator, prints its base URL, and serves until Ctrl-C.
+pub async fn run(args: &Args) -> Result<(), SimError> {
+    let sim = Sim::start(config(args)?).await?;
+    #[expect(clippy::print_stdout, reason = "the base URL is this command's output")]
+    {
+        println!("{}", sim.base_url());
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    sim.shutdown().await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_map_to_the_config() {
+        let args = Args::parse_from([
+            "vernier-sim-server",
+            "--port",
+            "0",
+            "--tokens-per-event",
+            "3",
+            "--decode-step-ms",
+            "2.5",
+            "--max-num-seqs",
+            "4",
+        ]);
+        let config = config(&args).expect("valid arguments");
+        assert_eq!(config.tokens_per_event, TokensPerEvent::Fixed(3));
+        assert_eq!(config.decode_step, Duration::from_micros(2500));
+        assert_eq!(config.max_num_seqs, Some(4));
+        assert_eq!(config.bind.port(), 0);
+        let bad = Args::parse_from(["vernier-sim-server", "--decode-step-ms=-1"]);
+        assert!(config_error(&bad).contains("decode_step"));
+    }
+
+    fn config_error(args: &Args) -> String {
+        config(args).expect_err("invalid").to_string()
+    }
+}

@@ -1,0 +1,534 @@
+//! The client: configuration, requests and the non-streaming endpoints.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, USER_AGENT};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
+use http_body_util::Full;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::stream::Opened;
+use crate::transport::{Endpoint, after, connect, earliest, read_body, within};
+use crate::{
+    ChatRequest, ChatResponse, ChatStream, CompletionRequest, CompletionResponse, CompletionStream,
+    Error, TimeoutKind, sse::DEFAULT_MAX_LINE_BYTES,
+};
+
+/// Cap on an error body kept in [`Error::Http`].
+const ERROR_BODY_CAP: usize = 64 * 1024;
+/// Cap on a non-streamed response body.
+const RESPONSE_BODY_CAP: usize = 64 * 1024 * 1024;
+
+/// Deadlines for one request. `None` means no deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Timeouts {
+    /// TCP connect plus TLS handshake. Default 10 s.
+    pub connect: Option<Duration>,
+    /// From the request's first byte to the response headers and the first body bytes.
+    /// Default 600 s (a long prompt's prefill can take minutes).
+    pub first_byte: Option<Duration>,
+    /// The longest gap between two body frames once the body has started. Default 120 s.
+    pub idle: Option<Duration>,
+    /// The whole request. Default none.
+    pub total: Option<Duration>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Some(Duration::from_secs(10)),
+            first_byte: Some(Duration::from_secs(600)),
+            idle: Some(Duration::from_secs(120)),
+            total: None,
+        }
+    }
+}
+
+impl Timeouts {
+    /// The defaults: connect 10 s, first byte 600 s, idle 120 s, no total.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// No deadlines at all.
+    pub fn none() -> Self {
+        Self {
+            connect: None,
+            first_byte: None,
+            idle: None,
+            total: None,
+        }
+    }
+
+    /// Sets the connect deadline.
+    #[must_use]
+    pub fn connect(mut self, deadline: Option<Duration>) -> Self {
+        self.connect = deadline;
+        self
+    }
+
+    /// Sets the first-byte deadline.
+    #[must_use]
+    pub fn first_byte(mut self, deadline: Option<Duration>) -> Self {
+        self.first_byte = deadline;
+        self
+    }
+
+    /// Sets the idle-gap deadline.
+    #[must_use]
+    pub fn idle(mut self, deadline: Option<Duration>) -> Self {
+        self.idle = deadline;
+        self
+    }
+
+    /// Sets the total deadline.
+    #[must_use]
+    pub fn total(mut self, deadline: Option<Duration>) -> Self {
+        self.total = deadline;
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+enum KeySource {
+    None,
+    Value(String),
+    Env(String),
+}
+
+/// Configures a [`Client`].
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    base_url: String,
+    key: KeySource,
+    timeouts: Timeouts,
+    user_agent: String,
+    max_line_bytes: usize,
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl ClientBuilder {
+    /// A builder for the server at `base_url` (with or without a trailing `/v1`).
+    pub fn new(base_url: &str) -> Self {
+        Self {
+            base_url: base_url.to_owned(),
+            key: KeySource::None,
+            timeouts: Timeouts::default(),
+            user_agent: concat!("vernier-openai/", env!("CARGO_PKG_VERSION")).to_owned(),
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            tls: None,
+        }
+    }
+
+    /// Sends `Authorization: Bearer <key>`.
+    #[must_use]
+    pub fn api_key(mut self, key: String) -> Self {
+        self.key = KeySource::Value(key);
+        self
+    }
+
+    /// Reads the key from environment variable `var` at [`build`](Self::build), which fails
+    /// with [`Error::MissingApiKey`] naming `var` if it is unset.
+    #[must_use]
+    pub fn api_key_from_env(mut self, var: &str) -> Self {
+        self.key = KeySource::Env(var.to_owned());
+        self
+    }
+
+    /// Sets the deadlines.
+    #[must_use]
+    pub fn timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// Sets the `User-Agent` header.
+    #[must_use]
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = user_agent.into();
+        self
+    }
+
+    /// Sets the SSE line bound (default 4 MiB).
+    #[must_use]
+    pub fn max_line_bytes(mut self, max_line_bytes: usize) -> Self {
+        self.max_line_bytes = max_line_bytes;
+        self
+    }
+
+    /// Uses this TLS configuration instead of the default (ring, webpki roots, HTTP/1.1 ALPN).
+    #[must_use]
+    pub fn tls_config(mut self, config: Arc<rustls::ClientConfig>) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
+    /// Builds the client.
+    pub fn build(self) -> Result<Client, Error> {
+        let endpoint = Endpoint::parse(&self.base_url)?;
+        let api_key = match self.key {
+            KeySource::None => None,
+            KeySource::Value(key) => Some(key),
+            KeySource::Env(var) => {
+                Some(std::env::var(&var).map_err(|_| Error::MissingApiKey { var })?)
+            }
+        };
+        let authorization =
+            api_key
+                .map(|key| {
+                    let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim()))
+                        .map_err(|_| Error::InvalidUrl {
+                            url: self.base_url.clone(),
+                            reason: "the API key holds characters not allowed in a header"
+                                .to_owned(),
+                        })?;
+                    value.set_sensitive(true);
+                    Ok::<_, Error>(value)
+                })
+                .transpose()?;
+        let user_agent =
+            HeaderValue::from_str(&self.user_agent).map_err(|_| Error::InvalidUrl {
+                url: self.base_url.clone(),
+                reason: "the user agent holds characters not allowed in a header".to_owned(),
+            })?;
+        let tls = match (endpoint.https, self.tls) {
+            (_, Some(config)) => Some(config),
+            (true, None) => Some(default_tls_config(&endpoint)?),
+            (false, None) => None,
+        };
+        Ok(Client {
+            inner: Arc::new(Inner {
+                endpoint,
+                authorization,
+                timeouts: self.timeouts,
+                user_agent,
+                max_line_bytes: self.max_line_bytes,
+                tls,
+            }),
+        })
+    }
+}
+
+fn default_tls_config(endpoint: &Endpoint) -> Result<Arc<rustls::ClientConfig>, Error> {
+    use hyper_rustls::ConfigBuilderExt as _;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|error| Error::Tls {
+            host: endpoint.host.clone(),
+            source: std::io::Error::other(error),
+        })?
+        .with_webpki_roots()
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+struct Inner {
+    endpoint: Endpoint,
+    authorization: Option<HeaderValue>,
+    timeouts: Timeouts,
+    user_agent: HeaderValue,
+    max_line_bytes: usize,
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+/// A client for one OpenAI-compatible server. Cheap to clone; every request opens its own
+/// connection so that timing is never skewed by a pool.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.inner.endpoint.root_url())
+            .field(
+                "api_key",
+                &self.inner.authorization.as_ref().map(|_| "<redacted>"),
+            )
+            .field("timeouts", &self.inner.timeouts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A response whose headers have arrived.
+struct Response {
+    opened: Opened,
+}
+
+impl Client {
+    /// The base URL in canonical form (without `/v1`).
+    pub fn base_url(&self) -> String {
+        self.inner.endpoint.root_url()
+    }
+
+    /// The configured deadlines.
+    pub fn timeouts(&self) -> Timeouts {
+        self.inner.timeouts
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+        accept: &'static str,
+    ) -> Result<Response, Error> {
+        let start = Instant::now();
+        let timeouts = self.inner.timeouts;
+        let total_deadline = timeouts.total.map(|total| start + total);
+        let connect_deadline = earliest(
+            after(start, timeouts.connect, TimeoutKind::Connect),
+            total_deadline,
+        );
+        let mut connection = within(
+            connect_deadline,
+            0,
+            connect(&self.inner.endpoint, self.inner.tls.as_ref()),
+        )
+        .await??;
+
+        let mut builder = Request::builder()
+            .method(method.clone())
+            .uri(path)
+            .header(HOST, self.inner.endpoint.authority.as_str())
+            .header(USER_AGENT, self.inner.user_agent.clone())
+            .header(ACCEPT, accept);
+        if let Some(authorization) = &self.inner.authorization {
+            builder = builder.header(AUTHORIZATION, authorization.clone());
+        }
+        if body.is_some() {
+            builder = builder.header(CONTENT_TYPE, "application/json");
+        }
+        let request = builder
+            .body(Full::new(body.unwrap_or_default()))
+            .map_err(|error| Error::InvalidUrl {
+                url: format!("{}{path}", self.inner.endpoint.root_url()),
+                reason: error.to_string(),
+            })?;
+        let before_send = Instant::now();
+        let what = format!("{method} {path}");
+        let sending = connection.sender.send_request(request);
+        // The first-byte deadline counts from the send; the write is stamped inside.
+        let deadline = earliest(
+            after(before_send, timeouts.first_byte, TimeoutKind::FirstByte),
+            total_deadline,
+        );
+        let response = within(deadline, 0, sending)
+            .await?
+            .map_err(|source| Error::Request { what, source })?;
+        let headers_at = Instant::now();
+        let request_sent_at = connection.first_write.get().copied().unwrap_or(before_send);
+        let (parts, body) = response.into_parts();
+        Ok(Response {
+            opened: Opened {
+                _sender: connection.sender,
+                status: parts.status,
+                headers: parts.headers,
+                body,
+                request_sent_at,
+                headers_at,
+                first_byte: timeouts.first_byte,
+                idle: timeouts.idle,
+                total_deadline,
+                max_line_bytes: self.inner.max_line_bytes,
+            },
+        })
+    }
+
+    async fn read_all(
+        &self,
+        response: &mut Response,
+        cap: usize,
+    ) -> Result<(Vec<u8>, bool), Error> {
+        let opened = &mut response.opened;
+        read_body(
+            &mut opened.body,
+            cap,
+            after(
+                opened.request_sent_at,
+                opened.first_byte,
+                TimeoutKind::FirstByte,
+            ),
+            opened.idle,
+            opened.total_deadline,
+        )
+        .await
+    }
+
+    /// Fails with [`Error::Http`] (keeping the body) unless the status is a success.
+    async fn check_status(&self, response: &mut Response) -> Result<(), Error> {
+        let status = response.opened.status;
+        if status.is_success() {
+            return Ok(());
+        }
+        let (body, cut) = self
+            .read_all(response, ERROR_BODY_CAP)
+            .await
+            .unwrap_or_default();
+        let mut body = String::from_utf8_lossy(&body).into_owned();
+        if cut {
+            body.push_str(" [cut at 64 KiB]");
+        }
+        Err(Error::Http {
+            status: status.as_u16(),
+            body,
+        })
+    }
+
+    async fn json_call<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+        what: &str,
+    ) -> Result<(T, HeaderMap), Error> {
+        let mut response = self.send(method, path, body, "application/json").await?;
+        self.check_status(&mut response).await?;
+        let (bytes, _) = self.read_all(&mut response, RESPONSE_BODY_CAP).await?;
+        let value =
+            serde_json::from_slice(&bytes).map_err(|error| Error::json(what, &bytes, &error, 0))?;
+        Ok((value, std::mem::take(&mut response.opened.headers)))
+    }
+
+    fn encode<T: Serialize>(value: &T, what: &str) -> Result<Bytes, Error> {
+        serde_json::to_vec(value)
+            .map(Bytes::from)
+            .map_err(|error| Error::Json {
+                what: what.to_owned(),
+                offset: 0,
+                snippet: String::new(),
+                message: error.to_string(),
+                events_received: 0,
+            })
+    }
+
+    async fn open_stream(&self, path: &str, body: Bytes) -> Result<Opened, Error> {
+        let mut response = self
+            .send(Method::POST, path, Some(body), "text/event-stream")
+            .await?;
+        self.check_status(&mut response).await?;
+        Ok(response.opened)
+    }
+
+    /// `POST /v1/chat/completions` without streaming (`stream` is sent as false).
+    pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, Error> {
+        let mut request = request.clone();
+        request.stream = Some(false);
+        request.stream_options = None;
+        let body = Self::encode(&request, "chat request")?;
+        let path = self.inner.endpoint.api_path("chat/completions");
+        let (response, _): (ChatResponse, _) = self
+            .json_call(Method::POST, &path, Some(body), "chat response")
+            .await?;
+        if let Some(error) = response.extra.get("error") {
+            return Err(Error::ServerErrorEvent {
+                error: error.clone(),
+                events_received: 0,
+            });
+        }
+        Ok(response)
+    }
+
+    /// `POST /v1/chat/completions` streaming (`stream` is forced to true).
+    pub async fn chat_stream(&self, request: &ChatRequest) -> Result<ChatStream, Error> {
+        let body = if request.stream == Some(true) {
+            Self::encode(request, "chat request")?
+        } else {
+            let mut request = request.clone();
+            request.stream = Some(true);
+            Self::encode(&request, "chat request")?
+        };
+        let path = self.inner.endpoint.api_path("chat/completions");
+        Ok(ChatStream::new(self.open_stream(&path, body).await?))
+    }
+
+    /// `POST /v1/completions` without streaming.
+    pub async fn completion(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionResponse, Error> {
+        let mut request = request.clone();
+        request.stream = Some(false);
+        request.stream_options = None;
+        let body = Self::encode(&request, "completion request")?;
+        let path = self.inner.endpoint.api_path("completions");
+        let (response, _): (CompletionResponse, _) = self
+            .json_call(Method::POST, &path, Some(body), "completion response")
+            .await?;
+        if let Some(error) = response.extra.get("error") {
+            return Err(Error::ServerErrorEvent {
+                error: error.clone(),
+                events_received: 0,
+            });
+        }
+        Ok(response)
+    }
+
+    /// `POST /v1/completions` streaming (`stream` is forced to true).
+    pub async fn completion_stream(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<CompletionStream, Error> {
+        let mut request = request.clone();
+        request.stream = Some(true);
+        let body = Self::encode(&request, "completion request")?;
+        let path = self.inner.endpoint.api_path("completions");
+        Ok(CompletionStream::new(self.open_stream(&path, body).await?))
+    }
+
+    /// `GET <root>/<path>` returning the status, headers and body (capped at 64 MiB), whatever
+    /// the status.
+    pub async fn get_raw(&self, path: &str) -> Result<(StatusCode, HeaderMap, Vec<u8>), Error> {
+        let path = self.inner.endpoint.root_path(path.trim_start_matches('/'));
+        let mut response = self.send(Method::GET, &path, None, "*/*").await?;
+        let (body, _) = self.read_all(&mut response, RESPONSE_BODY_CAP).await?;
+        Ok((
+            response.opened.status,
+            std::mem::take(&mut response.opened.headers),
+            body,
+        ))
+    }
+
+    /// `GET <root>/<path>` parsed as JSON, failing with [`Error::Http`] on a non-success status.
+    pub(crate) async fn get_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+    ) -> Result<(T, HeaderMap), Error> {
+        let full = self.inner.endpoint.root_path(path.trim_start_matches('/'));
+        self.json_call(Method::GET, &full, None, path).await
+    }
+
+    /// `POST <root>/<path>` with a JSON body, parsed as JSON.
+    pub(crate) async fn post_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, Error> {
+        let full = self.inner.endpoint.root_path(path.trim_start_matches('/'));
+        let body = Self::encode(body, path)?;
+        Ok(self
+            .json_call(Method::POST, &full, Some(body), path)
+            .await?
+            .0)
+    }
+
+    /// `GET <root>/health`: succeeds when the server answers with a success status.
+    pub async fn health(&self) -> Result<(), Error> {
+        let (status, _, body) = self.get_raw("health").await?;
+        if status.is_success() {
+            return Ok(());
+        }
+        Err(Error::Http {
+            status: status.as_u16(),
+            body: String::from_utf8_lossy(&body).into_owned(),
+        })
+    }
+}

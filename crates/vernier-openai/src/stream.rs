@@ -1,0 +1,330 @@
+//! Streaming responses: each event stamped with the instant its last byte was read.
+
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+use http::{HeaderMap, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::transport::{after, earliest, within};
+use crate::{
+    ChatAccumulator, ChatChunk, CompletionChunk, Error, SseDecoder, SseEvent, TimeoutKind,
+};
+
+/// A decoded stream event with the instant its final byte was read from the socket.
+#[derive(Debug, Clone)]
+pub struct StampedChunk<C = ChatChunk> {
+    /// When the body frame that completed this event was read.
+    pub arrived_at: Instant,
+    /// The parsed event.
+    pub chunk: C,
+    /// Bytes of the event's `data` payload.
+    pub n_bytes: usize,
+}
+
+/// What a stream chunk type must offer the shared stream machinery.
+pub(crate) trait StreamChunk: DeserializeOwned {
+    const WHAT: &'static str;
+    fn accumulate(&self, accumulator: &mut ChatAccumulator);
+    /// The error object when this payload is an error rather than a chunk.
+    fn error_object(&self) -> Option<Value>;
+}
+
+fn error_from(object: &str, extra: &serde_json::Map<String, Value>) -> Option<Value> {
+    if let Some(error) = extra.get("error") {
+        return Some(error.clone());
+    }
+    (object == "error").then(|| Value::Object(extra.clone()))
+}
+
+impl StreamChunk for ChatChunk {
+    const WHAT: &'static str = "chat chunk";
+    fn accumulate(&self, accumulator: &mut ChatAccumulator) {
+        accumulator.push(self);
+    }
+    fn error_object(&self) -> Option<Value> {
+        error_from(&self.object, &self.extra)
+    }
+}
+
+impl StreamChunk for CompletionChunk {
+    const WHAT: &'static str = "completion chunk";
+    fn accumulate(&self, accumulator: &mut ChatAccumulator) {
+        accumulator.push_completion(self);
+    }
+    fn error_object(&self) -> Option<Value> {
+        error_from(&self.object, &self.extra)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Open,
+    Done,
+    Failed,
+}
+
+/// Everything the stream needs from the request that opened it.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    pub(crate) _sender: hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Incoming,
+    pub(crate) request_sent_at: Instant,
+    pub(crate) headers_at: Instant,
+    pub(crate) first_byte: Option<Duration>,
+    pub(crate) idle: Option<Duration>,
+    pub(crate) total_deadline: Option<Instant>,
+    pub(crate) max_line_bytes: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct EventStream<C> {
+    opened: Opened,
+    decoder: SseDecoder,
+    decoded: Vec<SseEvent>,
+    pending: VecDeque<(SseEvent, Instant)>,
+    deferred_error: Option<Error>,
+    body_started: bool,
+    eof: bool,
+    state: State,
+    events_received: usize,
+    finished_at: Option<Instant>,
+    accumulator: ChatAccumulator,
+    chunk_type: PhantomData<fn() -> C>,
+}
+
+impl<C: StreamChunk> EventStream<C> {
+    pub(crate) fn new(opened: Opened) -> Self {
+        let decoder = SseDecoder::new(opened.max_line_bytes);
+        Self {
+            opened,
+            decoder,
+            decoded: Vec::new(),
+            pending: VecDeque::new(),
+            deferred_error: None,
+            body_started: false,
+            eof: false,
+            state: State::Open,
+            events_received: 0,
+            finished_at: None,
+            accumulator: ChatAccumulator::new(),
+            chunk_type: PhantomData,
+        }
+    }
+
+    pub(crate) async fn next_event(&mut self) -> Option<Result<StampedChunk<C>, Error>> {
+        loop {
+            if self.state != State::Open {
+                return None;
+            }
+            if let Some((event, at)) = self.pending.pop_front() {
+                if let Some(result) = self.handle(&event, at) {
+                    return Some(result);
+                }
+                continue;
+            }
+            if let Some(error) = self.deferred_error.take() {
+                return Some(Err(self.fail(error)));
+            }
+            if self.eof {
+                self.finished_at.get_or_insert_with(Instant::now);
+                if self.accumulator.finish_reason().is_some() {
+                    self.state = State::Done;
+                    return None;
+                }
+                let error = Error::StreamDropped {
+                    events_received: self.events_received,
+                    source: None,
+                };
+                return Some(Err(self.fail(error)));
+            }
+            if let Err(error) = self.read_frame().await {
+                return Some(Err(self.fail(error)));
+            }
+        }
+    }
+
+    fn fail(&mut self, error: Error) -> Error {
+        self.state = State::Failed;
+        self.finished_at.get_or_insert_with(Instant::now);
+        match error {
+            Error::LineTooLong { limit, .. } => Error::LineTooLong {
+                limit,
+                events_received: self.events_received,
+            },
+            other => other,
+        }
+    }
+
+    async fn read_frame(&mut self) -> Result<(), Error> {
+        let phase = if self.body_started {
+            after(Instant::now(), self.opened.idle, TimeoutKind::Idle)
+        } else {
+            after(
+                self.opened.request_sent_at,
+                self.opened.first_byte,
+                TimeoutKind::FirstByte,
+            )
+        };
+        let deadline = earliest(phase, self.opened.total_deadline);
+        let frame = within(deadline, self.events_received, self.opened.body.frame()).await?;
+        let arrived_at = Instant::now();
+        match frame {
+            None => {
+                self.eof = true;
+                if let Err(error) = self.decoder.finish(&mut self.decoded) {
+                    self.deferred_error = Some(error);
+                }
+            }
+            Some(Err(error)) => {
+                return Err(Error::StreamDropped {
+                    events_received: self.events_received,
+                    source: Some(Box::new(error)),
+                });
+            }
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else {
+                    return Ok(());
+                };
+                if data.is_empty() {
+                    return Ok(());
+                }
+                self.body_started = true;
+                if let Err(error) = self.decoder.decode(&data, &mut self.decoded) {
+                    self.deferred_error = Some(error);
+                }
+            }
+        }
+        self.pending
+            .extend(self.decoded.drain(..).map(|event| (event, arrived_at)));
+        Ok(())
+    }
+
+    fn handle(
+        &mut self,
+        event: &SseEvent,
+        arrived_at: Instant,
+    ) -> Option<Result<StampedChunk<C>, Error>> {
+        if event.is_done() {
+            self.state = State::Done;
+            self.finished_at = Some(arrived_at);
+            self.pending.clear();
+            return None;
+        }
+        if event.event.as_deref() == Some("error") {
+            let error = serde_json::from_str(&event.data)
+                .unwrap_or_else(|_| Value::String(event.data.clone()));
+            let error = Error::ServerErrorEvent {
+                error,
+                events_received: self.events_received,
+            };
+            return Some(Err(self.fail(error)));
+        }
+        let chunk = match serde_json::from_str::<C>(&event.data) {
+            Ok(chunk) => chunk,
+            Err(error) => {
+                let what = format!("{} {}", C::WHAT, self.events_received + 1);
+                let error = Error::json(what, event.data.as_bytes(), &error, self.events_received);
+                return Some(Err(self.fail(error)));
+            }
+        };
+        if let Some(error) = chunk.error_object() {
+            let error = Error::ServerErrorEvent {
+                error,
+                events_received: self.events_received,
+            };
+            return Some(Err(self.fail(error)));
+        }
+        self.events_received += 1;
+        chunk.accumulate(&mut self.accumulator);
+        Some(Ok(StampedChunk {
+            arrived_at,
+            chunk,
+            n_bytes: event.data.len(),
+        }))
+    }
+}
+
+macro_rules! stream_type {
+    ($(#[$doc:meta])* $name:ident, $chunk:ty) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name {
+            inner: EventStream<$chunk>,
+        }
+
+        impl $name {
+            pub(crate) fn new(opened: Opened) -> Self {
+                Self { inner: EventStream::new(opened) }
+            }
+
+            /// The next event, `None` after `[DONE]` (or a clean end after a finish reason) and
+            /// after an error. Errors carry `events_received`; [`accumulated`](Self::accumulated)
+            /// keeps what arrived before them.
+            pub async fn next_event(&mut self) -> Option<Result<StampedChunk<$chunk>, Error>> {
+                self.inner.next_event().await
+            }
+
+            /// When the request's first byte was written to the socket.
+            pub fn request_sent_at(&self) -> Instant {
+                self.inner.opened.request_sent_at
+            }
+
+            /// When the response headers had been read.
+            pub fn headers_at(&self) -> Instant {
+                self.inner.opened.headers_at
+            }
+
+            /// When the stream ended (`[DONE]`, end of body or error), once it has.
+            pub fn finished_at(&self) -> Option<Instant> {
+                self.inner.finished_at
+            }
+
+            /// The response status.
+            pub fn status(&self) -> StatusCode {
+                self.inner.opened.status
+            }
+
+            /// The response headers.
+            pub fn headers(&self) -> &HeaderMap {
+                &self.inner.opened.headers
+            }
+
+            /// Events parsed and handed out so far.
+            pub fn events_received(&self) -> usize {
+                self.inner.events_received
+            }
+
+            /// The sum of the events so far.
+            pub fn accumulated(&self) -> &ChatAccumulator {
+                &self.inner.accumulator
+            }
+
+            /// Reads the rest of the stream, returning the sum of all events.
+            pub async fn collect(mut self) -> Result<ChatAccumulator, Error> {
+                while let Some(event) = self.next_event().await {
+                    event?;
+                }
+                Ok(self.inner.accumulator)
+            }
+        }
+    };
+}
+
+stream_type!(
+    /// A streamed chat completion (from [`Client::chat_stream`](crate::Client::chat_stream)).
+    ChatStream,
+    ChatChunk
+);
+
+stream_type!(
+    /// A streamed completion (from [`Client::completion_stream`](crate::Client::completion_stream)).
+    CompletionStream,
+    CompletionChunk
+);

@@ -1,0 +1,377 @@
+//! One connection per request: TCP (no Nagle), optional TLS, hyper's HTTP/1 handshake, and the
+//! instant the request's first byte was written.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::http1;
+use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+use crate::{Error, TimeoutKind};
+
+/// Where requests go: scheme, host, port and the path prefix below which `/v1` lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Endpoint {
+    pub(crate) https: bool,
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) authority: String,
+    pub(crate) prefix: String,
+}
+
+impl Endpoint {
+    pub(crate) fn parse(url: &str) -> Result<Self, Error> {
+        let invalid = |reason: &str| Error::InvalidUrl {
+            url: url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let uri: http::Uri = url
+            .trim()
+            .parse()
+            .map_err(|error: http::uri::InvalidUri| invalid(&error.to_string()))?;
+        let https = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
+            Some(_) => return Err(invalid("the scheme must be http or https")),
+            None => return Err(invalid("it has no scheme")),
+        };
+        let authority = uri.authority().ok_or_else(|| invalid("it has no host"))?;
+        if authority.as_str().contains('@') {
+            return Err(invalid(
+                "user information in the URL is not supported; use an API key",
+            ));
+        }
+        if uri.query().is_some() {
+            return Err(invalid("a query string is not supported"));
+        }
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        if host.is_empty() {
+            return Err(invalid("it has no host"));
+        }
+        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let path = uri.path().trim_end_matches('/');
+        let prefix = path
+            .strip_suffix("/v1")
+            .unwrap_or(path)
+            .trim_end_matches('/')
+            .to_owned();
+        Ok(Self {
+            https,
+            host,
+            port,
+            authority: authority.as_str().to_owned(),
+            prefix,
+        })
+    }
+
+    /// `<root>/v1/<endpoint>`.
+    pub(crate) fn api_path(&self, endpoint: &str) -> String {
+        format!("{}/v1/{endpoint}", self.prefix)
+    }
+
+    /// `<root>/<endpoint>`.
+    pub(crate) fn root_path(&self, endpoint: &str) -> String {
+        format!("{}/{endpoint}", self.prefix)
+    }
+
+    /// The base URL in canonical form, without `/v1`.
+    pub(crate) fn root_url(&self) -> String {
+        format!(
+            "{}://{}{}",
+            if self.https { "https" } else { "http" },
+            self.authority,
+            self.prefix
+        )
+    }
+}
+
+/// Wraps the connection's I/O and stamps the first successful write.
+#[derive(Debug)]
+struct StampedIo<T> {
+    inner: T,
+    first_write: Arc<OnceLock<Instant>>,
+}
+
+impl<T> StampedIo<T> {
+    fn stamp(&self, before: Option<Instant>, result: &Poll<io::Result<usize>>) {
+        if let (Some(before), Poll::Ready(Ok(n))) = (before, result)
+            && *n > 0
+        {
+            let _ = self.first_write.set(before);
+        }
+    }
+
+    fn before(&self) -> Option<Instant> {
+        self.first_write.get().is_none().then(Instant::now)
+    }
+}
+
+impl<T: Read + Unpin> Read for StampedIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: Write + Unpin> Write for StampedIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let before = self.before();
+        let result = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.stamp(before, &result);
+        result
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let before = self.before();
+        let result = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.stamp(before, &result);
+        result
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// The earlier of a phase deadline and the total deadline, with the kind that expires first.
+pub(crate) fn earliest(
+    phase: Option<(Instant, TimeoutKind)>,
+    total: Option<Instant>,
+) -> Option<(Instant, TimeoutKind)> {
+    match (phase, total) {
+        (Some((at, kind)), Some(total)) if at < total => Some((at, kind)),
+        (_, Some(total)) => Some((total, TimeoutKind::Total)),
+        (phase, None) => phase,
+    }
+}
+
+pub(crate) fn after(
+    start: Instant,
+    duration: Option<Duration>,
+    kind: TimeoutKind,
+) -> Option<(Instant, TimeoutKind)> {
+    duration.map(|duration| (start + duration, kind))
+}
+
+/// Runs `future` until `deadline`, turning expiry into [`Error::Timeout`].
+pub(crate) async fn within<F: Future>(
+    deadline: Option<(Instant, TimeoutKind)>,
+    events_received: usize,
+    future: F,
+) -> Result<F::Output, Error> {
+    match deadline {
+        None => Ok(future.await),
+        Some((at, which)) => tokio::time::timeout_at(at.into(), future)
+            .await
+            .map_err(|_| Error::Timeout {
+                which,
+                events_received,
+            }),
+    }
+}
+
+/// An open connection ready for one request.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    pub(crate) sender: http1::SendRequest<Full<Bytes>>,
+    pub(crate) first_write: Arc<OnceLock<Instant>>,
+}
+
+/// Opens a connection to `endpoint` (TLS when https) and spawns hyper's connection driver.
+pub(crate) async fn connect(
+    endpoint: &Endpoint,
+    tls: Option<&Arc<rustls::ClientConfig>>,
+) -> Result<Connection, Error> {
+    let address = format!("{}:{}", endpoint.host, endpoint.port);
+    let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port))
+        .await
+        .map_err(|source| Error::Connect {
+            address: address.clone(),
+            source,
+        })?;
+    tcp.set_nodelay(true)
+        .map_err(|source| Error::Connect { address, source })?;
+    let first_write = Arc::new(OnceLock::new());
+    let sender =
+        if endpoint.https {
+            let config = tls.ok_or_else(|| Error::Tls {
+                host: endpoint.host.clone(),
+                source: io::Error::other("no TLS configuration was built"),
+            })?;
+            let server_name = rustls::pki_types::ServerName::try_from(endpoint.host.clone())
+                .map_err(|error| Error::Tls {
+                    host: endpoint.host.clone(),
+                    source: io::Error::new(io::ErrorKind::InvalidInput, error),
+                })?;
+            let stream = tokio_rustls::TlsConnector::from(Arc::clone(config))
+                .connect(server_name, tcp)
+                .await
+                .map_err(|source| Error::Tls {
+                    host: endpoint.host.clone(),
+                    source,
+                })?;
+            handshake(
+                StampedIo {
+                    inner: TokioIo::new(stream),
+                    first_write: Arc::clone(&first_write),
+                },
+                endpoint,
+            )
+            .await?
+        } else {
+            handshake(
+                StampedIo {
+                    inner: TokioIo::new(tcp),
+                    first_write: Arc::clone(&first_write),
+                },
+                endpoint,
+            )
+            .await?
+        };
+    Ok(Connection {
+        sender,
+        first_write,
+    })
+}
+
+async fn handshake<T>(
+    io: StampedIo<T>,
+    endpoint: &Endpoint,
+) -> Result<http1::SendRequest<Full<Bytes>>, Error>
+where
+    T: Read + Write + Unpin + Send + 'static,
+{
+    // One flat buffer for head and body: the request leaves in a single write.
+    let (sender, connection) = http1::Builder::new()
+        .writev(false)
+        .handshake(io)
+        .await
+        .map_err(|source| Error::Request {
+            what: format!("HTTP handshake with {}", endpoint.authority),
+            source,
+        })?;
+    tokio::spawn(async move {
+        // The error, if any, reaches the caller through the response or its body.
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+/// Reads a whole body, up to `cap` bytes (the rest is dropped), under first-byte, idle and
+/// total deadlines. Returns the bytes and whether the body was cut.
+pub(crate) async fn read_body(
+    body: &mut Incoming,
+    cap: usize,
+    first_byte: Option<(Instant, TimeoutKind)>,
+    idle: Option<Duration>,
+    total: Option<Instant>,
+) -> Result<(Vec<u8>, bool), Error> {
+    let mut bytes = Vec::new();
+    let mut deadline = earliest(first_byte, total);
+    loop {
+        let Some(frame) = within(deadline, 0, body.frame()).await? else {
+            return Ok((bytes, false));
+        };
+        let frame = frame.map_err(|error| Error::StreamDropped {
+            events_received: 0,
+            source: Some(Box::new(error)),
+        })?;
+        if let Ok(data) = frame.into_data() {
+            let room = cap - bytes.len();
+            if data.len() >= room {
+                bytes.extend_from_slice(&data[..room]);
+                return Ok((bytes, data.len() > room));
+            }
+            bytes.extend_from_slice(&data);
+        }
+        deadline = earliest(after(Instant::now(), idle, TimeoutKind::Idle), total);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_url_with_or_without_v1() {
+        for url in [
+            "http://127.0.0.1:8000",
+            "http://127.0.0.1:8000/",
+            "http://127.0.0.1:8000/v1",
+            "http://127.0.0.1:8000/v1/",
+        ] {
+            let endpoint = Endpoint::parse(url).expect("valid");
+            assert_eq!(endpoint.api_path("models"), "/v1/models", "{url}");
+            assert_eq!(endpoint.root_path("metrics"), "/metrics", "{url}");
+            assert_eq!(endpoint.port, 8000);
+        }
+        let endpoint = Endpoint::parse("https://api.example.com/proxy/v1").expect("valid");
+        assert_eq!((endpoint.port, endpoint.https), (443, true));
+        assert_eq!(
+            endpoint.api_path("chat/completions"),
+            "/proxy/v1/chat/completions"
+        );
+        assert_eq!(endpoint.root_url(), "https://api.example.com/proxy");
+        let endpoint = Endpoint::parse("http://[::1]:9/").expect("valid");
+        assert_eq!(endpoint.host, "::1");
+    }
+
+    #[test]
+    fn bad_urls_are_refused() {
+        for url in [
+            "127.0.0.1:8000",
+            "ftp://host",
+            "http://host/?a=b",
+            "not a url",
+        ] {
+            assert!(
+                matches!(Endpoint::parse(url), Err(Error::InvalidUrl { .. })),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn earliest_deadline_names_its_kind() {
+        let now = Instant::now();
+        let phase = Some((now + Duration::from_secs(1), TimeoutKind::Idle));
+        assert_eq!(earliest(phase, Some(now + Duration::from_secs(2))), phase);
+        assert_eq!(
+            earliest(phase, Some(now)).map(|(_, kind)| kind),
+            Some(TimeoutKind::Total)
+        );
+        assert_eq!(earliest(None, None), None);
+    }
+}

@@ -1,0 +1,510 @@
+//! Recorded transcripts of real servers (llama-server b11434, llama-cpp-python 0.3.36):
+//! decoded byte for byte, and replayed over loopback TCP through the client.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use vernier_openai::{
+    ChatMessage, ChatRequest, ClientBuilder, CompletionRequest, Error, ServerKind, SseDecoder,
+    SseEvent,
+};
+
+use crate::support::{SERVERS, Step, chunked_response, read_fixture, serve, split_writes, stems};
+
+fn decode(bytes: &[u8], piece: usize) -> Vec<SseEvent> {
+    let mut decoder = SseDecoder::default();
+    let mut events = Vec::new();
+    for chunk in bytes.chunks(piece.max(1)) {
+        decoder.decode(chunk, &mut events).expect("fixture decodes");
+    }
+    decoder.finish(&mut events).expect("fixture finishes");
+    events
+}
+
+#[test]
+fn every_sse_fixture_reencodes_byte_for_byte() {
+    let mut n_files = 0;
+    for server in SERVERS {
+        for stem in stems(server, "sse") {
+            let bytes = read_fixture(server, &format!("{stem}.sse"));
+            for piece in [bytes.len(), 1, 7, 4096] {
+                let events = decode(&bytes, piece);
+                let reencoded = events.iter().fold(String::new(), |mut out, event| {
+                    out.push_str("data: ");
+                    out.push_str(&event.data);
+                    out.push_str(
+                        "
+
+",
+                    );
+                    out
+                });
+                assert_eq!(
+                    reencoded.as_bytes(),
+                    &bytes[..],
+                    "{server}/{stem}.sse in pieces of {piece}"
+                );
+                assert!(
+                    events
+                        .iter()
+                        .all(|event| event.event.is_none() && event.id.is_none())
+                );
+            }
+            n_files += 1;
+        }
+    }
+    assert!(n_files >= 20, "only {n_files} .sse fixtures found");
+}
+
+/// What an independent reading of the `.sse` file (plain `serde_json::Value`) says.
+struct Expected {
+    n_events: usize,
+    content: String,
+    finish_reason: Option<String>,
+    usage: Option<Value>,
+}
+
+fn expected_from_sse(bytes: &[u8], completions: bool) -> Expected {
+    let text = std::str::from_utf8(bytes).expect("utf-8 fixture");
+    let mut expected = Expected {
+        n_events: 0,
+        content: String::new(),
+        finish_reason: None,
+        usage: None,
+    };
+    for line in text.lines() {
+        let Some(data) = line.strip_prefix("data: ") else {
+            continue;
+        };
+        if data == "[DONE]" {
+            continue;
+        }
+        expected.n_events += 1;
+        let value: Value = serde_json::from_str(data).expect("fixture json");
+        for choice in value["choices"].as_array().into_iter().flatten() {
+            let piece = if completions {
+                &choice["text"]
+            } else {
+                &choice["delta"]["content"]
+            };
+            if let Some(piece) = piece.as_str() {
+                expected.content.push_str(piece);
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                expected.finish_reason = Some(reason.to_owned());
+            }
+        }
+        if value.get("usage").is_some_and(|usage| !usage.is_null()) {
+            expected.usage = Some(value["usage"].clone());
+        }
+    }
+    expected
+}
+
+fn wire_handler(wire: Vec<u8>, seed: u64) -> crate::support::Handler {
+    Arc::new(move |_| split_writes(&wire, seed, 300))
+}
+
+#[tokio::test]
+async fn replayed_streams_match_an_independent_reading() {
+    let mut n_streams = 0;
+    for server in SERVERS {
+        for (seed, stem) in (1_u64..).zip(stems(server, "sse")) {
+            let wire = read_fixture(server, &format!("{stem}.wire"));
+            let sse = read_fixture(server, &format!("{stem}.sse"));
+            let completions = stem.starts_with("completions");
+            let expected = expected_from_sse(&sse, completions);
+            let (addr, _) = serve(wire_handler(wire, seed)).await;
+            let client = ClientBuilder::new(&format!("http://{addr}/v1"))
+                .build()
+                .expect("client");
+
+            let mut stamps = Vec::new();
+            let (outcome, accumulated, sent_at, headers_at) = if completions {
+                let mut stream = client
+                    .completion_stream(&CompletionRequest::new("m", "Say"))
+                    .await
+                    .expect("stream opens");
+                let outcome = loop {
+                    match stream.next_event().await {
+                        Some(Ok(event)) => stamps.push(event.arrived_at),
+                        Some(Err(error)) => break Err(error),
+                        None => break Ok(()),
+                    }
+                };
+                (
+                    outcome,
+                    stream.accumulated().clone(),
+                    stream.request_sent_at(),
+                    stream.headers_at(),
+                )
+            } else {
+                let request = ChatRequest::new("m", vec![ChatMessage::user("Say hello")]);
+                let mut stream = client.chat_stream(&request).await.expect("stream opens");
+                let outcome = loop {
+                    match stream.next_event().await {
+                        Some(Ok(event)) => stamps.push(event.arrived_at),
+                        Some(Err(error)) => break Err(error),
+                        None => break Ok(()),
+                    }
+                };
+                (
+                    outcome,
+                    stream.accumulated().clone(),
+                    stream.request_sent_at(),
+                    stream.headers_at(),
+                )
+            };
+
+            if sse.is_empty() {
+                // llama-cpp-python answers a context overflow with 200 and an empty body.
+                assert!(
+                    matches!(
+                        outcome,
+                        Err(Error::StreamDropped {
+                            events_received: 0,
+                            source: None
+                        })
+                    ),
+                    "{server}/{stem}: {outcome:?}"
+                );
+                continue;
+            }
+            outcome.unwrap_or_else(|error| panic!("{server}/{stem}: {error}"));
+            assert_eq!(stamps.len(), expected.n_events, "{server}/{stem} events");
+            assert_eq!(accumulated.n_events(), expected.n_events, "{server}/{stem}");
+            assert_eq!(
+                accumulated.content(),
+                expected.content,
+                "{server}/{stem} content"
+            );
+            assert_eq!(
+                accumulated.finish_reason(),
+                expected.finish_reason.as_deref(),
+                "{server}/{stem}"
+            );
+            let usage = accumulated
+                .usage()
+                .map(|usage| serde_json::to_value(usage).expect("serialises"));
+            assert_eq!(
+                usage, expected.usage,
+                "{server}/{stem} usage survives a round trip"
+            );
+            assert!(
+                sent_at <= headers_at,
+                "{server}/{stem}: headers before the request was sent"
+            );
+            assert!(stamps.first().is_some_and(|first| *first >= headers_at));
+            assert!(
+                stamps.windows(2).all(|pair| pair[0] <= pair[1]),
+                "{server}/{stem}: stamps go back"
+            );
+            n_streams += 1;
+        }
+    }
+    assert!(n_streams >= 18, "only {n_streams} streams replayed");
+}
+
+async fn chat_stream_of(server: &str, stem: &str) -> vernier_openai::ChatStream {
+    let (addr, _) = serve(wire_handler(
+        read_fixture(server, &format!("{stem}.wire")),
+        7,
+    ))
+    .await;
+    let client = ClientBuilder::new(&format!("http://{addr}"))
+        .build()
+        .expect("client");
+    let request = ChatRequest::new("m", vec![ChatMessage::user("x")]);
+    client.chat_stream(&request).await.expect("stream opens")
+}
+
+#[tokio::test]
+async fn llama_server_usage_timings_and_role_chunk() {
+    let mut stream = chat_stream_of("llama-server-b11434", "chat-stream-usage").await;
+    let first = stream.next_event().await.expect("an event").expect("ok");
+    assert_eq!(
+        first.chunk.choices[0].delta.role.as_deref(),
+        Some("assistant")
+    );
+    assert!(
+        !first.chunk.is_token_bearing(),
+        "the role-only chunk carries no token"
+    );
+    let accumulated = stream.collect().await.expect("whole stream");
+    // README: 64 one-token content events, then a finish chunk and a usage chunk.
+    assert_eq!(accumulated.n_token_events(), 64);
+    assert_eq!(accumulated.n_events(), 67);
+    let usage = accumulated.usage().expect("usage chunk");
+    assert_eq!(
+        (
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.total_tokens
+        ),
+        (16, 64, 80)
+    );
+    assert_eq!(usage.cached_tokens(), Some(1));
+    let timings = accumulated.timings().expect("timings");
+    assert_eq!(
+        (timings.prompt_n, timings.predicted_n),
+        (Some(15), Some(64))
+    );
+    assert_eq!(accumulated.finish_reason(), Some("length"));
+}
+
+#[tokio::test]
+async fn logprobs_one_entry_per_content_event() {
+    for server in SERVERS {
+        let mut stream = chat_stream_of(server, "chat-stream-logprobs").await;
+        let mut n_content = 0;
+        while let Some(event) = stream.next_event().await {
+            let chunk = event.expect("ok").chunk;
+            if chunk.content_len() > 0 {
+                n_content += 1;
+                assert_eq!(chunk.logprob_count(), Some(1), "{server}");
+            }
+        }
+        assert_eq!(n_content, 6, "{server}: max_tokens 6, one token per event");
+        assert_eq!(stream.accumulated().n_logprob_tokens(), Some(6), "{server}");
+    }
+}
+
+#[tokio::test]
+async fn llama_server_streamed_tool_call_is_assembled() {
+    let stream = chat_stream_of("llama-server-b11434", "tools-stream-tool-call").await;
+    let accumulated = stream.collect().await.expect("whole stream");
+    let calls = accumulated.tool_calls();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].index, 0);
+    assert_eq!(calls[0].id, "Xx3hbNcfVAVA22o7J3h6V4EAcVztvcjZ");
+    assert_eq!(calls[0].name, "get_weather");
+    let arguments: Value = serde_json::from_str(&calls[0].arguments).expect("arguments are JSON");
+    assert_eq!(arguments, serde_json::json!({"city": "Paris"}));
+    assert_eq!(accumulated.finish_reason(), Some("tool_calls"));
+    assert_eq!(
+        accumulated.usage().map(|usage| usage.completion_tokens),
+        Some(35)
+    );
+}
+
+#[tokio::test]
+async fn error_fixtures_keep_status_and_body() {
+    let mut n_errors = 0;
+    for server in SERVERS {
+        for stem in stems(server, "wire")
+            .into_iter()
+            .filter(|stem| stem.starts_with("error-"))
+        {
+            let wire = read_fixture(server, &format!("{stem}.wire"));
+            let status_line = String::from_utf8_lossy(
+                &wire[..wire.iter().position(|&b| b == b'\r').expect("status")],
+            )
+            .into_owned();
+            let status: u16 = status_line
+                .split_whitespace()
+                .nth(1)
+                .expect("code")
+                .parse()
+                .expect("number");
+            if status < 400 {
+                continue;
+            }
+            let body = ["json", "body"]
+                .iter()
+                .find_map(|ext| {
+                    std::fs::read(
+                        crate::support::fixtures_dir()
+                            .join(server)
+                            .join(format!("{stem}.{ext}")),
+                    )
+                    .ok()
+                })
+                .expect("error body fixture");
+            let (addr, _) = serve(wire_handler(wire, 3)).await;
+            let client = ClientBuilder::new(&format!("http://{addr}"))
+                .build()
+                .expect("client");
+            let request = ChatRequest::new("m", vec![ChatMessage::user("x")]);
+            match client.chat_stream(&request).await {
+                Err(Error::Http {
+                    status: got,
+                    body: got_body,
+                }) => {
+                    assert_eq!(got, status, "{server}/{stem}");
+                    assert_eq!(got_body.as_bytes(), &body[..], "{server}/{stem}");
+                }
+                other => panic!("{server}/{stem}: expected an HTTP error, got {other:?}"),
+            }
+            n_errors += 1;
+        }
+    }
+    assert!(n_errors >= 7, "only {n_errors} error fixtures");
+}
+
+#[tokio::test]
+async fn non_streamed_chat_and_tool_call() {
+    for server in SERVERS {
+        let (addr, _) = serve(wire_handler(read_fixture(server, "chat-nonstream.wire"), 5)).await;
+        let client = ClientBuilder::new(&format!("http://{addr}"))
+            .build()
+            .expect("client");
+        let response = client
+            .chat(&ChatRequest::new("m", vec![ChatMessage::user("x")]))
+            .await
+            .expect("answer");
+        let expected: Value =
+            serde_json::from_slice(&read_fixture(server, "chat-nonstream.json")).expect("json");
+        assert_eq!(
+            response.choices[0].message.text(),
+            expected["choices"][0]["message"]["content"]
+                .as_str()
+                .expect("text")
+        );
+        assert_eq!(
+            response.usage.as_ref().map(|usage| usage.completion_tokens),
+            expected["usage"]["completion_tokens"].as_u64()
+        );
+        // Unknown fields survive: the round trip gives back the server's object.
+        assert_eq!(
+            serde_json::to_value(&response).expect("serialises")["id"],
+            expected["id"]
+        );
+    }
+    let server = "llama-server-b11434";
+    let (addr, _) = serve(wire_handler(
+        read_fixture(server, "tools-nonstream-tool-call.wire"),
+        5,
+    ))
+    .await;
+    let client = ClientBuilder::new(&format!("http://{addr}"))
+        .build()
+        .expect("client");
+    let response = client
+        .chat(&ChatRequest::new("m", vec![ChatMessage::user("x")]))
+        .await
+        .expect("answer");
+    let calls = response.choices[0]
+        .message
+        .tool_calls
+        .as_ref()
+        .expect("tool calls");
+    assert_eq!(calls[0].function.name, "get_weather");
+    assert_eq!(calls[0].function.arguments, r#"{"city": "Paris"}"#);
+    assert_eq!(
+        response.choices[0].finish_reason.as_deref(),
+        Some("tool_calls")
+    );
+}
+
+#[tokio::test]
+async fn models_metrics_and_identity_of_llama_server() {
+    let server = "llama-server-b11434";
+    let routes: Vec<(&str, Vec<u8>)> = vec![
+        ("/v1/models", read_fixture(server, "models.wire")),
+        ("/metrics", read_fixture(server, "metrics.wire")),
+        ("/props", read_fixture(server, "props.wire")),
+        ("/health", read_fixture(server, "health.wire")),
+    ];
+    let not_found = read_fixture(server, "error-404-path.wire");
+    let (addr, mut seen) = serve(Arc::new(move |request| {
+        let wire = routes
+            .iter()
+            .find(|(path, _)| *path == request.path)
+            .map_or(&not_found, |(_, wire)| wire);
+        vec![Step::Write(wire.clone())]
+    }))
+    .await;
+    let client = ClientBuilder::new(&format!("http://{addr}/v1/"))
+        .build()
+        .expect("client");
+
+    let models = client.models().await.expect("models");
+    assert_eq!(models.len(), 1);
+    assert_eq!(models[0].id, "gemma-3-270m-q4_k_m");
+    assert_eq!(models[0].extra["owned_by"], "llamacpp");
+
+    let metrics = client.metrics().await.expect("metrics");
+    // Values as printed in metrics.body.
+    assert_eq!(metrics.sum("llamacpp:prompt_tokens_total"), Some(26012.0));
+    assert_eq!(metrics.sum("llamacpp:tokens_predicted_total"), Some(2176.0));
+
+    client.health().await.expect("healthy");
+    let identity = client.server_identity().await;
+    assert_eq!(identity.kind, ServerKind::LlamaCpp);
+    assert_eq!(identity.server_header.as_deref(), Some("llama.cpp"));
+    assert!(
+        identity.version_json.is_none(),
+        "/version is a 404 on llama-server"
+    );
+    assert!(
+        identity
+            .props_json
+            .as_ref()
+            .is_some_and(|props| props.get("total_slots").is_some())
+    );
+
+    let mut paths = Vec::new();
+    while let Ok(request) = seen.try_recv() {
+        paths.push(request.path);
+    }
+    assert!(
+        paths.contains(&"/v1/models".to_owned()) && paths.contains(&"/metrics".to_owned()),
+        "{paths:?}"
+    );
+}
+
+#[tokio::test]
+async fn mid_stream_error_objects_are_surfaced_with_what_came_before() {
+    let sse = read_fixture("llama-server-b11434", "chat-stream-length.sse");
+    let text = String::from_utf8(sse).expect("utf-8");
+    let first_three: Vec<String> = text
+        .split("\n\n")
+        .take(3)
+        .map(|event| format!("{event}\n\n"))
+        .collect();
+    let expected = expected_from_sse(first_three.concat().as_bytes(), false);
+    let shapes: [&[u8]; 3] = [
+        // vLLM: a data event holding {"error": {...}}.
+        b"data: {\"error\": {\"object\": \"error\", \"message\": \"engine dead\", \"type\": \"InternalServerError\", \"param\": null, \"code\": 500}}\n\n",
+        // llama.cpp: a data event with its error object.
+        b"data: {\"error\":{\"code\":500,\"message\":\"slot failed\",\"type\":\"server_error\"}}\n\n",
+        // Older llama.cpp builds: an `error:` line instead of `data:`.
+        b"error: {\"code\":500,\"message\":\"slot failed\",\"type\":\"server_error\"}\n\n",
+    ];
+    for shape in shapes {
+        let mut pieces: Vec<&[u8]> = first_three.iter().map(String::as_bytes).collect();
+        pieces.push(shape);
+        let wire = chunked_response("200 OK", "text/event-stream", &pieces, true);
+        let (addr, _) = serve(wire_handler(wire, 11)).await;
+        let client = ClientBuilder::new(&format!("http://{addr}"))
+            .build()
+            .expect("client");
+        let mut stream = client
+            .chat_stream(&ChatRequest::new("m", vec![ChatMessage::user("x")]))
+            .await
+            .expect("opens");
+        let mut n_ok = 0;
+        let error = loop {
+            match stream.next_event().await {
+                Some(Ok(_)) => n_ok += 1,
+                Some(Err(error)) => break error,
+                None => panic!("the error was swallowed"),
+            }
+        };
+        assert_eq!(n_ok, 3);
+        let Error::ServerErrorEvent {
+            error,
+            events_received,
+        } = error
+        else {
+            panic!("{error:?}")
+        };
+        assert_eq!(events_received, 3);
+        assert_eq!(error["code"], 500);
+        assert_eq!(stream.accumulated().content(), expected.content);
+        assert!(
+            stream.next_event().await.is_none(),
+            "the stream ends after the error"
+        );
+    }
+}

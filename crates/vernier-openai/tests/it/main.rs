@@ -1,0 +1,8 @@
+//! Integration tests for vernier-openai: recorded transcripts, a loopback fault server, the
+//! simulator, and property tests of the SSE decoder.
+
+mod faults;
+mod fixtures;
+mod sim;
+mod split;
+mod support;

@@ -1,0 +1,249 @@
+//! Real HTTP over loopback against `vernier-sim`, whose wire types are its own.
+
+use std::time::Duration;
+
+use serde_json::json;
+use vernier_openai::{
+    ChatMessage, ChatRequest, ChatStream, Client, ClientBuilder, Error, StreamOptions, TimeoutKind,
+    Timeouts,
+};
+use vernier_sim::{Sim, SimConfig, SimHandle, TokensPerEvent, sim_tokenize};
+
+async fn start(config: SimConfig) -> (SimHandle, Client) {
+    let sim = Sim::start(config).await.expect("simulator starts");
+    let client = ClientBuilder::new(&format!("{}/v1", sim.base_url()))
+        .timeouts(Timeouts::default().idle(Some(Duration::from_millis(400))))
+        .build()
+        .expect("client");
+    (sim, client)
+}
+
+fn request(max_tokens: u64) -> ChatRequest {
+    let mut request = ChatRequest::new(
+        "vernier-sim",
+        vec![ChatMessage::user("Write about rivers and the sea.")],
+    );
+    request.max_tokens = Some(max_tokens);
+    request.stream_options = Some(StreamOptions::usage(true));
+    request
+        .with_extra("return_token_ids", true)
+        .with_extra("ignore_eos", true)
+}
+
+async fn drain(stream: &mut ChatStream) -> (Vec<usize>, Option<Error>) {
+    let mut tokens_per_event = Vec::new();
+    while let Some(event) = stream.next_event().await {
+        match event {
+            Ok(event) if event.chunk.is_token_bearing() => {
+                tokens_per_event.push(event.chunk.token_id_count().unwrap_or(0));
+            }
+            Ok(_) => {}
+            Err(error) => return (tokens_per_event, Some(error)),
+        }
+    }
+    (tokens_per_event, None)
+}
+
+#[tokio::test]
+async fn token_counts_per_event_match_the_ground_truth() {
+    for k in 1..=4_u32 {
+        let config = SimConfig::builder()
+            .decode_step(Duration::from_millis(2))
+            .tokens_per_event(TokensPerEvent::Fixed(k))
+            .build();
+        let (sim, client) = start(config).await;
+        let mut stream = client
+            .chat_stream(&request(24))
+            .await
+            .expect("stream opens");
+        let (tokens_per_event, error) = drain(&mut stream).await;
+        assert!(error.is_none(), "k={k}: {error:?}");
+        let truth = sim.ground_truth().pop().expect("one request recorded");
+        assert_eq!(
+            truth.completion_tokens, 24,
+            "k={k}: ignore_eos forces the length"
+        );
+        let expected: Vec<usize> = truth.tokens_per_event.iter().map(|&n| n as usize).collect();
+        assert_eq!(
+            expected,
+            vec![k as usize; 24 / k as usize],
+            "k={k}: the simulator's own plan"
+        );
+        assert_eq!(tokens_per_event, expected, "k={k}");
+        let accumulated = stream.accumulated();
+        let usage = accumulated.usage().expect("usage");
+        assert_eq!(
+            usage.completion_tokens,
+            u64::from(truth.completion_tokens),
+            "k={k}"
+        );
+        assert_eq!(
+            accumulated.n_token_ids(),
+            Some(truth.completion_tokens as usize),
+            "k={k}"
+        );
+        assert_eq!(accumulated.n_token_events(), expected.len(), "k={k}");
+        assert!(!accumulated.content().is_empty());
+        assert!(stream.request_sent_at() <= stream.headers_at());
+    }
+}
+
+#[tokio::test]
+async fn split_writes_do_not_change_what_is_received() {
+    let mut contents = Vec::new();
+    for split in [false, true] {
+        let config = SimConfig::builder()
+            .decode_step(Duration::from_millis(1))
+            .split_writes(split)
+            .seed(9)
+            .build();
+        let (_sim, client) = start(config).await;
+        let accumulated = client
+            .chat_stream(&request(20))
+            .await
+            .expect("opens")
+            .collect()
+            .await
+            .expect("whole");
+        contents.push((accumulated.content().to_owned(), accumulated.n_events()));
+    }
+    assert_eq!(contents[0], contents[1]);
+}
+
+#[tokio::test]
+async fn http_faults_keep_status_and_body() {
+    let (_sim, client) = start(SimConfig::builder().build()).await;
+    let fault =
+        json!({"kind": "http_status", "status": 429, "body": "{\"error\":\"rate limited\"}"});
+    match client
+        .chat_stream(&request(8).with_extra("sim_fault", fault))
+        .await
+    {
+        Err(Error::Http { status, body }) => assert_eq!(
+            (status, body.as_str()),
+            (429, "{\"error\":\"rate limited\"}")
+        ),
+        other => panic!("expected 429, got {other:?}"),
+    }
+    let fault = json!({"kind": "http_status", "status": 500});
+    match client
+        .chat(&request(8).with_extra("sim_fault", fault))
+        .await
+    {
+        Err(Error::Http { status, body }) => {
+            assert_eq!(status, 500);
+            assert!(body.contains("error"), "{body}");
+        }
+        other => panic!("expected 500, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn stream_faults_keep_what_arrived() {
+    let config = SimConfig::builder()
+        .decode_step(Duration::from_millis(1))
+        .build();
+    let (_sim, client) = start(config).await;
+
+    let fault = json!({"kind": "drop_after_events", "events": 3});
+    let mut stream = client
+        .chat_stream(&request(16).with_extra("sim_fault", fault))
+        .await
+        .expect("opens");
+    let (_, error) = drain(&mut stream).await;
+    assert!(
+        matches!(
+            error,
+            Some(Error::StreamDropped {
+                events_received: 3,
+                ..
+            })
+        ),
+        "{error:?}"
+    );
+    assert_eq!(stream.accumulated().n_events(), 3);
+
+    let fault = json!({"kind": "stall_after_events", "events": 2, "ms": 3000});
+    let mut stream = client
+        .chat_stream(&request(16).with_extra("sim_fault", fault))
+        .await
+        .expect("opens");
+    let (_, error) = drain(&mut stream).await;
+    assert!(
+        matches!(
+            error,
+            Some(Error::Timeout {
+                which: TimeoutKind::Idle,
+                events_received: 2
+            })
+        ),
+        "{error:?}"
+    );
+
+    let fault = json!({"kind": "malformed_json_after_events", "events": 2});
+    let mut stream = client
+        .chat_stream(&request(16).with_extra("sim_fault", fault))
+        .await
+        .expect("opens");
+    let (_, error) = drain(&mut stream).await;
+    let Some(Error::Json {
+        events_received,
+        snippet,
+        offset,
+        ..
+    }) = error
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!(events_received, 2);
+    assert!(!snippet.is_empty() && offset > 0, "{snippet:?} at {offset}");
+
+    let fault = json!({"kind": "overlong_line_after_events", "events": 2});
+    let mut stream = client
+        .chat_stream(&request(16).with_extra("sim_fault", fault))
+        .await
+        .expect("opens");
+    let (_, error) = drain(&mut stream).await;
+    assert!(
+        matches!(
+            error,
+            Some(Error::LineTooLong {
+                limit: vernier_openai::DEFAULT_MAX_LINE_BYTES,
+                events_received: 2
+            })
+        ),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn models_tokenize_and_metrics() {
+    let (_sim, client) = start(SimConfig::builder().max_model_len(4096).build()).await;
+    let models = client.models().await.expect("models");
+    assert_eq!(models[0].id, "vernier-sim");
+    assert_eq!(models[0].max_model_len, Some(4096));
+    let text = "The quick brown fox jumps over the lazy dog.";
+    let tokenized = client
+        .tokenize("vernier-sim", text)
+        .await
+        .expect("tokenize");
+    assert_eq!(tokenized.tokens, sim_tokenize(text));
+    assert_eq!(tokenized.count, tokenized.tokens.len());
+    assert_eq!(tokenized.max_model_len, Some(4096));
+    client
+        .chat_stream(&request(4))
+        .await
+        .expect("opens")
+        .collect()
+        .await
+        .expect("whole");
+    let metrics = client.metrics().await.expect("metrics");
+    assert_eq!(metrics.sum("vllm:num_requests_running"), Some(0.0));
+    assert!(
+        metrics
+            .sum("vllm:generation_tokens_total")
+            .is_some_and(|n| n >= 4.0),
+        "{:?}",
+        metrics.samples()
+    );
+}

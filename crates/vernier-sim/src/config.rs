@@ -1,0 +1,435 @@
+//! Simulator settings: timing, tokens per event, faults and the builder.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::SimError;
+use crate::script::Script;
+
+/// How many tokens one engine step (and so one streamed event) carries.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TokensPerEvent {
+    /// Every step emits this many tokens (the last step of a segment may emit fewer).
+    Fixed(u32),
+    /// Speculative decoding: each step emits between 1 and `draft_tokens + 1` tokens.
+    ///
+    /// `prose[i]` (or `code[i]` for a prompt that looks like code) is the probability that a
+    /// step emits `i + 1` tokens; each vector has `draft_tokens + 1` entries summing to 1.
+    Speculative {
+        /// Draft tokens proposed per step.
+        draft_tokens: u32,
+        /// Distribution of tokens per step for prose prompts.
+        prose: Vec<f64>,
+        /// Distribution of tokens per step for code prompts.
+        code: Vec<f64>,
+    },
+}
+
+const PROSE_DISTRIBUTION: [f64; 5] = [0.32, 0.30, 0.20, 0.10, 0.08];
+const CODE_DISTRIBUTION: [f64; 5] = [0.12, 0.15, 0.20, 0.25, 0.28];
+
+impl TokensPerEvent {
+    /// Four draft tokens, prose-like acceptance for every prompt: 2.32 tokens per step on average.
+    pub fn prose_like() -> Self {
+        Self::Speculative {
+            draft_tokens: 4,
+            prose: PROSE_DISTRIBUTION.to_vec(),
+            code: PROSE_DISTRIBUTION.to_vec(),
+        }
+    }
+
+    /// Four draft tokens, code-like acceptance for every prompt: 3.42 tokens per step on average.
+    pub fn code_like() -> Self {
+        Self::Speculative {
+            draft_tokens: 4,
+            prose: CODE_DISTRIBUTION.to_vec(),
+            code: CODE_DISTRIBUTION.to_vec(),
+        }
+    }
+
+    /// Four draft tokens; prose prompts average 2.32 tokens per step and code prompts 3.42,
+    /// as a real speculative decoder accepts more drafts on code.
+    pub fn speculative() -> Self {
+        Self::Speculative {
+            draft_tokens: 4,
+            prose: PROSE_DISTRIBUTION.to_vec(),
+            code: CODE_DISTRIBUTION.to_vec(),
+        }
+    }
+
+    /// Mean tokens per step for a prose (`is_code == false`) or code prompt.
+    pub fn mean_tokens_per_step(&self, is_code: bool) -> f64 {
+        match self {
+            Self::Fixed(n) => f64::from(*n),
+            Self::Speculative { prose, code, .. } => {
+                let distribution = if is_code { code } else { prose };
+                distribution
+                    .iter()
+                    .zip(1_u32..)
+                    .map(|(p, k)| p * f64::from(k))
+                    .sum()
+            }
+        }
+    }
+
+    fn validate(&self) -> Result<(), SimError> {
+        match self {
+            Self::Fixed(0) => Err(SimError::InvalidConfig {
+                field: "tokens_per_event",
+                reason: "Fixed(0) emits nothing; use 1 or more".to_owned(),
+            }),
+            Self::Fixed(_) => Ok(()),
+            Self::Speculative {
+                draft_tokens,
+                prose,
+                code,
+            } => {
+                for (name, distribution) in [("prose", prose), ("code", code)] {
+                    if distribution.len() != *draft_tokens as usize + 1 {
+                        return Err(SimError::InvalidConfig {
+                            field: "tokens_per_event",
+                            reason: format!(
+                                "the {name} distribution has {} entries; it needs draft_tokens + 1 = {}",
+                                distribution.len(),
+                                draft_tokens + 1
+                            ),
+                        });
+                    }
+                    let sum: f64 = distribution.iter().sum();
+                    if distribution.iter().any(|p| !p.is_finite() || *p < 0.0)
+                        || (sum - 1.0).abs() > 1e-6
+                    {
+                        return Err(SimError::InvalidConfig {
+                            field: "tokens_per_event",
+                            reason: format!(
+                                "the {name} probabilities must be non-negative and sum to 1 (they sum to {sum})"
+                            ),
+                        });
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One fault applied to one request.
+///
+/// In a request body it is the field `"sim_fault"`, for example
+/// `{"kind": "stall_after_events", "events": 3, "ms": 500}`.
+/// "Events" count every `data:` line sent, including the role-only first chunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Fault {
+    /// Answer with this HTTP status and body instead of generating.
+    /// Without a body, a vLLM-shaped error object is sent.
+    HttpStatus {
+        /// HTTP status code, e.g. 429 or 500.
+        status: u16,
+        /// Response body sent as is (JSON content type).
+        #[serde(default)]
+        body: Option<String>,
+    },
+    /// Close the connection abruptly after this many events.
+    DropAfterEvents {
+        /// Events sent before the drop.
+        events: usize,
+    },
+    /// Pause for `ms` milliseconds after this many events, then carry on.
+    StallAfterEvents {
+        /// Events sent before the stall.
+        events: usize,
+        /// Length of the stall in milliseconds.
+        ms: u64,
+    },
+    /// Send one event whose JSON is cut off after this many events, then carry on.
+    MalformedJsonAfterEvents {
+        /// Events sent before the malformed one.
+        events: usize,
+    },
+    /// Send one 5 MiB `data:` line after this many events, then carry on.
+    OverlongLineAfterEvents {
+        /// Events sent before the over-long one.
+        events: usize,
+    },
+}
+
+/// Faults applied to every request (default: none).
+///
+/// When several apply, one fault is chosen per request, in this order: the request's
+/// `sim_fault`, a script rule's `fault_first_attempts`, `fail_first_n_requests`,
+/// `http_status`, `drop_after_events`, `stall_after_events`, `malformed_json_after_events`,
+/// `overlong_line_after_events`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Faults {
+    /// Every generation request is answered with this status and body.
+    pub http_status: Option<(u16, String)>,
+    /// The first `n` generation requests (counted across endpoints) get this fault.
+    pub fail_first_n_requests: Option<(usize, Fault)>,
+    /// Every stream is dropped after this many events.
+    pub drop_after_events: Option<usize>,
+    /// Every stream stalls for the duration after this many events.
+    pub stall_after_events: Option<(usize, Duration)>,
+    /// Every stream carries one malformed JSON event after this many events.
+    pub malformed_json_after_events: Option<usize>,
+    /// Every stream carries one over-long line after this many events.
+    pub overlong_line_after_events: Option<usize>,
+}
+
+impl Faults {
+    /// The fault the configuration applies to every request, if any.
+    pub(crate) fn standing_fault(&self) -> Option<Fault> {
+        if let Some((status, body)) = &self.http_status {
+            return Some(Fault::HttpStatus {
+                status: *status,
+                body: Some(body.clone()),
+            });
+        }
+        if let Some(events) = self.drop_after_events {
+            return Some(Fault::DropAfterEvents { events });
+        }
+        if let Some((events, stall)) = self.stall_after_events {
+            return Some(Fault::StallAfterEvents {
+                events,
+                ms: u64::try_from(stall.as_millis()).unwrap_or(u64::MAX),
+            });
+        }
+        if let Some(events) = self.malformed_json_after_events {
+            return Some(Fault::MalformedJsonAfterEvents { events });
+        }
+        self.overlong_line_after_events
+            .map(|events| Fault::OverlongLineAfterEvents { events })
+    }
+}
+
+/// Everything the simulator can be told. Build with [`SimConfig::builder`] or start from
+/// [`SimConfig::default`] and set fields.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SimConfig {
+    /// Served model id (default `"vernier-sim"`); other ids get 404.
+    pub model: String,
+    /// Context length reported by `/v1/models` and `/tokenize`, and enforced (default 32768).
+    pub max_model_len: u32,
+    /// Listening address (default `127.0.0.1:0`, an ephemeral port).
+    pub bind: SocketAddr,
+    /// Prefill speed for uncached prompt tokens (default 5000 tokens/s).
+    pub prefill_tokens_per_s: f64,
+    /// Fixed time added to every prefill (default 5 ms).
+    pub fixed_overhead: Duration,
+    /// One engine step; each step emits one event (default 10 ms).
+    pub decode_step: Duration,
+    /// Tokens carried per step (default `Fixed(1)`).
+    pub tokens_per_event: TokensPerEvent,
+    /// Prefix cache with 16-token blocks, keyed by `cache_salt` (default on).
+    pub prefix_cache: bool,
+    /// Reasoning tokens streamed as `reasoning_content` before the content (default 0).
+    pub reasoning_tokens: u32,
+    /// Decode step is multiplied by `1 + k * (running - 1)` (default 0).
+    pub slowdown_per_running_request: f64,
+    /// At most this many requests run at once; others wait (default unlimited).
+    pub max_num_seqs: Option<usize>,
+    /// Send `: keepalive` comments when no event went out for this long (default never).
+    pub keepalive_comment_every: Option<Duration>,
+    /// Write each event in two writes, split mid-line or inside a UTF-8 character.
+    pub split_writes: bool,
+    /// Faults applied to every request.
+    pub faults: Faults,
+    /// Scripted replies matched against the last user message.
+    pub script: Option<Script>,
+    /// Append one JSON line of [`GroundTruth`](crate::GroundTruth) per request here.
+    pub ground_truth_path: Option<PathBuf>,
+    /// Seed for generated text, speculative acceptance and logprobs.
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            model: "vernier-sim".to_owned(),
+            max_model_len: 32_768,
+            bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            prefill_tokens_per_s: 5000.0,
+            fixed_overhead: Duration::from_millis(5),
+            decode_step: Duration::from_millis(10),
+            tokens_per_event: TokensPerEvent::Fixed(1),
+            prefix_cache: true,
+            reasoning_tokens: 0,
+            slowdown_per_running_request: 0.0,
+            max_num_seqs: None,
+            keepalive_comment_every: None,
+            split_writes: false,
+            faults: Faults::default(),
+            script: None,
+            ground_truth_path: None,
+            seed: 0,
+        }
+    }
+}
+
+impl SimConfig {
+    /// A builder starting from the defaults.
+    pub fn builder() -> SimConfigBuilder {
+        SimConfigBuilder {
+            config: Self::default(),
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), SimError> {
+        if !(self.prefill_tokens_per_s.is_finite() && self.prefill_tokens_per_s > 0.0) {
+            return Err(SimError::InvalidConfig {
+                field: "prefill_tokens_per_s",
+                reason: format!("{} is not a positive rate", self.prefill_tokens_per_s),
+            });
+        }
+        if !(self.slowdown_per_running_request.is_finite()
+            && self.slowdown_per_running_request >= 0.0)
+        {
+            return Err(SimError::InvalidConfig {
+                field: "slowdown_per_running_request",
+                reason: format!("{} must be 0 or more", self.slowdown_per_running_request),
+            });
+        }
+        if self.max_num_seqs == Some(0) {
+            return Err(SimError::InvalidConfig {
+                field: "max_num_seqs",
+                reason: "0 would never run anything; use None for unlimited".to_owned(),
+            });
+        }
+        if self.keepalive_comment_every == Some(Duration::ZERO) {
+            return Err(SimError::InvalidConfig {
+                field: "keepalive_comment_every",
+                reason: "a zero interval would flood the stream".to_owned(),
+            });
+        }
+        self.tokens_per_event.validate()
+    }
+}
+
+/// Builder for [`SimConfig`]; every setter replaces one field.
+#[derive(Debug, Clone)]
+pub struct SimConfigBuilder {
+    config: SimConfig,
+}
+
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $name(mut self, value: $ty) -> Self {
+                self.config.$name = value;
+                self
+            }
+        )*
+    };
+}
+
+impl SimConfigBuilder {
+    setters! {
+        /// Sets [`SimConfig::max_model_len`].
+        max_model_len: u32,
+        /// Sets [`SimConfig::bind`].
+        bind: SocketAddr,
+        /// Sets [`SimConfig::prefill_tokens_per_s`].
+        prefill_tokens_per_s: f64,
+        /// Sets [`SimConfig::fixed_overhead`].
+        fixed_overhead: Duration,
+        /// Sets [`SimConfig::decode_step`].
+        decode_step: Duration,
+        /// Sets [`SimConfig::tokens_per_event`].
+        tokens_per_event: TokensPerEvent,
+        /// Sets [`SimConfig::prefix_cache`].
+        prefix_cache: bool,
+        /// Sets [`SimConfig::reasoning_tokens`].
+        reasoning_tokens: u32,
+        /// Sets [`SimConfig::slowdown_per_running_request`].
+        slowdown_per_running_request: f64,
+        /// Sets [`SimConfig::max_num_seqs`].
+        max_num_seqs: Option<usize>,
+        /// Sets [`SimConfig::keepalive_comment_every`].
+        keepalive_comment_every: Option<Duration>,
+        /// Sets [`SimConfig::split_writes`].
+        split_writes: bool,
+        /// Sets [`SimConfig::faults`].
+        faults: Faults,
+        /// Sets [`SimConfig::script`].
+        script: Option<Script>,
+        /// Sets [`SimConfig::ground_truth_path`].
+        ground_truth_path: Option<PathBuf>,
+        /// Sets [`SimConfig::seed`].
+        seed: u64,
+    }
+
+    /// Sets [`SimConfig::model`].
+    #[must_use]
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.config.model = model.into();
+        self
+    }
+
+    /// The finished configuration (checked when the simulator starts).
+    pub fn build(self) -> SimConfig {
+        self.config
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distributions_have_the_documented_means() {
+        let prose = TokensPerEvent::prose_like().mean_tokens_per_step(true);
+        let code = TokensPerEvent::code_like().mean_tokens_per_step(false);
+        assert!((prose - 2.32).abs() < 1e-9, "{prose}");
+        assert!((code - 3.42).abs() < 1e-9, "{code}");
+        let mixed = TokensPerEvent::speculative();
+        assert!((mixed.mean_tokens_per_step(false) - 2.32).abs() < 1e-9);
+        assert!((mixed.mean_tokens_per_step(true) - 3.42).abs() < 1e-9);
+        assert!(mixed.validate().is_ok());
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let config = SimConfig::builder()
+            .tokens_per_event(TokensPerEvent::Fixed(0))
+            .build();
+        assert!(config.validate().is_err());
+        let config = SimConfig::builder()
+            .tokens_per_event(TokensPerEvent::Speculative {
+                draft_tokens: 2,
+                prose: vec![0.5, 0.5],
+                code: vec![0.2, 0.3, 0.5],
+            })
+            .build();
+        let message = config.validate().expect_err("wrong length").to_string();
+        assert!(message.contains("draft_tokens + 1 = 3"), "{message}");
+        let config = SimConfig::builder().prefill_tokens_per_s(0.0).build();
+        assert!(config.validate().is_err());
+        assert!(SimConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn fault_parses_from_request_json() {
+        let fault: Fault =
+            serde_json::from_str(r#"{"kind":"stall_after_events","events":3,"ms":250}"#)
+                .expect("valid fault");
+        assert_eq!(fault, Fault::StallAfterEvents { events: 3, ms: 250 });
+        let fault: Fault =
+            serde_json::from_str(r#"{"kind":"http_status","status":429}"#).expect("valid fault");
+        assert_eq!(
+            fault,
+            Fault::HttpStatus {
+                status: 429,
+                body: None
+            }
+        );
+    }
+}

@@ -1,0 +1,530 @@
+//! Request routing and the endpoint handlers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde::de::DeserializeOwned;
+use tokio::time::Instant;
+
+use crate::body::{EventStream, SimBody};
+use crate::config::Fault;
+use crate::ground_truth::GroundTruth;
+use crate::metrics::add;
+use crate::plan::{Generation, StreamShape, logprob_of, render_stream, schedule_steps, usage};
+use crate::rng::SplitMix64;
+use crate::state::State;
+use crate::tokenizer::{looks_like_code, sim_chat_tokenize, sim_tokenize};
+use crate::wire::{
+    ChatChoice, ChatLogprobs, ChatRequest, ChatResponse, CompletionChoice, CompletionRequest,
+    CompletionResponse, ErrorBody, FunctionCall, ResponseMessage, TokenLogprob, TokenizeRequest,
+    ToolCall,
+};
+
+/// Completion length when the request names none.
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 256;
+
+type Reply = Response<SimBody>;
+
+pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Reply {
+    let arrival = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let mut response = match (method, path.as_str()) {
+        (Method::GET, "/health") => reply(StatusCode::OK, "text/plain", ""),
+        (Method::GET, "/version") => json_reply(
+            StatusCode::OK,
+            &serde_json::json!({ "version": format!("vernier-sim {}", env!("CARGO_PKG_VERSION")) }),
+        ),
+        (Method::GET, "/v1/models") => models(&state),
+        (Method::GET, "/metrics") => reply(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            state.counters.snapshot().to_prometheus(&state.config.model),
+        ),
+        (Method::POST, "/tokenize") => match read_json::<TokenizeRequest>(request).await {
+            Ok(body) => tokenize(&state, &body),
+            Err(response) => response,
+        },
+        (Method::POST, "/v1/chat/completions") => match read_json::<ChatRequest>(request).await {
+            Ok(body) => generate(state, Prepared::chat(body), arrival).await,
+            Err(response) => response,
+        },
+        (Method::POST, "/v1/completions") => match read_json::<CompletionRequest>(request).await {
+            Ok(body) => generate(state, Prepared::completion(body), arrival).await,
+            Err(response) => response,
+        },
+        _ => reply(
+            StatusCode::NOT_FOUND,
+            "application/json",
+            r#"{"detail":"Not Found"}"#,
+        ),
+    };
+    response
+        .headers_mut()
+        .insert(SERVER, HeaderValue::from_static("vernier-sim"));
+    response
+}
+
+fn reply(status: StatusCode, content_type: &'static str, body: impl Into<bytes::Bytes>) -> Reply {
+    let mut response = Response::new(SimBody::full(body));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+fn json_reply(status: StatusCode, body: &impl serde::Serialize) -> Reply {
+    reply(
+        status,
+        "application/json",
+        serde_json::to_vec(body).unwrap_or_default(),
+    )
+}
+
+/// vLLM's error shape.
+fn error_reply(status: StatusCode, kind: &str, message: &str) -> Reply {
+    json_reply(
+        status,
+        &ErrorBody {
+            object: "error",
+            message,
+            kind,
+            param: None,
+            code: status.as_u16(),
+        },
+    )
+}
+
+async fn read_json<T: DeserializeOwned>(request: Request<Incoming>) -> Result<T, Reply> {
+    let bytes = match request.into_body().collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) => {
+            return Err(error_reply(
+                StatusCode::BAD_REQUEST,
+                "BadRequestError",
+                &format!("could not read the request body: {error}"),
+            ));
+        }
+    };
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| {
+        error_reply(
+            StatusCode::BAD_REQUEST,
+            "BadRequestError",
+            &format!("the request body is not valid JSON: {error}"),
+        )
+    })?;
+    serde_json::from_value(value).map_err(|error| {
+        error_reply(
+            StatusCode::BAD_REQUEST,
+            "BadRequestError",
+            &format!("the request does not match the expected fields: {error}"),
+        )
+    })
+}
+
+fn models(state: &State) -> Reply {
+    let model = &state.config.model;
+    json_reply(
+        StatusCode::OK,
+        &serde_json::json!({
+            "object": "list",
+            "data": [{
+                "id": model,
+                "object": "model",
+                "created": state.created_unix_s,
+                "owned_by": "vernier",
+                "root": model,
+                "parent": null,
+                "max_model_len": state.config.max_model_len,
+            }],
+        }),
+    )
+}
+
+fn tokenize(state: &State, body: &TokenizeRequest) -> Reply {
+    if let Some(model) = &body.model
+        && model != &state.config.model
+    {
+        return unknown_model(model);
+    }
+    let tokens = match (&body.messages, &body.prompt) {
+        (Some(messages), _) => {
+            let texts: Vec<(String, String)> = messages
+                .iter()
+                .map(|m| (m.role.clone(), m.text()))
+                .collect();
+            sim_chat_tokenize(texts.iter().map(|(r, c)| (r.as_str(), c.as_str())))
+        }
+        (None, Some(prompt)) => sim_tokenize(prompt),
+        (None, None) => {
+            return error_reply(
+                StatusCode::BAD_REQUEST,
+                "BadRequestError",
+                "give either `prompt` or `messages`",
+            );
+        }
+    };
+    json_reply(
+        StatusCode::OK,
+        &serde_json::json!({
+            "count": tokens.len(),
+            "max_model_len": state.config.max_model_len,
+            "tokens": tokens,
+        }),
+    )
+}
+
+fn unknown_model(model: &str) -> Reply {
+    error_reply(
+        StatusCode::NOT_FOUND,
+        "NotFoundError",
+        &format!("The model `{model}` does not exist."),
+    )
+}
+
+/// A chat or completions request reduced to what generation needs.
+#[derive(Debug)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one independent request option, as on the wire"
+)]
+struct Prepared {
+    chat: bool,
+    model: String,
+    prompt_tokens: Vec<u32>,
+    /// The text scripts match against (last user message, or the prompt).
+    match_text: String,
+    is_code: bool,
+    stream: bool,
+    include_usage: bool,
+    continuous_usage: bool,
+    return_token_ids: bool,
+    logprobs: bool,
+    max_tokens: u32,
+    cache_salt: Option<String>,
+    sim_fault: Option<Fault>,
+}
+
+impl Prepared {
+    fn chat(request: ChatRequest) -> Self {
+        let texts: Vec<(String, String)> = request
+            .messages
+            .iter()
+            .map(|m| (m.role.clone(), m.text()))
+            .collect();
+        let prompt_tokens = sim_chat_tokenize(texts.iter().map(|(r, c)| (r.as_str(), c.as_str())));
+        let match_text = texts
+            .iter()
+            .rev()
+            .find(|(role, _)| role == "user")
+            .map(|(_, content)| content.clone())
+            .unwrap_or_default();
+        let options = request.stream_options.unwrap_or_default();
+        let include_usage = options.include_usage.unwrap_or(false);
+        Self {
+            chat: true,
+            model: request.model,
+            prompt_tokens,
+            is_code: looks_like_code(&match_text),
+            match_text,
+            stream: request.stream.unwrap_or(false),
+            include_usage,
+            continuous_usage: include_usage && options.continuous_usage_stats.unwrap_or(false),
+            return_token_ids: request.return_token_ids.unwrap_or(false),
+            logprobs: request.logprobs.unwrap_or(false),
+            max_tokens: request
+                .max_completion_tokens
+                .or(request.max_tokens)
+                .unwrap_or(DEFAULT_MAX_TOKENS),
+            cache_salt: request.cache_salt,
+            sim_fault: request.sim_fault,
+        }
+    }
+
+    fn completion(request: CompletionRequest) -> Self {
+        let prompt = request.prompt.joined();
+        let options = request.stream_options.unwrap_or_default();
+        let include_usage = options.include_usage.unwrap_or(false);
+        Self {
+            chat: false,
+            model: request.model,
+            prompt_tokens: sim_tokenize(&prompt),
+            is_code: looks_like_code(&prompt),
+            match_text: prompt,
+            stream: request.stream.unwrap_or(false),
+            include_usage,
+            continuous_usage: include_usage && options.continuous_usage_stats.unwrap_or(false),
+            return_token_ids: request.return_token_ids.unwrap_or(false),
+            logprobs: request.logprobs.is_some(),
+            max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            cache_salt: request.cache_salt,
+            sim_fault: request.sim_fault,
+        }
+    }
+}
+
+fn nanos_since(earlier: Instant, later: Instant) -> u64 {
+    u64::try_from(later.duration_since(earlier).as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[expect(
+    clippy::too_many_lines,
+    reason = "one linear story: checks, faults, slot, prefill, then stream or answer"
+)]
+async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Reply {
+    let config = &state.config;
+    if request.model != config.model {
+        return unknown_model(&request.model);
+    }
+    let prompt_tokens = u32::try_from(request.prompt_tokens.len()).unwrap_or(u32::MAX);
+    if u64::from(prompt_tokens) + u64::from(request.max_tokens) > u64::from(config.max_model_len) {
+        return error_reply(
+            StatusCode::BAD_REQUEST,
+            "BadRequestError",
+            &format!(
+                "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion). Please reduce the length of the messages or completion.",
+                config.max_model_len,
+                u64::from(prompt_tokens) + u64::from(request.max_tokens),
+                prompt_tokens,
+                request.max_tokens
+            ),
+        );
+    }
+    let earlier_requests = state.count_generation_request();
+    let sequence = state.next_sequence();
+    let mut rng = SplitMix64::new(config.seed ^ sequence.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let id = format!(
+        "{}-{:016x}",
+        if request.chat { "chatcmpl" } else { "cmpl" },
+        rng.next_u64()
+    );
+    let script_rule = config
+        .script
+        .as_ref()
+        .and_then(|script| script.match_index(&request.match_text));
+    let rule_reply = script_rule.and_then(|index| {
+        let reply = &config.script.as_ref()?.rules().get(index)?.reply;
+        let earlier_matches = state.count_script_match(index);
+        Some((reply, earlier_matches))
+    });
+    let fault = request
+        .sim_fault
+        .clone()
+        .or_else(|| {
+            let (reply, earlier_matches) = rule_reply?;
+            let (attempts, fault) = reply.fault_first_attempts.as_ref()?;
+            (earlier_matches < *attempts).then(|| fault.clone())
+        })
+        .or_else(|| {
+            let (n, fault) = config.faults.fail_first_n_requests.as_ref()?;
+            (earlier_requests < *n).then(|| fault.clone())
+        })
+        .or_else(|| config.faults.standing_fault());
+    let mut record = GroundTruth {
+        request_id: id.clone(),
+        endpoint: if request.chat { "chat" } else { "completions" }.to_owned(),
+        prompt_tokens,
+        cached_tokens: 0,
+        completion_tokens: 0,
+        reasoning_tokens: 0,
+        tokens_per_event: Vec::new(),
+        event_offsets_ns: Vec::new(),
+        first_token_event_ns: None,
+        true_decode_tokens_per_s: None,
+        prefill_ms: 0.0,
+        queue_ms: 0.0,
+        cache_hit: false,
+        cache_salt: request.cache_salt.clone(),
+        finish_reason: String::new(),
+        stream: request.stream,
+        fault: fault.clone(),
+        completed: true,
+        script_rule,
+    };
+    if let Some(Fault::HttpStatus { status, body }) = &fault {
+        state.ground_truth.push(record);
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return match body {
+            Some(body) => reply(status, "application/json", body.clone()),
+            None => error_reply(
+                status,
+                status.canonical_reason().unwrap_or("Error"),
+                "simulated failure (sim_fault http_status)",
+            ),
+        };
+    }
+
+    let guard = state.acquire_slot().await;
+    let scheduled = Instant::now();
+    record.queue_ms = scheduled.duration_since(arrival).as_secs_f64() * 1e3;
+    add(&state.counters.prompt_tokens, u64::from(prompt_tokens));
+    let cached = state.prefix_lookup(&request.prompt_tokens, request.cache_salt.as_deref());
+    let prefill = config.fixed_overhead
+        + Duration::from_secs_f64(f64::from(prompt_tokens - cached) / config.prefill_tokens_per_s);
+    record.cached_tokens = cached;
+    record.cache_hit = cached > 0;
+    record.prefill_ms = prefill.as_secs_f64() * 1e3;
+
+    let generation = match rule_reply {
+        Some((reply, _)) => Generation::scripted(&mut rng, reply),
+        None => Generation::generated(
+            &mut rng,
+            request.max_tokens,
+            if request.chat {
+                config.reasoning_tokens
+            } else {
+                0
+            },
+            request.is_code,
+        ),
+    };
+    let steps = schedule_steps(
+        &generation,
+        &config.tokens_per_event,
+        request.is_code,
+        &mut rng,
+    );
+    let sent_total: u32 = steps.iter().map(crate::plan::Step::tokens).sum();
+    record.completion_tokens = generation.reported_completion_tokens.unwrap_or(sent_total);
+    record.reasoning_tokens = generation.reasoning_tokens();
+    record.finish_reason.clone_from(&generation.finish_reason);
+    let first_token_deadline = scheduled + prefill;
+    let shape = StreamShape {
+        id: &id,
+        model: &config.model,
+        created: state.created_unix_s,
+        chat: request.chat,
+        include_usage: request.include_usage,
+        continuous_usage: request.continuous_usage,
+        return_token_ids: request.return_token_ids,
+        logprobs: request.logprobs,
+        prompt_tokens,
+        cached_tokens: cached,
+        prompt_token_ids: &request.prompt_tokens,
+    };
+
+    if request.stream {
+        let plan = render_stream(&shape, &generation, &steps, fault.as_ref());
+        let stream = EventStream::new(plan, guard, arrival, first_token_deadline, record);
+        let mut response = Response::new(SimBody::Stream(Box::new(stream)));
+        let headers = response.headers_mut();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream; charset=utf-8"),
+        );
+        headers.insert("cache-control", HeaderValue::from_static("no-cache"));
+        return response;
+    }
+
+    // Not streamed: run the engine steps on the same schedule, then answer at once.
+    let mut deadline = first_token_deadline;
+    for (index, step) in steps.iter().enumerate() {
+        if index > 0 {
+            deadline += state.current_step();
+        }
+        tokio::time::sleep_until(deadline).await;
+        add(&state.counters.generation_tokens, u64::from(step.tokens()));
+        add(&state.counters.drafts, step.spec.drafts);
+        add(&state.counters.draft_tokens, step.spec.draft_tokens);
+        add(&state.counters.accepted_tokens, step.spec.accepted_tokens);
+        record
+            .event_offsets_ns
+            .push(nanos_since(arrival, Instant::now()));
+        record.tokens_per_event.push(step.tokens());
+    }
+    match &fault {
+        Some(Fault::StallAfterEvents { ms, .. }) => {
+            tokio::time::sleep(Duration::from_millis(*ms)).await;
+        }
+        Some(Fault::DropAfterEvents { .. }) => {
+            record.completed = false;
+            state.ground_truth.push(record);
+            drop(guard);
+            let mut response = Response::new(SimBody::Abort);
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            return response;
+        }
+        _ => {}
+    }
+    let final_usage = usage(&shape, record.completion_tokens, record.reasoning_tokens);
+    let all_ids: Vec<u32> = steps.iter().flat_map(|s| s.ids.iter().copied()).collect();
+    let body = if request.chat {
+        let content = generation.content_text();
+        let reasoning = generation.reasoning_text();
+        let tool_calls: Vec<ToolCall> = generation
+            .tool_calls
+            .iter()
+            .map(|call| ToolCall {
+                id: call.id.clone(),
+                kind: "function",
+                function: FunctionCall {
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                },
+            })
+            .collect();
+        let logprobs = request.logprobs.then(|| ChatLogprobs {
+            content: steps
+                .iter()
+                .filter(|s| !matches!(s.kind, crate::plan::StepKind::ToolHeader { .. }))
+                .flat_map(|s| s.ids.iter().zip(&s.texts))
+                .map(|(id, token)| TokenLogprob {
+                    token: token.clone(),
+                    logprob: logprob_of(*id),
+                    bytes: token.as_bytes().to_vec(),
+                    top_logprobs: Vec::new(),
+                })
+                .collect(),
+        });
+        serde_json::to_vec(&ChatResponse {
+            id: &id,
+            object: "chat.completion",
+            created: state.created_unix_s,
+            model: &config.model,
+            choices: vec![ChatChoice {
+                index: 0,
+                message: ResponseMessage {
+                    role: "assistant",
+                    content: (!content.is_empty() || tool_calls.is_empty()).then_some(content),
+                    reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
+                    tool_calls,
+                },
+                logprobs,
+                finish_reason: generation.finish_reason.clone(),
+                token_ids: request.return_token_ids.then_some(all_ids),
+            }],
+            usage: final_usage,
+            prompt_token_ids: request.return_token_ids.then_some(&request.prompt_tokens),
+        })
+    } else {
+        let text = generation.content_text();
+        serde_json::to_vec(&CompletionResponse {
+            id: &id,
+            object: "text_completion",
+            created: state.created_unix_s,
+            model: &config.model,
+            choices: vec![CompletionChoice {
+                index: 0,
+                text: &text,
+                logprobs: None,
+                finish_reason: Some(&generation.finish_reason),
+                token_ids: request.return_token_ids.then_some(all_ids),
+            }],
+            usage: final_usage,
+        })
+    };
+    state.ground_truth.push(record);
+    drop(guard);
+    let mut body = body.unwrap_or_default();
+    if let Some(Fault::MalformedJsonAfterEvents { .. }) = &fault {
+        body.truncate(body.len() / 2);
+    }
+    reply(StatusCode::OK, "application/json", body)
+}

@@ -1,0 +1,223 @@
+//! State shared by all connections: settings, counters, prefix cache, slots, ground truth.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::config::SimConfig;
+use crate::error::SimError;
+use crate::ground_truth::GroundTruthLog;
+use crate::metrics::Counters;
+
+/// Prefix-cache block size in tokens (vLLM's default).
+pub(crate) const BLOCK_SIZE: usize = 16;
+
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) config: SimConfig,
+    pub(crate) counters: Counters,
+    pub(crate) ground_truth: GroundTruthLog,
+    pub(crate) created_unix_s: u64,
+    cache: Mutex<HashSet<u64>>,
+    slots: Option<Arc<Semaphore>>,
+    script_matches: Vec<AtomicUsize>,
+    generation_requests: AtomicUsize,
+    request_sequence: AtomicU64,
+}
+
+impl State {
+    pub(crate) fn new(config: SimConfig) -> Result<Self, SimError> {
+        config.validate()?;
+        let ground_truth = GroundTruthLog::open(config.ground_truth_path.as_deref())?;
+        let script_matches = config
+            .script
+            .as_ref()
+            .map(|script| script.rules().iter().map(|_| AtomicUsize::new(0)).collect())
+            .unwrap_or_default();
+        Ok(Self {
+            slots: config.max_num_seqs.map(|n| Arc::new(Semaphore::new(n))),
+            created_unix_s: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            counters: Counters::default(),
+            ground_truth,
+            cache: Mutex::new(HashSet::new()),
+            script_matches,
+            generation_requests: AtomicUsize::new(0),
+            request_sequence: AtomicU64::new(0),
+            config,
+        })
+    }
+
+    /// A fresh sequence number (for ids and per-request seeds).
+    pub(crate) fn next_sequence(&self) -> u64 {
+        self.request_sequence.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Counts a generation request; returns how many came before it.
+    pub(crate) fn count_generation_request(&self) -> usize {
+        crate::metrics::add(&self.counters.requests_total, 1);
+        self.generation_requests.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Counts a match of script rule `index`; returns how many matches came before it.
+    pub(crate) fn count_script_match(&self, index: usize) -> usize {
+        self.script_matches
+            .get(index)
+            .map_or(0, |counter| counter.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Waits for a slot (when `max_num_seqs` is set) and marks the request running.
+    pub(crate) async fn acquire_slot(self: &Arc<Self>) -> RunningGuard {
+        let permit = match &self.slots {
+            None => None,
+            Some(slots) => {
+                crate::metrics::add(&self.counters.waiting, 1);
+                let permit = Arc::clone(slots).acquire_owned().await.ok();
+                self.counters.waiting.fetch_sub(1, Ordering::Relaxed);
+                permit
+            }
+        };
+        crate::metrics::add(&self.counters.running, 1);
+        RunningGuard {
+            state: Arc::clone(self),
+            _permit: permit,
+        }
+    }
+
+    /// Decode step for the number of requests running now.
+    pub(crate) fn current_step(&self) -> Duration {
+        let running = self.counters.running.load(Ordering::Relaxed).max(1);
+        let factor = 1.0 + self.config.slowdown_per_running_request * (running - 1) as f64;
+        self.config.decode_step.mul_f64(factor)
+    }
+
+    /// Looks the prompt up in the prefix cache (and records its blocks); returns cached tokens.
+    pub(crate) fn prefix_lookup(&self, tokens: &[u32], salt: Option<&str>) -> u32 {
+        if !self.config.prefix_cache || tokens.is_empty() {
+            return 0;
+        }
+        let hashes = block_hashes(tokens, salt);
+        // As in vLLM, the last prompt token is always computed: only blocks within the first
+        // n - 1 tokens can hit.
+        let eligible = (tokens.len() - 1) / BLOCK_SIZE;
+        let Ok(mut cache) = self.cache.lock() else {
+            return 0;
+        };
+        let hit_blocks = hashes
+            .iter()
+            .take(eligible)
+            .take_while(|hash| cache.contains(hash))
+            .count();
+        cache.extend(hashes);
+        drop(cache);
+        let cached = u32::try_from(hit_blocks * BLOCK_SIZE).unwrap_or(u32::MAX);
+        crate::metrics::add(&self.counters.cache_queries, tokens.len() as u64);
+        crate::metrics::add(&self.counters.cache_hits, u64::from(cached));
+        cached
+    }
+}
+
+/// Chained hashes of the full blocks of `tokens`, seeded by the salt.
+fn block_hashes(tokens: &[u32], salt: Option<&str>) -> Vec<u64> {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mix = |byte: u8, hash: &mut u64| {
+        *hash ^= u64::from(byte);
+        *hash = hash.wrapping_mul(0x0100_0000_01b3);
+    };
+    if let Some(salt) = salt {
+        mix(1, &mut hash);
+        for byte in salt.bytes() {
+            mix(byte, &mut hash);
+        }
+    }
+    tokens
+        .chunks_exact(BLOCK_SIZE)
+        .map(|block| {
+            for token in block {
+                for byte in token.to_le_bytes() {
+                    mix(byte, &mut hash);
+                }
+            }
+            hash
+        })
+        .collect()
+}
+
+/// Marks a request running until dropped (and holds its slot).
+#[derive(Debug)]
+pub(crate) struct RunningGuard {
+    state: Arc<State>,
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+impl RunningGuard {
+    pub(crate) fn state(&self) -> &Arc<State> {
+        &self.state
+    }
+}
+
+impl Drop for RunningGuard {
+    fn drop(&mut self) {
+        self.state.counters.running.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> State {
+        State::new(SimConfig::default()).expect("default config is valid")
+    }
+
+    #[test]
+    fn prefix_cache_hits_whole_blocks_and_respects_salt() {
+        let state = state();
+        let prompt: Vec<u32> = (0..40).collect();
+        assert_eq!(state.prefix_lookup(&prompt, None), 0);
+        assert_eq!(state.prefix_lookup(&prompt, None), 32);
+        assert_eq!(state.prefix_lookup(&prompt, Some("other")), 0);
+        // A prompt sharing only the first block.
+        let mut changed = prompt.clone();
+        changed[20] = 999;
+        assert_eq!(state.prefix_lookup(&changed, None), 16);
+        // A unique first token defeats the cache entirely.
+        let mut nonce_first = prompt.clone();
+        nonce_first[0] = 12_345;
+        assert_eq!(state.prefix_lookup(&nonce_first, None), 0);
+        // Exactly 32 tokens: the last token is always computed, so only one block hits.
+        let exact: Vec<u32> = (100..132).collect();
+        state.prefix_lookup(&exact, None);
+        assert_eq!(state.prefix_lookup(&exact, None), 16);
+        let metrics = state.counters.snapshot();
+        assert_eq!(metrics.prefix_cache_hits_total, 32 + 16 + 16);
+        assert_eq!(metrics.prefix_cache_queries_total, 40 * 5 + 32 * 2);
+    }
+
+    #[test]
+    fn step_grows_with_running_requests() {
+        let config = SimConfig::builder()
+            .slowdown_per_running_request(0.5)
+            .decode_step(Duration::from_millis(10))
+            .build();
+        let state = Arc::new(State::new(config).expect("valid"));
+        assert_eq!(state.current_step(), Duration::from_millis(10));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let guards = runtime.block_on(async {
+            vec![
+                state.acquire_slot().await,
+                state.acquire_slot().await,
+                state.acquire_slot().await,
+            ]
+        });
+        assert_eq!(state.current_step(), Duration::from_millis(20));
+        drop(guards);
+        assert_eq!(state.counters.snapshot().num_requests_running, 0);
+    }
+}

@@ -1,0 +1,296 @@
+//! The simulator's own wire types (deliberately not shared with any client crate).
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Fault;
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ChatRequest {
+    pub(crate) model: String,
+    pub(crate) messages: Vec<ChatMessage>,
+    #[serde(default)]
+    pub(crate) stream: Option<bool>,
+    #[serde(default)]
+    pub(crate) stream_options: Option<StreamOptions>,
+    #[serde(default)]
+    pub(crate) max_tokens: Option<u32>,
+    #[serde(default)]
+    pub(crate) max_completion_tokens: Option<u32>,
+    #[serde(default)]
+    pub(crate) cache_salt: Option<String>,
+    #[serde(default)]
+    pub(crate) return_token_ids: Option<bool>,
+    #[serde(default)]
+    pub(crate) logprobs: Option<bool>,
+    #[serde(default)]
+    pub(crate) sim_fault: Option<Fault>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct CompletionRequest {
+    pub(crate) model: String,
+    pub(crate) prompt: PromptInput,
+    #[serde(default)]
+    pub(crate) stream: Option<bool>,
+    #[serde(default)]
+    pub(crate) stream_options: Option<StreamOptions>,
+    #[serde(default)]
+    pub(crate) max_tokens: Option<u32>,
+    #[serde(default)]
+    pub(crate) cache_salt: Option<String>,
+    #[serde(default)]
+    pub(crate) return_token_ids: Option<bool>,
+    /// Completions take a number of top alternatives; any number turns logprobs on.
+    #[serde(default)]
+    pub(crate) logprobs: Option<u32>,
+    #[serde(default)]
+    pub(crate) sim_fault: Option<Fault>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum PromptInput {
+    Text(String),
+    Texts(Vec<String>),
+}
+
+impl PromptInput {
+    pub(crate) fn joined(&self) -> String {
+        match self {
+            Self::Text(text) => text.clone(),
+            Self::Texts(texts) => texts.join(""),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct TokenizeRequest {
+    #[serde(default)]
+    pub(crate) model: Option<String>,
+    #[serde(default)]
+    pub(crate) prompt: Option<String>,
+    #[serde(default)]
+    pub(crate) messages: Option<Vec<ChatMessage>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct StreamOptions {
+    #[serde(default)]
+    pub(crate) include_usage: Option<bool>,
+    #[serde(default)]
+    pub(crate) continuous_usage_stats: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ChatMessage {
+    pub(crate) role: String,
+    #[serde(default)]
+    pub(crate) content: Option<MessageContent>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum MessageContent {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ContentPart {
+    #[serde(default)]
+    pub(crate) text: Option<String>,
+}
+
+impl ChatMessage {
+    pub(crate) fn text(&self) -> String {
+        match &self.content {
+            None => String::new(),
+            Some(MessageContent::Text(text)) => text.clone(),
+            Some(MessageContent::Parts(parts)) => parts
+                .iter()
+                .filter_map(|part| part.text.as_deref())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Usage {
+    pub(crate) prompt_tokens: u32,
+    pub(crate) total_tokens: u32,
+    pub(crate) completion_tokens: u32,
+    pub(crate) prompt_tokens_details: PromptTokensDetails,
+    pub(crate) completion_tokens_details: CompletionTokensDetails,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct PromptTokensDetails {
+    pub(crate) cached_tokens: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CompletionTokensDetails {
+    pub(crate) reasoning_tokens: u32,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ChatChunk<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) object: &'static str,
+    pub(crate) created: u64,
+    pub(crate) model: &'a str,
+    pub(crate) choices: Vec<ChunkChoice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) usage: Option<Usage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_token_ids: Option<&'a [u32]>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ChunkChoice<'a> {
+    pub(crate) index: u32,
+    pub(crate) delta: Delta<'a>,
+    pub(crate) logprobs: Option<ChatLogprobs>,
+    pub(crate) finish_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) token_ids: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct Delta<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) role: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) reasoning_content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ToolCallDelta<'a> {
+    pub(crate) index: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) id: Option<&'a str>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub(crate) kind: Option<&'static str>,
+    pub(crate) function: FunctionDelta<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct FunctionDelta<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) name: Option<&'a str>,
+    pub(crate) arguments: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ChatLogprobs {
+    pub(crate) content: Vec<TokenLogprob>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct TokenLogprob {
+    pub(crate) token: String,
+    pub(crate) logprob: f64,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) top_logprobs: Vec<()>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct CompletionChunk<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) object: &'static str,
+    pub(crate) created: u64,
+    pub(crate) model: &'a str,
+    pub(crate) choices: Vec<CompletionChoice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) usage: Option<Usage>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct CompletionChoice<'a> {
+    pub(crate) index: u32,
+    pub(crate) text: &'a str,
+    pub(crate) logprobs: Option<CompletionLogprobs>,
+    pub(crate) finish_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) token_ids: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct CompletionLogprobs {
+    pub(crate) tokens: Vec<String>,
+    pub(crate) token_logprobs: Vec<f64>,
+    pub(crate) top_logprobs: Vec<()>,
+    pub(crate) text_offset: Vec<usize>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ChatResponse<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) object: &'static str,
+    pub(crate) created: u64,
+    pub(crate) model: &'a str,
+    pub(crate) choices: Vec<ChatChoice>,
+    pub(crate) usage: Usage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_token_ids: Option<&'a [u32]>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ChatChoice {
+    pub(crate) index: u32,
+    pub(crate) message: ResponseMessage,
+    pub(crate) logprobs: Option<ChatLogprobs>,
+    pub(crate) finish_reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) token_ids: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ResponseMessage {
+    pub(crate) role: &'static str,
+    pub(crate) content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) reasoning_content: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tool_calls: Vec<ToolCall>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ToolCall {
+    pub(crate) id: String,
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) function: FunctionCall,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct FunctionCall {
+    pub(crate) name: String,
+    pub(crate) arguments: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct CompletionResponse<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) object: &'static str,
+    pub(crate) created: u64,
+    pub(crate) model: &'a str,
+    pub(crate) choices: Vec<CompletionChoice<'a>>,
+    pub(crate) usage: Usage,
+}
+
+/// vLLM's error body.
+#[derive(Debug, Serialize)]
+pub(crate) struct ErrorBody<'a> {
+    pub(crate) object: &'static str,
+    pub(crate) message: &'a str,
+    #[serde(rename = "type")]
+    pub(crate) kind: &'a str,
+    pub(crate) param: Option<()>,
+    pub(crate) code: u16,
+}

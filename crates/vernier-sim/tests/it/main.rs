@@ -1,0 +1,56 @@
+//! Integration tests: real HTTP over loopback with a plain `TcpStream` client.
+
+mod client;
+mod endpoints;
+mod faults;
+mod streaming;
+mod timing;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use vernier_sim::{Sim, SimConfig, SimConfigBuilder, SimHandle};
+
+/// Fast defaults for tests: 1 ms overhead, 2 ms steps.
+fn fast() -> SimConfigBuilder {
+    SimConfig::builder()
+        .fixed_overhead(Duration::from_millis(1))
+        .decode_step(Duration::from_millis(2))
+}
+
+async fn start(config: SimConfig) -> SimHandle {
+    Sim::start(config).await.expect("simulator starts")
+}
+
+fn chat(prompt: &str, max_tokens: u32, extra: &Value) -> Value {
+    let mut body = json!({
+        "model": "vernier-sim",
+        "messages": [{"role": "user", "content": prompt}],
+        "max_tokens": max_tokens,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+        for (key, value) in extra {
+            body.insert(key.clone(), value.clone());
+        }
+    }
+    body
+}
+
+/// Content, reasoning and token counts of a chat stream's token-bearing chunks.
+fn token_chunks(chunks: &[Value]) -> Vec<&Value> {
+    chunks
+        .iter()
+        .filter(|c| {
+            let Some(delta) = c["choices"].get(0).map(|choice| &choice["delta"]) else {
+                return false;
+            };
+            delta["content"].as_str().is_some_and(|s| !s.is_empty())
+                || delta["reasoning_content"]
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty())
+                || delta.get("tool_calls").is_some()
+        })
+        .collect()
+}

@@ -1,0 +1,126 @@
+//! `parse-duration`: durations like `"1h30m15s"` to seconds.
+
+use serde_json::Value;
+
+use super::{
+    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt,
+    raises_case, value_case,
+};
+
+const DESCRIPTION: &str = r#"Write a Python function
+
+    def parse_duration(text: str) -> int:
+
+that converts a duration to a number of seconds. A duration is one or more parts,
+each a number followed by a unit, with nothing else (no spaces, signs, decimal points
+or other characters):
+- a number is one or more ASCII digits;
+- the units are d (86400 seconds), h (3600), m (60) and s (1), lowercase;
+- units appear in decreasing order (d before h before m before s), each at most
+  once; any of them may be left out;
+- there is no upper bound on a part: "90m" is 5400 and "36h" is 129600.
+Examples: "2d4h" is 180000, "1h30m15s" is 5415, "45s" is 45, "0s" is 0.
+
+Anything else raises ValueError, for example "" (empty), "10" (no unit), "1m1h"
+(wrong order), "1h1h" (repeated unit), "-5s", "1.5h", "h" (no number), "1 h" and
+"1H"."#;
+
+/// The Rust reference; `None` means the text is malformed.
+pub(super) fn parse(text: &str) -> Option<u64> {
+    const UNITS: [(u8, u64); 4] = [(b'd', 86_400), (b'h', 3_600), (b'm', 60), (b's', 1)];
+    let bytes = text.as_bytes();
+    if bytes.is_empty() {
+        return None;
+    }
+    let mut total: u64 = 0;
+    let mut next_unit = 0;
+    let mut position = 0;
+    while position < bytes.len() {
+        let start = position;
+        while position < bytes.len() && bytes[position].is_ascii_digit() {
+            position += 1;
+        }
+        if position == start {
+            return None;
+        }
+        let number: u64 = text.get(start..position)?.parse().ok()?;
+        let unit = *bytes.get(position)?;
+        let rank = UNITS.iter().position(|&(symbol, _)| symbol == unit)?;
+        if rank < next_unit {
+            return None;
+        }
+        next_unit = rank + 1;
+        total = total.checked_add(number.checked_mul(UNITS[rank].1)?)?;
+        position += 1;
+    }
+    Some(total)
+}
+
+fn case(name: &str, text: &str) -> vernier_grader::Case {
+    let input = Value::String(text.to_owned());
+    match parse(text) {
+        Some(seconds) => value_case(name, input, Value::from(seconds)),
+        None => raises_case(name, input, "ValueError"),
+    }
+}
+
+pub(super) fn spec() -> CodeTaskSpec {
+    let fixed = [
+        ("days_hours", "2d4h"),
+        ("hours_minutes_seconds", "1h30m15s"),
+        ("seconds_only", "45s"),
+        ("minutes_over_an_hour", "90m"),
+        ("zero", "0s"),
+        ("hours_over_a_day", "36h"),
+        ("days_and_seconds", "1d1s"),
+        ("all_units", "3d2h1m7s"),
+        ("large_number", "100000s"),
+        ("zero_parts", "0d0h0m0s"),
+        ("empty", ""),
+        ("no_unit", "10"),
+        ("wrong_order", "1m1h"),
+        ("wrong_order_seconds_first", "5s2d"),
+        ("repeated_unit", "1h1h"),
+        ("negative", "-5s"),
+        ("decimal", "1.5h"),
+        ("unit_only", "h"),
+        ("space", "1 h"),
+        ("uppercase", "1H"),
+        ("trailing_number", "1h30"),
+        ("unknown_unit", "3w"),
+        ("number_after_unit", "s1"),
+    ];
+    CodeTaskSpec {
+        id: "parse-duration",
+        prompt: prompt(DESCRIPTION),
+        harness: harness!("parse_duration"),
+        reference: include_str!("python/parse_duration/reference.py"),
+        negative_controls: vec![NegativeControl {
+            name: "units-in-any-order",
+            code: include_str!("python/parse_duration/control_any_order.py"),
+            must_fail_with: ControlFailure::FailedCases,
+        }],
+        cases: fixed.iter().map(|(name, text)| case(name, text)).collect(),
+        guards: Vec::new(),
+        time_floor: DEFAULT_TIME_FLOOR,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn examples_from_the_spec() {
+        assert_eq!(parse("2d4h"), Some(2 * 86_400 + 4 * 3_600));
+        assert_eq!(parse("1h30m15s"), Some(5_415));
+        assert_eq!(parse("45s"), Some(45));
+        assert_eq!(parse("90m"), Some(5_400));
+        assert_eq!(parse("0s"), Some(0));
+        for malformed in [
+            "", "10", "1m1h", "1h1h", "-5s", "1.5h", "h", "1 h", "1H", "1h30", "s1",
+        ] {
+            assert_eq!(parse(malformed), None, "{malformed:?}");
+        }
+    }
+}

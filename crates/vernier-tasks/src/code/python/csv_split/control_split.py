@@ -1,0 +1,2 @@
+def split_csv_line(line):
+    return line.split(",")

@@ -1,0 +1,3 @@
+def merge_intervals(intervals):
+    while True:
+        pass

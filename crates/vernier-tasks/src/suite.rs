@@ -1,0 +1,387 @@
+//! Suites: the bundled 28 tasks and user-defined suites read from TOML or JSON files.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use vernier_grader::{Case, Guard};
+
+use crate::answer::{gcd, parse_fraction};
+use crate::code::{ControlFailure, code_task_specs, integrity_controls};
+use crate::error::SuiteError;
+use crate::math::bundled_problems;
+use crate::task::{Category, Checker, CodeCheck, CodeControl, ExpectedFailure, Message, Task};
+use crate::tools::bundled_tool_tasks;
+
+/// Completion-token budgets per category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct Budgets {
+    /// Math and logic tasks (default 16,000).
+    pub math: u32,
+    /// Coding tasks (default 12,000).
+    pub code: u32,
+    /// Tool tasks (default 2,000).
+    pub tools: u32,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Self {
+            math: 16_000,
+            code: 12_000,
+            tools: 2_000,
+        }
+    }
+}
+
+impl Budgets {
+    /// The budget for a category.
+    pub fn for_category(&self, category: Category) -> u32 {
+        match category {
+            Category::Math => self.math,
+            Category::Code => self.code,
+            Category::Tools => self.tools,
+        }
+    }
+
+    /// These budgets with `category` set to `tokens`.
+    #[must_use]
+    pub fn with(mut self, category: Category, tokens: u32) -> Self {
+        match category {
+            Category::Math => self.math = tokens,
+            Category::Code => self.code = tokens,
+            Category::Tools => self.tools = tokens,
+        }
+        self
+    }
+}
+
+/// A named list of tasks.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Suite {
+    /// Suite name (`hardsuite` for the bundled one).
+    pub name: String,
+    /// The tasks, in order.
+    pub tasks: Vec<Task>,
+}
+
+impl Suite {
+    /// A suite from its parts.
+    pub fn new(name: impl Into<String>, tasks: Vec<Task>) -> Self {
+        Self {
+            name: name.into(),
+            tasks,
+        }
+    }
+
+    /// The bundled suite with the default budgets: 14 math, 10 code and 4 tool tasks, with
+    /// every gold answer computed now from the parameters rendered into its prompt.
+    pub fn bundled() -> Self {
+        Self::bundled_with(Budgets::default())
+    }
+
+    /// The bundled suite with these budgets.
+    pub fn bundled_with(budgets: Budgets) -> Self {
+        let mut tasks: Vec<Task> = bundled_problems()
+            .into_iter()
+            .map(|(id, problem)| Task::from_problem(id, problem, budgets.math))
+            .collect();
+        let integrity: Vec<CodeControl> = integrity_controls()
+            .into_iter()
+            .map(|control| CodeControl {
+                name: control.name.to_owned(),
+                code: control.code.to_owned(),
+                must_fail_with: expected_failure(control.must_fail_with),
+                integrity: true,
+            })
+            .collect();
+        for spec in code_task_specs() {
+            let mut check = CodeCheck::new(spec.harness, spec.cases, spec.time_floor);
+            check.guards = spec.guards;
+            check.reference = Some(spec.reference.to_owned());
+            check.controls = spec
+                .negative_controls
+                .into_iter()
+                .map(|control| CodeControl {
+                    name: control.name.to_owned(),
+                    code: control.code.to_owned(),
+                    must_fail_with: expected_failure(control.must_fail_with),
+                    integrity: false,
+                })
+                .collect();
+            if spec.id == "merge-intervals" {
+                check.controls.extend(integrity.iter().cloned());
+            }
+            tasks.push(Task::new(
+                spec.id,
+                Category::Code,
+                spec.prompt,
+                budgets.code,
+                Checker::Code(check),
+            ));
+        }
+        tasks.extend(bundled_tool_tasks(budgets.tools));
+        Self::new("hardsuite", tasks)
+    }
+
+    /// Sets every task's budget from its category.
+    pub fn apply_budgets(&mut self, budgets: &Budgets) {
+        for task in &mut self.tasks {
+            task.budget_tokens = budgets.for_category(task.category);
+        }
+    }
+
+    /// The task with this id.
+    pub fn task(&self, id: &str) -> Option<&Task> {
+        self.tasks.iter().find(|task| task.id == id)
+    }
+
+    /// How many tasks of a category the suite holds.
+    pub fn count(&self, category: Category) -> usize {
+        self.tasks
+            .iter()
+            .filter(|task| task.category == category)
+            .count()
+    }
+
+    /// Reads a user-defined suite from a `.toml` or `.json` file; code tasks' harness, cases,
+    /// reference and control files are read relative to the suite file. See the crate docs
+    /// for the format.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, SuiteError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| SuiteError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let file: SuiteFile = match path.extension().and_then(|e| e.to_str()) {
+            Some("toml") => toml::from_str(&text).map_err(|e| SuiteError::Parse {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?,
+            Some("json") => serde_json::from_str(&text).map_err(|e| SuiteError::Parse {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?,
+            _ => {
+                return Err(SuiteError::UnknownFormat {
+                    path: path.to_owned(),
+                });
+            }
+        };
+        let base = path.parent().unwrap_or_else(|| Path::new("."));
+        let budgets = file.budgets.unwrap_or_default();
+        let mut tasks: Vec<Task> = Vec::with_capacity(file.tasks.len());
+        for entry in file.tasks {
+            if tasks.iter().any(|t| t.id == entry.id) {
+                return Err(SuiteError::DuplicateId {
+                    path: path.to_owned(),
+                    id: entry.id,
+                });
+            }
+            tasks.push(entry.into_task(path, base, &budgets)?);
+        }
+        Ok(Self::new(file.name, tasks))
+    }
+}
+
+fn expected_failure(failure: ControlFailure) -> ExpectedFailure {
+    match failure {
+        ControlFailure::FailedCases => ExpectedFailure::FailedCases,
+        ControlFailure::Timeout => ExpectedFailure::Timeout,
+        ControlFailure::OutOfMemory => ExpectedFailure::OutOfMemory,
+        ControlFailure::GuardViolation => ExpectedFailure::GuardViolation,
+        ControlFailure::AnyFailure => ExpectedFailure::AnyFailure,
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    name: String,
+    budgets: Option<Budgets>,
+    #[serde(default)]
+    tasks: Vec<TaskEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskEntry {
+    id: String,
+    category: Category,
+    prompt: String,
+    system: Option<String>,
+    budget_tokens: Option<u32>,
+    answer: Option<AnswerEntry>,
+    #[serde(default)]
+    positive: bool,
+    code: Option<CodeEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+enum AnswerEntry {
+    Integer(i128),
+    Fraction(String),
+    Exact(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CodeEntry {
+    harness: PathBuf,
+    cases: PathBuf,
+    reference: Option<PathBuf>,
+    #[serde(default)]
+    guards: Vec<String>,
+    #[serde(default = "default_time_floor")]
+    time_floor_seconds: f64,
+    #[serde(default)]
+    negative_controls: Vec<ControlEntry>,
+}
+
+fn default_time_floor() -> f64 {
+    5.0
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ControlEntry {
+    name: String,
+    path: PathBuf,
+    must_fail_with: ExpectedFailure,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseEntry {
+    name: String,
+    input: serde_json::Value,
+    expected: Option<serde_json::Value>,
+    raises: Option<String>,
+}
+
+impl TaskEntry {
+    fn into_task(
+        self,
+        suite_path: &Path,
+        base: &Path,
+        budgets: &Budgets,
+    ) -> Result<Task, SuiteError> {
+        let invalid = |reason: String| SuiteError::InvalidTask {
+            path: suite_path.to_owned(),
+            id: self.id.clone(),
+            reason,
+        };
+        let checker = match (self.category, &self.answer, &self.code) {
+            (Category::Math, Some(answer), None) => match answer {
+                AnswerEntry::Integer(value) => Checker::Integer(*value),
+                AnswerEntry::Exact(value) => Checker::ExactString(value.trim().to_owned()),
+                AnswerEntry::Fraction(text) => {
+                    let (num, den) = parse_fraction(text).ok_or_else(|| {
+                        invalid(format!("fraction {text:?} is not of the form p/q"))
+                    })?;
+                    if gcd(num, den) > 1 {
+                        return Err(invalid(format!("fraction {text:?} is not reduced")));
+                    }
+                    Checker::Fraction { num, den }
+                }
+            },
+            (Category::Code, None, Some(code)) => Checker::Code(code.load(base, &invalid)?),
+            (Category::Math, _, _) => {
+                return Err(invalid(
+                    "a math task needs `answer` and no `code`".to_owned(),
+                ));
+            }
+            (Category::Code, _, _) => {
+                return Err(invalid(
+                    "a code task needs `code` and no `answer`".to_owned(),
+                ));
+            }
+            (Category::Tools, _, _) => {
+                return Err(invalid(
+                    "tool tasks are not supported in suite files; use category math or code"
+                        .to_owned(),
+                ));
+            }
+        };
+        let budget = self
+            .budget_tokens
+            .unwrap_or_else(|| budgets.for_category(self.category));
+        let mut task = Task::new(
+            self.id.clone(),
+            self.category,
+            self.prompt.clone(),
+            budget,
+            checker,
+        );
+        if let Some(system) = &self.system {
+            task.messages.insert(0, Message::system(system.clone()));
+        }
+        task.expect_positive = self.positive;
+        Ok(task)
+    }
+}
+
+impl CodeEntry {
+    fn load(
+        &self,
+        base: &Path,
+        invalid: &dyn Fn(String) -> SuiteError,
+    ) -> Result<CodeCheck, SuiteError> {
+        let read = |relative: &Path| {
+            let full = base.join(relative);
+            std::fs::read_to_string(&full).map_err(|source| SuiteError::Read { path: full, source })
+        };
+        let harness = read(&self.harness)?;
+        let cases_text = read(&self.cases)?;
+        let entries: Vec<CaseEntry> =
+            serde_json::from_str(&cases_text).map_err(|e| SuiteError::Parse {
+                path: base.join(&self.cases),
+                message: e.to_string(),
+            })?;
+        let mut cases = Vec::with_capacity(entries.len());
+        for entry in entries {
+            cases.push(match (entry.expected, entry.raises) {
+                (Some(expected), None) => Case::new(entry.name, entry.input, expected),
+                (None, Some(exception)) => Case::raises(entry.name, entry.input, exception),
+                _ => {
+                    return Err(invalid(format!(
+                        "case {:?} needs exactly one of `expected` and `raises`",
+                        entry.name
+                    )));
+                }
+            });
+        }
+        if cases.is_empty() {
+            return Err(invalid("the cases file holds no cases".to_owned()));
+        }
+        if !(self.time_floor_seconds.is_finite() && self.time_floor_seconds > 0.0) {
+            return Err(invalid(
+                "time_floor_seconds must be a positive number".to_owned(),
+            ));
+        }
+        let mut check = CodeCheck::new(
+            harness,
+            cases,
+            Duration::from_secs_f64(self.time_floor_seconds),
+        );
+        check.guards = self
+            .guards
+            .iter()
+            .map(|name| Guard::ForbiddenName(name.clone()))
+            .collect();
+        check.reference = self.reference.as_deref().map(read).transpose()?;
+        for control in &self.negative_controls {
+            check.controls.push(CodeControl {
+                name: control.name.clone(),
+                code: read(&control.path)?,
+                must_fail_with: control.must_fail_with,
+                integrity: false,
+            });
+        }
+        Ok(check)
+    }
+}

@@ -1,0 +1,535 @@
+//! Tasks, checkers, replies and outcomes, and the grading of one reply.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use vernier_grader::{Case, Grade, GradeReason, Grader, Guard, Limits, Submission};
+
+use crate::answer::{extract_answer, gcd, parse_fraction, parse_integer};
+use crate::math::Problem;
+use crate::tools::{check_no_call, check_tool_call};
+
+/// The three parts of the suite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Category {
+    /// Math and logic problems with one numeric answer.
+    Math,
+    /// Coding tasks graded by hidden tests in a sandbox.
+    Code,
+    /// Tool-calling requests.
+    Tools,
+}
+
+impl Category {
+    /// The lowercase name used in files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Math => "math",
+            Self::Code => "code",
+            Self::Tools => "tools",
+        }
+    }
+}
+
+impl std::fmt::Display for Category {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One chat message of a task's prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// `system` or `user`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+impl Message {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: "user".to_owned(),
+            content: content.into(),
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self {
+            role: "system".to_owned(),
+            content: content.into(),
+        }
+    }
+}
+
+/// A function tool offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Function name.
+    pub name: String,
+    /// What the function does.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+impl ToolSpec {
+    /// The `OpenAI` chat-completions form: `{"type": "function", "function": {...}}`.
+    pub fn to_openai_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            }
+        })
+    }
+}
+
+/// How the arguments of the expected tool call are checked: every listed field must be present
+/// and match its rule; any other field must be absent or null.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgCheck {
+    /// The fields and their rules.
+    pub fields: Vec<ArgField>,
+}
+
+/// One argument field and its rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgField {
+    /// Argument name.
+    pub name: String,
+    /// What its value must be.
+    pub rule: ArgRule,
+}
+
+/// The rule one argument value must satisfy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgRule {
+    /// A string equal to this one.
+    Exact(String),
+    /// A string equal to this one ignoring ASCII case.
+    CaseInsensitive(String),
+    /// An arithmetic expression string (`+ - * /`, parentheses, whitespace ignored) whose exact
+    /// value is this integer; `example` is a form that does, used by the self-check.
+    Evaluates {
+        /// The value.
+        value: i128,
+        /// An expression with that value.
+        example: String,
+    },
+}
+
+/// The task's code check: hidden harness and cases, guards, limits and the controls that
+/// prove the tests bite.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CodeCheck {
+    /// Python defining `run_case(solution, case_input)`.
+    pub harness: String,
+    /// Hidden cases with their expected values.
+    pub cases: Vec<Case>,
+    /// Forbidden names in the submission.
+    pub guards: Vec<Guard>,
+    /// Sandbox limits; `wall_time` is the task's time limit (its floor until a self-check
+    /// calibrates it, see [`crate::SelfCheckReport::apply`]).
+    pub limits: Limits,
+    /// The smallest time limit the task may get.
+    pub time_floor: Duration,
+    /// The reference solution, which must pass every case.
+    pub reference: Option<String>,
+    /// Submissions that must fail.
+    pub controls: Vec<CodeControl>,
+}
+
+impl CodeCheck {
+    /// A code check with default limits whose time limit is `time_floor`.
+    pub fn new(harness: impl Into<String>, cases: Vec<Case>, time_floor: Duration) -> Self {
+        let mut limits = Limits::default();
+        limits.wall_time = time_floor;
+        Self {
+            harness: harness.into(),
+            cases,
+            guards: Vec::new(),
+            limits,
+            time_floor,
+            reference: None,
+            controls: Vec::new(),
+        }
+    }
+
+    /// A submission of `code` under this check's harness, cases, limits and guards.
+    pub fn submission(&self, code: impl Into<String>) -> Submission {
+        Submission::new(code.into(), self.harness.clone(), self.cases.clone())
+            .with_limits(self.limits)
+            .with_guards(self.guards.clone())
+    }
+}
+
+/// A submission that must fail, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeControl {
+    /// Short name, e.g. `returns-input`.
+    pub name: String,
+    /// The Python source.
+    pub code: String,
+    /// The failure it must produce.
+    pub must_fail_with: ExpectedFailure,
+    /// A grading-integrity control (sandbox escape or result forgery) rather than a
+    /// task-specific negative control.
+    pub integrity: bool,
+}
+
+/// The failure a control must produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ExpectedFailure {
+    /// Some hidden case fails (or results are missing).
+    FailedCases,
+    /// The time limit kills it.
+    Timeout,
+    /// The memory limit kills it.
+    OutOfMemory,
+    /// A static guard rejects it.
+    GuardViolation,
+    /// Any failure except an infrastructure one.
+    AnyFailure,
+}
+
+impl ExpectedFailure {
+    /// Whether a grade's reason is this failure.
+    pub fn matches(self, reason: &GradeReason) -> bool {
+        match self {
+            Self::FailedCases => matches!(reason, GradeReason::FailedCases(_)),
+            Self::Timeout => matches!(reason, GradeReason::Timeout),
+            Self::OutOfMemory => matches!(reason, GradeReason::OutOfMemory),
+            Self::GuardViolation => matches!(reason, GradeReason::GuardViolation(_)),
+            Self::AnyFailure => !matches!(reason, GradeReason::Passed | GradeReason::Infra(_)),
+        }
+    }
+}
+
+/// How a reply is judged.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Checker {
+    /// The answer is this integer; `2,131` and `2131` are equal.
+    Integer(i128),
+    /// The answer is this fraction, given reduced; an unreduced form is wrong.
+    Fraction {
+        /// Numerator (carries the sign).
+        num: i128,
+        /// Denominator, positive.
+        den: i128,
+    },
+    /// The answer is this string (surrounding whitespace and emphasis ignored).
+    ExactString(String),
+    /// Exactly one call of this function with these arguments.
+    ToolCall {
+        /// Function name.
+        name: String,
+        /// Argument rules.
+        check: ArgCheck,
+    },
+    /// No call, a clean stop, and content that mentions this word (ASCII case ignored).
+    NoCall {
+        /// The word the answer must contain.
+        must_mention: String,
+    },
+    /// The last fenced code block passes the hidden tests.
+    Code(CodeCheck),
+}
+
+/// A task: prompt, tools on offer, token budget and checker.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Task {
+    /// Stable id, e.g. `domino-tiling`.
+    pub id: String,
+    /// Category.
+    pub category: Category,
+    /// The chat messages sent.
+    pub messages: Vec<Message>,
+    /// Tools offered (empty for math and code).
+    pub tools: Vec<ToolSpec>,
+    /// Completion-token budget (`max_tokens`).
+    pub budget_tokens: u32,
+    /// How the reply is judged.
+    pub checker: Checker,
+    /// The parameters the prompt and gold answer come from (bundled math tasks); the self-check
+    /// recomputes both from them.
+    pub problem: Option<Problem>,
+    /// The self-check requires a positive gold answer (a counting puzzle with 0 solutions is
+    /// broken).
+    pub expect_positive: bool,
+}
+
+impl Task {
+    /// A task with a single user message, no tools and no problem parameters.
+    pub fn new(
+        id: impl Into<String>,
+        category: Category,
+        prompt: impl Into<String>,
+        budget_tokens: u32,
+        checker: Checker,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            category,
+            messages: vec![Message::user(prompt)],
+            tools: Vec::new(),
+            budget_tokens,
+            checker,
+            problem: None,
+            expect_positive: false,
+        }
+    }
+
+    /// A math task built from a problem: the prompt and gold answer come from its parameters.
+    pub fn from_problem(id: impl Into<String>, problem: Problem, budget_tokens: u32) -> Self {
+        let mut task = Self::new(
+            id,
+            Category::Math,
+            problem.prompt(),
+            budget_tokens,
+            problem.gold(),
+        );
+        task.problem = Some(problem);
+        task.expect_positive = true;
+        task
+    }
+
+    /// The same task with these tools on offer.
+    #[must_use]
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Grades the model's final turn. Code tasks need a grader (without one the outcome is
+    /// `infra`); the reasoning is never graded.
+    pub async fn check(&self, reply: &Reply, grader: Option<&Grader>) -> Outcome {
+        let cut_off = reply.finish_reason.as_deref() == Some("length");
+        match &self.checker {
+            Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_) => {
+                let extracted = extract_answer(&reply.content);
+                if cut_off {
+                    return Outcome::cut_off(extracted);
+                }
+                let Some(answer) = extracted else {
+                    return Outcome::new(OutcomeKind::NoAnswer, "no_answer_line");
+                };
+                let mut outcome = check_literal(&self.checker, &answer);
+                outcome.provisional_answer = Some(answer);
+                outcome
+            }
+            Checker::ToolCall { name, check } => {
+                if cut_off {
+                    return Outcome::cut_off(reply.tool_calls.first().map(|c| c.name.clone()));
+                }
+                check_tool_call(name, check, reply)
+            }
+            Checker::NoCall { must_mention } => {
+                if cut_off {
+                    return Outcome::cut_off(None);
+                }
+                check_no_call(must_mention, reply)
+            }
+            Checker::Code(code_check) => {
+                let code = vernier_grader::extract_code(&reply.content);
+                if cut_off {
+                    return Outcome::cut_off(code);
+                }
+                let Some(code) = code else {
+                    return Outcome::new(OutcomeKind::NoAnswer, "no_code");
+                };
+                let Some(grader) = grader else {
+                    return Outcome::new(OutcomeKind::Infra, "infra:no_grader");
+                };
+                let grade = grader.grade(&code_check.submission(code)).await;
+                outcome_from_grade(&grade)
+            }
+        }
+    }
+}
+
+/// Maps a sandbox grade to an outcome.
+pub(crate) fn outcome_from_grade(grade: &Grade) -> Outcome {
+    let kind = match &grade.reason {
+        GradeReason::Passed => OutcomeKind::Pass,
+        GradeReason::Infra(_) => OutcomeKind::Infra,
+        GradeReason::NoCode => OutcomeKind::NoAnswer,
+        _ => OutcomeKind::Wrong,
+    };
+    let detail = match &grade.reason {
+        GradeReason::Passed => "passed".to_owned(),
+        GradeReason::Infra(why) => format!("infra:{why}"),
+        other => other.detail(),
+    };
+    Outcome::new(kind, detail)
+}
+
+/// Compares an extracted answer with a literal checker.
+fn check_literal(checker: &Checker, answer: &str) -> Outcome {
+    match checker {
+        Checker::Integer(gold) => match parse_integer(answer) {
+            None => Outcome::new(
+                OutcomeKind::Wrong,
+                format!("unparseable_integer {answer:?}"),
+            ),
+            Some(value) if value == *gold => Outcome::new(OutcomeKind::Pass, value.to_string()),
+            Some(value) => Outcome::new(OutcomeKind::Wrong, format!("expected {gold} got {value}")),
+        },
+        Checker::Fraction { num, den } => match parse_fraction(answer) {
+            None => Outcome::new(
+                OutcomeKind::Wrong,
+                format!("unparseable_fraction {answer:?}"),
+            ),
+            Some((n, d)) if gcd(n, d) > 1 => {
+                Outcome::new(OutcomeKind::Wrong, format!("unreduced {n}/{d}"))
+            }
+            Some((n, d)) if n == *num && d == *den => {
+                Outcome::new(OutcomeKind::Pass, format!("{n}/{d}"))
+            }
+            Some((n, d)) => Outcome::new(
+                OutcomeKind::Wrong,
+                format!("expected {num}/{den} got {n}/{d}"),
+            ),
+        },
+        Checker::ExactString(gold) => {
+            if answer == gold.trim() {
+                Outcome::new(OutcomeKind::Pass, answer.to_owned())
+            } else {
+                Outcome::new(
+                    OutcomeKind::Wrong,
+                    format!("expected {gold:?} got {answer:?}"),
+                )
+            }
+        }
+        _ => Outcome::new(OutcomeKind::Infra, "infra:not_a_literal_checker"),
+    }
+}
+
+/// The model's final turn, as assembled from the stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reply {
+    /// The final content (the only text that is graded).
+    pub content: String,
+    /// The reasoning, if the server separated it (never graded).
+    pub reasoning: Option<String>,
+    /// Tool calls, in order.
+    pub tool_calls: Vec<ReplyToolCall>,
+    /// `stop`, `length`, `tool_calls`, ...
+    pub finish_reason: Option<String>,
+}
+
+impl Reply {
+    /// A reply with this content that stopped normally.
+    pub fn stopped(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            finish_reason: Some("stop".to_owned()),
+            ..Self::default()
+        }
+    }
+}
+
+/// One tool call of a reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyToolCall {
+    /// Function name.
+    pub name: String,
+    /// The arguments exactly as streamed (a JSON object, if the model got it right).
+    pub arguments: String,
+}
+
+impl ReplyToolCall {
+    /// A call of `name` with these raw arguments.
+    pub fn new(name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+}
+
+/// The kind of an attempt's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum OutcomeKind {
+    /// Correct.
+    Pass,
+    /// A wrong answer, a failing submission, a wrong or missing call, a call on the no-call task.
+    Wrong,
+    /// Stopped by the token budget (`finish_reason` `length`), whatever the content.
+    CutOff,
+    /// Finished normally with nothing to grade.
+    NoAnswer,
+    /// More than one call on a one-call task.
+    ExtraCalls,
+    /// Not the model's fault: sandbox or engine trouble. Retried, never scored.
+    Infra,
+}
+
+impl OutcomeKind {
+    /// The snake-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::Wrong => "wrong",
+            Self::CutOff => "cut_off",
+            Self::NoAnswer => "no_answer",
+            Self::ExtraCalls => "extra_calls",
+            Self::Infra => "infra",
+        }
+    }
+}
+
+impl std::fmt::Display for OutcomeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The outcome of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// What happened.
+    pub kind: OutcomeKind,
+    /// Short machine-readable explanation, e.g. `expected 581 got 871`, `timeout`, `guard:eval`.
+    pub detail: String,
+    /// The answer extracted (for a cut-off: the provisional one, if any).
+    pub provisional_answer: Option<String>,
+}
+
+impl Outcome {
+    /// An outcome without an extracted answer.
+    pub fn new(kind: OutcomeKind, detail: impl Into<String>) -> Self {
+        Self {
+            kind,
+            detail: detail.into(),
+            provisional_answer: None,
+        }
+    }
+
+    fn cut_off(provisional_answer: Option<String>) -> Self {
+        Self {
+            kind: OutcomeKind::CutOff,
+            detail: "length".to_owned(),
+            provisional_answer,
+        }
+    }
+
+    /// Whether the attempt passed.
+    pub fn passed(&self) -> bool {
+        self.kind == OutcomeKind::Pass
+    }
+}
