@@ -35,6 +35,7 @@ fn verdict(holds: bool) -> &'static str {
 
 fn wald_difference(x1: u64, x2: u64, n: u64) -> Interval {
     let (p1, p2, n) = (x1 as f64 / n as f64, x2 as f64 / n as f64, n as f64);
+    // 1.959963984540054 = Φ⁻¹(0.975), the 95% two-sided critical value.
     let half = 1.959_963_984_540_054 * (p1 * (1.0 - p1) / n + p2 * (1.0 - p2) / n).sqrt();
     Interval::new(p1 - p2 - half, p1 - p2 + half, CONFIDENCE)
 }
@@ -54,7 +55,12 @@ fn paired_table(discordant: u64) -> (u64, u64, u64, u64) {
     let only_dense = discordant.midpoint(DENSE_RIGHT - MOE_RIGHT);
     let only_moe = discordant - only_dense;
     let both = DENSE_RIGHT - only_dense;
-    (both, only_dense, only_moe, QUESTIONS - both - only_dense - only_moe)
+    (
+        both,
+        only_dense,
+        only_moe,
+        QUESTIONS - both - only_dense - only_moe,
+    )
 }
 
 fn main() -> Result<(), StatsError> {
@@ -139,7 +145,9 @@ fn claim_two() -> Result<(), StatsError> {
         MOE_RIGHT as f64 / QUESTIONS as f64,
     );
     let independent_disagreement = p_dense * (1.0 - p_moe) + p_moe * (1.0 - p_dense);
-    println!("Claim 2: about {CLAIMED_PER_ARM} questions per arm narrow the interval to about ±2 points");
+    println!(
+        "Claim 2: about {CLAIMED_PER_ARM} questions per arm narrow the interval to about ±2 points"
+    );
     let pooled = (DENSE_RIGHT + MOE_RIGHT) as f64 / (2 * QUESTIONS) as f64;
     let (dense_at_claim, moe_at_claim) = counts_at(CLAIMED_PER_ARM);
     let at_claim = newcombe_independent(
@@ -162,16 +170,22 @@ fn claim_two() -> Result<(), StatsError> {
         "  unpaired: ±2 points needs {needed} questions per arm (Newcombe at that n: ±{:.2})",
         half_width_points(at_needed)
     );
-    println!("  paired: the questions needed depend on the share ψ of questions the models disagree on:");
+    println!(
+        "  paired: the questions needed depend on the share ψ of questions the models disagree on:"
+    );
     for psi in [0.05, 0.10, 0.15, 0.20, independent_disagreement] {
         let n = sample_size_for_half_width(pooled, WANTED_HALF_WIDTH, CONFIDENCE, Some(psi))?;
         println!(
             "    ψ = {psi:.3}: {n:>5} questions → {}",
-            if n <= CLAIMED_PER_ARM { "700 suffice" } else { "700 are too few" }
+            if n <= CLAIMED_PER_ARM {
+                "700 suffice"
+            } else {
+                "700 are too few"
+            }
         );
     }
     // n = z²ψ/h² ≤ 700 ⇔ ψ ≤ 700·h²/z².
-    let z = 1.959_963_984_540_054;
+    let z = 1.959_963_984_540_054; // Φ⁻¹(0.975)
     let largest_psi = CLAIMED_PER_ARM as f64 * WANTED_HALF_WIDTH * WANTED_HALF_WIDTH / (z * z);
     println!(
         "  Paired: HOLDS ONLY IF the models disagree on at most {:.1}% of questions ({:.0} of 280);",
@@ -181,10 +195,16 @@ fn claim_two() -> Result<(), StatsError> {
     println!("  the run's disagreement count is not reported, so the claim cannot be confirmed.");
     println!("\nWhat 280 questions can resolve (95% confidence, 80% power):");
     let unpaired = min_detectable_difference(QUESTIONS, pooled, CONFIDENCE, 0.8, None)?;
-    println!("  unpaired: a true difference of {:.1} points", unpaired * 100.0);
+    println!(
+        "  unpaired: a true difference of {:.1} points",
+        unpaired * 100.0
+    );
     for rho in [0.5, 0.8] {
         let paired = min_detectable_difference(QUESTIONS, pooled, CONFIDENCE, 0.8, Some(rho))?;
-        println!("  paired, outcome correlation {rho}: {:.1} points", paired * 100.0);
+        println!(
+            "  paired, outcome correlation {rho}: {:.1} points",
+            paired * 100.0
+        );
     }
     Ok(())
 }

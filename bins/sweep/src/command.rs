@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use vernier_openai::{ClientBuilder, ServerKind, Timeouts};
-use vernier_sim::{Sim, SimConfig, SimHandle, TokensPerEvent};
+use vernier_sim::{SimConfig, TokensPerEvent};
 
 use crate::cli::Args;
 use crate::config::SweepConfig;
@@ -17,6 +17,7 @@ use crate::journal::{self, Header, JournalLine, JournalWriter, Resumed};
 use crate::progress::Progress;
 use crate::report::{self, ReportFiles};
 use crate::runner::{self, ResumeState, Shared};
+use crate::simulator::SimulatorThread;
 use crate::summary::{self, RunFile};
 
 /// What a finished (or interrupted) run leaves behind.
@@ -110,12 +111,12 @@ const fn kind_name(kind: ServerKind) -> &'static str {
 pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, SweepError> {
     check_args(&args)?;
     let progress = Progress::new(args.quiet);
-    let mut simulator: Option<SimHandle> = None;
+    let mut simulator: Option<SimulatorThread> = None;
     let base_url = if let Some(url) = &args.base_url {
         url.clone()
     } else {
-        let handle = Sim::start(demo_simulator_config()).await.map_err(SweepError::Simulator)?;
-        let url = handle.base_url();
+        let handle = SimulatorThread::start(demo_simulator_config()).await?;
+        let url = handle.base_url().to_owned();
         simulator = Some(handle);
         progress.note(SIMULATOR_BANNER);
         url

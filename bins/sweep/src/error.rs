@@ -26,6 +26,9 @@ pub enum SweepError {
     /// The in-process simulator did not start.
     #[error("start the in-process simulator")]
     Simulator(#[source] vernier_sim::SimError),
+    /// The simulator's thread or runtime could not start.
+    #[error("start the in-process simulator's thread")]
+    SimulatorThread(#[source] std::io::Error),
     /// The server had requests in flight before the sweep began.
     #[error(
         "start: the server reports {running} running and {waiting} waiting requests, which would distort every figure; wait for them to finish or pass --allow-busy"

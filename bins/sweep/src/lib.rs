@@ -37,6 +37,7 @@ mod lag;
 mod progress;
 mod report;
 mod runner;
+mod simulator;
 mod summary;
 
 pub use cli::Args;

@@ -50,3 +50,8 @@ pub use measurement::{
 };
 pub use meter::Meter;
 pub use observation::{Final, LlamaTimings, Observation};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -31,6 +31,14 @@ impl Meter {
         }
     }
 
+    /// Empties the meter for a new request sent at `request_sent_at`, keeping its capacity, so a
+    /// meter reused across requests allocates nothing after the first.
+    pub fn restart(&mut self, request_sent_at: Instant) {
+        self.request_sent_at = request_sent_at;
+        self.headers_received_at = None;
+        self.observations.clear();
+    }
+
     /// Records when the response headers arrived. Only the first call counts.
     pub fn headers_received(&mut self, at: Instant) {
         if self.headers_received_at.is_none() {

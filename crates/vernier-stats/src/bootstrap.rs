@@ -239,7 +239,10 @@ mod tests {
             seen[draw_index(&mut rng, 7)] += 1;
         }
         // Each cell expects 1000; 6 standard deviations is about 170.
-        assert!(seen.iter().all(|&count| (830..=1170).contains(&count)), "{seen:?}");
+        assert!(
+            seen.iter().all(|&count| (830..=1170).contains(&count)),
+            "{seen:?}"
+        );
         assert_eq!(draw_index(&mut rng, 1), 0);
     }
 }

@@ -13,7 +13,9 @@ pub enum StatsError {
         what: &'static str,
     },
     /// The input held a NaN or an infinity.
-    #[error("compute {what}: value at index {index} is {value}; remove NaN and infinite values first")]
+    #[error(
+        "compute {what}: value at index {index} is {value}; remove NaN and infinite values first"
+    )]
     NonFinite {
         /// The statistic being computed.
         what: &'static str,
@@ -115,7 +117,9 @@ pub enum StatsError {
         index: usize,
     },
     /// A planned sample size is too large to represent.
-    #[error("compute {what}: the required size {value} does not fit in 64 bits; ask for a wider interval")]
+    #[error(
+        "compute {what}: the required size {value} does not fit in 64 bits; ask for a wider interval"
+    )]
     TooLarge {
         /// The statistic being computed.
         what: &'static str,

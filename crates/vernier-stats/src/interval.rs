@@ -95,7 +95,10 @@ mod tests {
     fn display_uses_minus_sign_plus_sign_and_one_decimal() {
         assert_eq!(Interval::new(-5.6, 7.0, 0.95).to_string(), "[−5.6, +7.0]");
         assert_eq!(Interval::new(-0.04, 0.04, 0.95).to_string(), "[0.0, 0.0]");
-        assert_eq!(format!("{:.3}", Interval::new(0.5, 1.0, 0.9)), "[+0.500, +1.000]");
+        assert_eq!(
+            format!("{:.3}", Interval::new(0.5, 1.0, 0.9)),
+            "[+0.500, +1.000]"
+        );
         assert_eq!(format!("{:.0}", Interval::new(-2.4, 2.6, 0.9)), "[−2, +3]");
     }
 

@@ -34,7 +34,10 @@ pub fn min_detectable_difference(
 ) -> Result<f64> {
     const WHAT: &str = "a minimum detectable difference";
     if n == 0 {
-        return Err(StatsError::ZeroTrials { what: WHAT, name: "n" });
+        return Err(StatsError::ZeroTrials {
+            what: WHAT,
+            name: "n",
+        });
     }
     check_open_unit(p, "p", WHAT)?;
     check_open_unit(power, "power", WHAT)?;
@@ -86,7 +89,10 @@ pub fn sample_size_for_half_width(
     // Guard against 1e-15 noise turning an exact integer into the next one.
     let size = (exact - 1e-9).ceil().max(1.0);
     if size >= u64::MAX as f64 {
-        return Err(StatsError::TooLarge { what: WHAT, value: size });
+        return Err(StatsError::TooLarge {
+            what: WHAT,
+            value: size,
+        });
     }
     #[expect(
         clippy::cast_possible_truncation,

@@ -15,11 +15,7 @@ pub(crate) fn check_confidence(confidence: f64, what: &'static str) -> Result<()
 }
 
 /// Checks that a probability-like argument lies strictly inside (0, 1).
-pub(crate) fn check_open_unit(
-    value: f64,
-    name: &'static str,
-    what: &'static str,
-) -> Result<()> {
+pub(crate) fn check_open_unit(value: f64, name: &'static str, what: &'static str) -> Result<()> {
     if value > 0.0 && value < 1.0 {
         Ok(())
     } else {

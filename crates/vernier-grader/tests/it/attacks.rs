@@ -508,9 +508,16 @@ def status(field):
     for line in open("/proc/self/status"):
         if line.startswith(field + ":"):
             return line.split()[1]
+def mount_options(target):
+    for line in open("/proc/self/mounts"):
+        fields = line.split()
+        if fields[1] == target:
+            return sorted(set(fields[3].split(",")) & {"ro", "rw", "noexec", "nosuid", "nodev"})
 def f(_):
     work = os.stat("/work")
     return {
+        "root_mount": mount_options("/"),
+        "tmp_mount": mount_options("/tmp"),
         "uid": os.getuid(),
         "gid": os.getgid(),
         "cap_eff": status("CapEff"),
@@ -526,6 +533,8 @@ def f(_):
     }
 "#;
     let expected = json!({
+        "root_mount": ["ro"],
+        "tmp_mount": ["nodev", "noexec", "nosuid", "rw"],
         "uid": 65534, "gid": 65534,
         "cap_eff": "0000000000000000", "cap_bnd": "0000000000000000",
         "no_new_privs": "1",

@@ -256,11 +256,16 @@ async fn leftovers_past_their_deadline_are_removed_and_live_work_is_not() {
 
     use crate::support::RUN_LABEL;
 
-    let Some(harness) = connect("leftovers").await else { return };
+    let Some(harness) = connect("leftovers").await else {
+        return;
+    };
     let labels = |deadline: &str| {
         HashMap::from([
             (GRADER_LABEL.to_owned(), "1".to_owned()),
-            ("org.vernier.grader.deadline".to_owned(), deadline.to_owned()),
+            (
+                "org.vernier.grader.deadline".to_owned(),
+                deadline.to_owned(),
+            ),
             (RUN_LABEL.to_owned(), harness.run_id.clone()),
         ])
     };
@@ -275,7 +280,10 @@ async fn leftovers_past_their_deadline_are_removed_and_live_work_is_not() {
             ..Default::default()
         };
         docker
-            .create_container(Some(CreateContainerOptionsBuilder::new().name(name).build()), body)
+            .create_container(
+                Some(CreateContainerOptionsBuilder::new().name(name).build()),
+                body,
+            )
             .await
             .expect("create a labelled container");
     }
@@ -288,11 +296,22 @@ async fn leftovers_past_their_deadline_are_removed_and_live_work_is_not() {
         .await
         .expect("create a labelled volume");
 
-    let removed = harness.grader.remove_leftovers().await.expect("remove leftovers");
+    let removed = harness
+        .grader
+        .remove_leftovers()
+        .await
+        .expect("remove leftovers");
     assert!(removed >= 2, "removed {removed}");
-    assert_eq!(harness.labelled().await, (1, 0), "only the live container remains");
+    assert_eq!(
+        harness.labelled().await,
+        (1, 0),
+        "only the live container remains"
+    );
     docker
-        .remove_container(&live, Some(RemoveContainerOptionsBuilder::new().force(true).build()))
+        .remove_container(
+            &live,
+            Some(RemoveContainerOptionsBuilder::new().force(true).build()),
+        )
         .await
         .expect("remove the live container");
     harness.assert_nothing_left().await;

@@ -85,6 +85,23 @@ fn observe_within_capacity_does_not_allocate() {
 }
 
 #[test]
+fn a_restarted_meter_reuses_its_buffer() {
+    let mut meter = Meter::new(std::time::Instant::now(), 64);
+    let events: Vec<Observation> = (1..=64).map(|index| typical_event(&meter, index)).collect();
+    for event in &events {
+        meter.observe(event);
+    }
+    let allocations = allocations_during(|| {
+        meter.restart(std::time::Instant::now());
+        for event in &events {
+            meter.observe(event);
+        }
+    });
+    assert_eq!(allocations, 0, "a restarted meter allocated");
+    assert_eq!(meter.n_events(), 64);
+}
+
+#[test]
 fn the_counter_sees_allocation_past_capacity() {
     // Proves the counting allocator works: growing past the capacity must be seen.
     let mut meter = Meter::new(std::time::Instant::now(), 2);

@@ -259,7 +259,10 @@ async fn the_request_on_the_wire() {
     let sent_at = stream.request_sent_at();
     assert!(stream.headers_at() >= sent_at);
     // The stream is Send: it can be driven from a spawned task (concurrent sweeps do).
-    let accumulated = tokio::spawn(stream.collect()).await.expect("joins").expect("whole");
+    let accumulated = tokio::spawn(stream.collect())
+        .await
+        .expect("joins")
+        .expect("whole");
     assert_eq!(accumulated.content(), "ab");
 
     let seen = seen.recv().await.expect("the server saw the request");

@@ -141,7 +141,7 @@ proptest! {
 
 #[test]
 fn every_split_point_of_a_crlf_stream() {
-    let bytes = "\u{feff}data: é😀\r\n\r\n: ping\r\rdata: a\rdata: b\r\n\r\n".as_bytes();
+    let bytes = "\u{feff}data: é😀\r\n\r\n: ping\r\rdata: a\r\ndata: b\r\n\r\n".as_bytes();
     let whole = decode_split(bytes, &[]);
     assert_eq!(whole.len(), 2);
     assert_eq!(whole[0].data, "é😀");

@@ -12,12 +12,29 @@ fn first(values: &[f64]) -> f64 {
 
 #[test]
 fn empty_and_nan_inputs_are_errors() {
-    for result in [median(&[]), mean(&[]), std_dev(&[]), mad(&[]), quantile(&[], 0.5)] {
-        assert!(matches!(result, Err(StatsError::EmptyInput { .. })), "{result:?}");
+    for result in [
+        median(&[]),
+        mean(&[]),
+        std_dev(&[]),
+        mad(&[]),
+        quantile(&[], 0.5),
+    ] {
+        assert!(
+            matches!(result, Err(StatsError::EmptyInput { .. })),
+            "{result:?}"
+        );
     }
     let with_nan = [1.0, f64::NAN, 3.0];
-    for result in [median(&with_nan), mean(&with_nan), std_dev(&with_nan), mad(&with_nan)] {
-        assert!(matches!(result, Err(StatsError::NonFinite { index: 1, .. })), "{result:?}");
+    for result in [
+        median(&with_nan),
+        mean(&with_nan),
+        std_dev(&with_nan),
+        mad(&with_nan),
+    ] {
+        assert!(
+            matches!(result, Err(StatsError::NonFinite { index: 1, .. })),
+            "{result:?}"
+        );
     }
     assert!(matches!(
         mean(&[f64::INFINITY]),
@@ -25,24 +42,41 @@ fn empty_and_nan_inputs_are_errors() {
     ));
     assert!(matches!(
         std_dev(&[1.0]),
-        Err(StatsError::TooFewValues { needed: 2, got: 1, .. })
+        Err(StatsError::TooFewValues {
+            needed: 2,
+            got: 1,
+            ..
+        })
     ));
 }
 
 #[test]
 fn messages_read_after_failed_to() {
     let message = median(&[]).expect_err("empty").to_string();
-    assert_eq!(message, "compute the median: the input is empty; pass at least one value");
+    assert_eq!(
+        message,
+        "compute the median: the input is empty; pass at least one value"
+    );
     let message = wilson(3, 10, 95.0).expect_err("bad level").to_string();
-    assert!(message.contains("confidence 95 is outside (0, 1)"), "{message}");
+    assert!(
+        message.contains("confidence 95 is outside (0, 1)"),
+        "{message}"
+    );
 }
 
 #[test]
 fn bad_counts_and_levels_are_errors() {
-    assert!(matches!(wilson(1, 0, 0.95), Err(StatsError::ZeroTrials { .. })));
+    assert!(matches!(
+        wilson(1, 0, 0.95),
+        Err(StatsError::ZeroTrials { .. })
+    ));
     assert!(matches!(
         wilson(11, 10, 0.95),
-        Err(StatsError::SuccessesExceedTrials { successes: 11, trials: 10, .. })
+        Err(StatsError::SuccessesExceedTrials {
+            successes: 11,
+            trials: 10,
+            ..
+        })
     ));
     for confidence in [0.0, 1.0, -0.5, f64::NAN] {
         assert!(matches!(
@@ -51,7 +85,10 @@ fn bad_counts_and_levels_are_errors() {
         ));
     }
     assert!(newcombe_independent(1, 10, 1, 0, 0.95).is_err());
-    assert!(matches!(newcombe_paired(0, 0, 0, 0, 0.95), Err(StatsError::ZeroTrials { .. })));
+    assert!(matches!(
+        newcombe_paired(0, 0, 0, 0, 0.95),
+        Err(StatsError::ZeroTrials { .. })
+    ));
     assert!(matches!(
         newcombe_paired(u64::MAX, 1, 0, 0, 0.95),
         Err(StatsError::TooLarge { .. })
@@ -75,7 +112,11 @@ fn bootstrap_rejects_bad_input() {
     ));
     assert!(matches!(
         paired_bootstrap_diff(&data, &[1.0], first, 100, 0.95, 1),
-        Err(StatsError::LengthMismatch { len_a: 3, len_b: 1, .. })
+        Err(StatsError::LengthMismatch {
+            len_a: 3,
+            len_b: 1,
+            ..
+        })
     ));
     // A statistic whose resamples all land above the estimate (here: 0 on the first call, the
     // estimate, and 1 after) makes the BCa bias correction infinite; that must be an error.

@@ -66,19 +66,45 @@ fn mad_is_unscaled_and_matches_r() {
     assert_close(mad(&X).expect("mad"), 1.65, 1e-12);
     assert_close(mad(&Y).expect("mad"), 1.0, 1e-12);
     // R's default scaling: mad(x) → 2.4462899999999999; mad(y) → 1.4825999999999999
-    assert_close(mad(&X).expect("mad") * MAD_NORMAL_CONSISTENCY, 2.446_29, 1e-12);
-    assert_close(mad(&Y).expect("mad") * MAD_NORMAL_CONSISTENCY, 1.4826, 1e-12);
+    assert_close(
+        mad(&X).expect("mad") * MAD_NORMAL_CONSISTENCY,
+        2.446_29,
+        1e-12,
+    );
+    assert_close(
+        mad(&Y).expect("mad") * MAD_NORMAL_CONSISTENCY,
+        1.4826,
+        1e-12,
+    );
 }
 
 #[test]
 fn wilson_matches_r_prop_test() {
     // R: prop.test(x, n, conf.level = c, correct = FALSE)$conf.int
     let cases = [
-        (81, 263, 0.95, 0.255_288_519_878_274_28, 0.366_209_576_982_800_16),
+        (
+            81,
+            263,
+            0.95,
+            0.255_288_519_878_274_28,
+            0.366_209_576_982_800_16,
+        ),
         (0, 10, 0.95, 0.0, 0.277_532_799_862_889_15),
         (10, 10, 0.95, 0.722_467_200_137_110_85, 1.0),
-        (230, 280, 0.95, 0.772_311_082_616_430_22, 0.861_845_748_270_308_02),
-        (15, 28, 0.90, 0.384_494_286_720_005_91, 0.680_640_531_785_648_76),
+        (
+            230,
+            280,
+            0.95,
+            0.772_311_082_616_430_22,
+            0.861_845_748_270_308_02,
+        ),
+        (
+            15,
+            28,
+            0.90,
+            0.384_494_286_720_005_91,
+            0.680_640_531_785_648_76,
+        ),
         (1, 1, 0.99, 0.130_977_543_280_185_9, 1.0),
     ];
     for (successes, n, confidence, low, high) in cases {
@@ -87,8 +113,14 @@ fn wilson_matches_r_prop_test() {
         assert_close(interval.high, high, 1e-9);
     }
     // Exactly 0 and 1 at the ends, not 1e-17 away.
-    assert_eq!(wilson(0, 10, 0.95).expect("wilson").low.to_bits(), 0.0_f64.to_bits());
-    assert_eq!(wilson(10, 10, 0.95).expect("wilson").high.to_bits(), 1.0_f64.to_bits());
+    assert_eq!(
+        wilson(0, 10, 0.95).expect("wilson").low.to_bits(),
+        0.0_f64.to_bits()
+    );
+    assert_eq!(
+        wilson(10, 10, 0.95).expect("wilson").high.to_bits(),
+        1.0_f64.to_bits()
+    );
 }
 
 #[test]
@@ -97,16 +129,58 @@ fn newcombe_independent_matches_paper_and_statsmodels() {
     // decimals; the full digits are statsmodels:
     //   confint_proportions_2indep(x1, n1, x2, n2, method='newcomb', compare='diff', alpha=0.05)
     let cases = [
-        (56, 70, 48, 80, 0.052_431_472_402_364_98, 0.333_872_654_036_906_14), // 0.0524, 0.3339
-        (9, 10, 3, 10, 0.170_522_723_934_502_9, 0.809_017_973_535_488),       // 0.1705, 0.8090
-        (6, 7, 2, 7, 0.058_227_927_482_312_09, 0.806_249_637_524_227_8),      // 0.0582, 0.8062
-        (5, 56, 0, 29, -0.038_137_147_903_536_936, 0.192_560_013_855_111_65), // −0.0381, 0.1926
-        (0, 10, 0, 20, -0.161_125_158_052_819_4, 0.277_532_799_862_889_26),   // −0.1611, 0.2775
-        (0, 10, 0, 10, -0.277_532_799_862_889_26, 0.277_532_799_862_889_26),  // −0.2775, 0.2775
-        (10, 10, 0, 20, 0.679_086_037_141_914_5, 1.0),                        // 0.6791, 1.0000
-        (10, 10, 0, 10, 0.607_509_350_430_524_1, 1.0),                        // 0.6075, 1.0000
+        (
+            56,
+            70,
+            48,
+            80,
+            0.052_431_472_402_364_98,
+            0.333_872_654_036_906_14,
+        ), // 0.0524, 0.3339
+        (9, 10, 3, 10, 0.170_522_723_934_502_9, 0.809_017_973_535_488), // 0.1705, 0.8090
+        (
+            6,
+            7,
+            2,
+            7,
+            0.058_227_927_482_312_09,
+            0.806_249_637_524_227_8,
+        ), // 0.0582, 0.8062
+        (
+            5,
+            56,
+            0,
+            29,
+            -0.038_137_147_903_536_936,
+            0.192_560_013_855_111_65,
+        ), // −0.0381, 0.1926
+        (
+            0,
+            10,
+            0,
+            20,
+            -0.161_125_158_052_819_4,
+            0.277_532_799_862_889_26,
+        ), // −0.1611, 0.2775
+        (
+            0,
+            10,
+            0,
+            10,
+            -0.277_532_799_862_889_26,
+            0.277_532_799_862_889_26,
+        ), // −0.2775, 0.2775
+        (10, 10, 0, 20, 0.679_086_037_141_914_5, 1.0),                  // 0.6791, 1.0000
+        (10, 10, 0, 10, 0.607_509_350_430_524_1, 1.0),                  // 0.6075, 1.0000
         // The seed article's counts: 230/280 vs 228/280.
-        (230, 280, 228, 280, -0.056_957_106_310_887_89, 0.071_196_965_330_118_16),
+        (
+            230,
+            280,
+            228,
+            280,
+            -0.056_957_106_310_887_89,
+            0.071_196_965_330_118_16,
+        ),
     ];
     for (x1, n1, x2, n2, low, high) in cases {
         let interval = newcombe_independent(x1, n1, x2, n2, 0.95).expect("newcombe");
@@ -147,7 +221,12 @@ fn mcnemar_matches_r() {
     let cases = [
         (1, 7, 0.070_312_500_000_000_028, 0.039_062_500_000_000_014),
         (6, 16, 0.052_478_790_283_203_16, 0.034_689_664_840_698_284),
-        (12, 2, 0.012_939_453_125_000_003, 0.007_385_253_906_249_997_4),
+        (
+            12,
+            2,
+            0.012_939_453_125_000_003,
+            0.007_385_253_906_249_997_4,
+        ),
         (5, 5, 1.0, 0.999_999_999_999_999_78),
         (0, 3, 0.250_000_000_000_000_06, 0.125_000_000_000_000_03),
         (40, 60, 0.056_887_933_640_980_867, 0.046_044_066_929_342_903),
@@ -190,7 +269,10 @@ fn bootstrap_bca_matches_scipy() {
     let interval = bootstrap_bca(&SKEWED, average, 40_000, 0.95, 3).expect("bca");
     assert_close(interval.low, 0.5516, BOOTSTRAP_TOLERANCE);
     assert_close(interval.high, 1.2876, BOOTSTRAP_TOLERANCE);
-    assert!(interval.high - 1.2076 > 0.05, "BCa did not shift the upper bound: {interval:?}");
+    assert!(
+        interval.high - 1.2076 > 0.05,
+        "BCa did not shift the upper bound: {interval:?}"
+    );
 }
 
 #[test]
@@ -252,11 +334,45 @@ fn sample_size_matches_statsmodels() {
     // statsmodels: samplesize_confint_proportion(p, h / sqrt(2), alpha=1-c)  (two arms with
     // equal n have twice one arm's variance), rounded up:
     //   2834.9966 → 2835; 768.2918 → 769; 113.6328 → 114
-    assert_eq!(sample_size_for_half_width(0.82, 0.02, 0.95, None).expect("n"), 2835);
-    assert_eq!(sample_size_for_half_width(0.5, 0.05, 0.95, None).expect("n"), 769);
-    assert_eq!(sample_size_for_half_width(0.3, 0.1, 0.90, None).expect("n"), 114);
+    assert_eq!(
+        sample_size_for_half_width(0.82, 0.02, 0.95, None).expect("n"),
+        2835
+    );
+    assert_eq!(
+        sample_size_for_half_width(0.5, 0.05, 0.95, None).expect("n"),
+        769
+    );
+    assert_eq!(
+        sample_size_for_half_width(0.3, 0.1, 0.90, None).expect("n"),
+        114
+    );
     // Paired, SciPy: stats.norm.ppf(1 - (1 - c) / 2)**2 * psi / h**2
     //   psi 0.1, h 0.02 → 960.3647 → 961; psi 0.3, h 0.05 → 460.9751 → 461
-    assert_eq!(sample_size_for_half_width(0.82, 0.02, 0.95, Some(0.1)).expect("n"), 961);
-    assert_eq!(sample_size_for_half_width(0.5, 0.05, 0.95, Some(0.3)).expect("n"), 461);
+    assert_eq!(
+        sample_size_for_half_width(0.82, 0.02, 0.95, Some(0.1)).expect("n"),
+        961
+    );
+    assert_eq!(
+        sample_size_for_half_width(0.5, 0.05, 0.95, Some(0.3)).expect("n"),
+        461
+    );
+}
+
+#[test]
+fn readme_example_prints_what_it_claims() {
+    // The numbers in README.md's example.
+    assert_eq!(
+        format!("{:.1}", wilson(20, 28, 0.95).expect("wilson").scaled(100.0)),
+        "[+52.9, +84.7]"
+    );
+    let difference = newcombe_paired(15, 5, 2, 6, 0.95).expect("paired");
+    assert_eq!(difference.scaled(100.0).to_string(), "[−8.4, +28.8]");
+    assert_eq!(
+        format!("{:.2}", mcnemar_mid_p(5, 2).expect("mid-p")),
+        "0.29"
+    );
+    assert_eq!(
+        sample_size_for_half_width(0.7, 0.05, 0.95, Some(0.25)).expect("n"),
+        385
+    );
 }

@@ -1,6 +1,7 @@
 //! Integration tests of vernier-stats: golden values from independent sources, error cases and
 //! properties.
 
+mod border;
 mod errors;
 mod golden;
 mod properties;

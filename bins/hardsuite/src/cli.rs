@@ -1,0 +1,161 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+
+/// Run the hard suite (28 judge-free tasks: math, code in a sandbox, tool calls) against an
+/// OpenAI-compatible server, or compare two runs.
+///
+/// With no `--base-url`, the suite runs against the in-process simulator with scripted answers,
+/// so the whole job can be seen on a fresh machine.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "hardsuite", version, args_conflicts_with_subcommands = true)]
+pub struct Args {
+    /// What to do; `run` when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Arguments of `run` when no subcommand is given.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// The subcommands.
+#[derive(Debug, Clone, Subcommand)]
+#[non_exhaustive]
+pub enum Command {
+    /// Self-check the suite, then run every task against a server and report.
+    Run(RunArgs),
+    /// Compare two runs (results.json or journal.jsonl files) task by task.
+    Compare(CompareArgs),
+    /// Only self-check the suite and print what was proved.
+    SelfCheck(SelfCheckArgs),
+}
+
+/// Sampling presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[non_exhaustive]
+pub enum Preset {
+    /// temperature 0.6, top_p 0.95 (the default).
+    Default,
+    /// Qwen's "thinking, general" preset: temperature 1.0, top_k 20, presence_penalty 1.5.
+    QwenThinking,
+}
+
+/// Which suite, and which of its tasks.
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct SuiteArgs {
+    /// A user-defined suite file (.toml or .json) instead of the bundled 28 tasks.
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
+    /// Only these task ids, comma-separated.
+    #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
+    pub tasks: Option<Vec<String>>,
+    /// Grader image for code tasks.
+    #[arg(long, value_name = "IMAGE")]
+    pub grader_image: Option<String>,
+    /// Completion-token budget of math tasks (default 16000).
+    #[arg(long, value_name = "TOKENS")]
+    pub budget_math: Option<u32>,
+    /// Completion-token budget of code tasks (default 12000).
+    #[arg(long, value_name = "TOKENS")]
+    pub budget_code: Option<u32>,
+    /// Completion-token budget of tool tasks (default 2000).
+    #[arg(long, value_name = "TOKENS")]
+    pub budget_tools: Option<u32>,
+}
+
+/// Arguments of `hardsuite run`.
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct RunArgs {
+    /// Server base URL, e.g. http://127.0.0.1:8000 (with or without /v1). Without it, the
+    /// in-process simulator answers with scripted replies.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Model id; default: the first model the server lists.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Environment variable holding the API key (sent as a bearer token).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Suite and task selection.
+    #[command(flatten)]
+    pub suite: SuiteArgs,
+    /// Samples per task.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub samples: u32,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 3)]
+    pub concurrency: usize,
+    /// Sampling preset; explicit flags below override it.
+    #[arg(long, value_enum, default_value = "default")]
+    pub preset: Preset,
+    /// Sampling temperature.
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling.
+    #[arg(long)]
+    pub top_p: Option<f64>,
+    /// Top-k sampling.
+    #[arg(long)]
+    pub top_k: Option<i64>,
+    /// Presence penalty.
+    #[arg(long)]
+    pub presence_penalty: Option<f64>,
+    /// A JSON object merged into every request body, e.g.
+    /// '{"chat_template_kwargs": {"enable_thinking": true}}'. It may not set `stop`.
+    #[arg(long, value_name = "JSON")]
+    pub extra_body: Option<String>,
+    /// Re-run the tasks that were cut off with this larger budget; both scores are reported.
+    #[arg(long, value_name = "BUDGET")]
+    pub rerun_cut_off: Option<u32>,
+    /// Output directory (journal.jsonl, results.json, report.md).
+    #[arg(long, default_value = "hardsuite-out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Continue the run recorded in this journal without redoing finished attempts; the
+    /// suite, model, sampling, budgets and samples come from the journal.
+    #[arg(long, value_name = "JOURNAL")]
+    pub resume: Option<PathBuf>,
+    /// Tries per attempt when the server or the grader fails (never scored).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub max_tries: u32,
+    /// Seconds one request may take in all.
+    #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
+    pub request_timeout: u64,
+    /// Seconds a stream may stay silent before it counts as dropped.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub idle_timeout: u64,
+    /// No progress lines on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Skip the self-check (results are marked unchecked; code time limits stay at their
+    /// floors). Meant for debugging the harness, not for reported runs.
+    #[arg(long, hide = true)]
+    pub skip_self_check: bool,
+}
+
+/// Arguments of `hardsuite compare`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct CompareArgs {
+    /// The first run: results.json or journal.jsonl.
+    pub a: PathBuf,
+    /// The second run: results.json or journal.jsonl.
+    pub b: PathBuf,
+    /// Also write the comparison as Markdown to this file.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Bootstrap resamples for the cross-check.
+    #[arg(long, default_value_t = 10_000)]
+    pub resamples: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+}
+
+/// Arguments of `hardsuite self-check`.
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct SelfCheckArgs {
+    /// Suite and task selection.
+    #[command(flatten)]
+    pub suite: SuiteArgs,
+}

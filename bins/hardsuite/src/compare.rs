@@ -1,0 +1,404 @@
+//! `hardsuite compare`: two runs of the same tasks, paired task by task.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use vernier_stats::{
+    Interval, mcnemar_exact, mcnemar_mid_p, median, min_detectable_difference, newcombe_paired,
+    paired_bootstrap_diff,
+};
+use vernier_tasks::{Category, OutcomeKind};
+
+use crate::error::HardsuiteError;
+use crate::report::thousands;
+use crate::results::{CONFIDENCE, ResultsFile, SampleResult, difference_half_width_points};
+
+/// Power at which [`Comparison::min_detectable_difference`] is computed.
+pub const POWER: f64 = 0.8;
+
+/// One task, side by side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct TaskComparison {
+    /// Task id.
+    pub id: String,
+    /// Category.
+    pub category: Category,
+    /// A's outcome of each sample.
+    pub a: Vec<OutcomeKind>,
+    /// B's outcome of each sample.
+    pub b: Vec<OutcomeKind>,
+    /// A's completion tokens of each sample.
+    pub a_tokens: Vec<Option<u64>>,
+    /// B's completion tokens of each sample.
+    pub b_tokens: Vec<Option<u64>>,
+}
+
+/// The paired comparison of run A with run B (differences are A − B).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Comparison {
+    /// A's model.
+    pub a_model: String,
+    /// B's model.
+    pub b_model: String,
+    /// Tasks both runs hold, in A's order.
+    pub tasks: Vec<TaskComparison>,
+    /// Task ids only A holds (left out of every statistic).
+    pub only_in_a: Vec<String>,
+    /// Task ids only B holds (left out of every statistic).
+    pub only_in_b: Vec<String>,
+    /// Paired items: (task, sample) scored on both sides.
+    pub n_items: u64,
+    /// Items both solved.
+    pub both: u64,
+    /// Items only A solved.
+    pub only_a: u64,
+    /// Items only B solved.
+    pub only_b: u64,
+    /// Items neither solved.
+    pub neither: u64,
+    /// Task ids where A solved an item B did not.
+    pub solved_only_by_a: Vec<String>,
+    /// Task ids where B solved an item A did not.
+    pub solved_only_by_b: Vec<String>,
+    /// A's pass rate on the paired items.
+    pub pass_rate_a: f64,
+    /// B's pass rate on the paired items.
+    pub pass_rate_b: f64,
+    /// pass_rate_a − pass_rate_b.
+    pub difference: f64,
+    /// Newcombe's interval for paired proportions (method 10).
+    pub newcombe: Interval,
+    /// Exact (conditional) McNemar p-value, two-sided.
+    pub mcnemar_exact_p: f64,
+    /// Mid-p McNemar p-value, two-sided.
+    pub mcnemar_mid_p: f64,
+    /// Paired percentile bootstrap over tasks of the difference in mean pass rate (cross-check).
+    pub bootstrap: Option<Interval>,
+    /// Bootstrap resamples.
+    pub resamples: usize,
+    /// Bootstrap seed.
+    pub seed: u64,
+    /// Median completion tokens of A's passing samples.
+    pub median_tokens_solved_a: Option<f64>,
+    /// Median completion tokens of B's passing samples.
+    pub median_tokens_solved_b: Option<f64>,
+    /// Median completion tokens of A on items both solved.
+    pub median_tokens_both_solved_a: Option<f64>,
+    /// Median completion tokens of B on items both solved.
+    pub median_tokens_both_solved_b: Option<f64>,
+    /// Smallest difference (a proportion) a two-sided 5% test detects with 80% power on this
+    /// many items, at the pooled pass rate (independent-arms formula: conservative for pairs).
+    pub min_detectable_difference: f64,
+    /// Half-width in points of a 95% interval on a difference over this many items (at 15%
+    /// discordance).
+    pub difference_half_width_points: f64,
+}
+
+fn scored(samples: &[SampleResult]) -> HashMap<u32, &SampleResult> {
+    samples
+        .iter()
+        .filter(|sample| sample.outcome != OutcomeKind::Infra)
+        .map(|sample| (sample.sample, sample))
+        .collect()
+}
+
+fn stats_error(what: &'static str) -> impl FnOnce(vernier_stats::StatsError) -> HardsuiteError {
+    move |source| HardsuiteError::Stats { what, source }
+}
+
+/// Pairs the runs task by task and sample by sample and computes every statistic.
+pub fn compare(
+    a: &ResultsFile,
+    b: &ResultsFile,
+    resamples: usize,
+    seed: u64,
+) -> Result<Comparison, HardsuiteError> {
+    let b_tasks: HashMap<&str, _> = b.tasks.iter().map(|task| (task.id.as_str(), task)).collect();
+    let a_ids: std::collections::HashSet<&str> = a.tasks.iter().map(|t| t.id.as_str()).collect();
+    let only_in_b = b
+        .tasks
+        .iter()
+        .filter(|task| !a_ids.contains(task.id.as_str()))
+        .map(|task| task.id.clone())
+        .collect();
+    let mut only_in_a = Vec::new();
+    let mut tasks = Vec::new();
+    let (mut both, mut only_a, mut only_b, mut neither) = (0_u64, 0_u64, 0_u64, 0_u64);
+    let (mut solved_only_by_a, mut solved_only_by_b) = (Vec::new(), Vec::new());
+    let (mut task_rates_a, mut task_rates_b) = (Vec::new(), Vec::new());
+    let (mut tokens_a, mut tokens_b) = (Vec::new(), Vec::new());
+    let (mut both_tokens_a, mut both_tokens_b) = (Vec::new(), Vec::new());
+    for task_a in &a.tasks {
+        let Some(task_b) = b_tasks.get(task_a.id.as_str()) else {
+            only_in_a.push(task_a.id.clone());
+            continue;
+        };
+        let (samples_a, samples_b) = (scored(&task_a.samples), scored(&task_b.samples));
+        let mut keys: Vec<u32> = samples_a
+            .keys()
+            .filter(|key| samples_b.contains_key(key))
+            .copied()
+            .collect();
+        keys.sort_unstable();
+        let (mut passes_a, mut passes_b) = (0.0, 0.0);
+        for key in &keys {
+            let (sample_a, sample_b) = (samples_a[key], samples_b[key]);
+            let (pass_a, pass_b) = (
+                sample_a.outcome == OutcomeKind::Pass,
+                sample_b.outcome == OutcomeKind::Pass,
+            );
+            match (pass_a, pass_b) {
+                (true, true) => {
+                    both += 1;
+                    both_tokens_a.extend(sample_a.completion_tokens.map(|t| t as f64));
+                    both_tokens_b.extend(sample_b.completion_tokens.map(|t| t as f64));
+                }
+                (true, false) => {
+                    only_a += 1;
+                    if solved_only_by_a.last() != Some(&task_a.id) {
+                        solved_only_by_a.push(task_a.id.clone());
+                    }
+                }
+                (false, true) => {
+                    only_b += 1;
+                    if solved_only_by_b.last() != Some(&task_a.id) {
+                        solved_only_by_b.push(task_a.id.clone());
+                    }
+                }
+                (false, false) => neither += 1,
+            }
+            if pass_a {
+                passes_a += 1.0;
+                tokens_a.extend(sample_a.completion_tokens.map(|t| t as f64));
+            }
+            if pass_b {
+                passes_b += 1.0;
+                tokens_b.extend(sample_b.completion_tokens.map(|t| t as f64));
+            }
+        }
+        if !keys.is_empty() {
+            task_rates_a.push(passes_a / keys.len() as f64);
+            task_rates_b.push(passes_b / keys.len() as f64);
+        }
+        tasks.push(TaskComparison {
+            id: task_a.id.clone(),
+            category: task_a.category,
+            a: task_a.samples.iter().map(|s| s.outcome).collect(),
+            b: task_b.samples.iter().map(|s| s.outcome).collect(),
+            a_tokens: task_a.samples.iter().map(|s| s.completion_tokens).collect(),
+            b_tokens: task_b.samples.iter().map(|s| s.completion_tokens).collect(),
+        });
+    }
+    let n_items = both + only_a + only_b + neither;
+    if n_items == 0 {
+        return Err(HardsuiteError::invalid(
+            "these two runs",
+            "they share no scored task sample; compare runs of the same suite",
+        ));
+    }
+    let pass_rate_a = (both + only_a) as f64 / n_items as f64;
+    let pass_rate_b = (both + only_b) as f64 / n_items as f64;
+    let newcombe = newcombe_paired(both, only_a, only_b, neither, CONFIDENCE)
+        .map_err(stats_error("Newcombe's paired interval"))?;
+    let mcnemar_exact_p =
+        mcnemar_exact(only_a, only_b).map_err(stats_error("the exact McNemar p-value"))?;
+    let mcnemar_mid_p =
+        mcnemar_mid_p(only_a, only_b).map_err(stats_error("the mid-p McNemar p-value"))?;
+    let bootstrap = paired_bootstrap_diff(
+        &task_rates_a,
+        &task_rates_b,
+        |values| values.iter().sum::<f64>() / values.len() as f64,
+        resamples,
+        CONFIDENCE,
+        seed,
+    )
+    .ok();
+    let pooled = ((pass_rate_a + pass_rate_b) / 2.0).clamp(0.01, 0.99);
+    let min_detectable = min_detectable_difference(n_items, pooled, CONFIDENCE, POWER, None)
+        .map_err(stats_error("the minimum detectable difference"))?;
+    Ok(Comparison {
+        a_model: a.model.clone(),
+        b_model: b.model.clone(),
+        tasks,
+        only_in_a,
+        only_in_b,
+        n_items,
+        both,
+        only_a,
+        only_b,
+        neither,
+        solved_only_by_a,
+        solved_only_by_b,
+        pass_rate_a,
+        pass_rate_b,
+        difference: pass_rate_a - pass_rate_b,
+        newcombe,
+        mcnemar_exact_p,
+        mcnemar_mid_p,
+        bootstrap,
+        resamples,
+        seed,
+        median_tokens_solved_a: median(&tokens_a).ok(),
+        median_tokens_solved_b: median(&tokens_b).ok(),
+        median_tokens_both_solved_a: median(&both_tokens_a).ok(),
+        median_tokens_both_solved_b: median(&both_tokens_b).ok(),
+        min_detectable_difference: min_detectable,
+        difference_half_width_points: difference_half_width_points(n_items as f64),
+    })
+}
+
+fn outcomes(kinds: &[OutcomeKind]) -> String {
+    if kinds.is_empty() {
+        return "-".to_owned();
+    }
+    kinds.iter().map(|kind| kind.as_str()).collect::<Vec<_>>().join(",")
+}
+
+fn token_list(tokens: &[Option<u64>]) -> String {
+    if tokens.is_empty() {
+        return "-".to_owned();
+    }
+    tokens
+        .iter()
+        .map(|t| t.map_or_else(|| "-".to_owned(), thousands))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn opt_tokens(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| thousands(v.round() as u64))
+}
+
+fn list(ids: &[String]) -> String {
+    if ids.is_empty() { "none".to_owned() } else { ids.join(", ") }
+}
+
+fn points(interval: Interval) -> String {
+    format!("{:.1}", interval.scaled(100.0))
+}
+
+/// The summary lines shared by the terminal and Markdown forms.
+fn summary_lines(c: &Comparison) -> Vec<String> {
+    let mut lines = vec![
+        format!(
+            "A = {}: {}/{} passed ({:.1}%); B = {}: {}/{} passed ({:.1}%)",
+            c.a_model,
+            c.both + c.only_a,
+            c.n_items,
+            c.pass_rate_a * 100.0,
+            c.b_model,
+            c.both + c.only_b,
+            c.n_items,
+            c.pass_rate_b * 100.0
+        ),
+        format!(
+            "paired items: {}; both solved {}, only A {}, only B {}, neither {}",
+            c.n_items, c.both, c.only_a, c.only_b, c.neither
+        ),
+        format!("solved only by A: {}", list(&c.solved_only_by_a)),
+        format!("solved only by B: {}", list(&c.solved_only_by_b)),
+        format!(
+            "difference A − B: {:+.1} points, 95% Newcombe paired interval {} points",
+            c.difference * 100.0,
+            points(c.newcombe)
+        ),
+        format!(
+            "exact McNemar p = {:.4} (mid-p {:.4}) on {} discordant items",
+            c.mcnemar_exact_p,
+            c.mcnemar_mid_p,
+            c.only_a + c.only_b
+        ),
+        c.bootstrap.map_or_else(
+            || "paired bootstrap cross-check: not enough tasks".to_owned(),
+            |interval| {
+                format!(
+                    "paired bootstrap over tasks (cross-check, {} resamples, seed {}): {} points",
+                    c.resamples,
+                    c.seed,
+                    points(interval)
+                )
+            },
+        ),
+        format!(
+            "median completion tokens per solved item: A {}, B {}; on items both solved: A {}, B {}",
+            opt_tokens(c.median_tokens_solved_a),
+            opt_tokens(c.median_tokens_solved_b),
+            opt_tokens(c.median_tokens_both_solved_a),
+            opt_tokens(c.median_tokens_both_solved_b)
+        ),
+        format!(
+            "smallest difference this suite can detect (5% two-sided, 80% power, {} items): {:.1} points",
+            c.n_items,
+            c.min_detectable_difference * 100.0
+        ),
+        format!(
+            "With {} items, the 95% interval on a difference is about ±{:.0} points: a gap of one \
+             or two tasks is noise, not a win.",
+            c.n_items, c.difference_half_width_points
+        ),
+    ];
+    if !c.only_in_a.is_empty() || !c.only_in_b.is_empty() {
+        lines.push(format!(
+            "left out (in one run only): A {}; B {}",
+            list(&c.only_in_a),
+            list(&c.only_in_b)
+        ));
+    }
+    lines
+}
+
+/// The comparison as a plain-text table and summary.
+pub fn render_comparison(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<24} {:<8} {:<14} {:<14} {:>10} {:>10}",
+        "task", "category", "A", "B", "A tokens", "B tokens"
+    );
+    for task in &c.tasks {
+        let _ = writeln!(
+            out,
+            "{:<24} {:<8} {:<14} {:<14} {:>10} {:>10}",
+            task.id,
+            task.category.as_str(),
+            outcomes(&task.a),
+            outcomes(&task.b),
+            token_list(&task.a_tokens),
+            token_list(&task.b_tokens),
+        );
+    }
+    let _ = writeln!(out);
+    for line in summary_lines(c) {
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// The comparison as Markdown.
+pub fn render_comparison_markdown(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# hardsuite compare: {} vs {}", c.a_model, c.b_model);
+    let _ = writeln!(out);
+    for line in summary_lines(c) {
+        let _ = writeln!(out, "- {line}");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "| task | category | A | B | A tokens | B tokens |");
+    let _ = writeln!(out, "| --- | --- | --- | --- | ---: | ---: |");
+    for task in &c.tasks {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            task.id,
+            task.category.as_str(),
+            outcomes(&task.a),
+            outcomes(&task.b),
+            token_list(&task.a_tokens),
+            token_list(&task.b_tokens),
+        );
+    }
+    out
+}

@@ -1,0 +1,225 @@
+//! The simulator run: scripted answers built at runtime from the suite's own gold answers and
+//! reference code, so the score is known before the run starts.
+
+use vernier_sim::{Fault, Script, ScriptReply, ScriptRule, ScriptToolCall, SimConfig, TokensPerEvent};
+use vernier_tasks::{ArgRule, Category, Checker, ExpectedFailure, OutcomeKind, Suite, Task};
+
+use crate::error::HardsuiteError;
+
+/// Printed when no `--base-url` is given.
+pub const SIMULATOR_BANNER: &str = "No --base-url given: running against the in-process \
+simulator with scripted answers (right, wrong, cut off, tool calls, one dropped stream). The \
+score below measures this harness, not a model. Pass --base-url URL to test a server.";
+
+/// What the scripted reply of one task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScriptedKind {
+    /// The gold answer (math), the reference solution (code), the expected call (tools) or a
+    /// plain answer (the no-call task).
+    Right,
+    /// The gold answer, after the first stream is dropped mid-answer.
+    RightAfterDrop,
+    /// A wrong answer (math), a negative control (code).
+    Wrong,
+    /// Reasoning until the budget runs out, no content.
+    CutOffInReasoning,
+    /// A clean stop without an answer line.
+    NoAnswer,
+    /// The expected call, twice.
+    ExtraCalls,
+}
+
+impl ScriptedKind {
+    /// The outcome the grader must give this reply.
+    pub fn expected_outcome(self) -> OutcomeKind {
+        match self {
+            Self::Right | Self::RightAfterDrop => OutcomeKind::Pass,
+            Self::Wrong => OutcomeKind::Wrong,
+            Self::CutOffInReasoning => OutcomeKind::CutOff,
+            Self::NoAnswer => OutcomeKind::NoAnswer,
+            Self::ExtraCalls => OutcomeKind::ExtraCalls,
+        }
+    }
+}
+
+/// One task's scripted reply and the outcome it must get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScriptedTask {
+    /// Task id.
+    pub task_id: String,
+    /// What the reply is.
+    pub kind: ScriptedKind,
+}
+
+/// Which reply each task gets, by its place in its category: math 2nd wrong, 3rd cut off
+/// inside its reasoning, 4th without an answer line, 1st right after a dropped stream; code
+/// 2nd a negative control, 3rd cut off; the 2nd tool-call task calls twice; the rest right.
+pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
+    let (mut n_math, mut n_code, mut n_calls) = (0, 0, 0);
+    suite
+        .tasks
+        .iter()
+        .map(|task| {
+            let kind = match (&task.category, &task.checker) {
+                (_, Checker::ToolCall { .. }) => {
+                    n_calls += 1;
+                    if n_calls == 2 { ScriptedKind::ExtraCalls } else { ScriptedKind::Right }
+                }
+                (_, Checker::NoCall { .. }) => ScriptedKind::Right,
+                (Category::Code, Checker::Code(check)) => {
+                    n_code += 1;
+                    match n_code {
+                        2 if failing_control(check).is_some() => ScriptedKind::Wrong,
+                        3 => ScriptedKind::CutOffInReasoning,
+                        _ => ScriptedKind::Right,
+                    }
+                }
+                (_, Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_)) => {
+                    n_math += 1;
+                    match n_math {
+                        1 => ScriptedKind::RightAfterDrop,
+                        2 => ScriptedKind::Wrong,
+                        3 => ScriptedKind::CutOffInReasoning,
+                        4 => ScriptedKind::NoAnswer,
+                        _ => ScriptedKind::Right,
+                    }
+                }
+                _ => ScriptedKind::Right,
+            };
+            ScriptedTask {
+                task_id: task.id.clone(),
+                kind,
+            }
+        })
+        .collect()
+}
+
+fn failing_control(check: &vernier_tasks::CodeCheck) -> Option<&str> {
+    check
+        .controls
+        .iter()
+        .find(|control| {
+            !control.integrity && control.must_fail_with == ExpectedFailure::FailedCases
+        })
+        .map(|control| control.code.as_str())
+}
+
+const WORKING: &str = "Let me work through this carefully, one step at a time, and check the \
+result before I answer.";
+
+fn literal_answer(checker: &Checker, wrong: bool) -> String {
+    match checker {
+        Checker::Integer(gold) => (if wrong { gold + 1 } else { *gold }).to_string(),
+        Checker::Fraction { num, den } => {
+            if wrong {
+                format!("{}/{}", num + 1, den + 1)
+            } else {
+                format!("{num}/{den}")
+            }
+        }
+        Checker::ExactString(gold) => {
+            if wrong {
+                format!("not {gold}")
+            } else {
+                gold.clone()
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+fn call_arguments(check: &vernier_tasks::ArgCheck) -> String {
+    let mut arguments = serde_json::Map::new();
+    for field in &check.fields {
+        let value = match &field.rule {
+            ArgRule::Exact(value) | ArgRule::CaseInsensitive(value) => value.clone(),
+            ArgRule::Evaluates { example, .. } => example.clone(),
+            _ => String::new(),
+        };
+        arguments.insert(field.name.clone(), value.into());
+    }
+    serde_json::Value::Object(arguments).to_string()
+}
+
+fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
+    if kind == ScriptedKind::CutOffInReasoning {
+        return ScriptReply::text("")
+            .with_reasoning(
+                "Let me verify that once more. Wait, I should check the previous step again. "
+                    .repeat(12),
+            )
+            .with_finish_reason("length")
+            .with_completion_tokens(task.budget_tokens);
+    }
+    match &task.checker {
+        Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_) => {
+            let content = match kind {
+                ScriptedKind::NoAnswer => {
+                    "I worked on this but I am not sure of the final value.".to_owned()
+                }
+                _ => format!(
+                    "Counting every case and checking the total.\n\nANSWER: {}",
+                    literal_answer(&task.checker, kind == ScriptedKind::Wrong)
+                ),
+            };
+            let reply = ScriptReply::text(content).with_reasoning(WORKING);
+            if kind == ScriptedKind::RightAfterDrop {
+                // Role chunk, then a few token events, then the connection closes mid-answer.
+                reply.with_fault_first_attempts(1, Fault::DropAfterEvents { events: 4 })
+            } else {
+                reply
+            }
+        }
+        Checker::Code(check) => {
+            let code = match kind {
+                ScriptedKind::Wrong => failing_control(check).unwrap_or_default(),
+                _ => check.reference.as_deref().unwrap_or_default(),
+            };
+            ScriptReply::text(format!("Here is the solution.\n\n```python\n{code}\n```\n"))
+                .with_reasoning(WORKING)
+        }
+        Checker::ToolCall { name, check } => {
+            let call = ScriptToolCall::new(name.clone(), call_arguments(check));
+            let reply = ScriptReply::text("").with_tool_call(call.clone());
+            if kind == ScriptedKind::ExtraCalls {
+                reply.with_tool_call(call)
+            } else {
+                reply
+            }
+        }
+        Checker::NoCall { must_mention } => {
+            ScriptReply::text(format!("The answer is {must_mention}."))
+        }
+        _ => ScriptReply::text("no script for this checker"),
+    }
+}
+
+/// The simulator's script for `suite`: one rule per task, matching its last user message
+/// exactly.
+pub fn demo_script(suite: &Suite) -> Result<Script, HardsuiteError> {
+    let plan = scripted_plan(suite);
+    let rules = suite
+        .tasks
+        .iter()
+        .zip(&plan)
+        .filter_map(|(task, planned)| {
+            let prompt = task.messages.iter().rev().find(|m| m.role == "user")?;
+            let pattern = format!(r"\A{}\z", regex::escape(&prompt.content));
+            Some(ScriptRule::new(pattern, reply_for(task, planned.kind)))
+        })
+        .collect();
+    Script::new(rules).map_err(HardsuiteError::Simulator)
+}
+
+/// The simulator configuration of the demo run: fast decoding, four tokens per event.
+pub fn demo_simulator_config(suite: &Suite) -> Result<SimConfig, HardsuiteError> {
+    Ok(SimConfig::builder()
+        .max_model_len(1_000_000)
+        .decode_step(std::time::Duration::from_millis(1))
+        .tokens_per_event(TokensPerEvent::Fixed(4))
+        .prefill_tokens_per_s(200_000.0)
+        .script(Some(demo_script(suite)?))
+        .build())
+}

@@ -1,0 +1,117 @@
+//! The one error type of `hardsuite`.
+
+use std::path::PathBuf;
+
+/// Everything that can stop a `hardsuite` command. Messages read after "failed to ...".
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HardsuiteError {
+    /// A command-line value could not be used.
+    #[error("use {what}: {detail}")]
+    InvalidArgument {
+        /// The flag or value at fault.
+        what: String,
+        /// Why, and what to pass instead.
+        detail: String,
+    },
+    /// The HTTP client could not be built or a set-up call failed.
+    #[error("{what}")]
+    Client {
+        /// What was being done.
+        what: String,
+        /// The client's error.
+        #[source]
+        source: vernier_openai::Error,
+    },
+    /// The in-process simulator did not start.
+    #[error("start the in-process simulator")]
+    Simulator(#[source] vernier_sim::SimError),
+    /// The Docker engine or the grader image is not usable, and the suite has code tasks.
+    #[error(
+        "connect the grader for the {n_code_tasks} code tasks; start a Docker engine and build the \
+         grader image (docker/build-grader-image.sh), or leave the code tasks out with --tasks"
+    )]
+    Grader {
+        /// How many code tasks need it.
+        n_code_tasks: usize,
+        /// The grader's error.
+        #[source]
+        source: vernier_grader::GraderError,
+    },
+    /// A user-defined suite file could not be loaded.
+    #[error(transparent)]
+    Suite(#[from] vernier_tasks::SuiteError),
+    /// The self-check did not prove the suite; no model saw it.
+    #[error(transparent)]
+    SelfCheck(#[from] vernier_tasks::SelfCheckError),
+    /// A file or directory could not be read or written.
+    #[error("{what} {path}: {source}", path = path.display())]
+    Io {
+        /// What was being done, e.g. `write`.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A journal or results file is not what `hardsuite` writes.
+    #[error("read {path} line {line}: {message}; pass a results.json or journal.jsonl written by hardsuite", path = path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (1 for a whole-file JSON document).
+        line: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// A statistic could not be computed from the data.
+    #[error("compute {what}")]
+    Stats {
+        /// Which statistic.
+        what: &'static str,
+        /// The statistics crate's error.
+        #[source]
+        source: vernier_stats::StatsError,
+    },
+    /// The server refused a request in a way retrying will not fix.
+    #[error("send task {task_id}: the server answered {status}: {body}; check --model, --extra-body and --api-key-env")]
+    Rejected {
+        /// The task whose request was refused.
+        task_id: String,
+        /// HTTP status.
+        status: u16,
+        /// The server's body.
+        body: String,
+    },
+    /// The server stopped answering; the journal holds every finished attempt.
+    #[error(
+        "keep running the suite: {detail}; every finished attempt is in {journal}; continue with: {resume_command}",
+        journal = journal.display()
+    )]
+    ServerStopped {
+        /// What was seen.
+        detail: String,
+        /// The journal to resume from.
+        journal: PathBuf,
+        /// The exact command that continues the run.
+        resume_command: String,
+    },
+}
+
+impl HardsuiteError {
+    pub(crate) fn io(what: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            what,
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn invalid(what: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::InvalidArgument {
+            what: what.into(),
+            detail: detail.into(),
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! The run journal: one JSON line per attempt, appended and flushed before the worker sends its
+//! next request. It is the source of truth; results and reports are derived from it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use vernier_tasks::{Category, OutcomeKind};
+
+use crate::error::HardsuiteError;
+
+/// Version of the journal line format.
+pub const JOURNAL_VERSION: u32 = 1;
+
+/// Sampling parameters sent with every request (`None`: not sent).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Sampling {
+    /// `temperature`.
+    pub temperature: Option<f64>,
+    /// `top_p`.
+    pub top_p: Option<f64>,
+    /// `top_k`.
+    pub top_k: Option<i64>,
+    /// `presence_penalty`.
+    pub presence_penalty: Option<f64>,
+}
+
+impl Sampling {
+    /// The seed run's sampling: temperature 0.6, top_p 0.95.
+    pub fn seed_default() -> Self {
+        Self {
+            temperature: Some(0.6),
+            top_p: Some(0.95),
+            top_k: None,
+            presence_penalty: None,
+        }
+    }
+
+    /// Qwen's "thinking, general" preset: temperature 1.0, top_k 20, presence penalty 1.5.
+    pub fn qwen_thinking() -> Self {
+        Self {
+            temperature: Some(1.0),
+            top_p: None,
+            top_k: Some(20),
+            presence_penalty: Some(1.5),
+        }
+    }
+}
+
+impl std::fmt::Display for Sampling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(value) = self.temperature {
+            parts.push(format!("temperature {value}"));
+        }
+        if let Some(value) = self.top_p {
+            parts.push(format!("top_p {value}"));
+        }
+        if let Some(value) = self.top_k {
+            parts.push(format!("top_k {value}"));
+        }
+        if let Some(value) = self.presence_penalty {
+            parts.push(format!("presence_penalty {value}"));
+        }
+        if parts.is_empty() {
+            f.write_str("server defaults")
+        } else {
+            f.write_str(&parts.join(", "))
+        }
+    }
+}
+
+/// The first line of a journal: everything needed to continue or re-derive the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RunHeader {
+    /// [`JOURNAL_VERSION`].
+    pub journal_version: u32,
+    /// Suite name (`hardsuite` for the bundled one).
+    pub suite: String,
+    /// The suite file, for user-defined suites.
+    pub suite_path: Option<PathBuf>,
+    /// Task ids run, in suite order.
+    pub task_ids: Vec<String>,
+    /// Model id sent.
+    pub model: String,
+    /// Server base URL (the simulator's when `simulated`).
+    pub base_url: String,
+    /// The in-process simulator answered with scripted replies.
+    pub simulated: bool,
+    /// Sampling sent.
+    pub sampling: Sampling,
+    /// The JSON object merged into every request.
+    pub extra_body: Option<serde_json::Value>,
+    /// Samples per task.
+    pub samples: u32,
+    /// Budget of the cut-off re-run, if asked for.
+    pub rerun_budget: Option<u32>,
+    /// Whether the self-check ran and passed before the first request.
+    pub self_checked: bool,
+    /// Grader image digest, when code tasks were graded.
+    pub grader_image: Option<String>,
+    /// The command line that started the run.
+    pub command_line: Vec<String>,
+    /// Wall-clock start, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+}
+
+/// The main run, or the re-run of cut-off tasks with a larger budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Phase {
+    /// Every task at its category budget.
+    Main,
+    /// Cut-off tasks again, at the re-run budget.
+    Rerun,
+}
+
+/// One try of one task sample: a request streamed and graded, or an infrastructure failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct AttemptRecord {
+    /// Task id.
+    pub task_id: String,
+    /// Task category.
+    pub category: Category,
+    /// Sample number, from 0.
+    pub sample: u32,
+    /// Main run or cut-off re-run.
+    pub phase: Phase,
+    /// Try number, from 1; tries after the first follow infrastructure failures.
+    pub try_number: u32,
+    /// `max_tokens` sent.
+    pub budget_tokens: u32,
+    /// The graded outcome; `infra` is never scored.
+    pub outcome: OutcomeKind,
+    /// Why, e.g. `expected 581 got 871`, `length`, `stream dropped: ...`.
+    pub detail: String,
+    /// The extracted answer (for a cut-off: the provisional one).
+    pub answer: Option<String>,
+    /// `stop`, `length`, `tool_calls`, ...
+    pub finish_reason: Option<String>,
+    /// Completion tokens, from the best token source.
+    pub completion_tokens: Option<u64>,
+    /// Which source the count came from (`final_usage`, `event_count`, ...).
+    pub token_source: Option<String>,
+    /// The count is only a lower bound (events were counted).
+    pub token_count_is_lower_bound: bool,
+    /// Reasoning tokens, when the server reported them.
+    pub reasoning_tokens: Option<u64>,
+    /// Characters of final content.
+    pub content_chars: usize,
+    /// Characters of reasoning.
+    pub reasoning_chars: usize,
+    /// Tool calls in the reply.
+    pub n_tool_calls: usize,
+    /// Stopped by the budget with no content and no call: the model never left its reasoning.
+    pub ended_in_reasoning: bool,
+    /// Stopped by the budget, or used all of it.
+    pub hit_budget: bool,
+    /// From the request's first byte to the stream's end, milliseconds.
+    pub elapsed_ms: Option<f64>,
+    /// Time to the first token-bearing event, milliseconds.
+    pub ttft_ms: Option<f64>,
+    /// Decode rate from token counts.
+    pub decode_tokens_per_s: Option<f64>,
+    /// Time spent grading, milliseconds.
+    pub grade_ms: Option<f64>,
+}
+
+impl AttemptRecord {
+    /// Whether this attempt counts (anything but `infra`).
+    pub fn is_scored(&self) -> bool {
+        self.outcome != OutcomeKind::Infra
+    }
+}
+
+/// One journal line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum JournalLine {
+    /// The run's settings (first line).
+    Header(RunHeader),
+    /// One try.
+    Attempt(AttemptRecord),
+    /// A `--resume` continued the run here.
+    Resumed {
+        /// Scored attempts kept from before.
+        kept_attempts: usize,
+        /// Wall-clock time, milliseconds since the Unix epoch.
+        at_unix_ms: u64,
+    },
+}
+
+/// A journal read back.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LoadedJournal {
+    /// The header.
+    pub header: RunHeader,
+    /// Every attempt line, in file order.
+    pub attempts: Vec<AttemptRecord>,
+    /// How many `resumed` lines there were.
+    pub n_resumes: usize,
+}
+
+/// Reads a journal. A last line cut off mid-write (no trailing newline, not valid JSON) is
+/// ignored: it is what a crash leaves.
+pub fn read_journal(path: &Path) -> Result<LoadedJournal, HardsuiteError> {
+    let file = File::open(path).map_err(|source| HardsuiteError::io("open", path, source))?;
+    let text_lines: Vec<String> = BufReader::new(file)
+        .lines()
+        .collect::<Result<_, _>>()
+        .map_err(|source| HardsuiteError::io("read", path, source))?;
+    let ends_with_newline = std::fs::read(path)
+        .map_err(|source| HardsuiteError::io("read", path, source))?
+        .last()
+        .is_none_or(|byte| *byte == b'\n');
+    let mut header = None;
+    let mut attempts = Vec::new();
+    let mut n_resumes = 0;
+    let n_lines = text_lines.len();
+    for (index, text) in text_lines.iter().enumerate() {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let line: JournalLine = match serde_json::from_str(text) {
+            Ok(line) => line,
+            Err(_) if index + 1 == n_lines && !ends_with_newline => break,
+            Err(error) => {
+                return Err(HardsuiteError::Parse {
+                    path: path.to_owned(),
+                    line: index + 1,
+                    message: error.to_string(),
+                });
+            }
+        };
+        match line {
+            JournalLine::Header(found) if header.is_none() => header = Some(found),
+            JournalLine::Header(_) => {
+                return Err(HardsuiteError::Parse {
+                    path: path.to_owned(),
+                    line: index + 1,
+                    message: "a second header line".to_owned(),
+                });
+            }
+            JournalLine::Attempt(attempt) => attempts.push(attempt),
+            JournalLine::Resumed { .. } => n_resumes += 1,
+        }
+    }
+    let header = header.ok_or_else(|| HardsuiteError::Parse {
+        path: path.to_owned(),
+        line: 1,
+        message: "no header line".to_owned(),
+    })?;
+    if header.journal_version != JOURNAL_VERSION {
+        return Err(HardsuiteError::Parse {
+            path: path.to_owned(),
+            line: 1,
+            message: format!(
+                "journal version {} (this hardsuite reads version {JOURNAL_VERSION})",
+                header.journal_version
+            ),
+        });
+    }
+    Ok(LoadedJournal {
+        header,
+        attempts,
+        n_resumes,
+    })
+}
+
+/// An open journal; every append is written and flushed before it returns.
+#[derive(Debug)]
+pub(crate) struct JournalWriter {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl JournalWriter {
+    /// Creates (truncating) or appends to the journal at `path`.
+    pub(crate) fn open(path: &Path, append: bool) -> Result<Self, HardsuiteError> {
+        let mut options = OpenOptions::new();
+        if append {
+            options.append(true);
+        } else {
+            options.write(true).create(true).truncate(true);
+        }
+        let mut file = options
+            .open(path)
+            .map_err(|source| HardsuiteError::io("open", path, source))?;
+        if append {
+            // A crash may have left a partial last line; start ours on a fresh one.
+            let bytes = std::fs::read(path).map_err(|source| HardsuiteError::io("read", path, source))?;
+            if bytes.last().is_some_and(|byte| *byte != b'\n') {
+                file.write_all(b"\n")
+                    .map_err(|source| HardsuiteError::io("write", path, source))?;
+            }
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            file: Mutex::new(file),
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one line and flushes it.
+    pub(crate) fn append(&self, line: &JournalLine) -> Result<(), HardsuiteError> {
+        let mut text = serde_json::to_string(line).map_err(|error| {
+            HardsuiteError::io("encode a journal line for", &self.path, error.into())
+        })?;
+        text.push('\n');
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.flush())
+            .map_err(|source| HardsuiteError::io("append to", &self.path, source))
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+}

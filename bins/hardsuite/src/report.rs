@@ -1,0 +1,328 @@
+//! The terminal table and the Markdown report of one run.
+
+use std::fmt::Write as _;
+
+use vernier_stats::Interval;
+
+use crate::results::{ResultsFile, SampleResult, Score, Scoreboard};
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A proportion interval in percent, e.g. `[52.4, 92.4]`.
+pub(crate) fn percent_interval(interval: Option<Interval>) -> String {
+    interval.map_or_else(
+        || "-".to_owned(),
+        |interval| format!("[{:.1}, {:.1}]", interval.low * 100.0, interval.high * 100.0),
+    )
+}
+
+fn rate(score: &Score) -> String {
+    if score.n_scored == 0 {
+        "-".to_owned()
+    } else {
+        format!("{:.1}%", score.n_pass as f64 * 100.0 / score.n_scored as f64)
+    }
+}
+
+fn tokens(sample: &SampleResult) -> String {
+    sample.completion_tokens.map_or_else(
+        || "-".to_owned(),
+        |tokens| {
+            if sample.token_source.as_deref() == Some("event_count") {
+                format!("≥{}", thousands(tokens))
+            } else {
+                thousands(tokens)
+            }
+        },
+    )
+}
+
+fn seconds(sample: &SampleResult) -> String {
+    sample
+        .seconds
+        .map_or_else(|| "-".to_owned(), |seconds| format!("{seconds:.1}"))
+}
+
+fn notes(sample: &SampleResult) -> String {
+    let mut notes = Vec::new();
+    if sample.ended_in_reasoning {
+        notes.push("ended inside reasoning".to_owned());
+    } else if sample.hit_budget {
+        notes.push("hit the budget".to_owned());
+    }
+    if sample.n_tries > 1 {
+        notes.push(format!("{} tries", sample.n_tries));
+    }
+    if !sample.detail.is_empty() {
+        notes.push(sample.detail.clone());
+    }
+    notes.join("; ")
+}
+
+fn sample_label(id: &str, sample: &SampleResult, n_samples: u32) -> String {
+    if n_samples > 1 {
+        format!("{id} #{}", sample.sample)
+    } else {
+        id.to_owned()
+    }
+}
+
+fn median_tokens(board: &Scoreboard) -> String {
+    board
+        .median_tokens_solved
+        .map_or_else(|| "-".to_owned(), |median| thousands(median.round() as u64))
+}
+
+fn list_or_none(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "none".to_owned()
+    } else {
+        ids.join(", ")
+    }
+}
+
+fn noise_sentence(results: &ResultsFile) -> String {
+    let n_items = results.tasks.len() as u64 * u64::from(results.samples.max(1));
+    format!(
+        "With {n_items} items, the 95% interval on the difference between two runs is about ±{:.0} \
+         points (assuming 15% of items go different ways): a gap of one or two tasks is noise, \
+         not a win.",
+        results.difference_half_width_points
+    )
+}
+
+fn headline(results: &ResultsFile) -> String {
+    let simulated = if results.simulated {
+        " (in-process simulator, scripted answers: these figures measure the harness, not a model)"
+    } else {
+        ""
+    };
+    let checked = if results.self_checked {
+        "self-check passed"
+    } else {
+        "self-check skipped"
+    };
+    format!(
+        "{} on {} at {}{simulated}; sampling: {}; {} sample(s) per task; {checked}",
+        results.suite, results.model, results.base_url, results.sampling, results.samples
+    )
+}
+
+/// The plain-text table printed at the end of a run.
+pub fn render_table(results: &ResultsFile) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", headline(results));
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:<24} {:<8} {:<11} {:>9} {:>8} {:>7}  notes",
+        "task", "category", "outcome", "tokens", "seconds", "budget"
+    );
+    for task in &results.tasks {
+        for sample in &task.samples {
+            let _ = writeln!(
+                out,
+                "{:<24} {:<8} {:<11} {:>9} {:>8} {:>7}  {}",
+                sample_label(&task.id, sample, results.samples),
+                task.category.as_str(),
+                sample.outcome.as_str(),
+                tokens(sample),
+                seconds(sample),
+                thousands(u64::from(sample.budget_tokens)),
+                notes(sample),
+            );
+        }
+    }
+    let _ = writeln!(out);
+    write_scores_text(&mut out, &results.main, "main run");
+    if let Some(after) = &results.after_rerun {
+        let _ = writeln!(out);
+        write_rerun_text(&mut out, results);
+        write_scores_text(&mut out, after, "after the re-run");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", noise_sentence(results));
+    out
+}
+
+fn write_rerun_text(out: &mut String, results: &ResultsFile) {
+    let budget = results
+        .after_rerun
+        .as_ref()
+        .and_then(|board| board.rerun_budget)
+        .unwrap_or_default();
+    let _ = writeln!(out, "Re-run of the cut-off tasks at {} tokens:", thousands(u64::from(budget)));
+    let mut any = false;
+    for task in &results.tasks {
+        for sample in &task.rerun {
+            any = true;
+            let _ = writeln!(
+                out,
+                "  {:<24} {:<11} {:>9} {:>8}  {}",
+                sample_label(&task.id, sample, results.samples),
+                sample.outcome.as_str(),
+                tokens(sample),
+                seconds(sample),
+                notes(sample),
+            );
+        }
+    }
+    if !any {
+        let _ = writeln!(out, "  nothing was cut off");
+    }
+}
+
+fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str) {
+    let _ = writeln!(
+        out,
+        "{:<17} {:>11} {:>7} {:>14} {:>6} {:>8} {:>10} {:>12} {:>9}",
+        title, "pass/scored", "rate", "95% Wilson", "wrong", "cut_off", "no_answer", "extra_calls", "unscored"
+    );
+    for score in board.categories.iter().chain(std::iter::once(&board.total)) {
+        let _ = writeln!(
+            out,
+            "{:<17} {:>11} {:>7} {:>14} {:>6} {:>8} {:>10} {:>12} {:>9}",
+            score.name,
+            format!("{}/{}", score.n_pass, score.n_scored),
+            rate(score),
+            percent_interval(score.wilson),
+            score.n_wrong,
+            score.n_cut_off,
+            score.n_no_answer,
+            score.n_extra_calls,
+            score.n_unscored,
+        );
+    }
+    let _ = writeln!(out, "median completion tokens per solved task: {}", median_tokens(board));
+    let _ = writeln!(
+        out,
+        "ended inside reasoning (cut off, no content): {}",
+        list_or_none(&board.ended_in_reasoning)
+    );
+    let _ = writeln!(out, "hit the budget: {}", list_or_none(&board.hit_budget));
+}
+
+/// The Markdown report (`report.md`).
+pub fn render_markdown(results: &ResultsFile) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# hardsuite: {}", results.model);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}.", headline(results));
+    let _ = writeln!(out);
+    let _ = writeln!(out, "> {}", noise_sentence(results));
+    let _ = writeln!(out);
+    let _ = writeln!(out, "## Scores");
+    let _ = writeln!(out);
+    write_scores_markdown(&mut out, &results.main);
+    if let Some(after) = &results.after_rerun {
+        let budget = after.rerun_budget.unwrap_or_default();
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "## After re-running the cut-off tasks at {} tokens",
+            thousands(u64::from(budget))
+        );
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "Main run: {}/{} passed; with the re-run's results in place of its cut-offs: {}/{}.",
+            results.main.total.n_pass,
+            results.main.total.n_scored,
+            after.total.n_pass,
+            after.total.n_scored
+        );
+        let _ = writeln!(out);
+        write_scores_markdown(&mut out, after);
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "## Tasks");
+    let _ = writeln!(out);
+    let _ = writeln!(out, "| task | category | outcome | completion tokens | seconds | budget | notes |");
+    let _ = writeln!(out, "| --- | --- | --- | ---: | ---: | ---: | --- |");
+    for task in &results.tasks {
+        for (sample, phase) in task
+            .samples
+            .iter()
+            .map(|sample| (sample, ""))
+            .chain(task.rerun.iter().map(|sample| (sample, " (re-run)")))
+        {
+            let _ = writeln!(
+                out,
+                "| {}{phase} | {} | {} | {} | {} | {} | {} |",
+                sample_label(&task.id, sample, results.samples),
+                task.category.as_str(),
+                sample.outcome.as_str(),
+                tokens(sample),
+                seconds(sample),
+                thousands(u64::from(sample.budget_tokens)),
+                notes(sample).replace('|', "\\|"),
+            );
+        }
+    }
+    if results.n_infra_tries > 0 {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{} tries failed on infrastructure (server or grader) and were retried; they are \
+             not scored.",
+            results.n_infra_tries
+        );
+    }
+    out
+}
+
+fn write_scores_markdown(out: &mut String, board: &Scoreboard) {
+    let _ = writeln!(
+        out,
+        "| category | pass / scored | rate | 95% Wilson | wrong | cut off | no answer | extra calls | unscored |"
+    );
+    let _ = writeln!(out, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+    for score in board.categories.iter().chain(std::iter::once(&board.total)) {
+        let _ = writeln!(
+            out,
+            "| {} | {}/{} | {} | {} | {} | {} | {} | {} | {} |",
+            score.name,
+            score.n_pass,
+            score.n_scored,
+            rate(score),
+            percent_interval(score.wilson),
+            score.n_wrong,
+            score.n_cut_off,
+            score.n_no_answer,
+            score.n_extra_calls,
+            score.n_unscored,
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "- Median completion tokens per solved task: {}", median_tokens(board));
+    let _ = writeln!(
+        out,
+        "- Ended inside reasoning (cut off with no content): {}",
+        list_or_none(&board.ended_in_reasoning)
+    );
+    let _ = writeln!(out, "- Hit the budget: {}", list_or_none(&board.hit_budget));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(2131), "2,131");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+}

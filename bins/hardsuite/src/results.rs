@@ -1,0 +1,370 @@
+//! The results file (`results.json`): per-task outcomes and per-category scores, derived from
+//! the journal. Its schema is documented in `docs/hardsuite.md`.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use vernier_stats::{Interval, median, wilson};
+use vernier_tasks::{Category, OutcomeKind};
+
+use crate::error::HardsuiteError;
+use crate::journal::{AttemptRecord, LoadedJournal, Phase, RunHeader, Sampling, read_journal};
+
+/// Version of the `results.json` schema.
+pub const RESULTS_SCHEMA_VERSION: u32 = 1;
+
+/// The confidence level of every interval in the reports.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// Share of items on which two runs are assumed to disagree when the reports state the width
+/// of a difference's interval (Connor 1987: half-width = z·√(ψ/n)); 15% gives the ±14 points
+/// quoted for 28 items.
+pub const ASSUMED_DISCORDANCE: f64 = 0.15;
+
+/// One task sample's final result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SampleResult {
+    /// Sample number, from 0.
+    pub sample: u32,
+    /// Outcome; `infra` here means every try failed and the sample is not scored.
+    pub outcome: OutcomeKind,
+    /// Why.
+    pub detail: String,
+    /// The extracted answer.
+    pub answer: Option<String>,
+    /// `max_tokens` sent.
+    pub budget_tokens: u32,
+    /// Completion tokens.
+    pub completion_tokens: Option<u64>,
+    /// Where the count came from.
+    pub token_source: Option<String>,
+    /// Seconds from the request to the end of the stream.
+    pub seconds: Option<f64>,
+    /// Stopped by (or used all of) the budget.
+    pub hit_budget: bool,
+    /// Cut off with no content and no call.
+    pub ended_in_reasoning: bool,
+    /// Tries it took (more than 1 after infrastructure failures).
+    pub n_tries: u32,
+}
+
+/// One task's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TaskResult {
+    /// Task id.
+    pub id: String,
+    /// Category.
+    pub category: Category,
+    /// Main-run samples.
+    pub samples: Vec<SampleResult>,
+    /// Re-run samples (only those that were cut off in the main run).
+    pub rerun: Vec<SampleResult>,
+}
+
+/// Pass counts of one category (or of all tasks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Score {
+    /// `math`, `code`, `tools` or `total`.
+    pub name: String,
+    /// Tasks.
+    pub n_tasks: usize,
+    /// Scored samples (the denominator).
+    pub n_scored: u64,
+    /// Passed.
+    pub n_pass: u64,
+    /// Wrong answers.
+    pub n_wrong: u64,
+    /// Cut off by the budget (not wrong: never finished).
+    pub n_cut_off: u64,
+    /// Finished with nothing to grade.
+    pub n_no_answer: u64,
+    /// More than one call on a one-call task.
+    pub n_extra_calls: u64,
+    /// Samples that failed on infrastructure every try (not scored).
+    pub n_unscored: u64,
+    /// Wilson interval on the pass rate (absent when nothing was scored).
+    pub wilson: Option<Interval>,
+}
+
+/// Scores of one view of the run (the main run, or the main run with re-run results in place
+/// of its cut-offs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Scoreboard {
+    /// The completion budget of this view: `None` for the main run (per category).
+    pub rerun_budget: Option<u32>,
+    /// All tasks.
+    pub total: Score,
+    /// Per category, in math, code, tools order (only those present).
+    pub categories: Vec<Score>,
+    /// Median completion tokens of the passing samples.
+    pub median_tokens_solved: Option<f64>,
+    /// Task ids with a sample that ended inside its reasoning.
+    pub ended_in_reasoning: Vec<String>,
+    /// Task ids with a sample that hit the budget.
+    pub hit_budget: Vec<String>,
+}
+
+/// `results.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ResultsFile {
+    /// [`RESULTS_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Suite name.
+    pub suite: String,
+    /// Model id.
+    pub model: String,
+    /// Server base URL.
+    pub base_url: String,
+    /// The in-process simulator answered with scripted replies.
+    pub simulated: bool,
+    /// The self-check passed before the run.
+    pub self_checked: bool,
+    /// Grader image digest.
+    pub grader_image: Option<String>,
+    /// Sampling sent.
+    pub sampling: Sampling,
+    /// Samples per task.
+    pub samples: u32,
+    /// Tries that failed on infrastructure and were retried (never scored).
+    pub n_infra_tries: usize,
+    /// Per task, in suite order.
+    pub tasks: Vec<TaskResult>,
+    /// Scores of the main run.
+    pub main: Scoreboard,
+    /// Scores with the re-run's results in place of the main run's cut-offs.
+    pub after_rerun: Option<Scoreboard>,
+    /// Half-width, in points, of a 95% interval on the difference between two runs of this
+    /// many items (see [`ASSUMED_DISCORDANCE`]).
+    pub difference_half_width_points: f64,
+}
+
+impl ResultsFile {
+    /// Derives the results from a journal's header and attempts.
+    pub fn from_journal(header: &RunHeader, attempts: &[AttemptRecord]) -> Self {
+        let mut by_key: HashMap<(&str, u32, Phase), Vec<&AttemptRecord>> = HashMap::new();
+        let mut categories: HashMap<&str, Category> = HashMap::new();
+        for attempt in attempts {
+            by_key
+                .entry((attempt.task_id.as_str(), attempt.sample, attempt.phase))
+                .or_default()
+                .push(attempt);
+            categories.insert(attempt.task_id.as_str(), attempt.category);
+        }
+        let mut tasks = Vec::new();
+        for id in &header.task_ids {
+            let Some(category) = categories.get(id.as_str()).copied() else {
+                continue;
+            };
+            let collect = |phase: Phase| -> Vec<SampleResult> {
+                (0..header.samples)
+                    .filter_map(|sample| {
+                        by_key
+                            .get(&(id.as_str(), sample, phase))
+                            .and_then(|tries| final_sample(sample, tries))
+                    })
+                    .collect()
+            };
+            tasks.push(TaskResult {
+                id: id.clone(),
+                category,
+                samples: collect(Phase::Main),
+                rerun: collect(Phase::Rerun),
+            });
+        }
+        let n_infra_tries = attempts.iter().filter(|a| !a.is_scored()).count();
+        let main = scoreboard(&tasks, None, |task| task.samples.clone());
+        let after_rerun = header.rerun_budget.map(|budget| {
+            scoreboard(&tasks, Some(budget), |task| merged_with_rerun(task))
+        });
+        let n_items = tasks.len() as f64 * f64::from(header.samples.max(1));
+        Self {
+            schema_version: RESULTS_SCHEMA_VERSION,
+            suite: header.suite.clone(),
+            model: header.model.clone(),
+            base_url: header.base_url.clone(),
+            simulated: header.simulated,
+            self_checked: header.self_checked,
+            grader_image: header.grader_image.clone(),
+            sampling: header.sampling,
+            samples: header.samples,
+            n_infra_tries,
+            tasks,
+            main,
+            after_rerun,
+            difference_half_width_points: difference_half_width_points(n_items),
+        }
+    }
+
+    /// Reads a `results.json`, or derives the results from a `journal.jsonl` (any file whose
+    /// first non-blank character does not open a JSON document with `schema_version`).
+    pub fn load(path: &Path) -> Result<Self, HardsuiteError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| HardsuiteError::io("read", path, source))?;
+        let is_journal = path.extension().is_some_and(|e| e == "jsonl")
+            || text
+                .lines()
+                .find(|line| !line.trim().is_empty())
+                .is_some_and(|line| line.contains("\"type\":\"header\"") || line.contains("\"type\": \"header\""));
+        if is_journal {
+            let LoadedJournal {
+                header, attempts, ..
+            } = read_journal(path)?;
+            return Ok(Self::from_journal(&header, &attempts));
+        }
+        let results: Self = serde_json::from_str(&text).map_err(|error| HardsuiteError::Parse {
+            path: path.to_owned(),
+            line: error.line(),
+            message: error.to_string(),
+        })?;
+        if results.schema_version != RESULTS_SCHEMA_VERSION {
+            return Err(HardsuiteError::Parse {
+                path: path.to_owned(),
+                line: 1,
+                message: format!(
+                    "schema version {} (this hardsuite reads version {RESULTS_SCHEMA_VERSION})",
+                    results.schema_version
+                ),
+            });
+        }
+        Ok(results)
+    }
+
+    /// Writes the file as pretty JSON.
+    pub fn write(&self, path: &Path) -> Result<(), HardsuiteError> {
+        let mut text = serde_json::to_string_pretty(self)
+            .map_err(|error| HardsuiteError::io("encode", path, error.into()))?;
+        text.push('\n');
+        std::fs::write(path, text).map_err(|source| HardsuiteError::io("write", path, source))
+    }
+
+    /// The task with this id.
+    pub fn task(&self, id: &str) -> Option<&TaskResult> {
+        self.tasks.iter().find(|task| task.id == id)
+    }
+}
+
+/// Half-width in points of a 95% interval on a paired difference over `n_items` items, at the
+/// assumed discordance: 1.96·√(ψ/n)·100.
+pub fn difference_half_width_points(n_items: f64) -> f64 {
+    if n_items <= 0.0 {
+        return f64::NAN;
+    }
+    1.959_963_984_540_054 * (ASSUMED_DISCORDANCE / n_items).sqrt() * 100.0
+}
+
+/// The sample's scored try, else its last try (infra after every try).
+fn final_sample(sample: u32, tries: &[&AttemptRecord]) -> Option<SampleResult> {
+    let chosen = tries
+        .iter()
+        .rev()
+        .find(|attempt| attempt.is_scored())
+        .or_else(|| tries.last())?;
+    Some(SampleResult {
+        sample,
+        outcome: chosen.outcome,
+        detail: chosen.detail.clone(),
+        answer: chosen.answer.clone(),
+        budget_tokens: chosen.budget_tokens,
+        completion_tokens: chosen.completion_tokens,
+        token_source: chosen.token_source.clone(),
+        seconds: chosen.elapsed_ms.map(|ms| ms / 1e3),
+        hit_budget: chosen.hit_budget,
+        ended_in_reasoning: chosen.ended_in_reasoning,
+        n_tries: u32::try_from(tries.len()).unwrap_or(u32::MAX),
+    })
+}
+
+/// Main samples with each cut-off replaced by its scored re-run, when there is one.
+fn merged_with_rerun(task: &TaskResult) -> Vec<SampleResult> {
+    task.samples
+        .iter()
+        .map(|main| {
+            task.rerun
+                .iter()
+                .find(|rerun| rerun.sample == main.sample && rerun.outcome != OutcomeKind::Infra)
+                .unwrap_or(main)
+                .clone()
+        })
+        .collect()
+}
+
+fn scoreboard(
+    tasks: &[TaskResult],
+    rerun_budget: Option<u32>,
+    samples_of: impl Fn(&TaskResult) -> Vec<SampleResult>,
+) -> Scoreboard {
+    let per_task: Vec<(&TaskResult, Vec<SampleResult>)> =
+        tasks.iter().map(|task| (task, samples_of(task))).collect();
+    let mut categories = Vec::new();
+    for category in [Category::Math, Category::Code, Category::Tools] {
+        let members: Vec<_> = per_task
+            .iter()
+            .filter(|(task, _)| task.category == category)
+            .collect();
+        if !members.is_empty() {
+            categories.push(score(category.as_str(), &members));
+        }
+    }
+    let all: Vec<_> = per_task.iter().collect();
+    let total = score("total", &all);
+    let solved_tokens: Vec<f64> = per_task
+        .iter()
+        .flat_map(|(_, samples)| samples.iter())
+        .filter(|sample| sample.outcome == OutcomeKind::Pass)
+        .filter_map(|sample| sample.completion_tokens.map(|tokens| tokens as f64))
+        .collect();
+    let ids_where = |flag: fn(&SampleResult) -> bool| -> Vec<String> {
+        per_task
+            .iter()
+            .filter(|(_, samples)| samples.iter().any(flag))
+            .map(|(task, _)| task.id.clone())
+            .collect()
+    };
+    Scoreboard {
+        rerun_budget,
+        total,
+        categories,
+        median_tokens_solved: median(&solved_tokens).ok(),
+        ended_in_reasoning: ids_where(|sample| sample.ended_in_reasoning),
+        hit_budget: ids_where(|sample| sample.hit_budget),
+    }
+}
+
+fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)]) -> Score {
+    let mut score = Score {
+        name: name.to_owned(),
+        n_tasks: members.len(),
+        n_scored: 0,
+        n_pass: 0,
+        n_wrong: 0,
+        n_cut_off: 0,
+        n_no_answer: 0,
+        n_extra_calls: 0,
+        n_unscored: 0,
+        wilson: None,
+    };
+    for (_, samples) in members {
+        for sample in samples {
+            match sample.outcome {
+                OutcomeKind::Pass => score.n_pass += 1,
+                OutcomeKind::Wrong => score.n_wrong += 1,
+                OutcomeKind::CutOff => score.n_cut_off += 1,
+                OutcomeKind::NoAnswer => score.n_no_answer += 1,
+                OutcomeKind::ExtraCalls => score.n_extra_calls += 1,
+                _ => {
+                    score.n_unscored += 1;
+                    continue;
+                }
+            }
+            score.n_scored += 1;
+        }
+    }
+    score.wilson = wilson(score.n_pass, score.n_scored, CONFIDENCE).ok();
+    score
+}

@@ -1,0 +1,317 @@
+//! Running attempts: build the request, stream it through the meter, grade the reply, retry
+//! infrastructure failures, journal every try.
+
+use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use vernier_grader::Grader;
+use vernier_meter::Meter;
+use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions, Tool};
+use vernier_tasks::{OutcomeKind, Reply, ReplyToolCall, Task};
+
+use crate::error::HardsuiteError;
+use crate::journal::{AttemptRecord, JournalLine, JournalWriter, Phase, Sampling};
+use crate::report::thousands;
+
+/// Everything the workers share.
+#[derive(Debug)]
+pub(crate) struct Runner {
+    pub(crate) client: Client,
+    pub(crate) model: String,
+    pub(crate) sampling: Sampling,
+    pub(crate) extra_body: Map<String, Value>,
+    pub(crate) grader: Option<Grader>,
+    pub(crate) journal: Arc<JournalWriter>,
+    pub(crate) max_tries: u32,
+    pub(crate) retry_backoff: Duration,
+    pub(crate) progress: bool,
+    pub(crate) stop: AtomicBool,
+    pub(crate) n_done: AtomicUsize,
+    pub(crate) n_planned: AtomicUsize,
+}
+
+/// How one attempt (all its tries) ended.
+#[derive(Debug)]
+pub(crate) enum AttemptEnd {
+    /// Scored, or infra after every try; the last try's record.
+    Done(AttemptRecord),
+    /// Every try was refused at connect: the server is gone.
+    ServerDown(String),
+    /// Another worker saw the server die; this attempt was not started.
+    NotStarted,
+}
+
+struct Try {
+    record: AttemptRecord,
+    connect_refused: bool,
+    rejected: Option<(u16, String)>,
+}
+
+impl Runner {
+    /// Runs one task sample until a scored outcome or `max_tries` infrastructure failures.
+    pub(crate) async fn attempt(
+        &self,
+        task: &Task,
+        sample: u32,
+        phase: Phase,
+        budget_tokens: u32,
+    ) -> Result<AttemptEnd, HardsuiteError> {
+        let mut n_refused = 0;
+        let mut last = None;
+        for try_number in 1..=self.max_tries.max(1) {
+            if self.stop.load(Ordering::SeqCst) {
+                return Ok(last.map_or(AttemptEnd::NotStarted, AttemptEnd::Done));
+            }
+            let attempt = self
+                .one_try(task, sample, phase, budget_tokens, try_number)
+                .await;
+            self.journal.append(&JournalLine::Attempt(attempt.record.clone()))?;
+            if let Some((status, body)) = attempt.rejected {
+                self.stop.store(true, Ordering::SeqCst);
+                return Err(HardsuiteError::Rejected {
+                    task_id: task.id.clone(),
+                    status,
+                    body,
+                });
+            }
+            if attempt.connect_refused {
+                n_refused += 1;
+            }
+            let scored = attempt.record.is_scored();
+            let detail = attempt.record.detail.clone();
+            last = Some(attempt.record);
+            if scored {
+                break;
+            }
+            if n_refused == self.max_tries.max(1) {
+                self.stop.store(true, Ordering::SeqCst);
+                return Ok(AttemptEnd::ServerDown(format!(
+                    "task {} was refused at connect {n_refused} times in a row ({detail})",
+                    task.id
+                )));
+            }
+            if try_number < self.max_tries {
+                tokio::time::sleep(self.retry_backoff * 2_u32.pow(try_number - 1)).await;
+            }
+        }
+        let Some(record) = last else {
+            return Ok(AttemptEnd::NotStarted);
+        };
+        self.report_progress(&record);
+        Ok(AttemptEnd::Done(record))
+    }
+
+    fn report_progress(&self, record: &AttemptRecord) {
+        let done = self.n_done.fetch_add(1, Ordering::SeqCst) + 1;
+        if !self.progress {
+            return;
+        }
+        let planned = self.n_planned.load(Ordering::SeqCst);
+        let tokens = record
+            .completion_tokens
+            .map_or_else(|| "-".to_owned(), thousands);
+        let seconds = record
+            .elapsed_ms
+            .map_or_else(|| "-".to_owned(), |ms| format!("{:.1} s", ms / 1e3));
+        let phase = match record.phase {
+            Phase::Main => "",
+            Phase::Rerun => " (re-run)",
+        };
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "[{done:>3}/{planned}] {:<20} #{} {:<11} {tokens:>7} tok {seconds:>8}{phase}  {}",
+            record.task_id,
+            record.sample,
+            record.outcome.as_str(),
+            record.detail,
+        );
+    }
+
+    async fn one_try(
+        &self,
+        task: &Task,
+        sample: u32,
+        phase: Phase,
+        budget_tokens: u32,
+        try_number: u32,
+    ) -> Try {
+        let mut record = AttemptRecord {
+            task_id: task.id.clone(),
+            category: task.category,
+            sample,
+            phase,
+            try_number,
+            budget_tokens,
+            outcome: OutcomeKind::Infra,
+            detail: String::new(),
+            answer: None,
+            finish_reason: None,
+            completion_tokens: None,
+            token_source: None,
+            token_count_is_lower_bound: false,
+            reasoning_tokens: None,
+            content_chars: 0,
+            reasoning_chars: 0,
+            n_tool_calls: 0,
+            ended_in_reasoning: false,
+            hit_budget: false,
+            elapsed_ms: None,
+            ttft_ms: None,
+            decode_tokens_per_s: None,
+            grade_ms: None,
+        };
+        let request = match build_request(
+            task,
+            &self.model,
+            &self.sampling,
+            &self.extra_body,
+            budget_tokens,
+        ) {
+            Ok(request) => request,
+            Err(message) => {
+                record.detail = format!("infra:request {message}");
+                return Try {
+                    record,
+                    connect_refused: false,
+                    rejected: None,
+                };
+            }
+        };
+        let mut stream = match self.client.chat_stream(&request).await {
+            Ok(stream) => stream,
+            Err(error) => {
+                let connect_refused = matches!(error, vernier_openai::Error::Connect { .. });
+                let rejected = match &error {
+                    vernier_openai::Error::Http { status, body }
+                        if matches!(status, 400 | 401 | 403 | 404 | 422) =>
+                    {
+                        Some((*status, body.clone()))
+                    }
+                    _ => None,
+                };
+                record.detail = format!("infra:{}", one_line(&error));
+                return Try {
+                    record,
+                    connect_refused,
+                    rejected,
+                };
+            }
+        };
+        let capacity = usize::try_from(budget_tokens).unwrap_or(usize::MAX).min(65_536) + 16;
+        let mut meter = Meter::new(stream.request_sent_at(), capacity);
+        meter.headers_received(stream.headers_at());
+        while let Some(event) = stream.next_event().await {
+            match event {
+                Ok(event) => meter.observe(&vernier_openai::observation(&event)),
+                Err(error) => {
+                    record.detail = format!("infra:{}", one_line(&error));
+                    record.elapsed_ms = Some(stream.request_sent_at().elapsed().as_secs_f64() * 1e3);
+                    return Try {
+                        record,
+                        connect_refused: false,
+                        rejected: None,
+                    };
+                }
+            }
+        }
+        let completed_at = stream.finished_at().unwrap_or_else(Instant::now);
+        let accumulated = stream.accumulated();
+        let measurement = meter.finish(&vernier_openai::final_counts(accumulated, completed_at));
+        let reasoning = accumulated.reasoning();
+        let reply = Reply {
+            content: accumulated.content().to_owned(),
+            reasoning: (!reasoning.is_empty()).then(|| reasoning.to_owned()),
+            tool_calls: accumulated
+                .tool_calls()
+                .iter()
+                .map(|call| ReplyToolCall::new(call.name.clone(), call.arguments.clone()))
+                .collect(),
+            finish_reason: accumulated.finish_reason().map(str::to_owned),
+        };
+        let cut_off = reply.finish_reason.as_deref() == Some("length");
+        record.finish_reason.clone_from(&reply.finish_reason);
+        record.completion_tokens = Some(measurement.completion_tokens);
+        record.token_source = Some(measurement.token_source.as_str().to_owned());
+        record.token_count_is_lower_bound = measurement.token_count_is_lower_bound;
+        record.reasoning_tokens = measurement.reasoning_tokens;
+        record.content_chars = reply.content.chars().count();
+        record.reasoning_chars = reasoning.chars().count();
+        record.n_tool_calls = reply.tool_calls.len();
+        record.ended_in_reasoning =
+            cut_off && reply.content.trim().is_empty() && reply.tool_calls.is_empty();
+        record.hit_budget = cut_off || measurement.completion_tokens >= u64::from(budget_tokens);
+        record.elapsed_ms = Some(measurement.end_to_end_ms);
+        record.ttft_ms = measurement.ttft_ms;
+        record.decode_tokens_per_s = measurement.decode_tokens_per_s;
+        let grade_started = Instant::now();
+        let outcome = task.check(&reply, self.grader.as_ref()).await;
+        record.grade_ms = Some(grade_started.elapsed().as_secs_f64() * 1e3);
+        record.outcome = outcome.kind;
+        record.detail = outcome.detail;
+        record.answer = outcome.provisional_answer;
+        Try {
+            record,
+            connect_refused: false,
+            rejected: None,
+        }
+    }
+}
+
+/// The request for one task: its messages and tools, the budget as `max_tokens`, the sampling,
+/// usage in the stream, then the extra body merged over the top. No stop sequences are sent.
+pub(crate) fn build_request(
+    task: &Task,
+    model: &str,
+    sampling: &Sampling,
+    extra_body: &Map<String, Value>,
+    budget_tokens: u32,
+) -> Result<ChatRequest, String> {
+    let messages = task
+        .messages
+        .iter()
+        .map(|message| ChatMessage::new(message.role.clone(), message.content.clone()))
+        .collect();
+    let mut request = ChatRequest::new(model, messages);
+    request.max_tokens = Some(u64::from(budget_tokens));
+    request.temperature = sampling.temperature;
+    request.top_p = sampling.top_p;
+    request.top_k = sampling.top_k;
+    if let Some(penalty) = sampling.presence_penalty {
+        request.extra.insert("presence_penalty".to_owned(), penalty.into());
+    }
+    if !task.tools.is_empty() {
+        request.tools = Some(
+            task.tools
+                .iter()
+                .map(|tool| Tool::function(&tool.name, &tool.description, tool.parameters.clone()))
+                .collect(),
+        );
+    }
+    request.stream_options = Some(StreamOptions::usage(false));
+    if extra_body.is_empty() {
+        return Ok(request);
+    }
+    let mut body = serde_json::to_value(&request).map_err(|error| error.to_string())?;
+    if let Value::Object(fields) = &mut body {
+        for (key, value) in extra_body {
+            fields.insert(key.clone(), value.clone());
+        }
+        fields.remove("stop");
+    }
+    serde_json::from_value(body).map_err(|error| error.to_string())
+}
+
+/// An error and its causes on one line.
+pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text.replace('\n', " ")
+}

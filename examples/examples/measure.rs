@@ -1,0 +1,207 @@
+//! Measures one streamed chat completion and prints one JSON object.
+//!
+//! ```text
+//! cargo run --release --example measure -- --base-url URL [--model M] --max-tokens N
+//!     [--prompt TEXT] [--api-key-env VAR] [--token-ids] [--continuous-usage] [--ignore-eos]
+//! ```
+//!
+//! Without `--base-url` it starts the bundled simulator in-process (and says so on stderr).
+//! It always asks for `stream_options.include_usage`; `--token-ids` (vLLM `return_token_ids`),
+//! `--continuous-usage` (vLLM per-chunk usage) and `--ignore-eos` add vendor fields that hosted
+//! APIs may refuse. Exit status: 0 measured, 1 the request failed, 2 bad arguments, 3 the stream
+//! broke off (the partial measurement is still printed, with `stream_error`).
+#![expect(
+    clippy::print_stderr,
+    reason = "a command-line example reports errors and the simulator banner on stderr"
+)]
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use vernier_meter::{Measurement, Meter};
+use vernier_openai::{
+    ChatMessage, ChatRequest, Client, ClientBuilder, StreamOptions, final_counts, observation,
+};
+use vernier_sim::{Sim, SimConfig, SimHandle, TokensPerEvent};
+
+/// Measure one streamed chat completion: TTFT, decode rate, tokens per event, token source.
+#[derive(Debug, Parser)]
+struct Arguments {
+    /// Server root or `/v1` URL; without it the bundled simulator is started in-process.
+    #[arg(long)]
+    base_url: Option<String>,
+    /// Model id; the first of `/v1/models` when omitted.
+    #[arg(long)]
+    model: Option<String>,
+    /// `max_tokens` to request.
+    #[arg(long, default_value_t = 256)]
+    max_tokens: u64,
+    /// The user message.
+    #[arg(
+        long,
+        default_value = "Write a short story about a lighthouse keeper who measures the tides."
+    )]
+    prompt: String,
+    /// Environment variable holding a bearer API key.
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// Ask for per-chunk token ids (vLLM `return_token_ids`).
+    #[arg(long)]
+    token_ids: bool,
+    /// Ask for per-chunk usage (vLLM `stream_options.continuous_usage_stats`).
+    #[arg(long)]
+    continuous_usage: bool,
+    /// Ask the server to ignore end-of-sequence so the output has `max_tokens` tokens (vLLM).
+    #[arg(long)]
+    ignore_eos: bool,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let mut arguments = match Arguments::try_parse() {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let mut simulator: Option<SimHandle> = None;
+    let base_url = if let Some(base_url) = arguments.base_url.clone() {
+        base_url
+    } else {
+        match start_simulator().await {
+            Ok(sim) => {
+                let url = sim.base_url();
+                eprintln!(
+                    "no --base-url given: measuring the bundled simulator at {url} (speculative-decoding-like events, 10 ms steps); pass --base-url to measure a real server"
+                );
+                arguments.token_ids = true;
+                simulator = Some(sim);
+                url
+            }
+            Err(error) => {
+                eprintln!("error: failed to start the bundled simulator: {error}");
+                return ExitCode::from(1);
+            }
+        }
+    };
+    let code = match run(&arguments, &base_url).await {
+        Ok((output, stream_error)) => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not a failure of the measurement.
+            let _ = writeln!(stdout, "{output}");
+            if let Some(error) = stream_error {
+                eprintln!("error: the stream broke off, partial measurement printed: {error}");
+                ExitCode::from(3)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(1)
+        }
+    };
+    if let Some(sim) = simulator {
+        sim.shutdown().await;
+    }
+    code
+}
+
+async fn start_simulator() -> Result<SimHandle, vernier_sim::SimError> {
+    let config = SimConfig::builder()
+        .decode_step(Duration::from_millis(10))
+        .tokens_per_event(TokensPerEvent::prose_like())
+        .build();
+    Sim::start(config).await
+}
+
+/// Measures one request; returns the JSON object and the stream error, if it broke off.
+async fn run(
+    arguments: &Arguments,
+    base_url: &str,
+) -> Result<(serde_json::Value, Option<String>), String> {
+    let mut builder = ClientBuilder::new(base_url);
+    if let Some(variable) = &arguments.api_key_env {
+        builder = builder.api_key_from_env(variable);
+    }
+    let client = builder
+        .build()
+        .map_err(|error| format!("failed to set up the client for {base_url}: {error}"))?;
+    let model = match &arguments.model {
+        Some(model) => model.clone(),
+        None => first_model(&client).await?,
+    };
+    let mut request = ChatRequest::new(
+        model.clone(),
+        vec![ChatMessage::user(arguments.prompt.clone())],
+    );
+    request.max_tokens = Some(arguments.max_tokens);
+    request.stream_options = Some(StreamOptions::usage(arguments.continuous_usage));
+    if arguments.token_ids {
+        request = request.with_extra("return_token_ids", true);
+    }
+    if arguments.ignore_eos {
+        request = request.with_extra("ignore_eos", true);
+    }
+    let (measurement, stream_error) = measure(&client, &request).await?;
+    let mut output = serde_json::to_value(&measurement)
+        .map_err(|error| format!("failed to encode the measurement: {error}"))?;
+    if let Some(object) = output.as_object_mut() {
+        object.insert("model".to_owned(), model.into());
+        object.insert("base_url".to_owned(), base_url.into());
+        object.insert("stream_error".to_owned(), stream_error.clone().into());
+    }
+    Ok((output, stream_error))
+}
+
+async fn first_model(client: &Client) -> Result<String, String> {
+    let models = client
+        .models()
+        .await
+        .map_err(|error| format!("failed to list models at /v1/models (pass --model): {error}"))?;
+    models
+        .into_iter()
+        .next()
+        .map(|model| model.id)
+        .ok_or_else(|| "failed to pick a model: /v1/models lists none; pass --model".to_owned())
+}
+
+/// Streams `request`, feeding every event to a meter; a stream that breaks off still measures.
+async fn measure(
+    client: &Client,
+    request: &ChatRequest,
+) -> Result<(Measurement, Option<String>), String> {
+    let mut stream = client
+        .chat_stream(request)
+        .await
+        .map_err(|error| format!("failed to start the chat stream: {error}"))?;
+    let max_tokens = request.max_tokens.unwrap_or(256);
+    let expected_events = usize::try_from(max_tokens)
+        .unwrap_or(usize::MAX)
+        .saturating_add(8);
+    let mut meter = Meter::new(stream.request_sent_at(), expected_events);
+    meter.headers_received(stream.headers_at());
+    let mut stream_error = None;
+    while let Some(event) = stream.next_event().await {
+        match event {
+            Ok(event) => meter.observe(&observation(&event)),
+            Err(error) => {
+                stream_error = Some(error.to_string());
+                break;
+            }
+        }
+    }
+    let completed_at = stream.finished_at().unwrap_or_else(Instant::now);
+    let mut final_state = final_counts(stream.accumulated(), completed_at);
+    if let Some(max_tokens) = request.max_tokens {
+        final_state = final_state.with_requested_max_tokens(max_tokens);
+    }
+    Ok((meter.finish(&final_state), stream_error))
+}
