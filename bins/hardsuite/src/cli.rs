@@ -33,10 +33,11 @@ pub enum Command {
 }
 
 /// Sampling presets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 #[non_exhaustive]
 pub enum Preset {
     /// temperature 0.6, top_p 0.95 (the default).
+    #[default]
     Default,
     /// Qwen's "thinking, general" preset: temperature 1.0, top_k 20, presence_penalty 1.5.
     QwenThinking,

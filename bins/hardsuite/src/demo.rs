@@ -143,6 +143,8 @@ fn call_arguments(check: &vernier_tasks::ArgCheck) -> String {
     serde_json::Value::Object(arguments).to_string()
 }
 
+/// The scripted reply of `task`. A cut-off reply reports the tokens it streamed, not the budget:
+/// the simulator cannot tell a re-run's larger budget from the first.
 fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
     if kind == ScriptedKind::CutOffInReasoning {
         return ScriptReply::text("")
@@ -150,8 +152,7 @@ fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
                 "Let me verify that once more. Wait, I should check the previous step again. "
                     .repeat(12),
             )
-            .with_finish_reason("length")
-            .with_completion_tokens(task.budget_tokens);
+            .with_finish_reason("length");
     }
     match &task.checker {
         Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_) => {

@@ -73,6 +73,30 @@ impl std::fmt::Display for Sampling {
     }
 }
 
+/// The per-category budget flags of a run (`None`: the suite's budget).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BudgetFlags {
+    /// `--budget-math`.
+    pub math: Option<u32>,
+    /// `--budget-code`.
+    pub code: Option<u32>,
+    /// `--budget-tools`.
+    pub tools: Option<u32>,
+}
+
+impl BudgetFlags {
+    /// The flag for a category.
+    pub fn for_category(&self, category: Category) -> Option<u32> {
+        match category {
+            Category::Math => self.math,
+            Category::Code => self.code,
+            Category::Tools => self.tools,
+            _ => None,
+        }
+    }
+}
+
 /// The first line of a journal: everything needed to continue or re-derive the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -95,6 +119,8 @@ pub struct RunHeader {
     pub sampling: Sampling,
     /// The JSON object merged into every request.
     pub extra_body: Option<serde_json::Value>,
+    /// Budget flags given (`None`: the suite's own budget).
+    pub budget_flags: BudgetFlags,
     /// Samples per task.
     pub samples: u32,
     /// Budget of the cut-off re-run, if asked for.
@@ -306,10 +332,6 @@ impl JournalWriter {
             path: path.to_owned(),
             file: Mutex::new(file),
         })
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Appends one line and flushes it.

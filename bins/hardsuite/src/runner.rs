@@ -36,8 +36,8 @@ pub(crate) struct Runner {
 /// How one attempt (all its tries) ended.
 #[derive(Debug)]
 pub(crate) enum AttemptEnd {
-    /// Scored, or infra after every try; the last try's record.
-    Done(AttemptRecord),
+    /// Scored, or infra after every try (the journal holds the record).
+    Done,
     /// Every try was refused at connect: the server is gone.
     ServerDown(String),
     /// Another worker saw the server die; this attempt was not started.
@@ -63,7 +63,7 @@ impl Runner {
         let mut last = None;
         for try_number in 1..=self.max_tries.max(1) {
             if self.stop.load(Ordering::SeqCst) {
-                return Ok(last.map_or(AttemptEnd::NotStarted, AttemptEnd::Done));
+                return Ok(if last.is_some() { AttemptEnd::Done } else { AttemptEnd::NotStarted });
             }
             let attempt = self
                 .one_try(task, sample, phase, budget_tokens, try_number)
@@ -101,7 +101,7 @@ impl Runner {
             return Ok(AttemptEnd::NotStarted);
         };
         self.report_progress(&record);
-        Ok(AttemptEnd::Done(record))
+        Ok(AttemptEnd::Done)
     }
 
     fn report_progress(&self, record: &AttemptRecord) {

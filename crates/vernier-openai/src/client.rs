@@ -162,6 +162,8 @@ impl ClientBuilder {
     }
 
     /// Uses this TLS configuration instead of the default (ring, webpki roots, HTTP/1.1 ALPN).
+    /// The client speaks HTTP/1.1 only, so an ALPN list offering anything else (`h2`) is
+    /// narrowed to `http/1.1`.
     #[must_use]
     pub fn tls_config(mut self, config: Arc<rustls::ClientConfig>) -> Self {
         self.tls = Some(config);
@@ -197,7 +199,7 @@ impl ClientBuilder {
                 reason: "the user agent holds characters not allowed in a header".to_owned(),
             })?;
         let tls = match (endpoint.https, self.tls) {
-            (_, Some(config)) => Some(config),
+            (_, Some(config)) => Some(http1_only(config)),
             (true, None) => Some(default_tls_config(&endpoint)?),
             (false, None) => None,
         };
@@ -212,6 +214,20 @@ impl ClientBuilder {
             }),
         })
     }
+}
+
+/// Offering `h2` would let the server choose it and then reject the HTTP/1.1 request.
+fn http1_only(config: Arc<rustls::ClientConfig>) -> Arc<rustls::ClientConfig> {
+    if config
+        .alpn_protocols
+        .iter()
+        .all(|protocol| protocol == b"http/1.1")
+    {
+        return config;
+    }
+    let mut config = Arc::unwrap_or_clone(config);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(config)
 }
 
 fn default_tls_config(endpoint: &Endpoint) -> Result<Arc<rustls::ClientConfig>, Error> {

@@ -1,8 +1,9 @@
-//! Integration tests for vernier-openai: recorded transcripts, a loopback fault server, the
-//! simulator, and property tests of the SSE decoder.
+//! Integration tests for vernier-openai: recorded transcripts, a loopback fault server, a
+//! loopback TLS server, the simulator, and property tests of the SSE decoder.
 
 mod faults;
 mod fixtures;
 mod sim;
 mod split;
 mod support;
+mod tls;

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 
 /// One request as the server read it.
 #[derive(Debug, Clone)]
@@ -56,8 +56,9 @@ pub(crate) async fn serve(
     (addr, seen_rx)
 }
 
-async fn handle(
-    mut socket: TcpStream,
+/// Reads one request from `socket`, answers it with the handler's steps, and closes.
+pub(crate) async fn handle<S: AsyncRead + AsyncWrite + Unpin>(
+    mut socket: S,
     handler: &Handler,
     seen: &tokio::sync::mpsc::UnboundedSender<SeenRequest>,
 ) -> std::io::Result<()> {

@@ -87,6 +87,10 @@ pub(crate) async fn request(
     .expect("request finished within 30 s")
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one read loop: head, chunk framing, SSE events, each stamped on arrival"
+)]
 async fn request_inner(
     addr: SocketAddr,
     method: &str,
