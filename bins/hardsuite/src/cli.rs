@@ -23,6 +23,7 @@ pub struct Args {
 /// The subcommands.
 #[derive(Debug, Clone, Subcommand)]
 #[non_exhaustive]
+#[expect(clippy::large_enum_variant, reason = "parsed once per process")]
 pub enum Command {
     /// Self-check the suite, then run every task against a server and report.
     Run(RunArgs),
@@ -36,10 +37,10 @@ pub enum Command {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 #[non_exhaustive]
 pub enum Preset {
-    /// temperature 0.6, top_p 0.95 (the default).
+    /// `temperature` 0.6, `top_p` 0.95 (the default).
     #[default]
     Default,
-    /// Qwen's "thinking, general" preset: temperature 1.0, top_k 20, presence_penalty 1.5.
+    /// Qwen's "thinking, general" preset: `temperature` 1.0, `top_k` 20, `presence_penalty` 1.5.
     QwenThinking,
 }
 
@@ -69,7 +70,7 @@ pub struct SuiteArgs {
 /// Arguments of `hardsuite run`.
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct RunArgs {
-    /// Server base URL, e.g. http://127.0.0.1:8000 (with or without /v1). Without it, the
+    /// Server base URL, e.g. `http://127.0.0.1:8000` (with or without /v1). Without it, the
     /// in-process simulator answers with scripted replies.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
@@ -104,7 +105,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub presence_penalty: Option<f64>,
     /// A JSON object merged into every request body, e.g.
-    /// '{"chat_template_kwargs": {"enable_thinking": true}}'. It may not set `stop`.
+    /// `'{"chat_template_kwargs": {"enable_thinking": true}}'`. It may not set `stop`.
     #[arg(long, value_name = "JSON")]
     pub extra_body: Option<String>,
     /// Re-run the tasks that were cut off with this larger budget; both scores are reported.
@@ -159,4 +160,37 @@ pub struct SelfCheckArgs {
     /// Suite and task selection.
     #[command(flatten)]
     pub suite: SuiteArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Args::command().debug_assert();
+        let args = Args::parse_from(["hardsuite", "--base-url", "http://h:1", "--tasks", "a,b"]);
+        assert!(args.command.is_none());
+        assert_eq!(
+            args.run.suite.tasks,
+            Some(vec!["a".to_owned(), "b".to_owned()])
+        );
+        let args = Args::parse_from([
+            "hardsuite",
+            "run",
+            "--preset",
+            "qwen-thinking",
+            "--samples",
+            "3",
+        ]);
+        let Some(Command::Run(run)) = args.command else {
+            panic!("run subcommand");
+        };
+        assert_eq!(
+            (run.preset, run.samples, run.concurrency),
+            (Preset::QwenThinking, 3, 3)
+        );
+    }
 }

@@ -78,7 +78,9 @@ impl CommandOutput {
 /// Runs the command the arguments name (`run` when none).
 pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput, HardsuiteError> {
     match args.command {
-        None => Ok(CommandOutput::Run(Box::new(run_suite(args.run, command_line).await?))),
+        None => Ok(CommandOutput::Run(Box::new(
+            run_suite(args.run, command_line).await?,
+        ))),
         Some(Command::Run(run_args)) => Ok(CommandOutput::Run(Box::new(
             run_suite(run_args, command_line).await?,
         ))),
@@ -120,26 +122,36 @@ fn load_suite(
             let names: Vec<&str> = suite.tasks.iter().map(|task| task.id.as_str()).collect();
             return Err(HardsuiteError::invalid(
                 "--tasks",
-                format!("no task {unknown:?} in suite {}; known: {}", suite.name, names.join(", ")),
+                format!(
+                    "no task {unknown:?} in suite {}; known: {}",
+                    suite.name,
+                    names.join(", ")
+                ),
             ));
         }
         suite.tasks.retain(|task| ids.contains(&task.id));
     }
     if suite.tasks.is_empty() {
-        return Err(HardsuiteError::invalid("--tasks", "no task is left to run; name at least one"));
+        return Err(HardsuiteError::invalid(
+            "--tasks",
+            "no task is left to run; name at least one",
+        ));
     }
     Ok(suite)
 }
 
 fn budget_flags(args: &SuiteArgs) -> BudgetFlags {
-    let mut flags = BudgetFlags::default();
-    flags.math = args.budget_math;
-    flags.code = args.budget_code;
-    flags.tools = args.budget_tools;
-    flags
+    BudgetFlags {
+        math: args.budget_math,
+        code: args.budget_code,
+        tools: args.budget_tools,
+    }
 }
 
-async fn connect_grader(suite: &Suite, image: Option<&str>) -> Result<Option<Grader>, HardsuiteError> {
+async fn connect_grader(
+    suite: &Suite,
+    image: Option<&str>,
+) -> Result<Option<Grader>, HardsuiteError> {
     let n_code_tasks = suite.count(Category::Code);
     if n_code_tasks == 0 {
         return Ok(None);
@@ -228,8 +240,9 @@ fn sampling_from(args: &RunArgs) -> Sampling {
 }
 
 fn parse_extra_body(text: &str) -> Result<Map<String, Value>, HardsuiteError> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|error| HardsuiteError::invalid("--extra-body", format!("it is not JSON: {error}")))?;
+    let value: Value = serde_json::from_str(text).map_err(|error| {
+        HardsuiteError::invalid("--extra-body", format!("it is not JSON: {error}"))
+    })?;
     let Value::Object(fields) = value else {
         return Err(HardsuiteError::invalid(
             "--extra-body",
@@ -247,16 +260,28 @@ fn parse_extra_body(text: &str) -> Result<Map<String, Value>, HardsuiteError> {
 
 fn validate(args: &RunArgs) -> Result<(), HardsuiteError> {
     if args.samples == 0 {
-        return Err(HardsuiteError::invalid("--samples", "it must be at least 1"));
+        return Err(HardsuiteError::invalid(
+            "--samples",
+            "it must be at least 1",
+        ));
     }
     if args.concurrency == 0 {
-        return Err(HardsuiteError::invalid("--concurrency", "it must be at least 1"));
+        return Err(HardsuiteError::invalid(
+            "--concurrency",
+            "it must be at least 1",
+        ));
     }
     if args.max_tries == 0 {
-        return Err(HardsuiteError::invalid("--max-tries", "it must be at least 1"));
+        return Err(HardsuiteError::invalid(
+            "--max-tries",
+            "it must be at least 1",
+        ));
     }
     if args.rerun_cut_off == Some(0) {
-        return Err(HardsuiteError::invalid("--rerun-cut-off", "the budget must be positive"));
+        return Err(HardsuiteError::invalid(
+            "--rerun-cut-off",
+            "the budget must be positive",
+        ));
     }
     Ok(())
 }
@@ -325,7 +350,8 @@ async fn run_suite(args: RunArgs, command_line: Vec<String>) -> Result<RunOutcom
         (None, Some(text)) => parse_extra_body(text)?,
         (None, None) => Map::new(),
     };
-    let (suite_path, flags, selected, samples, sampling, rerun_budget, simulated) = match &previous {
+    let (suite_path, flags, selected, samples, sampling, rerun_budget, simulated) = match &previous
+    {
         Some(journal) => {
             let header = &journal.header;
             (
@@ -410,34 +436,8 @@ struct RunPlan<'a> {
 
 async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> {
     let args = plan.args;
-    let mut builder = ClientBuilder::new(&plan.server.base_url).timeouts(
-        Timeouts::new()
-            .first_byte(Some(Duration::from_secs(args.idle_timeout.max(1) * 2)))
-            .idle(Some(Duration::from_secs(args.idle_timeout.max(1))))
-            .total(Some(Duration::from_secs(args.request_timeout.max(1)))),
-    );
-    if let Some(var) = &args.api_key_env {
-        builder = builder.api_key_from_env(var);
-    }
-    let client = builder.build().map_err(|source| HardsuiteError::Client {
-        what: format!("set up the client for {}", plan.server.base_url),
-        source,
-    })?;
-    let model = match (plan.previous, &args.model) {
-        (Some(journal), _) => journal.header.model.clone(),
-        (None, Some(model)) => model.clone(),
-        (None, None) if plan.simulated => "vernier-sim".to_owned(),
-        (None, None) => {
-            let models = client.models().await.map_err(|source| HardsuiteError::Client {
-                what: format!("list the models of {} (or pass --model)", plan.server.base_url),
-                source,
-            })?;
-            models
-                .first()
-                .map(|model| model.id.clone())
-                .ok_or_else(|| HardsuiteError::invalid("--model", "the server lists no model; name one"))?
-        }
-    };
+    let client = build_client(args, &plan.server.base_url)?;
+    let model = resolve_model(&plan, &client).await?;
     std::fs::create_dir_all(&plan.out_dir)
         .map_err(|source| HardsuiteError::io("create", &plan.out_dir, source))?;
     let journal_path = plan.out_dir.join("journal.jsonl");
@@ -445,45 +445,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
         Some(path) => path.clone(),
         None => journal_path,
     };
-    let journal = Arc::new(JournalWriter::open(&journal_path, plan.previous.is_some())?);
-    let mut kept_attempts = 0;
-    let mut finished: HashSet<(String, u32, Phase)> = HashSet::new();
-    if let Some(previous) = plan.previous {
-        for attempt in previous.attempts.iter().filter(|a| a.is_scored()) {
-            finished.insert((attempt.task_id.clone(), attempt.sample, attempt.phase));
-        }
-        kept_attempts = finished.len();
-        journal.append(&JournalLine::Resumed {
-            kept_attempts,
-            at_unix_ms: unix_ms(),
-        })?;
-        if !args.quiet {
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "resuming {}: {kept_attempts} finished attempts kept",
-                journal_path.display()
-            );
-        }
-    } else {
-        journal.append(&JournalLine::Header(RunHeader {
-            journal_version: JOURNAL_VERSION,
-            suite: plan.suite.name.clone(),
-            suite_path: plan.suite_path.clone(),
-            task_ids: plan.suite.tasks.iter().map(|task| task.id.clone()).collect(),
-            model: model.clone(),
-            base_url: plan.server.base_url.clone(),
-            simulated: plan.simulated,
-            sampling: plan.sampling,
-            extra_body: (!plan.extra_body.is_empty()).then(|| Value::Object(plan.extra_body.clone())),
-            budget_flags: plan.flags,
-            samples: plan.samples,
-            rerun_budget: plan.rerun_budget,
-            self_checked: plan.self_checked,
-            grader_image: plan.grader.as_ref().map(|g| g.image_digest().to_owned()),
-            command_line: plan.command_line.clone(),
-            started_unix_ms: unix_ms(),
-        }))?;
-    }
+    let (journal, finished, kept_attempts) = open_journal(&plan, &model, &journal_path)?;
     let runner = Runner {
         client,
         model,
@@ -510,34 +472,30 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
                 .collect::<Vec<_>>()
         })
         .collect();
-    let mut server_down = run_phase(&runner, plan.suite, &main_jobs, Phase::Main, None, args.concurrency).await?;
+    let mut server_down = run_phase(
+        &runner,
+        plan.suite,
+        &main_jobs,
+        Phase::Main,
+        None,
+        args.concurrency,
+    )
+    .await?;
     if server_down.is_none()
         && let Some(budget) = plan.rerun_budget
     {
         let loaded = read_journal(&journal_path)?;
         let so_far = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
-        let rerun_jobs: Vec<(usize, u32)> = plan
-            .suite
-            .tasks
-            .iter()
-            .enumerate()
-            .flat_map(|(index, task)| {
-                so_far
-                    .task(&task.id)
-                    .map(|result| {
-                        result
-                            .samples
-                            .iter()
-                            .filter(|sample| sample.outcome == OutcomeKind::CutOff)
-                            .map(|sample| sample.sample)
-                            .filter(|sample| !finished.contains(&(task.id.clone(), *sample, Phase::Rerun)))
-                            .map(|sample| (index, sample))
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default()
-            })
-            .collect();
-        server_down = run_phase(&runner, plan.suite, &rerun_jobs, Phase::Rerun, Some(budget), args.concurrency).await?;
+        let rerun_jobs = cut_off_jobs(plan.suite, &so_far, &finished);
+        server_down = run_phase(
+            &runner,
+            plan.suite,
+            &rerun_jobs,
+            Phase::Rerun,
+            Some(budget),
+            args.concurrency,
+        )
+        .await?;
     }
     let loaded = read_journal(&journal_path)?;
     let results = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
@@ -595,4 +553,129 @@ async fn run_phase(
         }
     }
     Ok(server_down)
+}
+
+async fn resolve_model(
+    plan: &RunPlan<'_>,
+    client: &vernier_openai::Client,
+) -> Result<String, HardsuiteError> {
+    match (plan.previous, &plan.args.model) {
+        (Some(journal), _) => Ok(journal.header.model.clone()),
+        (None, Some(model)) => Ok(model.clone()),
+        (None, None) if plan.simulated => Ok("vernier-sim".to_owned()),
+        (None, None) => {
+            let models = client
+                .models()
+                .await
+                .map_err(|source| HardsuiteError::Client {
+                    what: format!(
+                        "list the models of {} (or pass --model)",
+                        plan.server.base_url
+                    ),
+                    source,
+                })?;
+            Ok(models
+                .first()
+                .map(|model| model.id.clone())
+                .ok_or_else(|| {
+                    HardsuiteError::invalid("--model", "the server lists no model; name one")
+                })?)
+        }
+    }
+}
+
+/// The main-run samples that were cut off and have no finished re-run yet.
+fn cut_off_jobs(
+    suite: &Suite,
+    so_far: &ResultsFile,
+    finished: &HashSet<(String, u32, Phase)>,
+) -> Vec<(usize, u32)> {
+    let mut jobs = Vec::new();
+    for (index, task) in suite.tasks.iter().enumerate() {
+        let Some(result) = so_far.task(&task.id) else {
+            continue;
+        };
+        for sample in &result.samples {
+            if sample.outcome == OutcomeKind::CutOff
+                && !finished.contains(&(task.id.clone(), sample.sample, Phase::Rerun))
+            {
+                jobs.push((index, sample.sample));
+            }
+        }
+    }
+    jobs
+}
+
+fn build_client(args: &RunArgs, base_url: &str) -> Result<vernier_openai::Client, HardsuiteError> {
+    let mut builder = ClientBuilder::new(base_url).timeouts(
+        Timeouts::new()
+            .first_byte(Some(Duration::from_secs(args.idle_timeout.max(1) * 2)))
+            .idle(Some(Duration::from_secs(args.idle_timeout.max(1))))
+            .total(Some(Duration::from_secs(args.request_timeout.max(1)))),
+    );
+    if let Some(var) = &args.api_key_env {
+        builder = builder.api_key_from_env(var);
+    }
+    builder.build().map_err(|source| HardsuiteError::Client {
+        what: format!("set up the client for {base_url}"),
+        source,
+    })
+}
+
+type Finished = HashSet<(String, u32, Phase)>;
+
+/// Opens the journal: a new one with its header, or the resumed one with a `resumed` line;
+/// returns the finished attempts and how many there are.
+fn open_journal(
+    plan: &RunPlan<'_>,
+    model: &str,
+    journal_path: &Path,
+) -> Result<(Arc<JournalWriter>, Finished, usize), HardsuiteError> {
+    let args = plan.args;
+    let journal = Arc::new(JournalWriter::open(journal_path, plan.previous.is_some())?);
+    let mut kept_attempts = 0;
+    let mut finished: HashSet<(String, u32, Phase)> = HashSet::new();
+    if let Some(previous) = plan.previous {
+        for attempt in previous.attempts.iter().filter(|a| a.is_scored()) {
+            finished.insert((attempt.task_id.clone(), attempt.sample, attempt.phase));
+        }
+        kept_attempts = finished.len();
+        journal.append(&JournalLine::Resumed {
+            kept_attempts,
+            at_unix_ms: unix_ms(),
+        })?;
+        if !args.quiet {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "resuming {}: {kept_attempts} finished attempts kept",
+                journal_path.display()
+            );
+        }
+    } else {
+        journal.append(&JournalLine::Header(RunHeader {
+            journal_version: JOURNAL_VERSION,
+            suite: plan.suite.name.clone(),
+            suite_path: plan.suite_path.clone(),
+            task_ids: plan
+                .suite
+                .tasks
+                .iter()
+                .map(|task| task.id.clone())
+                .collect(),
+            model: model.to_owned(),
+            base_url: plan.server.base_url.clone(),
+            simulated: plan.simulated,
+            sampling: plan.sampling,
+            extra_body: (!plan.extra_body.is_empty())
+                .then(|| Value::Object(plan.extra_body.clone())),
+            budget_flags: plan.flags,
+            samples: plan.samples,
+            rerun_budget: plan.rerun_budget,
+            self_checked: plan.self_checked,
+            grader_image: plan.grader.as_ref().map(|g| g.image_digest().to_owned()),
+            command_line: plan.command_line.clone(),
+            started_unix_ms: unix_ms(),
+        }))?;
+    }
+    Ok((journal, finished, kept_attempts))
 }

@@ -11,7 +11,7 @@ use vernier_stats::{
 use vernier_tasks::{Category, OutcomeKind};
 
 use crate::error::HardsuiteError;
-use crate::report::thousands;
+use crate::report::{round_count, thousands};
 use crate::results::{CONFIDENCE, ResultsFile, SampleResult, difference_half_width_points};
 
 /// Power at which [`Comparison::min_detectable_difference`] is computed.
@@ -67,13 +67,13 @@ pub struct Comparison {
     pub pass_rate_a: f64,
     /// B's pass rate on the paired items.
     pub pass_rate_b: f64,
-    /// pass_rate_a − pass_rate_b.
+    /// `pass_rate_a − pass_rate_b`.
     pub difference: f64,
     /// Newcombe's interval for paired proportions (method 10).
     pub newcombe: Interval,
-    /// Exact (conditional) McNemar p-value, two-sided.
+    /// Exact (conditional) `McNemar` p-value, two-sided.
     pub mcnemar_exact_p: f64,
-    /// Mid-p McNemar p-value, two-sided.
+    /// Mid-p `McNemar` p-value, two-sided.
     pub mcnemar_mid_p: f64,
     /// Paired percentile bootstrap over tasks of the difference in mean pass rate (cross-check).
     pub bootstrap: Option<Interval>,
@@ -110,13 +110,21 @@ fn stats_error(what: &'static str) -> impl FnOnce(vernier_stats::StatsError) -> 
 }
 
 /// Pairs the runs task by task and sample by sample and computes every statistic.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one linear pass over the paired items, then the statistics"
+)]
 pub fn compare(
     a: &ResultsFile,
     b: &ResultsFile,
     resamples: usize,
     seed: u64,
 ) -> Result<Comparison, HardsuiteError> {
-    let b_tasks: HashMap<&str, _> = b.tasks.iter().map(|task| (task.id.as_str(), task)).collect();
+    let b_tasks: HashMap<&str, _> = b
+        .tasks
+        .iter()
+        .map(|task| (task.id.as_str(), task))
+        .collect();
     let a_ids: std::collections::HashSet<&str> = a.tasks.iter().map(|t| t.id.as_str()).collect();
     let only_in_b = b
         .tasks
@@ -136,16 +144,16 @@ pub fn compare(
             only_in_a.push(task_a.id.clone());
             continue;
         };
-        let (samples_a, samples_b) = (scored(&task_a.samples), scored(&task_b.samples));
-        let mut keys: Vec<u32> = samples_a
+        let (scored_a, scored_b) = (scored(&task_a.samples), scored(&task_b.samples));
+        let mut keys: Vec<u32> = scored_a
             .keys()
-            .filter(|key| samples_b.contains_key(key))
+            .filter(|key| scored_b.contains_key(key))
             .copied()
             .collect();
         keys.sort_unstable();
         let (mut passes_a, mut passes_b) = (0.0, 0.0);
         for key in &keys {
-            let (sample_a, sample_b) = (samples_a[key], samples_b[key]);
+            let (sample_a, sample_b) = (scored_a[key], scored_b[key]);
             let (pass_a, pass_b) = (
                 sample_a.outcome == OutcomeKind::Pass,
                 sample_b.outcome == OutcomeKind::Pass,
@@ -216,7 +224,7 @@ pub fn compare(
         seed,
     )
     .ok();
-    let pooled = ((pass_rate_a + pass_rate_b) / 2.0).clamp(0.01, 0.99);
+    let pooled = f64::midpoint(pass_rate_a, pass_rate_b).clamp(0.01, 0.99);
     let min_detectable = min_detectable_difference(n_items, pooled, CONFIDENCE, POWER, None)
         .map_err(stats_error("the minimum detectable difference"))?;
     Ok(Comparison {
@@ -254,7 +262,11 @@ fn outcomes(kinds: &[OutcomeKind]) -> String {
     if kinds.is_empty() {
         return "-".to_owned();
     }
-    kinds.iter().map(|kind| kind.as_str()).collect::<Vec<_>>().join(",")
+    kinds
+        .iter()
+        .map(|kind| kind.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn token_list(tokens: &[Option<u64>]) -> String {
@@ -269,11 +281,15 @@ fn token_list(tokens: &[Option<u64>]) -> String {
 }
 
 fn opt_tokens(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |v| thousands(v.round() as u64))
+    value.map_or_else(|| "-".to_owned(), |v| thousands(round_count(v)))
 }
 
 fn list(ids: &[String]) -> String {
-    if ids.is_empty() { "none".to_owned() } else { ids.join(", ") }
+    if ids.is_empty() {
+        "none".to_owned()
+    } else {
+        ids.join(", ")
+    }
 }
 
 fn points(interval: Interval) -> String {

@@ -1,7 +1,9 @@
 //! The simulator run: scripted answers built at runtime from the suite's own gold answers and
 //! reference code, so the score is known before the run starts.
 
-use vernier_sim::{Fault, Script, ScriptReply, ScriptRule, ScriptToolCall, SimConfig, TokensPerEvent};
+use vernier_sim::{
+    Fault, Script, ScriptReply, ScriptRule, ScriptToolCall, SimConfig, TokensPerEvent,
+};
 use vernier_tasks::{ArgRule, Category, Checker, ExpectedFailure, OutcomeKind, Suite, Task};
 
 use crate::error::HardsuiteError;
@@ -65,9 +67,12 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
             let kind = match (&task.category, &task.checker) {
                 (_, Checker::ToolCall { .. }) => {
                     n_calls += 1;
-                    if n_calls == 2 { ScriptedKind::ExtraCalls } else { ScriptedKind::Right }
+                    if n_calls == 2 {
+                        ScriptedKind::ExtraCalls
+                    } else {
+                        ScriptedKind::Right
+                    }
                 }
-                (_, Checker::NoCall { .. }) => ScriptedKind::Right,
                 (Category::Code, Checker::Code(check)) => {
                     n_code += 1;
                     match n_code {

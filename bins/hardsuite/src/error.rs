@@ -75,7 +75,9 @@ pub enum HardsuiteError {
         source: vernier_stats::StatsError,
     },
     /// The server refused a request in a way retrying will not fix.
-    #[error("send task {task_id}: the server answered {status}: {body}; check --model, --extra-body and --api-key-env")]
+    #[error(
+        "send task {task_id}: the server answered {status}: {body}; check --model, --extra-body and --api-key-env"
+    )]
     Rejected {
         /// The task whose request was refused.
         task_id: String,

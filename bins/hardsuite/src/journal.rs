@@ -29,7 +29,7 @@ pub struct Sampling {
 }
 
 impl Sampling {
-    /// The seed run's sampling: temperature 0.6, top_p 0.95.
+    /// The seed run's sampling: `temperature` 0.6, `top_p` 0.95.
     pub fn seed_default() -> Self {
         Self {
             temperature: Some(0.6),
@@ -39,7 +39,7 @@ impl Sampling {
         }
     }
 
-    /// Qwen's "thinking, general" preset: temperature 1.0, top_k 20, presence penalty 1.5.
+    /// Qwen's "thinking, general" preset: `temperature` 1.0, `top_k` 20, presence penalty 1.5.
     pub fn qwen_thinking() -> Self {
         Self {
             temperature: Some(1.0),
@@ -317,15 +317,21 @@ impl JournalWriter {
         } else {
             options.write(true).create(true).truncate(true);
         }
-        let mut file = options
+        let file = options
             .open(path)
             .map_err(|source| HardsuiteError::io("open", path, source))?;
         if append {
-            // A crash may have left a partial last line; start ours on a fresh one.
-            let bytes = std::fs::read(path).map_err(|source| HardsuiteError::io("read", path, source))?;
+            // A crash may have left a partial last line: cut it off (it was never finished).
+            let bytes =
+                std::fs::read(path).map_err(|source| HardsuiteError::io("read", path, source))?;
             if bytes.last().is_some_and(|byte| *byte != b'\n') {
-                file.write_all(b"\n")
-                    .map_err(|source| HardsuiteError::io("write", path, source))?;
+                let keep = bytes
+                    .iter()
+                    .rposition(|byte| *byte == b'\n')
+                    .map_or(0, |i| i + 1);
+                file.set_len(keep as u64).map_err(|source| {
+                    HardsuiteError::io("truncate the partial last line of", path, source)
+                })?;
             }
         }
         Ok(Self {
@@ -354,5 +360,36 @@ impl JournalWriter {
 pub(crate) fn unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_last_line_is_ignored_and_cut_off_before_appending() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let path = dir.path().join("journal.jsonl");
+        let header = r#"{"type":"header","journal_version":1,"suite":"s","suite_path":null,"task_ids":[],"model":"m","base_url":"u","simulated":true,"sampling":{"temperature":null,"top_p":null,"top_k":null,"presence_penalty":null},"extra_body":null,"budget_flags":{"math":null,"code":null,"tools":null},"samples":1,"rerun_budget":null,"self_checked":true,"grader_image":null,"command_line":[],"started_unix_ms":0}"#;
+        std::fs::write(&path, format!("{header}\n{{\"type\":\"attem")).expect("write");
+        let loaded = read_journal(&path).expect("partial last line tolerated");
+        assert!(loaded.attempts.is_empty());
+        let writer = JournalWriter::open(&path, true).expect("append");
+        writer
+            .append(&JournalLine::Resumed {
+                kept_attempts: 0,
+                at_unix_ms: 1,
+            })
+            .expect("append");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert_eq!(read_journal(&path).expect("read").n_resumes, 1);
+        // A broken line in the middle is an error naming the line.
+        std::fs::write(&path, format!("{header}\nnot json\n")).expect("write");
+        let error = read_journal(&path).expect_err("broken line");
+        assert!(error.to_string().contains("line 2"), "{error}");
+    }
 }

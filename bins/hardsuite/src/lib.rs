@@ -18,7 +18,7 @@
 //! everything on disk and the command that resumes it.
 //!
 //! `hardsuite compare A B` pairs two runs task by task: Newcombe's paired interval on the
-//! difference, exact McNemar, a paired bootstrap as a cross-check, median tokens, and the
+//! difference, exact `McNemar`, a paired bootstrap as a cross-check, median tokens, and the
 //! smallest difference the suite can detect.
 //!
 //! Without `--base-url` the in-process simulator answers with a script built from the suite's
@@ -56,8 +56,7 @@ pub use compare::{
     Comparison, POWER, TaskComparison, compare, render_comparison, render_comparison_markdown,
 };
 pub use demo::{
-    SIMULATOR_BANNER, ScriptedKind, ScriptedTask, demo_script, demo_simulator_config,
-    scripted_plan,
+    SIMULATOR_BANNER, ScriptedKind, ScriptedTask, demo_script, demo_simulator_config, scripted_plan,
 };
 pub use error::HardsuiteError;
 pub use journal::{

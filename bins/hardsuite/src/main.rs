@@ -27,20 +27,31 @@ impl From<Exit> for ExitCode {
 fn main() -> ExitCode {
     let args = hardsuite::Args::parse();
     let command_line: Vec<String> = std::env::args().collect();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
-            let _ = writeln!(std::io::stderr(), "error: failed to start the async runtime: {error}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: failed to start the async runtime: {error}"
+            );
             return Exit::Failure.into();
         }
     };
     match runtime.block_on(hardsuite::run(args, command_line)) {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();
-            if let Err(error) = stdout.write_all(output.text().as_bytes()).and_then(|()| stdout.flush())
+            if let Err(error) = stdout
+                .write_all(output.text().as_bytes())
+                .and_then(|()| stdout.flush())
                 && error.kind() != std::io::ErrorKind::BrokenPipe
             {
-                let _ = writeln!(std::io::stderr(), "error: failed to write the output: {error}");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "error: failed to write the output: {error}"
+                );
                 return Exit::Failure.into();
             }
             if let hardsuite::CommandOutput::Run(outcome) = &output {

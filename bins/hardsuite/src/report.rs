@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use vernier_stats::Interval;
+use vernier_tasks::OutcomeKind;
 
 use crate::results::{ResultsFile, SampleResult, Score, Scoreboard};
 
@@ -11,7 +12,7 @@ pub fn thousands(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index) % 3 == 0 {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);
@@ -19,11 +20,28 @@ pub fn thousands(value: u64) -> String {
     out
 }
 
+/// A non-negative count held as `f64` (a median of token counts), rounded.
+pub(crate) fn round_count(value: f64) -> u64 {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "clamped to [0, 2^53], where f64 holds every integer"
+    )]
+    let rounded = value.round().clamp(0.0, 9_007_199_254_740_992.0) as u64;
+    rounded
+}
+
 /// A proportion interval in percent, e.g. `[52.4, 92.4]`.
 pub(crate) fn percent_interval(interval: Option<Interval>) -> String {
     interval.map_or_else(
         || "-".to_owned(),
-        |interval| format!("[{:.1}, {:.1}]", interval.low * 100.0, interval.high * 100.0),
+        |interval| {
+            format!(
+                "[{:.1}, {:.1}]",
+                interval.low * 100.0,
+                interval.high * 100.0
+            )
+        },
     )
 }
 
@@ -31,7 +49,10 @@ fn rate(score: &Score) -> String {
     if score.n_scored == 0 {
         "-".to_owned()
     } else {
-        format!("{:.1}%", score.n_pass as f64 * 100.0 / score.n_scored as f64)
+        format!(
+            "{:.1}%",
+            score.n_pass as f64 * 100.0 / score.n_scored as f64
+        )
     }
 }
 
@@ -64,7 +85,8 @@ fn notes(sample: &SampleResult) -> String {
     if sample.n_tries > 1 {
         notes.push(format!("{} tries", sample.n_tries));
     }
-    if !sample.detail.is_empty() {
+    // A cut-off's detail is always `length`, already said above.
+    if !sample.detail.is_empty() && sample.outcome != OutcomeKind::CutOff {
         notes.push(sample.detail.clone());
     }
     notes.join("; ")
@@ -81,7 +103,7 @@ fn sample_label(id: &str, sample: &SampleResult, n_samples: u32) -> String {
 fn median_tokens(board: &Scoreboard) -> String {
     board
         .median_tokens_solved
-        .map_or_else(|| "-".to_owned(), |median| thousands(median.round() as u64))
+        .map_or_else(|| "-".to_owned(), |median| thousands(round_count(median)))
 }
 
 fn list_or_none(ids: &[String]) -> String {
@@ -162,7 +184,11 @@ fn write_rerun_text(out: &mut String, results: &ResultsFile) {
         .as_ref()
         .and_then(|board| board.rerun_budget)
         .unwrap_or_default();
-    let _ = writeln!(out, "Re-run of the cut-off tasks at {} tokens:", thousands(u64::from(budget)));
+    let _ = writeln!(
+        out,
+        "Re-run of the cut-off tasks at {} tokens:",
+        thousands(u64::from(budget))
+    );
     let mut any = false;
     for task in &results.tasks {
         for sample in &task.rerun {
@@ -187,7 +213,15 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str) {
     let _ = writeln!(
         out,
         "{:<17} {:>11} {:>7} {:>14} {:>6} {:>8} {:>10} {:>12} {:>9}",
-        title, "pass/scored", "rate", "95% Wilson", "wrong", "cut_off", "no_answer", "extra_calls", "unscored"
+        title,
+        "pass/scored",
+        "rate",
+        "95% Wilson",
+        "wrong",
+        "cut_off",
+        "no_answer",
+        "extra_calls",
+        "unscored"
     );
     for score in board.categories.iter().chain(std::iter::once(&board.total)) {
         let _ = writeln!(
@@ -204,7 +238,11 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str) {
             score.n_unscored,
         );
     }
-    let _ = writeln!(out, "median completion tokens per solved task: {}", median_tokens(board));
+    let _ = writeln!(
+        out,
+        "median completion tokens per solved task: {}",
+        median_tokens(board)
+    );
     let _ = writeln!(
         out,
         "ended inside reasoning (cut off, no content): {}",
@@ -248,7 +286,10 @@ pub fn render_markdown(results: &ResultsFile) -> String {
     let _ = writeln!(out);
     let _ = writeln!(out, "## Tasks");
     let _ = writeln!(out);
-    let _ = writeln!(out, "| task | category | outcome | completion tokens | seconds | budget | notes |");
+    let _ = writeln!(
+        out,
+        "| task | category | outcome | completion tokens | seconds | budget | notes |"
+    );
     let _ = writeln!(out, "| --- | --- | --- | ---: | ---: | ---: | --- |");
     for task in &results.tasks {
         for (sample, phase) in task
@@ -272,9 +313,14 @@ pub fn render_markdown(results: &ResultsFile) -> String {
     }
     if results.n_infra_tries > 0 {
         let _ = writeln!(out);
+        let tries = if results.n_infra_tries == 1 {
+            "try"
+        } else {
+            "tries"
+        };
         let _ = writeln!(
             out,
-            "{} tries failed on infrastructure (server or grader) and were retried; they are \
+            "{} {tries} failed on infrastructure (server or grader) and were retried; they are \
              not scored.",
             results.n_infra_tries
         );
@@ -287,7 +333,10 @@ fn write_scores_markdown(out: &mut String, board: &Scoreboard) {
         out,
         "| category | pass / scored | rate | 95% Wilson | wrong | cut off | no answer | extra calls | unscored |"
     );
-    let _ = writeln!(out, "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(
+        out,
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+    );
     for score in board.categories.iter().chain(std::iter::once(&board.total)) {
         let _ = writeln!(
             out,
@@ -305,7 +354,11 @@ fn write_scores_markdown(out: &mut String, board: &Scoreboard) {
         );
     }
     let _ = writeln!(out);
-    let _ = writeln!(out, "- Median completion tokens per solved task: {}", median_tokens(board));
+    let _ = writeln!(
+        out,
+        "- Median completion tokens per solved task: {}",
+        median_tokens(board)
+    );
     let _ = writeln!(
         out,
         "- Ended inside reasoning (cut off with no content): {}",

@@ -179,9 +179,9 @@ impl ResultsFile {
         }
         let n_infra_tries = attempts.iter().filter(|a| !a.is_scored()).count();
         let main = scoreboard(&tasks, None, |task| task.samples.clone());
-        let after_rerun = header.rerun_budget.map(|budget| {
-            scoreboard(&tasks, Some(budget), |task| merged_with_rerun(task))
-        });
+        let after_rerun = header
+            .rerun_budget
+            .map(|budget| scoreboard(&tasks, Some(budget), merged_with_rerun));
         let n_items = tasks.len() as f64 * f64::from(header.samples.max(1));
         Self {
             schema_version: RESULTS_SCHEMA_VERSION,
@@ -210,7 +210,9 @@ impl ResultsFile {
             || text
                 .lines()
                 .find(|line| !line.trim().is_empty())
-                .is_some_and(|line| line.contains("\"type\":\"header\"") || line.contains("\"type\": \"header\""));
+                .is_some_and(|line| {
+                    line.contains("\"type\":\"header\"") || line.contains("\"type\": \"header\"")
+                });
         if is_journal {
             let LoadedJournal {
                 header, attempts, ..

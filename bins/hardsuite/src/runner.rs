@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use vernier_grader::Grader;
-use vernier_meter::Meter;
+use vernier_meter::{Measurement, Meter};
 use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions, Tool};
 use vernier_tasks::{OutcomeKind, Reply, ReplyToolCall, Task};
 
@@ -63,12 +63,17 @@ impl Runner {
         let mut last = None;
         for try_number in 1..=self.max_tries.max(1) {
             if self.stop.load(Ordering::SeqCst) {
-                return Ok(if last.is_some() { AttemptEnd::Done } else { AttemptEnd::NotStarted });
+                return Ok(if last.is_some() {
+                    AttemptEnd::Done
+                } else {
+                    AttemptEnd::NotStarted
+                });
             }
             let attempt = self
                 .one_try(task, sample, phase, budget_tokens, try_number)
                 .await;
-            self.journal.append(&JournalLine::Attempt(attempt.record.clone()))?;
+            self.journal
+                .append(&JournalLine::Attempt(attempt.record.clone()))?;
             if let Some((status, body)) = attempt.rejected {
                 self.stop.store(true, Ordering::SeqCst);
                 return Err(HardsuiteError::Rejected {
@@ -138,31 +143,7 @@ impl Runner {
         budget_tokens: u32,
         try_number: u32,
     ) -> Try {
-        let mut record = AttemptRecord {
-            task_id: task.id.clone(),
-            category: task.category,
-            sample,
-            phase,
-            try_number,
-            budget_tokens,
-            outcome: OutcomeKind::Infra,
-            detail: String::new(),
-            answer: None,
-            finish_reason: None,
-            completion_tokens: None,
-            token_source: None,
-            token_count_is_lower_bound: false,
-            reasoning_tokens: None,
-            content_chars: 0,
-            reasoning_chars: 0,
-            n_tool_calls: 0,
-            ended_in_reasoning: false,
-            hit_budget: false,
-            elapsed_ms: None,
-            ttft_ms: None,
-            decode_tokens_per_s: None,
-            grade_ms: None,
-        };
+        let mut record = empty_record(task, sample, phase, budget_tokens, try_number);
         let request = match build_request(
             task,
             &self.model,
@@ -200,7 +181,10 @@ impl Runner {
                 };
             }
         };
-        let capacity = usize::try_from(budget_tokens).unwrap_or(usize::MAX).min(65_536) + 16;
+        let capacity = usize::try_from(budget_tokens)
+            .unwrap_or(usize::MAX)
+            .min(65_536)
+            + 16;
         let mut meter = Meter::new(stream.request_sent_at(), capacity);
         meter.headers_received(stream.headers_at());
         while let Some(event) = stream.next_event().await {
@@ -208,7 +192,8 @@ impl Runner {
                 Ok(event) => meter.observe(&vernier_openai::observation(&event)),
                 Err(error) => {
                     record.detail = format!("infra:{}", one_line(&error));
-                    record.elapsed_ms = Some(stream.request_sent_at().elapsed().as_secs_f64() * 1e3);
+                    record.elapsed_ms =
+                        Some(stream.request_sent_at().elapsed().as_secs_f64() * 1e3);
                     return Try {
                         record,
                         connect_refused: false,
@@ -231,21 +216,7 @@ impl Runner {
                 .collect(),
             finish_reason: accumulated.finish_reason().map(str::to_owned),
         };
-        let cut_off = reply.finish_reason.as_deref() == Some("length");
-        record.finish_reason.clone_from(&reply.finish_reason);
-        record.completion_tokens = Some(measurement.completion_tokens);
-        record.token_source = Some(measurement.token_source.as_str().to_owned());
-        record.token_count_is_lower_bound = measurement.token_count_is_lower_bound;
-        record.reasoning_tokens = measurement.reasoning_tokens;
-        record.content_chars = reply.content.chars().count();
-        record.reasoning_chars = reasoning.chars().count();
-        record.n_tool_calls = reply.tool_calls.len();
-        record.ended_in_reasoning =
-            cut_off && reply.content.trim().is_empty() && reply.tool_calls.is_empty();
-        record.hit_budget = cut_off || measurement.completion_tokens >= u64::from(budget_tokens);
-        record.elapsed_ms = Some(measurement.end_to_end_ms);
-        record.ttft_ms = measurement.ttft_ms;
-        record.decode_tokens_per_s = measurement.decode_tokens_per_s;
+        record_measurement(&mut record, &measurement, &reply, budget_tokens);
         let grade_started = Instant::now();
         let outcome = task.check(&reply, self.grader.as_ref()).await;
         record.grade_ms = Some(grade_started.elapsed().as_secs_f64() * 1e3);
@@ -280,7 +251,9 @@ pub(crate) fn build_request(
     request.top_p = sampling.top_p;
     request.top_k = sampling.top_k;
     if let Some(penalty) = sampling.presence_penalty {
-        request.extra.insert("presence_penalty".to_owned(), penalty.into());
+        request
+            .extra
+            .insert("presence_penalty".to_owned(), penalty.into());
     }
     if !task.tools.is_empty() {
         request.tools = Some(
@@ -314,4 +287,125 @@ pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text.replace('\n', " ")
+}
+
+fn empty_record(
+    task: &Task,
+    sample: u32,
+    phase: Phase,
+    budget_tokens: u32,
+    try_number: u32,
+) -> AttemptRecord {
+    AttemptRecord {
+        task_id: task.id.clone(),
+        category: task.category,
+        sample,
+        phase,
+        try_number,
+        budget_tokens,
+        outcome: OutcomeKind::Infra,
+        detail: String::new(),
+        answer: None,
+        finish_reason: None,
+        completion_tokens: None,
+        token_source: None,
+        token_count_is_lower_bound: false,
+        reasoning_tokens: None,
+        content_chars: 0,
+        reasoning_chars: 0,
+        n_tool_calls: 0,
+        ended_in_reasoning: false,
+        hit_budget: false,
+        elapsed_ms: None,
+        ttft_ms: None,
+        decode_tokens_per_s: None,
+        grade_ms: None,
+    }
+}
+
+/// Copies what the meter measured and what the reply holds into the record.
+fn record_measurement(
+    record: &mut AttemptRecord,
+    measurement: &Measurement,
+    reply: &Reply,
+    budget_tokens: u32,
+) {
+    let cut_off = reply.finish_reason.as_deref() == Some("length");
+    record.finish_reason.clone_from(&reply.finish_reason);
+    record.completion_tokens = Some(measurement.completion_tokens);
+    record.token_source = Some(measurement.token_source.as_str().to_owned());
+    record.token_count_is_lower_bound = measurement.token_count_is_lower_bound;
+    record.reasoning_tokens = measurement.reasoning_tokens;
+    record.content_chars = reply.content.chars().count();
+    record.reasoning_chars = reply.reasoning.as_deref().map_or(0, |r| r.chars().count());
+    record.n_tool_calls = reply.tool_calls.len();
+    record.ended_in_reasoning =
+        cut_off && reply.content.trim().is_empty() && reply.tool_calls.is_empty();
+    record.hit_budget = cut_off || measurement.completion_tokens >= u64::from(budget_tokens);
+    record.elapsed_ms = Some(measurement.end_to_end_ms);
+    record.ttft_ms = measurement.ttft_ms;
+    record.decode_tokens_per_s = measurement.decode_tokens_per_s;
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use vernier_tasks::Suite;
+
+    use super::*;
+
+    fn body(request: &ChatRequest) -> Value {
+        serde_json::to_value(request).expect("request serialises")
+    }
+
+    #[test]
+    fn request_carries_budget_sampling_tools_and_never_stop() {
+        let suite = Suite::bundled();
+        let task = suite.task("tool-weather").expect("bundled task");
+        let mut extra = Map::new();
+        extra.insert(
+            "chat_template_kwargs".to_owned(),
+            json!({"enable_thinking": true}),
+        );
+        extra.insert("temperature".to_owned(), json!(0.2));
+        extra.insert("stop".to_owned(), json!(["\n\n"]));
+        let request =
+            build_request(task, "m", &Sampling::qwen_thinking(), &extra, 2000).expect("request");
+        let sent = body(&request);
+        assert_eq!(sent["max_tokens"], 2000);
+        assert_eq!(sent["top_k"], 20);
+        assert_eq!(sent["presence_penalty"], 1.5);
+        // The extra body wins over the preset, and is merged, not nested.
+        assert_eq!(sent["temperature"], 0.2);
+        assert_eq!(sent["chat_template_kwargs"]["enable_thinking"], true);
+        assert!(sent.get("stop").is_none(), "{sent}");
+        assert_eq!(sent["stream_options"]["include_usage"], true);
+        let tools = sent["tools"].as_array().expect("tools offered");
+        assert_eq!(tools.len(), task.tools.len());
+        assert_eq!(tools[0]["type"], "function");
+        assert_eq!(sent["messages"][0]["content"], task.messages[0].content);
+    }
+
+    #[test]
+    fn math_requests_offer_no_tools_and_the_seed_sampling() {
+        let suite = Suite::bundled();
+        let task = suite.task("crt").expect("bundled task");
+        let sent = body(
+            &build_request(
+                task,
+                "m",
+                &Sampling::seed_default(),
+                &Map::new(),
+                task.budget_tokens,
+            )
+            .expect("request"),
+        );
+        assert!(sent.get("tools").is_none());
+        assert_eq!(
+            (sent["temperature"].as_f64(), sent["top_p"].as_f64()),
+            (Some(0.6), Some(0.95))
+        );
+        assert!(sent.get("top_k").is_none() && sent.get("presence_penalty").is_none());
+        assert_eq!(sent["max_tokens"], 16_000);
+    }
 }

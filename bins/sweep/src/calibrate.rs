@@ -44,13 +44,19 @@ pub(crate) struct Counter<'a> {
 
 impl std::fmt::Debug for Counter<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Counter").field("model", &self.model).field("method", &self.method).finish_non_exhaustive()
+        f.debug_struct("Counter")
+            .field("model", &self.model)
+            .field("method", &self.method)
+            .finish_non_exhaustive()
     }
 }
 
 /// Picks the counting method: `/tokenize` with messages when the server accepts it.
 pub(crate) async fn choose_method(client: &Client, model: &str) -> CountMethod {
-    match client.tokenize_chat(model, &[ChatMessage::user("Hello there.")]).await {
+    match client
+        .tokenize_chat(model, &[ChatMessage::user("Hello there.")])
+        .await
+    {
         Ok(tokenized) if tokenized.count > 0 => CountMethod::TokenizeChat,
         _ => CountMethod::ProbeRequests,
     }
@@ -71,7 +77,11 @@ impl Counter<'_> {
             }
             CountMethod::ProbeRequests => {
                 let request = (self.build)(prompt, nonce.as_deref(), 1);
-                let response = self.client.chat(&request).await.map_err(|error| format!("{error:#}"))?;
+                let response = self
+                    .client
+                    .chat(&request)
+                    .await
+                    .map_err(|error| format!("{error:#}"))?;
                 response
                     .usage
                     .map(|usage| usage.prompt_tokens)
@@ -92,7 +102,11 @@ pub(crate) struct Calibrated {
 const MAX_PROBES: u32 = 40;
 
 /// Finds the corpus length whose prompt is closest to `target` server tokens.
-pub(crate) async fn calibrate(counter: &Counter<'_>, workload: Workload, target: u32) -> Result<Calibrated, String> {
+pub(crate) async fn calibrate(
+    counter: &Counter<'_>,
+    workload: Workload,
+    target: u32,
+) -> Result<Calibrated, String> {
     let corpus = Corpus::new(workload);
     let target = u64::from(target);
     let mut n_probes = 0u32;
@@ -117,7 +131,11 @@ pub(crate) async fn calibrate(counter: &Counter<'_>, workload: Workload, target:
         low_count = full;
     }
     if full == target {
-        return Ok(Calibrated { n_units: pass, prompt_tokens: full, n_probes });
+        return Ok(Calibrated {
+            n_units: pass,
+            prompt_tokens: full,
+            n_probes,
+        });
     }
     let mut guess = low + units_for(target - low_count, slope);
     let mut bisect_next = false;
@@ -133,7 +151,11 @@ pub(crate) async fn calibrate(counter: &Counter<'_>, workload: Workload, target:
         let count = counter.count(&corpus, guess).await?;
         n_probes += 1;
         if count == target {
-            return Ok(Calibrated { n_units: guess, prompt_tokens: count, n_probes });
+            return Ok(Calibrated {
+                n_units: guess,
+                prompt_tokens: count,
+                n_probes,
+            });
         }
         if count < target {
             low = guess;
@@ -156,14 +178,24 @@ pub(crate) async fn calibrate(counter: &Counter<'_>, workload: Workload, target:
         };
     }
     let best = match high {
-        Some((high_units, high_count)) if high_count - target < target - low_count => (high_units, high_count),
+        Some((high_units, high_count)) if high_count - target < target - low_count => {
+            (high_units, high_count)
+        }
         _ => (low, low_count),
     };
-    Ok(Calibrated { n_units: best.0, prompt_tokens: best.1, n_probes })
+    Ok(Calibrated {
+        n_units: best.0,
+        prompt_tokens: best.1,
+        n_probes,
+    })
 }
 
 fn units_for(tokens: u64, tokens_per_unit: f64) -> usize {
-    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "positive and far below usize::MAX")]
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "positive and far below usize::MAX"
+    )]
     let units = (tokens as f64 / tokens_per_unit).round() as usize;
     units.max(1)
 }

@@ -10,7 +10,10 @@ use crate::config::Workload;
 /// simulator, and a banner says so).
 #[derive(Debug, Clone, clap::Parser)]
 #[command(name = "sweep", version, about, long_about = None)]
-#[expect(clippy::struct_excessive_bools, reason = "each bool is one command-line switch")]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one command-line switch"
+)]
 pub struct Args {
     /// Server root or `/v1` URL, e.g. `http://127.0.0.1:8000`. Omit to run the simulator.
     #[arg(long)]

@@ -53,7 +53,9 @@ pub fn demo_simulator_config() -> SimConfig {
 pub const SIMULATOR_BANNER: &str = "No --base-url given: measuring the bundled simulator in-process. \
 These figures describe the simulator, not a real server; pass --base-url URL to measure one.";
 
-fn parse_extra_body(text: Option<&str>) -> Result<serde_json::Map<String, serde_json::Value>, SweepError> {
+fn parse_extra_body(
+    text: Option<&str>,
+) -> Result<serde_json::Map<String, serde_json::Value>, SweepError> {
     let Some(text) = text else {
         return Ok(serde_json::Map::new());
     };
@@ -68,7 +70,12 @@ fn parse_extra_body(text: Option<&str>) -> Result<serde_json::Map<String, serde_
 }
 
 fn check_args(args: &Args) -> Result<(), SweepError> {
-    let invalid = |what: &str, detail: &str| Err(SweepError::InvalidArgument { what: what.to_owned(), detail: detail.to_owned() });
+    let invalid = |what: &str, detail: &str| {
+        Err(SweepError::InvalidArgument {
+            what: what.to_owned(),
+            detail: detail.to_owned(),
+        })
+    };
     if args.reps == 0 {
         return invalid("--reps", "at least one measured repetition is needed");
     }
@@ -76,7 +83,10 @@ fn check_args(args: &Args) -> Result<(), SweepError> {
         return invalid("--prompt-tokens", "give positive lengths, e.g. 111,364");
     }
     if args.output_tokens.is_empty() || args.output_tokens.iter().any(|&t| t < 2) {
-        return invalid("--output-tokens", "a decode rate needs at least 2 output tokens");
+        return invalid(
+            "--output-tokens",
+            "a decode rate needs at least 2 output tokens",
+        );
     }
     if args.concurrency.is_empty() || args.concurrency.contains(&0) {
         return invalid("--concurrency", "give positive stream counts, e.g. 1,2,4,8");
@@ -84,7 +94,10 @@ fn check_args(args: &Args) -> Result<(), SweepError> {
     if args.workload.is_empty() {
         return invalid("--workload", "give prose, code or both");
     }
-    if args.until_ci.is_some_and(|pct| !(pct > 0.0 && pct.is_finite())) {
+    if args
+        .until_ci
+        .is_some_and(|pct| !(pct > 0.0 && pct.is_finite()))
+    {
         return invalid("--until-ci", "give a positive percentage, e.g. 2");
     }
     if !(args.idle_timeout_s > 0.0 && args.idle_timeout_s.is_finite()) {
@@ -107,7 +120,10 @@ const fn kind_name(kind: ServerKind) -> &'static str {
 
 /// Runs a sweep as the command line says. `command_line` is recorded and used to print the
 /// exact resume command.
-#[expect(clippy::too_many_lines, reason = "the set-up reads best in order, step by step")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "the set-up reads best in order, step by step"
+)]
 pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, SweepError> {
     check_args(&args)?;
     let progress = Progress::new(args.quiet);
@@ -127,15 +143,21 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
     if let Some(var) = &args.api_key_env {
         builder = builder.api_key_from_env(var);
     }
-    let client = builder.build().map_err(|source| SweepError::Client { what: format!("set up a client for {base_url}"), source })?;
+    let client = builder.build().map_err(|source| SweepError::Client {
+        what: format!("set up a client for {base_url}"),
+        source,
+    })?;
 
-    let models = client
-        .models()
-        .await
-        .map_err(|source| SweepError::Client { what: format!("list models at {base_url}/v1/models (or pass --model)"), source });
+    let models = client.models().await.map_err(|source| SweepError::Client {
+        what: format!("list models at {base_url}/v1/models (or pass --model)"),
+        source,
+    });
     let (model, max_model_len) = match (&args.model, models) {
         (Some(model), Ok(list)) => {
-            let max = list.iter().find(|m| &m.id == model).and_then(|m| m.max_model_len);
+            let max = list
+                .iter()
+                .find(|m| &m.id == model)
+                .and_then(|m| m.max_model_len);
             (model.clone(), max)
         }
         (Some(model), Err(_)) => (model.clone(), None),
@@ -156,7 +178,9 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
                 if u64::from(prompt) + u64::from(output) > max {
                     return Err(SweepError::InvalidArgument {
                         what: format!("--prompt-tokens {prompt} with --output-tokens {output}"),
-                        detail: format!("together they exceed the model's context of {max} tokens; ask for less"),
+                        detail: format!(
+                            "together they exceed the model's context of {max} tokens; ask for less"
+                        ),
                     });
                 }
             }
@@ -166,8 +190,14 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
     // Refuse a busy server: its requests would share the GPU with ours.
     let metrics = runner::metric_sums(&client).await;
     if let Some(sums) = &metrics {
-        let running = sums.get("vllm:num_requests_running").copied().unwrap_or(0.0);
-        let waiting = sums.get("vllm:num_requests_waiting").copied().unwrap_or(0.0);
+        let running = sums
+            .get("vllm:num_requests_running")
+            .copied()
+            .unwrap_or(0.0);
+        let waiting = sums
+            .get("vllm:num_requests_waiting")
+            .copied()
+            .unwrap_or(0.0);
         if running + waiting > 0.0 {
             if !args.allow_busy {
                 return Err(SweepError::ServerBusy { running, waiting });
@@ -188,7 +218,10 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
             version: identity.version_json.clone(),
             props: identity.props_json.clone(),
         },
-        model: ModelInfo { id: model.clone(), max_model_len },
+        model: ModelInfo {
+            id: model.clone(),
+            max_model_len,
+        },
         metrics_at_start: metrics.clone().unwrap_or_default(),
         client: environment::client_machine(),
         tool: environment::tool_info(),
@@ -196,7 +229,11 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
     };
     let defeat = !args.unsafe_allow_prefix_cache;
     let config = SweepConfig {
-        target: if simulator.is_some() { "simulator".to_owned() } else { base_url.clone() },
+        target: if simulator.is_some() {
+            "simulator".to_owned()
+        } else {
+            base_url.clone()
+        },
         model,
         workloads: args.workload.clone(),
         prompt_tokens: args.prompt_tokens.clone(),
@@ -248,10 +285,16 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         let state = ResumeState::from_journal(&loaded);
         (path.clone(), writer, state)
     } else {
-        std::fs::create_dir_all(&args.out).map_err(|source| SweepError::WriteReport { path: args.out.clone(), source })?;
+        std::fs::create_dir_all(&args.out).map_err(|source| SweepError::WriteReport {
+            path: args.out.clone(),
+            source,
+        })?;
         let path = runner::journal_path(&args.out);
         if path.exists() {
-            return Err(SweepError::JournalExists { out: args.out.clone(), journal: path });
+            return Err(SweepError::JournalExists {
+                out: args.out.clone(),
+                journal: path,
+            });
         }
         let writer = JournalWriter::create(&path)?;
         writer.append(&JournalLine::Header(Box::new(Header {
@@ -264,14 +307,20 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         writer.sync()?;
         (path, writer, ResumeState::default())
     };
-    let out_dir = journal_path.parent().map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
+    let out_dir = journal_path
+        .parent()
+        .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
     let original_command = match journal::read_journal(&journal_path)?.header() {
         Some(header) => header.command_line.clone(),
         None => command_line,
     };
     let shared = Arc::new(Shared {
         client,
-        corpora: config.workloads.iter().map(|&w| (w, Corpus::new(w))).collect::<BTreeMap<_, _>>(),
+        corpora: config
+            .workloads
+            .iter()
+            .map(|&w| (w, Corpus::new(w)))
+            .collect::<BTreeMap<_, _>>(),
         config,
         journal: writer,
         nonces: NonceSource::new(),
@@ -292,11 +341,15 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
     };
     progress.finish();
     if interrupted {
-        progress.note(&format!("interrupted: writing the report of what was measured; continue with: {}", shared.resume_command));
+        progress.note(&format!(
+            "interrupted: writing the report of what was measured; continue with: {}",
+            shared.resume_command
+        ));
     }
     // Reports come from the journal alone, also after a failure.
     let loaded = journal::read_journal(&journal_path)?;
-    let written = summary::summarise(&loaded).map(|run| report::write_reports(&run, &out_dir).map(|files| (run, files)));
+    let written = summary::summarise(&loaded)
+        .map(|run| report::write_reports(&run, &out_dir).map(|files| (run, files)));
     if let Some(handle) = simulator {
         handle.shutdown().await;
     }
@@ -307,5 +360,11 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         detail: "the journal has no header".to_owned(),
     })??;
     let table = report::render_table(&run);
-    Ok(RunOutcome { run, files, journal: journal_path, table, interrupted })
+    Ok(RunOutcome {
+        run,
+        files,
+        journal: journal_path,
+        table,
+        interrupted,
+    })
 }

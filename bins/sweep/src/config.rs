@@ -5,7 +5,19 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// What kind of text the prompts are made of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Workload {
@@ -47,8 +59,18 @@ pub struct CellKey {
 
 impl CellKey {
     /// A cell key.
-    pub const fn new(workload: Workload, prompt_tokens_target: u32, output_tokens: u32, concurrency: u32) -> Self {
-        Self { workload, prompt_tokens_target, output_tokens, concurrency }
+    pub const fn new(
+        workload: Workload,
+        prompt_tokens_target: u32,
+        output_tokens: u32,
+        concurrency: u32,
+    ) -> Self {
+        Self {
+            workload,
+            prompt_tokens_target,
+            output_tokens,
+            concurrency,
+        }
     }
 }
 
@@ -65,7 +87,10 @@ impl fmt::Display for CellKey {
 /// The full configuration of a sweep, as recorded in the journal header and run file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-#[expect(clippy::struct_excessive_bools, reason = "each bool is one recorded switch")]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one recorded switch"
+)]
 pub struct SweepConfig {
     /// Server URL, or `simulator` for the in-process simulator.
     pub target: String,

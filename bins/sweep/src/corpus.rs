@@ -29,7 +29,11 @@ impl Corpus {
             Workload::Prose => PROSE.trim(),
             Workload::Code => CODE.trim(),
         };
-        Self { text, units: split_units(text), workload }
+        Self {
+            text,
+            units: split_units(text),
+            workload,
+        }
     }
 
     /// Units in one pass over the corpus.
@@ -122,13 +126,18 @@ pub(crate) struct NonceSource {
 
 impl NonceSource {
     pub(crate) fn new() -> Self {
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
         let mut hasher = Sha256::new();
         hasher.update(nanos.to_le_bytes());
         hasher.update(std::process::id().to_le_bytes());
         let digest = hasher.finalize();
         let prefix = u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]]);
-        Self { prefix, counter: AtomicU64::new(0) }
+        Self {
+            prefix,
+            counter: AtomicU64::new(0),
+        }
     }
 
     pub(crate) fn next(&self) -> String {
@@ -155,7 +164,11 @@ mod tests {
         let n = corpus.n_units();
         let body = corpus.body(n + 3);
         assert!(body.starts_with("The Keeper of the Tide Clock"));
-        assert!(body.ends_with("\n\nThe Keeper of"), "{}", &body[body.len() - 40..]);
+        assert!(
+            body.ends_with("\n\nThe Keeper of"),
+            "{}",
+            &body[body.len() - 40..]
+        );
     }
 
     #[test]

@@ -100,7 +100,9 @@ pub(crate) fn tool_info() -> ToolInfo {
     ToolInfo {
         name: "sweep".to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
-        git_revision: option_env!("VERNIER_GIT_REVISION").unwrap_or("unknown").to_owned(),
+        git_revision: option_env!("VERNIER_GIT_REVISION")
+            .unwrap_or("unknown")
+            .to_owned(),
     }
 }
 
@@ -121,10 +123,14 @@ pub(crate) fn client_machine() -> ClientMachine {
         .lines()
         .find_map(|line| {
             let (key, value) = line.split_once(':')?;
-            matches!(key.trim(), "model name" | "Model" | "cpu model").then(|| value.trim().to_owned())
+            matches!(key.trim(), "model name" | "Model" | "cpu model")
+                .then(|| value.trim().to_owned())
         })
         .unwrap_or_else(|| "unknown".to_owned());
-    let from_cpuinfo = cpuinfo.lines().filter(|line| line.starts_with("processor")).count();
+    let from_cpuinfo = cpuinfo
+        .lines()
+        .filter(|line| line.starts_with("processor"))
+        .count();
     let logical_cores = if from_cpuinfo > 0 {
         from_cpuinfo
     } else {
@@ -136,7 +142,14 @@ pub(crate) fn client_machine() -> ClientMachine {
         .ok()
         .filter(|output| output.status.success())
         .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned());
-    ClientMachine { os, kernel, arch: std::env::consts::ARCH.to_owned(), cpu_model, logical_cores, uname }
+    ClientMachine {
+        os,
+        kernel,
+        arch: std::env::consts::ARCH.to_owned(),
+        cpu_model,
+        logical_cores,
+        uname,
+    }
 }
 
 const CAPTURE_LIMIT: usize = 64 * 1024;

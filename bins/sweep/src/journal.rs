@@ -187,8 +187,15 @@ impl JournalWriter {
             .create_new(true)
             .write(true)
             .open(path)
-            .map_err(|source| SweepError::Journal { what: "create", path: path.to_owned(), source })?;
-        Ok(Self { path: path.to_owned(), file: Mutex::new(file) })
+            .map_err(|source| SweepError::Journal {
+                what: "create",
+                path: path.to_owned(),
+                source,
+            })?;
+        Ok(Self {
+            path: path.to_owned(),
+            file: Mutex::new(file),
+        })
     }
 
     /// Opens for appending, first cutting a torn last line left by a crash.
@@ -197,15 +204,30 @@ impl JournalWriter {
             .read(true)
             .write(true)
             .open(path)
-            .map_err(|source| SweepError::Journal { what: "open", path: path.to_owned(), source })?;
+            .map_err(|source| SweepError::Journal {
+                what: "open",
+                path: path.to_owned(),
+                source,
+            })?;
         file.set_len(valid_len)
-            .map_err(|source| SweepError::Journal { what: "truncate the torn last line of", path: path.to_owned(), source })?;
+            .map_err(|source| SweepError::Journal {
+                what: "truncate the torn last line of",
+                path: path.to_owned(),
+                source,
+            })?;
         drop(file);
         let file = OpenOptions::new()
             .append(true)
             .open(path)
-            .map_err(|source| SweepError::Journal { what: "open", path: path.to_owned(), source })?;
-        Ok(Self { path: path.to_owned(), file: Mutex::new(file) })
+            .map_err(|source| SweepError::Journal {
+                what: "open",
+                path: path.to_owned(),
+                source,
+            })?;
+        Ok(Self {
+            path: path.to_owned(),
+            file: Mutex::new(file),
+        })
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -219,16 +241,30 @@ impl JournalWriter {
             source: std::io::Error::other(error),
         })?;
         text.push('\n');
-        let mut file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         file.write_all(text.as_bytes())
             .and_then(|()| file.flush())
-            .map_err(|source| SweepError::Journal { what: "append to", path: self.path.clone(), source })
+            .map_err(|source| SweepError::Journal {
+                what: "append to",
+                path: self.path.clone(),
+                source,
+            })
     }
 
     /// Forces written lines to the disk (at repetition ends).
     pub(crate) fn sync(&self) -> Result<(), SweepError> {
-        let file = self.file.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        file.sync_data().map_err(|source| SweepError::Journal { what: "sync", path: self.path.clone(), source })
+        let file = self
+            .file
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        file.sync_data().map_err(|source| SweepError::Journal {
+            what: "sync",
+            path: self.path.clone(),
+            source,
+        })
     }
 }
 
@@ -259,7 +295,11 @@ pub fn read_journal(path: &Path) -> Result<LoadedJournal, SweepError> {
     let mut text = String::new();
     File::open(path)
         .and_then(|mut file| file.read_to_string(&mut text))
-        .map_err(|source| SweepError::Journal { what: "read", path: path.to_owned(), source })?;
+        .map_err(|source| SweepError::Journal {
+            what: "read",
+            path: path.to_owned(),
+            source,
+        })?;
     let mut lines = Vec::new();
     let mut offset = 0usize;
     let mut torn_tail = false;
@@ -275,13 +315,19 @@ pub fn read_journal(path: &Path) -> Result<LoadedJournal, SweepError> {
             torn_tail = true;
             break;
         }
-        let line = serde_json::from_str::<JournalLine>(body).map_err(|error| SweepError::JournalParse {
-            path: path.to_owned(),
-            line: index + 1,
-            detail: error.to_string(),
+        let line = serde_json::from_str::<JournalLine>(body).map_err(|error| {
+            SweepError::JournalParse {
+                path: path.to_owned(),
+                line: index + 1,
+                detail: error.to_string(),
+            }
         })?;
         lines.push(line);
         offset += raw.len();
     }
-    Ok(LoadedJournal { lines, valid_len: offset as u64, torn_tail })
+    Ok(LoadedJournal {
+        lines,
+        valid_len: offset as u64,
+        torn_tail,
+    })
 }

@@ -22,7 +22,9 @@ pub struct LagHistogram {
 
 impl Default for LagHistogram {
     fn default() -> Self {
-        Self { counts: [0; N_BUCKETS] }
+        Self {
+            counts: [0; N_BUCKETS],
+        }
     }
 }
 
@@ -30,7 +32,11 @@ fn upper_edge_ns(bucket: usize) -> f64 {
     if bucket == 0 {
         return FIRST_EDGE_NS;
     }
-    #[expect(clippy::cast_possible_truncation, clippy::cast_possible_wrap, reason = "bucket < 100")]
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_possible_wrap,
+        reason = "bucket < 100"
+    )]
     let exponent = bucket as i32;
     FIRST_EDGE_NS * 10f64.powf(f64::from(exponent) / BUCKETS_PER_DECADE as f64)
 }
@@ -48,7 +54,11 @@ impl LagHistogram {
             0
         } else {
             let position = (nanos / FIRST_EDGE_NS).log10() * BUCKETS_PER_DECADE as f64;
-            #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "position >= 0, clamped")]
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "position >= 0, clamped"
+            )]
             let index = position.floor() as usize + 1;
             index.min(N_BUCKETS - 1)
         };
@@ -78,7 +88,11 @@ impl LagHistogram {
         if total == 0 {
             return None;
         }
-        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "q in [0, 1]")]
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "q in [0, 1]"
+        )]
         let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
         let mut seen = 0;
         for (bucket, count) in self.counts.iter().enumerate() {
@@ -119,8 +133,13 @@ pub struct LagSummary {
 /// Stored sparsely as `[[bucket, count], ...]`.
 impl Serialize for LagHistogram {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let pairs: Vec<(usize, u64)> =
-            self.counts.iter().enumerate().filter(|(_, count)| **count > 0).map(|(bucket, count)| (bucket, *count)).collect();
+        let pairs: Vec<(usize, u64)> = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, count)| **count > 0)
+            .map(|(bucket, count)| (bucket, *count))
+            .collect();
         pairs.serialize(serializer)
     }
 }
@@ -130,10 +149,9 @@ impl<'de> Deserialize<'de> for LagHistogram {
         let pairs = Vec::<(usize, u64)>::deserialize(deserializer)?;
         let mut histogram = Self::new();
         for (bucket, count) in pairs {
-            let slot = histogram
-                .counts
-                .get_mut(bucket)
-                .ok_or_else(|| serde::de::Error::custom(format!("lag bucket {bucket} out of range")))?;
+            let slot = histogram.counts.get_mut(bucket).ok_or_else(|| {
+                serde::de::Error::custom(format!("lag bucket {bucket} out of range"))
+            })?;
             *slot += count;
         }
         Ok(histogram)

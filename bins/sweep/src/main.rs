@@ -34,20 +34,31 @@ fn is_broken_pipe(error: &std::io::Error) -> bool {
 fn main() -> ExitCode {
     let args = sweep::Args::parse();
     let command_line: Vec<String> = std::env::args().collect();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
-            let _ = writeln!(std::io::stderr(), "error: failed to start the async runtime: {error}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: failed to start the async runtime: {error}"
+            );
             return Exit::Failure.into();
         }
     };
     match runtime.block_on(sweep::run(args, command_line)) {
         Ok(outcome) => {
             let mut stdout = std::io::stdout().lock();
-            if let Err(error) = stdout.write_all(outcome.table.as_bytes()).and_then(|()| stdout.flush())
+            if let Err(error) = stdout
+                .write_all(outcome.table.as_bytes())
+                .and_then(|()| stdout.flush())
                 && !is_broken_pipe(&error)
             {
-                let _ = writeln!(std::io::stderr(), "error: failed to write the table: {error}");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "error: failed to write the table: {error}"
+                );
                 return Exit::Failure.into();
             }
             let mut stderr = std::io::stderr().lock();
@@ -55,7 +66,11 @@ fn main() -> ExitCode {
             let _ = writeln!(stderr, "report:   {}", outcome.files.markdown.display());
             let _ = writeln!(stderr, "csv:      {}", outcome.files.csv.display());
             let _ = writeln!(stderr, "journal:  {}", outcome.journal.display());
-            if outcome.interrupted { Exit::Interrupted.into() } else { Exit::Success.into() }
+            if outcome.interrupted {
+                Exit::Interrupted.into()
+            } else {
+                Exit::Success.into()
+            }
         }
         Err(error) => {
             let mut message = format!("error: failed to {error}");

@@ -13,11 +13,15 @@ pub(crate) struct Progress {
 
 impl Progress {
     pub(crate) fn new(quiet: bool) -> Self {
-        let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+        let target = if quiet {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
         let bar = ProgressBar::with_draw_target(None, target);
-        if let Ok(style) =
-            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} requests, ETA {eta} · {msg}")
-        {
+        if let Ok(style) = ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} requests, ETA {eta} · {msg}",
+        ) {
             bar.set_style(style.progress_chars("=> "));
         }
         Self { bar, quiet }

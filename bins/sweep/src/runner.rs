@@ -13,7 +13,10 @@ use crate::calibrate::{self, CountMethod, Counter};
 use crate::config::{CellKey, SweepConfig, Workload};
 use crate::corpus::{Corpus, NonceSource};
 use crate::error::SweepError;
-use crate::journal::{Attempt, Calibration, CellWindow, JournalLine, JournalWriter, LoadedJournal, Phase, RepDone, Status};
+use crate::journal::{
+    Attempt, Calibration, CellWindow, JournalLine, JournalWriter, LoadedJournal, Phase, RepDone,
+    Status,
+};
 use crate::lag::{LagHistogram, SchedulerProbe};
 use crate::progress::Progress;
 use crate::summary;
@@ -34,12 +37,16 @@ pub(crate) struct Shared {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("Shared")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 
 pub(crate) fn unix_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Fields that servers may reject, with the flag that stops sending each.
@@ -53,7 +60,12 @@ const OPT_OUT_FLAGS: [(&str, &str); 6] = [
 ];
 
 /// The request body for one prompt.
-pub(crate) fn build_request(config: &SweepConfig, prompt: String, nonce: Option<&str>, max_tokens: u32) -> ChatRequest {
+pub(crate) fn build_request(
+    config: &SweepConfig,
+    prompt: String,
+    nonce: Option<&str>,
+    max_tokens: u32,
+) -> ChatRequest {
     let mut request = ChatRequest::new(config.model.clone(), vec![ChatMessage::user(prompt)]);
     request.max_tokens = Some(u64::from(max_tokens));
     request.temperature = Some(config.temperature);
@@ -61,18 +73,24 @@ pub(crate) fn build_request(config: &SweepConfig, prompt: String, nonce: Option<
     request.stream_options = Some(StreamOptions::usage(config.continuous_usage));
     if config.force_length {
         request.extra.insert("ignore_eos".to_owned(), true.into());
-        request.extra.insert("min_tokens".to_owned(), max_tokens.into());
+        request
+            .extra
+            .insert("min_tokens".to_owned(), max_tokens.into());
     }
     if let Some(nonce) = nonce {
         if config.cache_salt {
             request.extra.insert("cache_salt".to_owned(), nonce.into());
         }
         if config.cache_prompt_field {
-            request.extra.insert("cache_prompt".to_owned(), false.into());
+            request
+                .extra
+                .insert("cache_prompt".to_owned(), false.into());
         }
     }
     if config.token_ids {
-        request.extra.insert("return_token_ids".to_owned(), true.into());
+        request
+            .extra
+            .insert("return_token_ids".to_owned(), true.into());
     }
     if config.extra_body.is_empty() {
         return request;
@@ -114,7 +132,10 @@ fn classify(error: &vernier_openai::Error) -> Failure {
     let message = format!("{error:#}");
     match error {
         vernier_openai::Error::Connect { .. } => Failure::Unreachable(message),
-        vernier_openai::Error::Http { status: 400 | 401 | 403 | 404 | 405 | 413 | 422, body } => {
+        vernier_openai::Error::Http {
+            status: 400 | 401 | 403 | 404 | 405 | 413 | 422,
+            body,
+        } => {
             let flags: Vec<String> = OPT_OUT_FLAGS
                 .iter()
                 .filter(|(field, _)| body.contains(field))
@@ -132,9 +153,17 @@ fn classify(error: &vernier_openai::Error) -> Failure {
 
 /// Reads `vllm:generation_tokens_total` twice, `gap` apart: `Some(true)` when it moved.
 async fn generation_moving(client: &Client, gap: Duration) -> Option<bool> {
-    let first = client.metrics().await.ok()?.sum("vllm:generation_tokens_total")?;
+    let first = client
+        .metrics()
+        .await
+        .ok()?
+        .sum("vllm:generation_tokens_total")?;
     tokio::time::sleep(gap).await;
-    let second = client.metrics().await.ok()?.sum("vllm:generation_tokens_total")?;
+    let second = client
+        .metrics()
+        .await
+        .ok()?
+        .sum("vllm:generation_tokens_total")?;
     Some(second > first)
 }
 
@@ -202,9 +231,15 @@ struct Measured {
     lag: LagHistogram,
 }
 
-async fn measure_once(shared: &Shared, request: &ChatRequest, output_tokens: u32) -> Result<Measured, (Failure, LagHistogram)> {
+async fn measure_once(
+    shared: &Shared,
+    request: &ChatRequest,
+    output_tokens: u32,
+) -> Result<Measured, (Failure, LagHistogram)> {
     let mut lag = LagHistogram::new();
-    let opened = Box::pin(watched(shared, shared.client.chat_stream(request))).await.map_err(|f| (f, LagHistogram::new()))?;
+    let opened = Box::pin(watched(shared, shared.client.chat_stream(request)))
+        .await
+        .map_err(|f| (f, LagHistogram::new()))?;
     let mut stream = opened.map_err(|error| (classify(&error), LagHistogram::new()))?;
     let mut meter = Meter::new(stream.request_sent_at(), output_tokens as usize + 16);
     meter.headers_received(stream.headers_at());
@@ -224,9 +259,15 @@ async fn measure_once(shared: &Shared, request: &ChatRequest, output_tokens: u32
             Some(Err(error)) => return Err((classify(&error), lag)),
         }
     }
-    let mut final_counts = vernier_openai::final_counts(stream.accumulated(), stream.finished_at().unwrap_or(last_at));
+    let mut final_counts = vernier_openai::final_counts(
+        stream.accumulated(),
+        stream.finished_at().unwrap_or(last_at),
+    );
     final_counts.requested_max_tokens = Some(u64::from(output_tokens));
-    Ok(Measured { measurement: meter.finish(&final_counts), lag })
+    Ok(Measured {
+        measurement: meter.finish(&final_counts),
+        lag,
+    })
 }
 
 /// How one stream of a repetition ended.
@@ -244,14 +285,26 @@ struct StreamJob {
     n_units: usize,
 }
 
-async fn run_stream(shared: Arc<Shared>, job: StreamJob, start: Arc<tokio::sync::Barrier>) -> Result<StreamEnd, SweepError> {
+async fn run_stream(
+    shared: Arc<Shared>,
+    job: StreamJob,
+    start: Arc<tokio::sync::Barrier>,
+) -> Result<StreamEnd, SweepError> {
     start.wait().await;
     let corpus = &shared.corpora[&job.cell.workload];
     let retries = shared.config.retries;
     for attempt in 0..=retries {
-        let nonce = shared.config.defeat_prefix_cache.then(|| shared.nonces.next());
+        let nonce = shared
+            .config
+            .defeat_prefix_cache
+            .then(|| shared.nonces.next());
         let prompt = corpus.prompt(nonce.as_deref(), job.n_units);
-        let request = build_request(&shared.config, prompt, nonce.as_deref(), job.cell.output_tokens);
+        let request = build_request(
+            &shared.config,
+            prompt,
+            nonce.as_deref(),
+            job.cell.output_tokens,
+        );
         let result = Box::pin(measure_once(&shared, &request, job.cell.output_tokens)).await;
         let mut line = Attempt {
             cell: job.cell,
@@ -283,17 +336,23 @@ async fn run_stream(shared: Arc<Shared>, job: StreamJob, start: Arc<tokio::sync:
                 line.length_mismatch = m.completion_tokens != u64::from(job.cell.output_tokens);
                 line.measurement = Some(m);
                 line.client_lag = measured.lag;
-                shared.journal.append(&JournalLine::Attempt(Box::new(line)))?;
+                shared
+                    .journal
+                    .append(&JournalLine::Attempt(Box::new(line)))?;
                 return Ok(StreamEnd::Measured);
             }
             Err((failure, lag)) => {
                 line.status = Status::Infra;
                 line.error = Some(failure.message().to_owned());
                 line.client_lag = lag;
-                shared.journal.append(&JournalLine::Attempt(Box::new(line)))?;
+                shared
+                    .journal
+                    .append(&JournalLine::Attempt(Box::new(line)))?;
                 match failure {
                     Failure::Fatal(_) | Failure::Hung(_) => return Ok(StreamEnd::Stop(failure)),
-                    Failure::Unreachable(_) if attempt == retries => return Ok(StreamEnd::Stop(failure)),
+                    Failure::Unreachable(_) if attempt == retries => {
+                        return Ok(StreamEnd::Stop(failure));
+                    }
                     Failure::Retryable(_) | Failure::Unreachable(_) => {
                         shared.progress.note(&format!(
                             "{} rep {} stream {}: attempt {} failed: {}",
@@ -304,7 +363,8 @@ async fn run_stream(shared: Arc<Shared>, job: StreamJob, start: Arc<tokio::sync:
                             failure.message()
                         ));
                         if attempt < retries {
-                            tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt + 1))).await;
+                            tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt + 1)))
+                                .await;
                         }
                     }
                 }
@@ -315,11 +375,23 @@ async fn run_stream(shared: Arc<Shared>, job: StreamJob, start: Arc<tokio::sync:
 }
 
 /// Runs `concurrency` streams at once; `Ok((n_ok, n_failed))` or a stop.
-async fn run_rep(shared: &Arc<Shared>, cell: CellKey, phase: Phase, rep: u32, n_units: usize) -> Result<(u32, u32), SweepError> {
+async fn run_rep(
+    shared: &Arc<Shared>,
+    cell: CellKey,
+    phase: Phase,
+    rep: u32,
+    n_units: usize,
+) -> Result<(u32, u32), SweepError> {
     let start = Arc::new(tokio::sync::Barrier::new(cell.concurrency as usize));
     let mut set = tokio::task::JoinSet::new();
     for stream in 0..cell.concurrency {
-        let job = StreamJob { cell, phase, rep, stream, n_units };
+        let job = StreamJob {
+            cell,
+            phase,
+            rep,
+            stream,
+            n_units,
+        };
         set.spawn(run_stream(Arc::clone(shared), job, Arc::clone(&start)));
     }
     let (mut n_ok, mut n_failed) = (0, 0);
@@ -346,7 +418,9 @@ async fn run_rep(shared: &Arc<Shared>, cell: CellKey, phase: Phase, rep: u32, n_
 
 fn stop_error(shared: &Shared, failure: &Failure) -> SweepError {
     match failure {
-        Failure::Fatal(detail) => SweepError::ServerRejected { detail: detail.clone() },
+        Failure::Fatal(detail) => SweepError::ServerRejected {
+            detail: detail.clone(),
+        },
         other => SweepError::ServerStopped {
             detail: other.message().to_owned(),
             journal: shared.journal.path().to_owned(),
@@ -383,10 +457,16 @@ impl ResumeState {
         for line in &journal.lines {
             match line {
                 JournalLine::Calibration(c) => {
-                    state.calibrations.insert((c.workload, c.prompt_tokens_target), c.n_units);
+                    state
+                        .calibrations
+                        .insert((c.workload, c.prompt_tokens_target), c.n_units);
                 }
                 JournalLine::RepDone(done) => {
-                    state.done_reps.entry(done.cell).or_default().insert(done.rep);
+                    state
+                        .done_reps
+                        .entry(done.cell)
+                        .or_default()
+                        .insert(done.rep);
                 }
                 JournalLine::Attempt(attempt) => {
                     let next = match attempt.phase {
@@ -403,12 +483,17 @@ impl ResumeState {
 
     /// Measured repetitions already finished for `cell`.
     pub(crate) fn done(&self, cell: &CellKey) -> u32 {
-        self.done_reps.get(cell).map_or(0, |reps| u32::try_from(reps.len()).unwrap_or(u32::MAX))
+        self.done_reps
+            .get(cell)
+            .map_or(0, |reps| u32::try_from(reps.len()).unwrap_or(u32::MAX))
     }
 }
 
 /// Calibrates every (workload, prompt length) the journal does not already have.
-pub(crate) async fn calibrate_all(shared: &Shared, state: &mut ResumeState) -> Result<(), SweepError> {
+pub(crate) async fn calibrate_all(
+    shared: &Shared,
+    state: &mut ResumeState,
+) -> Result<(), SweepError> {
     let config = &shared.config;
     let mut method: Option<CountMethod> = None;
     for &workload in &config.workloads {
@@ -423,7 +508,10 @@ pub(crate) async fn calibrate_all(shared: &Shared, state: &mut ResumeState) -> R
                 method = Some(chosen);
                 chosen
             };
-            shared.progress.set_message(&format!("calibrating {workload} prompt to {target} tokens ({})", method.as_str()));
+            shared.progress.set_message(&format!(
+                "calibrating {workload} prompt to {target} tokens ({})",
+                method.as_str()
+            ));
             let build = |prompt: String, nonce: Option<&str>, max_tokens: u32| {
                 let mut probe_config = config.clone();
                 probe_config.force_length = false;
@@ -441,32 +529,45 @@ pub(crate) async fn calibrate_all(shared: &Shared, state: &mut ResumeState) -> R
                 use_nonce: config.defeat_prefix_cache,
                 build: &build,
             };
-            let calibrated = calibrate::calibrate(&counter, workload, target).await.map_err(|detail| SweepError::Calibration {
-                workload: workload.to_string(),
-                target,
-                detail,
-            })?;
-            shared.journal.append(&JournalLine::Calibration(Calibration {
-                workload,
-                prompt_tokens_target: target,
-                n_units: calibrated.n_units,
-                prompt_tokens_actual: calibrated.prompt_tokens,
-                method: method.as_str().to_owned(),
-                n_probes: calibrated.n_probes,
-            }))?;
-            state.calibrations.insert((workload, target), calibrated.n_units);
+            let calibrated = calibrate::calibrate(&counter, workload, target)
+                .await
+                .map_err(|detail| SweepError::Calibration {
+                    workload: workload.to_string(),
+                    target,
+                    detail,
+                })?;
+            shared
+                .journal
+                .append(&JournalLine::Calibration(Calibration {
+                    workload,
+                    prompt_tokens_target: target,
+                    n_units: calibrated.n_units,
+                    prompt_tokens_actual: calibrated.prompt_tokens,
+                    method: method.as_str().to_owned(),
+                    n_probes: calibrated.n_probes,
+                }))?;
+            state
+                .calibrations
+                .insert((workload, target), calibrated.n_units);
         }
     }
     Ok(())
 }
 
-fn until_ci_met(config: &SweepConfig, journal_path: &Path, cell: &CellKey) -> Result<bool, SweepError> {
+fn until_ci_met(
+    config: &SweepConfig,
+    journal_path: &Path,
+    cell: &CellKey,
+) -> Result<bool, SweepError> {
     let Some(percent) = config.until_ci_percent else {
         return Ok(true);
     };
     let journal = crate::journal::read_journal(journal_path)?;
     let counted = summary::counted_attempts(&journal);
-    let rates = counted.get(cell).map(|attempts| summary::decode_rates(attempts)).unwrap_or_default();
+    let rates = counted
+        .get(cell)
+        .map(|attempts| summary::decode_rates(attempts))
+        .unwrap_or_default();
     let Some(interval) = summary::median_interval(&rates) else {
         return Ok(false);
     };
@@ -475,20 +576,37 @@ fn until_ci_met(config: &SweepConfig, journal_path: &Path, cell: &CellKey) -> Re
 }
 
 /// Runs every cell not yet finished.
-pub(crate) async fn run_cells(shared: &Arc<Shared>, state: &mut ResumeState) -> Result<(), SweepError> {
+pub(crate) async fn run_cells(
+    shared: &Arc<Shared>,
+    state: &mut ResumeState,
+) -> Result<(), SweepError> {
     let config = &shared.config;
     let cells = config.cells();
-    let planned: u64 = cells.iter().map(|c| u64::from(config.reps) * u64::from(c.concurrency)).sum();
-    let already: u64 = cells.iter().map(|c| u64::from(state.done(c).min(config.reps)) * u64::from(c.concurrency)).sum();
+    let planned: u64 = cells
+        .iter()
+        .map(|c| u64::from(config.reps) * u64::from(c.concurrency))
+        .sum();
+    let already: u64 = cells
+        .iter()
+        .map(|c| u64::from(state.done(c).min(config.reps)) * u64::from(c.concurrency))
+        .sum();
     shared.progress.start(planned, already);
     for cell in cells {
-        let Some(&n_units) = state.calibrations.get(&(cell.workload, cell.prompt_tokens_target)) else {
+        let Some(&n_units) = state
+            .calibrations
+            .get(&(cell.workload, cell.prompt_tokens_target))
+        else {
             continue;
         };
         let mut done = state.done(&cell);
-        let cap = if config.until_ci_percent.is_some() { config.max_reps.max(config.reps) } else { config.reps };
+        let cap = if config.until_ci_percent.is_some() {
+            config.max_reps.max(config.reps)
+        } else {
+            config.reps
+        };
         let finished = |done: u32| -> Result<bool, SweepError> {
-            Ok(done >= cap || (done >= config.reps && until_ci_met(config, shared.journal.path(), &cell)?))
+            Ok(done >= cap
+                || (done >= config.reps && until_ci_met(config, shared.journal.path(), &cell)?))
         };
         if finished(done)? {
             continue;
@@ -499,7 +617,11 @@ pub(crate) async fn run_cells(shared: &Arc<Shared>, state: &mut ResumeState) -> 
             run_rep(shared, cell, Phase::Warmup, *next_warmup, n_units).await?;
             *next_warmup += 1;
         }
-        let metrics_before = if shared.has_metrics { metric_sums(&shared.client).await.unwrap_or_default() } else { BTreeMap::new() };
+        let metrics_before = if shared.has_metrics {
+            metric_sums(&shared.client).await.unwrap_or_default()
+        } else {
+            BTreeMap::new()
+        };
         let probe = SchedulerProbe::start();
         let mut failed_in_a_row = 0;
         let result = async {
@@ -526,13 +648,19 @@ pub(crate) async fn run_cells(shared: &Arc<Shared>, state: &mut ResumeState) -> 
         }
         .await;
         let scheduler_delay = probe.finish().await;
-        let metrics_after = if shared.has_metrics { metric_sums(&shared.client).await.unwrap_or_default() } else { BTreeMap::new() };
-        shared.journal.append(&JournalLine::CellWindow(Box::new(CellWindow {
-            cell,
-            metrics_before,
-            metrics_after,
-            scheduler_delay,
-        })))?;
+        let metrics_after = if shared.has_metrics {
+            metric_sums(&shared.client).await.unwrap_or_default()
+        } else {
+            BTreeMap::new()
+        };
+        shared
+            .journal
+            .append(&JournalLine::CellWindow(Box::new(CellWindow {
+                cell,
+                metrics_before,
+                metrics_after,
+                scheduler_delay,
+            })))?;
         result?;
     }
     Ok(())
@@ -562,7 +690,11 @@ pub(crate) fn resume_command(command_line: &[String], journal: &Path) -> String 
 }
 
 fn shell_quote(word: &str) -> String {
-    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+".contains(c)) {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+".contains(c))
+    {
         word.to_owned()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
@@ -580,18 +712,40 @@ mod tests {
 
     #[test]
     fn resume_command_replaces_an_old_resume_and_quotes() {
-        let line: Vec<String> =
-            ["/x/sweep", "--extra-body", "{\"a\": 1}", "--resume", "old.jsonl", "--reps", "3"].iter().map(|s| (*s).to_owned()).collect();
+        let line: Vec<String> = [
+            "/x/sweep",
+            "--extra-body",
+            "{\"a\": 1}",
+            "--resume",
+            "old.jsonl",
+            "--reps",
+            "3",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
         let command = resume_command(&line, Path::new("out dir/journal.jsonl"));
-        assert_eq!(command, "sweep --extra-body '{\"a\": 1}' --reps 3 --resume 'out dir/journal.jsonl'");
+        assert_eq!(
+            command,
+            "sweep --extra-body '{\"a\": 1}' --reps 3 --resume 'out dir/journal.jsonl'"
+        );
     }
 
     #[test]
     fn unknown_field_errors_name_the_flag() {
-        let error = vernier_openai::Error::Http { status: 400, body: "unknown field: cache_salt".to_owned() };
+        let error = vernier_openai::Error::Http {
+            status: 400,
+            body: "unknown field: cache_salt".to_owned(),
+        };
         let failure = classify(&error);
-        assert!(matches!(&failure, Failure::Fatal(m) if m.contains("--no-cache-salt")), "{failure:?}");
-        let error = vernier_openai::Error::Http { status: 503, body: "overloaded".to_owned() };
+        assert!(
+            matches!(&failure, Failure::Fatal(m) if m.contains("--no-cache-salt")),
+            "{failure:?}"
+        );
+        let error = vernier_openai::Error::Http {
+            status: 503,
+            body: "overloaded".to_owned(),
+        };
         assert!(matches!(classify(&error), Failure::Retryable(_)));
     }
 }

@@ -22,7 +22,11 @@ impl SimulatorThread {
         let thread = std::thread::Builder::new()
             .name("vernier-sim".to_owned())
             .spawn(move || {
-                let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+                let runtime = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .enable_all()
+                    .build()
+                {
                     Ok(runtime) => runtime,
                     Err(error) => {
                         let _ = ready_tx.send(Err(SweepError::SimulatorThread(error)));
@@ -47,10 +51,16 @@ impl SimulatorThread {
             Ok(Ok(url)) => url,
             Ok(Err(error)) => return Err(error),
             Err(_) => {
-                return Err(SweepError::SimulatorThread(std::io::Error::other("the thread ended before the simulator was ready")));
+                return Err(SweepError::SimulatorThread(std::io::Error::other(
+                    "the thread ended before the simulator was ready",
+                )));
             }
         };
-        Ok(Self { base_url, stop: Some(stop), thread: Some(thread) })
+        Ok(Self {
+            base_url,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
     }
 
     pub(crate) fn base_url(&self) -> &str {

@@ -236,13 +236,18 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
                 let cell = cells.entry(window.cell).or_default();
                 cell.scheduler_delay.merge(&window.scheduler_delay);
                 for (slot, name) in cell.spec.iter_mut().zip([DRAFTS, DRAFT_TOKENS, ACCEPTED]) {
-                    if let (Some(before), Some(after)) = (window.metrics_before.get(name), window.metrics_after.get(name)) {
+                    if let (Some(before), Some(after)) = (
+                        window.metrics_before.get(name),
+                        window.metrics_after.get(name),
+                    ) {
                         *slot += after - before;
                         cell.spec_seen = true;
                     }
                 }
             }
-            JournalLine::Resumed(resumed) => environments_at_resume.push(resumed.environment.clone()),
+            JournalLine::Resumed(resumed) => {
+                environments_at_resume.push(resumed.environment.clone());
+            }
             _ => {}
         }
     }
@@ -271,7 +276,9 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
     }
     let mut warnings = Vec::new();
     if journal.torn_tail {
-        warnings.push("the journal ended in a torn line (a crash mid-write); it was ignored".to_owned());
+        warnings.push(
+            "the journal ended in a torn line (a crash mid-write); it was ignored".to_owned(),
+        );
     }
     if header.environment.server.simulator {
         warnings.push("figures come from the bundled simulator, not a real server".to_owned());
@@ -284,7 +291,10 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
         config: config.clone(),
         command_line: header.command_line.clone(),
         cells: summaries,
-        client_lag: ClientLag { event_processing: run_event_lag.summary(), scheduler_delay: run_scheduler.summary() },
+        client_lag: ClientLag {
+            event_processing: run_event_lag.summary(),
+            scheduler_delay: run_scheduler.summary(),
+        },
         complete,
         warnings,
     })
@@ -341,7 +351,10 @@ pub(crate) fn decode_rates(attempts: &[&Attempt]) -> Vec<f64> {
 
 fn summarise_cell(key: CellKey, cell: &CellAccumulator<'_>) -> CellSummary {
     let measured = &cell.measured;
-    let prompts: Vec<f64> = measured.iter().filter_map(|a| a.prompt_tokens_actual.map(|t| t as f64)).collect();
+    let prompts: Vec<f64> = measured
+        .iter()
+        .filter_map(|a| a.prompt_tokens_actual.map(|t| t as f64))
+        .collect();
     let prompt_tokens_actual = (!prompts.is_empty()).then(|| Spread {
         min: prompts.iter().copied().fold(f64::INFINITY, f64::min),
         median: vernier_stats::median(&prompts).unwrap_or(f64::NAN),
@@ -360,7 +373,10 @@ fn summarise_cell(key: CellKey, cell: &CellAccumulator<'_>) -> CellSummary {
                 *warnings.entry(warning.clone()).or_insert(0) += 1;
             }
         }
-        let reason = attempt.finish_reason.clone().unwrap_or_else(|| "none".to_owned());
+        let reason = attempt
+            .finish_reason
+            .clone()
+            .unwrap_or_else(|| "none".to_owned());
         *finish_reasons.entry(reason).or_insert(0) += 1;
     }
     let token_sources = measured
@@ -381,19 +397,28 @@ fn summarise_cell(key: CellKey, cell: &CellAccumulator<'_>) -> CellSummary {
         mean_acceptance_length: (drafts > 0.0).then(|| 1.0 + accepted_tokens / drafts),
     });
     #[expect(clippy::cast_possible_truncation, reason = "request counts are small")]
-    let count = |predicate: &dyn Fn(&Attempt) -> bool| measured.iter().filter(|a| predicate(a)).count() as u32;
+    let count = |predicate: &dyn Fn(&Attempt) -> bool| {
+        measured.iter().filter(|a| predicate(a)).count() as u32
+    };
     CellSummary {
         workload: key.workload,
         concurrency: key.concurrency,
         prompt_tokens_target: key.prompt_tokens_target,
         output_tokens: key.output_tokens,
         prompt_tokens_actual,
-        #[expect(clippy::cast_possible_truncation, reason = "repetition counts are small")]
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "repetition counts are small"
+        )]
         n_reps: cell.reps.len() as u32,
         n_ok: count(&|_| true),
         n_failed: cell.n_failed,
         n_infra_attempts: cell.n_infra_attempts,
-        cached_prompt_tokens_max: measured.iter().filter_map(|a| a.cached_prompt_tokens).max().unwrap_or(0),
+        cached_prompt_tokens_max: measured
+            .iter()
+            .filter_map(|a| a.cached_prompt_tokens)
+            .max()
+            .unwrap_or(0),
         n_cache_hits: count(&|a| a.cache_hit),
         n_length_mismatch: count(&|a| a.length_mismatch),
         event_count_under_report_factor: median.tokens_per_event,
@@ -408,7 +433,10 @@ fn summarise_cell(key: CellKey, cell: &CellAccumulator<'_>) -> CellSummary {
         token_sources,
         token_count_is_lower_bound: lower_bound,
         spec_decode,
-        client_lag: ClientLag { event_processing: cell.event_lag.summary(), scheduler_delay: cell.scheduler_delay.summary() },
+        client_lag: ClientLag {
+            event_processing: cell.event_lag.summary(),
+            scheduler_delay: cell.scheduler_delay.summary(),
+        },
         finish_reasons,
         warnings,
     }

@@ -5,7 +5,10 @@ use std::fmt::Write as _;
 use crate::summary::{Figures, RunFile};
 
 fn field(value: Option<f64>) -> String {
-    value.filter(|v| v.is_finite()).map(|v| format!("{v:.4}")).unwrap_or_default()
+    value
+        .filter(|v| v.is_finite())
+        .map(|v| format!("{v:.4}"))
+        .unwrap_or_default()
 }
 
 type Getter = fn(&Figures) -> Option<f64>;
@@ -49,7 +52,13 @@ pub fn render_csv(run: &RunFile) -> String {
             sources.join("+"),
         );
         for (_, get) in FIGURES {
-            let _ = write!(out, ",{},{},{}", field(get(&cell.median)), field(get(&cell.p10)), field(get(&cell.p90)));
+            let _ = write!(
+                out,
+                ",{},{},{}",
+                field(get(&cell.median)),
+                field(get(&cell.p10)),
+                field(get(&cell.p90))
+            );
         }
         let interval = cell.median_interval_95.decode_tokens_per_s;
         let _ = writeln!(

@@ -27,7 +27,10 @@ fn sources(cell: &CellSummary) -> String {
 }
 
 /// The report text.
-#[expect(clippy::too_many_lines, reason = "one section after another, in reading order")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one section after another, in reading order"
+)]
 pub fn render_markdown(run: &RunFile) -> String {
     let mut out = String::new();
     let env = &run.environment;
@@ -41,9 +44,15 @@ pub fn render_markdown(run: &RunFile) -> String {
         );
     }
     if !run.complete {
-        let _ = writeln!(out, "> **Incomplete run.** Some cells have fewer repetitions than configured (see `n`).\n");
+        let _ = writeln!(
+            out,
+            "> **Incomplete run.** Some cells have fewer repetitions than configured (see `n`).\n"
+        );
     }
-    let max_context = env.model.max_model_len.map_or_else(String::new, |len| format!(" (max context {len} tokens)"));
+    let max_context = env
+        .model
+        .max_model_len
+        .map_or_else(String::new, |len| format!(" (max context {len} tokens)"));
     let version = env
         .server
         .version
@@ -58,7 +67,11 @@ pub fn render_markdown(run: &RunFile) -> String {
         "- Client: {}, kernel {}, {} ({} logical cores)",
         env.client.os, env.client.kernel, env.client.cpu_model, env.client.logical_cores
     );
-    let _ = writeln!(out, "- Tool: {} {} (git {})", env.tool.name, env.tool.version, env.tool.git_revision);
+    let _ = writeln!(
+        out,
+        "- Tool: {} {} (git {})",
+        env.tool.name, env.tool.version, env.tool.git_revision
+    );
     let config = &run.config;
     let _ = writeln!(
         out,
@@ -96,7 +109,10 @@ pub fn render_markdown(run: &RunFile) -> String {
         out,
         "| workload | prompt tokens (target → actual) | output | streams | n | TTFT ms | prefill tok/s | decode tok/s [95% CI] | events/s | tokens/event | ITL ms | cached | token source |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
     for cell in &run.cells {
         let m = &cell.median;
         let _ = writeln!(
@@ -131,15 +147,31 @@ pub fn render_markdown(run: &RunFile) -> String {
     let factors: Vec<(&CellSummary, f64)> = run
         .cells
         .iter()
-        .filter_map(|cell| cell.event_count_under_report_factor.map(|factor| (cell, factor)))
+        .filter_map(|cell| {
+            cell.event_count_under_report_factor
+                .map(|factor| (cell, factor))
+        })
         .collect();
-    let over: Vec<&(&CellSummary, f64)> = factors.iter().filter(|(_, factor)| *factor > UNDER_REPORT_THRESHOLD).collect();
+    let over: Vec<&(&CellSummary, f64)> = factors
+        .iter()
+        .filter(|(_, factor)| *factor > UNDER_REPORT_THRESHOLD)
+        .collect();
     if over.is_empty() {
-        let _ = writeln!(out, "Every event carried about one token: event counting would give the right decode rate here.");
+        let _ = writeln!(
+            out,
+            "Every event carried about one token: event counting would give the right decode rate here."
+        );
     } else {
         let low = over.iter().map(|(_, f)| *f).fold(f64::INFINITY, f64::min);
-        let high = over.iter().map(|(_, f)| *f).fold(f64::NEG_INFINITY, f64::max);
-        let range = if (high - low) < 0.05 { format!("about {low:.1}×") } else { format!("{low:.1}× to {high:.1}×") };
+        let high = over
+            .iter()
+            .map(|(_, f)| *f)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let range = if (high - low) < 0.05 {
+            format!("about {low:.1}×")
+        } else {
+            format!("{low:.1}× to {high:.1}×")
+        };
         let _ = writeln!(
             out,
             "Events carried more than one token ({} of {} cells above {UNDER_REPORT_THRESHOLD}): tools that count SSE \
@@ -159,9 +191,17 @@ pub fn render_markdown(run: &RunFile) -> String {
     let _ = writeln!(out, "\n## Checks\n");
     let hits: u32 = run.cells.iter().map(|c| c.n_cache_hits).sum();
     if hits == 0 {
-        let _ = writeln!(out, "- Prefix cache: no measured request reported cached prompt tokens.");
+        let _ = writeln!(
+            out,
+            "- Prefix cache: no measured request reported cached prompt tokens."
+        );
     } else {
-        let max = run.cells.iter().map(|c| c.cached_prompt_tokens_max).max().unwrap_or(0);
+        let max = run
+            .cells
+            .iter()
+            .map(|c| c.cached_prompt_tokens_max)
+            .max()
+            .unwrap_or(0);
         let _ = writeln!(
             out,
             "- **Prefix cache hit:** {hits} measured requests reported cached prompt tokens (up to {max}); their TTFT and \
@@ -170,7 +210,10 @@ pub fn render_markdown(run: &RunFile) -> String {
     }
     let mismatches: u32 = run.cells.iter().map(|c| c.n_length_mismatch).sum();
     if mismatches == 0 {
-        let _ = writeln!(out, "- Output length: every measured request produced the requested number of tokens.");
+        let _ = writeln!(
+            out,
+            "- Output length: every measured request produced the requested number of tokens."
+        );
     } else {
         let _ = writeln!(
             out,
@@ -185,7 +228,10 @@ pub fn render_markdown(run: &RunFile) -> String {
         "- Failures: {infra} failed attempts (retries included), {failed} requests failed after every retry; none of them \
          enters a figure."
     );
-    match (run.client_lag.event_processing, run.client_lag.scheduler_delay) {
+    match (
+        run.client_lag.event_processing,
+        run.client_lag.scheduler_delay,
+    ) {
         (Some(events), scheduler) => {
             let _ = write!(
                 out,
@@ -193,7 +239,11 @@ pub fn render_markdown(run: &RunFile) -> String {
                 events.p50_us, events.p99_us, events.n
             );
             if let Some(delay) = scheduler {
-                let _ = write!(out, "; scheduler delay p50 {:.1} µs, p99 {:.1} µs", delay.p50_us, delay.p99_us);
+                let _ = write!(
+                    out,
+                    "; scheduler delay p50 {:.1} µs, p99 {:.1} µs",
+                    delay.p50_us, delay.p99_us
+                );
             }
             let _ = writeln!(out, " (bucket upper edges).");
         }
@@ -202,10 +252,17 @@ pub fn render_markdown(run: &RunFile) -> String {
         }
     }
 
-    let spec: Vec<&CellSummary> = run.cells.iter().filter(|c| c.spec_decode.is_some()).collect();
+    let spec: Vec<&CellSummary> = run
+        .cells
+        .iter()
+        .filter(|c| c.spec_decode.is_some())
+        .collect();
     if !spec.is_empty() {
         let _ = writeln!(out, "\n## Speculative decoding (server counters)\n");
-        let _ = writeln!(out, "| workload | prompt tokens | streams | drafts | draft tokens | accepted | acceptance | tokens per step |");
+        let _ = writeln!(
+            out,
+            "| workload | prompt tokens | streams | drafts | draft tokens | accepted | acceptance | tokens per step |"
+        );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
         for cell in spec {
             if let Some(s) = cell.spec_decode {
@@ -218,7 +275,8 @@ pub fn render_markdown(run: &RunFile) -> String {
                     s.drafts,
                     s.draft_tokens,
                     s.accepted_tokens,
-                    s.acceptance_rate.map_or_else(|| "—".to_owned(), |r| format!("{:.1}%", r * 100.0)),
+                    s.acceptance_rate
+                        .map_or_else(|| "—".to_owned(), |r| format!("{:.1}%", r * 100.0)),
                     number(s.mean_acceptance_length, 2),
                 );
             }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 pub use csv::render_csv;
 pub use markdown::render_markdown;
-pub use svg::{render_charts, Chart};
+pub use svg::{Chart, render_charts};
 pub use table::render_table;
 
 use crate::error::SweepError;
@@ -38,7 +38,10 @@ pub struct ReportFiles {
 }
 
 fn write(path: PathBuf, text: &str) -> Result<PathBuf, SweepError> {
-    std::fs::write(&path, text).map_err(|source| SweepError::WriteReport { path: path.clone(), source })?;
+    std::fs::write(&path, text).map_err(|source| SweepError::WriteReport {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
 }
 
@@ -55,5 +58,10 @@ pub fn write_reports(run: &RunFile, out: &Path) -> Result<ReportFiles, SweepErro
     for chart in render_charts(run) {
         charts.push(write(out.join(chart.file_name), &chart.svg)?);
     }
-    Ok(ReportFiles { run_file, markdown, csv, charts })
+    Ok(ReportFiles {
+        run_file,
+        markdown,
+        csv,
+        charts,
+    })
 }

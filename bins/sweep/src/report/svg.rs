@@ -21,10 +21,14 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 60.0;
-const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+const COLOURS: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+];
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn frame(title: &str, x_label: &str, y_label: &str) -> String {
@@ -33,8 +37,16 @@ fn frame(title: &str, x_label: &str, y_label: &str) -> String {
         svg,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
     );
-    let _ = writeln!(svg, r#"<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#);
-    let _ = writeln!(svg, r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#, WIDTH / 2.0, escape(title));
+    let _ = writeln!(
+        svg,
+        r#"<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
+        WIDTH / 2.0,
+        escape(title)
+    );
     let _ = writeln!(
         svg,
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
@@ -75,7 +87,13 @@ fn y_axis(svg: &mut String, y_max: f64) -> impl Fn(f64) -> f64 + use<> {
 }
 
 fn tick(value: f64) -> String {
-    if value >= 100.0 { format!("{value:.0}") } else if value >= 10.0 { format!("{value:.1}") } else { format!("{value:.2}") }
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
 }
 
 fn nice_max(value: f64) -> f64 {
@@ -84,7 +102,10 @@ fn nice_max(value: f64) -> f64 {
     }
     let magnitude = 10f64.powf(value.log10().floor());
     let scaled = value / magnitude;
-    let nice = [1.0, 2.0, 2.5, 5.0, 10.0].into_iter().find(|n| *n >= scaled * 1.05).unwrap_or(10.0);
+    let nice = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .find(|n| *n >= scaled * 1.05)
+        .unwrap_or(10.0);
     nice * magnitude
 }
 
@@ -124,10 +145,17 @@ fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> S
     }
     let y_of = y_axis(&mut svg, nice_max(y_top));
     let (log_min, log_max) = (x_min.max(1.0).log10(), x_max.max(1.0).log10());
-    let span = if log_max > log_min { log_max - log_min } else { 1.0 };
+    let span = if log_max > log_min {
+        log_max - log_min
+    } else {
+        1.0
+    };
     let plot_width = WIDTH - LEFT - RIGHT - 40.0;
     let x_of = |x: f64| LEFT + 20.0 + plot_width * ((x.max(1.0).log10() - log_min) / span);
-    let mut ticks: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    let mut ticks: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
     ticks.sort_by(f64::total_cmp);
     ticks.dedup();
     for x in ticks {
@@ -140,21 +168,47 @@ fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> S
     }
     for (index, s) in series.iter().enumerate() {
         let colour = COLOURS[index % COLOURS.len()];
-        let path: Vec<String> = s.points.iter().map(|&(x, y)| format!("{:.1},{:.1}", x_of(x), y_of(y))).collect();
-        let _ = writeln!(svg, r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"/>"#, path.join(" "));
+        let path: Vec<String> = s
+            .points
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", x_of(x), y_of(y)))
+            .collect();
+        let _ = writeln!(
+            svg,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"/>"#,
+            path.join(" ")
+        );
         for &(x, y) in &s.points {
-            let _ = writeln!(svg, r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{colour}"/>"#, x_of(x), y_of(y));
+            let _ = writeln!(
+                svg,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{colour}"/>"#,
+                x_of(x),
+                y_of(y)
+            );
         }
     }
-    legend(&mut svg, &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>());
+    legend(
+        &mut svg,
+        &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+    );
     svg.push_str("</svg>\n");
     svg
 }
 
 /// Grouped bar chart: one group per category, one bar per series.
-fn bar_chart(title: &str, x_label: &str, y_label: &str, categories: &[String], series: &[(String, Vec<Option<f64>>)]) -> String {
+fn bar_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    categories: &[String],
+    series: &[(String, Vec<Option<f64>>)],
+) -> String {
     let mut svg = frame(title, x_label, y_label);
-    let y_top = series.iter().flat_map(|(_, v)| v.iter().flatten()).copied().fold(0.0f64, f64::max);
+    let y_top = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().flatten())
+        .copied()
+        .fold(0.0f64, f64::max);
     if categories.is_empty() || y_top <= 0.0 {
         svg.push_str("<text x=\"320\" y=\"200\" text-anchor=\"middle\">no data</text>\n</svg>\n");
         return svg;
@@ -185,7 +239,13 @@ fn bar_chart(title: &str, x_label: &str, y_label: &str, categories: &[String], s
             }
         }
     }
-    legend(&mut svg, &series.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>());
+    legend(
+        &mut svg,
+        &series
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect::<Vec<_>>(),
+    );
     svg.push_str("</svg>\n");
     svg
 }
@@ -202,7 +262,10 @@ fn workloads(run: &RunFile) -> Vec<Workload> {
 fn single_stream(run: &RunFile) -> Vec<&CellSummary> {
     let concurrency = run.cells.iter().map(|c| c.concurrency).min().unwrap_or(1);
     let output = run.cells.first().map_or(0, |c| c.output_tokens);
-    run.cells.iter().filter(|c| c.concurrency == concurrency && c.output_tokens == output).collect()
+    run.cells
+        .iter()
+        .filter(|c| c.concurrency == concurrency && c.output_tokens == output)
+        .collect()
 }
 
 fn by_prompt(run: &RunFile, figure: fn(&Figures) -> Option<f64>) -> Vec<Series> {
@@ -215,7 +278,9 @@ fn by_prompt(run: &RunFile, figure: fn(&Figures) -> Option<f64>) -> Vec<Series> 
                 .iter()
                 .filter(|c| c.workload == workload)
                 .filter_map(|c| {
-                    let x = c.prompt_tokens_actual.map_or(f64::from(c.prompt_tokens_target), |s| s.median);
+                    let x = c
+                        .prompt_tokens_actual
+                        .map_or(f64::from(c.prompt_tokens_target), |s| s.median);
                     figure(&c.median).map(|y| (x, y))
                 })
                 .collect(),
@@ -237,7 +302,10 @@ fn grouped(run: &RunFile, figure: fn(&Figures) -> Option<f64>) -> (Vec<String>, 
             let values = prompts
                 .iter()
                 .map(|p| {
-                    cells.iter().find(|c| c.workload == workload && c.prompt_tokens_target == *p).and_then(|c| figure(&c.median))
+                    cells
+                        .iter()
+                        .find(|c| c.workload == workload && c.prompt_tokens_target == *p)
+                        .and_then(|c| figure(&c.median))
                 })
                 .collect();
             (workload.to_string(), values)
@@ -250,10 +318,17 @@ fn grouped(run: &RunFile, figure: fn(&Figures) -> Option<f64>) -> (Vec<String>, 
 /// tokens per event.
 pub fn render_charts(run: &RunFile) -> Vec<Chart> {
     let source = |cells: &[CellSummary]| {
-        let mut names: Vec<&str> = cells.iter().flat_map(|c| c.token_sources.iter().map(|s| s.as_str())).collect();
+        let mut names: Vec<&str> = cells
+            .iter()
+            .flat_map(|c| c.token_sources.iter().map(|s| s.as_str()))
+            .collect();
         names.sort_unstable();
         names.dedup();
-        if names.is_empty() { "no token source".to_owned() } else { format!("tokens: {}", names.join("+")) }
+        if names.is_empty() {
+            "no token source".to_owned()
+        } else {
+            format!("tokens: {}", names.join("+"))
+        }
     };
     let tokens = source(&run.cells);
     let (categories, decode) = grouped(run, |f| f.decode_tokens_per_s);
@@ -270,11 +345,22 @@ pub fn render_charts(run: &RunFile) -> Vec<Chart> {
         },
         Chart {
             file_name: "ttft.svg",
-            svg: line_chart("Time to first token against prompt length", "prompt tokens (log scale)", "TTFT ms", &by_prompt(run, |f| f.ttft_ms)),
+            svg: line_chart(
+                "Time to first token against prompt length",
+                "prompt tokens (log scale)",
+                "TTFT ms",
+                &by_prompt(run, |f| f.ttft_ms),
+            ),
         },
         Chart {
             file_name: "decode.svg",
-            svg: bar_chart(&format!("Decode tok/s per workload ({tokens})"), "prompt tokens", "decode tokens/s", &categories, &decode),
+            svg: bar_chart(
+                &format!("Decode tok/s per workload ({tokens})"),
+                "prompt tokens",
+                "decode tokens/s",
+                &categories,
+                &decode,
+            ),
         },
         Chart {
             file_name: "tokens_per_event.svg",

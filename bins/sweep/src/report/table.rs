@@ -8,8 +8,22 @@ use crate::summary::RunFile;
 /// A plain-text table, one row per cell, medians.
 pub fn render_table(run: &RunFile) -> String {
     let headers = [
-        "workload", "prompt", "actual", "out", "conc", "n", "fail", "ttft_ms", "prefill/s", "decode/s", "95% CI",
-        "events/s", "tok/event", "itl_ms", "cached", "source",
+        "workload",
+        "prompt",
+        "actual",
+        "out",
+        "conc",
+        "n",
+        "fail",
+        "ttft_ms",
+        "prefill/s",
+        "decode/s",
+        "95% CI",
+        "events/s",
+        "tok/event",
+        "itl_ms",
+        "cached",
+        "source",
     ];
     let mut rows: Vec<Vec<String>> = vec![headers.iter().map(|h| (*h).to_owned()).collect()];
     for cell in &run.cells {
@@ -25,16 +39,28 @@ pub fn render_table(run: &RunFile) -> String {
             number(m.ttft_ms, 1),
             number(m.prefill_tokens_per_s, 0),
             number(m.decode_tokens_per_s, 2),
-            cell.median_interval_95.decode_tokens_per_s.map_or_else(|| "—".to_owned(), |i| format!("{:.2}–{:.2}", i.low, i.high)),
+            cell.median_interval_95
+                .decode_tokens_per_s
+                .map_or_else(|| "—".to_owned(), |i| format!("{:.2}–{:.2}", i.low, i.high)),
             number(m.event_rate_per_s, 2),
             number(m.tokens_per_event, 2),
             number(m.inter_token_latency_ms, 2),
             cell.cached_prompt_tokens_max.to_string(),
-            cell.token_sources.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("+"),
+            cell.token_sources
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
         ]);
     }
-    let widths: Vec<usize> =
-        (0..headers.len()).map(|column| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|column| {
+            rows.iter()
+                .map(|row| row[column].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
     let mut out = String::new();
     for (index, row) in rows.iter().enumerate() {
         let line: Vec<String> = row
@@ -42,7 +68,11 @@ pub fn render_table(run: &RunFile) -> String {
             .zip(&widths)
             .enumerate()
             .map(|(column, (text, width))| {
-                if column == 0 || column == headers.len() - 1 { format!("{text:<width$}") } else { format!("{text:>width$}") }
+                if column == 0 || column == headers.len() - 1 {
+                    format!("{text:<width$}")
+                } else {
+                    format!("{text:>width$}")
+                }
             })
             .collect();
         let _ = writeln!(out, "{}", line.join("  ").trim_end());
@@ -52,7 +82,11 @@ pub fn render_table(run: &RunFile) -> String {
         }
     }
     if let Some(lag) = run.client_lag.event_processing {
-        let _ = writeln!(out, "client lag per event: p50 {:.1} µs, p99 {:.1} µs (n = {})", lag.p50_us, lag.p99_us, lag.n);
+        let _ = writeln!(
+            out,
+            "client lag per event: p50 {:.1} µs, p99 {:.1} µs (n = {})",
+            lag.p50_us, lag.p99_us, lag.n
+        );
     }
     out
 }

@@ -33,7 +33,15 @@ fn csv_has_one_row_per_cell_with_fixed_columns() {
 fn reports_are_written_to_the_output_folder() {
     let out = tempfile::tempdir().expect("temporary folder");
     let files = sweep::write_reports(&fixture(), out.path()).expect("write reports");
-    for name in ["run.json", "report.md", "report.csv", "prefill.svg", "ttft.svg", "decode.svg", "tokens_per_event.svg"] {
+    for name in [
+        "run.json",
+        "report.md",
+        "report.csv",
+        "prefill.svg",
+        "ttft.svg",
+        "decode.svg",
+        "tokens_per_event.svg",
+    ] {
         assert!(out.path().join(name).exists(), "{name} missing");
     }
     assert_eq!(files.charts.len(), 4);

@@ -8,18 +8,42 @@ use vernier_sim::{Sim, SimConfig};
 use crate::{args, journal_values};
 
 fn sim_config(bind: std::net::SocketAddr) -> SimConfig {
-    SimConfig::builder().bind(bind).decode_step(Duration::from_millis(5)).prefill_tokens_per_s(50_000.0).build()
+    SimConfig::builder()
+        .bind(bind)
+        .decode_step(Duration::from_millis(5))
+        .prefill_tokens_per_s(50_000.0)
+        .build()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "the scenario reads in order: run, kill, restart, resume, check"
+)]
 async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
-    let sim = Sim::start(sim_config("127.0.0.1:0".parse().expect("address"))).await.expect("start the simulator");
+    let sim = Sim::start(sim_config("127.0.0.1:0".parse().expect("address")))
+        .await
+        .expect("start the simulator");
     let addr = sim.addr();
     let base_url = sim.base_url();
     let out = tempfile::tempdir().expect("temporary folder");
     let journal = out.path().join("journal.jsonl");
-    let flags = ["--workload", "prose,code", "--prompt-tokens", "100,300", "--output-tokens", "40", "--reps", "3", "--concurrency", "1,2"];
-    let first = tokio::spawn(sweep::run(args(&base_url, out.path(), &flags), vec!["sweep".to_owned()]));
+    let flags = [
+        "--workload",
+        "prose,code",
+        "--prompt-tokens",
+        "100,300",
+        "--output-tokens",
+        "40",
+        "--reps",
+        "3",
+        "--concurrency",
+        "1,2",
+    ];
+    let first = tokio::spawn(sweep::run(
+        args(&base_url, out.path(), &flags),
+        vec!["sweep".to_owned()],
+    ));
     // Let a few repetitions finish, then kill the server mid-run.
     loop {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -29,20 +53,34 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
         }
     }
     sim.shutdown().await;
-    let error = first.await.expect("the task ends").expect_err("the run stops when the server dies");
+    let error = first
+        .await
+        .expect("the task ends")
+        .expect_err("the run stops when the server dies");
     let message = error.to_string();
-    assert!(matches!(error, sweep::SweepError::ServerStopped { .. }), "{message}");
-    assert!(message.contains(&format!("--resume {}", journal.display())), "{message}");
+    assert!(
+        matches!(error, sweep::SweepError::ServerStopped { .. }),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("--resume {}", journal.display())),
+        "{message}"
+    );
     // Whatever was measured is on disk, reports included.
     assert!(out.path().join("run.json").exists());
 
-    let sim = Sim::start(sim_config(addr)).await.expect("restart the simulator on the same port");
+    let sim = Sim::start(sim_config(addr))
+        .await
+        .expect("restart the simulator on the same port");
     let mut resumed_flags = flags.to_vec();
     let journal_text = journal.display().to_string();
     resumed_flags.extend_from_slice(&["--resume", &journal_text]);
-    let outcome = sweep::run(args(&base_url, out.path(), &resumed_flags), vec!["sweep".to_owned()])
-        .await
-        .expect("the resumed run finishes");
+    let outcome = sweep::run(
+        args(&base_url, out.path(), &resumed_flags),
+        vec!["sweep".to_owned()],
+    )
+    .await
+    .expect("the resumed run finishes");
     assert!(outcome.run.complete);
     assert_eq!(outcome.run.cells.len(), 8);
     for cell in &outcome.run.cells {
@@ -54,11 +92,21 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
     let lines = journal_values(&journal);
     let mut done = BTreeSet::new();
     for line in lines.iter().filter(|l| l["type"] == "rep_done") {
-        assert!(done.insert((line["cell"].to_string(), line["rep"].as_u64())), "repetition finished twice: {line}");
+        assert!(
+            done.insert((line["cell"].to_string(), line["rep"].as_u64())),
+            "repetition finished twice: {line}"
+        );
     }
     let mut measured = BTreeSet::new();
-    for line in lines.iter().filter(|l| l["type"] == "attempt" && l["phase"] == "measured" && l["status"] == "ok") {
-        let key = (line["cell"].to_string(), line["rep"].as_u64(), line["stream"].as_u64());
+    for line in lines
+        .iter()
+        .filter(|l| l["type"] == "attempt" && l["phase"] == "measured" && l["status"] == "ok")
+    {
+        let key = (
+            line["cell"].to_string(),
+            line["rep"].as_u64(),
+            line["stream"].as_u64(),
+        );
         assert!(measured.insert(key), "request measured twice: {line}");
     }
     assert_eq!(lines.iter().filter(|l| l["type"] == "header").count(), 1);
@@ -68,9 +116,15 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
     let reps_value = changed.len() - 3;
     changed[reps_value] = "4";
     changed.extend_from_slice(&["--resume", &journal_text]);
-    let error = sweep::run(args(&base_url, out.path(), &changed), vec!["sweep".to_owned()])
-        .await
-        .expect_err("a changed configuration is refused");
-    assert!(error.to_string().contains("reps: journal 3, now 4"), "{error}");
+    let error = sweep::run(
+        args(&base_url, out.path(), &changed),
+        vec!["sweep".to_owned()],
+    )
+    .await
+    .expect_err("a changed configuration is refused");
+    assert!(
+        error.to_string().contains("reps: journal 3, now 4"),
+        "{error}"
+    );
     sim.shutdown().await;
 }
