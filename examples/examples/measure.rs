@@ -17,13 +17,12 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Parser;
-use vernier_meter::{Measurement, Meter};
-use vernier_openai::{
-    ChatMessage, ChatRequest, Client, ClientBuilder, StreamOptions, final_counts, observation,
-};
+use vernier_examples::measure_chat_stream;
+use vernier_meter::Measurement;
+use vernier_openai::{ChatMessage, ChatRequest, Client, ClientBuilder, StreamOptions};
 use vernier_sim::{Sim, SimConfig, SimHandle, TokensPerEvent};
 
 /// Measure one streamed chat completion: TTFT, decode rate, tokens per event, token source.
@@ -173,35 +172,13 @@ async fn first_model(client: &Client) -> Result<String, String> {
         .ok_or_else(|| "failed to pick a model: /v1/models lists none; pass --model".to_owned())
 }
 
-/// Streams `request`, feeding every event to a meter; a stream that breaks off still measures.
+/// Streams `request` through the shared meter loop; a stream that breaks off still measures.
 async fn measure(
     client: &Client,
     request: &ChatRequest,
 ) -> Result<(Measurement, Option<String>), String> {
-    let mut stream = client
-        .chat_stream(request)
+    let (measurement, stream_error) = measure_chat_stream(client, request)
         .await
         .map_err(|error| format!("failed to start the chat stream: {error}"))?;
-    let max_tokens = request.max_tokens.unwrap_or(256);
-    let expected_events = usize::try_from(max_tokens)
-        .unwrap_or(usize::MAX)
-        .saturating_add(8);
-    let mut meter = Meter::new(stream.request_sent_at(), expected_events);
-    meter.headers_received(stream.headers_at());
-    let mut stream_error = None;
-    while let Some(event) = stream.next_event().await {
-        match event {
-            Ok(event) => meter.observe(&observation(&event)),
-            Err(error) => {
-                stream_error = Some(error.to_string());
-                break;
-            }
-        }
-    }
-    let completed_at = stream.finished_at().unwrap_or_else(Instant::now);
-    let mut final_state = final_counts(stream.accumulated(), completed_at);
-    if let Some(max_tokens) = request.max_tokens {
-        final_state = final_state.with_requested_max_tokens(max_tokens);
-    }
-    Ok((meter.finish(&final_state), stream_error))
+    Ok((measurement, stream_error.map(|error| error.to_string())))
 }

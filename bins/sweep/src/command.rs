@@ -38,7 +38,7 @@ pub struct RunOutcome {
 
 /// The simulator started when no `--base-url` is given: speculative decoding (about 2.3
 /// tokens per event on prose, 3.4 on code), a prefix cache, and fast steps so the default
-/// sweep finishes in about a minute.
+/// sweep finishes in under half a minute.
 pub fn demo_simulator_config() -> SimConfig {
     SimConfig::builder()
         .tokens_per_event(TokensPerEvent::speculative())

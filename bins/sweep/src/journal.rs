@@ -139,10 +139,37 @@ pub struct Attempt {
     pub length_mismatch: bool,
     /// Everything the meter measured.
     pub measurement: Option<Measurement>,
+    /// Speculative-decoding counts the server reported for this request, where it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_decode: Option<RequestSpecDecode>,
     /// Per-event delay between arrival and our processing.
     pub client_lag: LagHistogram,
     /// Wall clock when the attempt ended.
     pub unix_ms: u64,
+}
+
+/// Speculative-decoding counts one request's response reported: llama.cpp's per-request
+/// `timings.draft_n` (draft tokens proposed) and `timings.draft_n_accepted`. vLLM reports
+/// these only as `/metrics` counters, summed over every request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RequestSpecDecode {
+    /// Draft tokens proposed.
+    pub draft_tokens: u64,
+    /// Draft tokens the target model accepted.
+    pub accepted_tokens: u64,
+}
+
+impl RequestSpecDecode {
+    /// The counts in a `timings` object, when it has both (servers leave them out when
+    /// speculative decoding is off).
+    pub(crate) fn from_timings(timings: &vernier_openai::Timings) -> Option<Self> {
+        let count = |name: &str| timings.extra.get(name).and_then(serde_json::Value::as_u64);
+        Some(Self {
+            draft_tokens: count("draft_n")?,
+            accepted_tokens: count("draft_n_accepted")?,
+        })
+    }
 }
 
 /// A finished repetition.

@@ -47,13 +47,13 @@ pub use environment::{ClientMachine, Environment, GpuInfo, ModelInfo, ServerInfo
 pub use error::SweepError;
 pub use journal::{
     Attempt, Calibration, CellWindow, Header, JOURNAL_VERSION, JournalLine, LoadedJournal, Phase,
-    RepDone, Resumed, Status, read_journal,
+    RepDone, RequestSpecDecode, Resumed, Status, read_journal,
 };
 pub use lag::{LagHistogram, LagSummary};
 pub use report::{
     Chart, ReportFiles, render_charts, render_csv, render_markdown, render_table, write_reports,
 };
 pub use summary::{
-    CellSummary, ClientLag, Figures, MedianIntervals, RUN_FILE_SCHEMA_VERSION, RunFile, SpecDecode,
-    Spread, summarise,
+    CellSummary, ClientLag, Figures, MedianIntervals, PerRequestSpecDecode,
+    RUN_FILE_SCHEMA_VERSION, RunFile, SpecDecode, Spread, summarise,
 };

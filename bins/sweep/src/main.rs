@@ -65,6 +65,9 @@ fn main() -> ExitCode {
             let _ = writeln!(stderr, "run file: {}", outcome.files.run_file.display());
             let _ = writeln!(stderr, "report:   {}", outcome.files.markdown.display());
             let _ = writeln!(stderr, "csv:      {}", outcome.files.csv.display());
+            for chart in &outcome.files.charts {
+                let _ = writeln!(stderr, "chart:    {}", chart.display());
+            }
             let _ = writeln!(stderr, "journal:  {}", outcome.journal.display());
             if outcome.interrupted {
                 Exit::Interrupted.into()

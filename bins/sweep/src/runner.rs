@@ -15,7 +15,7 @@ use crate::corpus::{Corpus, NonceSource};
 use crate::error::SweepError;
 use crate::journal::{
     Attempt, Calibration, CellWindow, JournalLine, JournalWriter, LoadedJournal, Phase, RepDone,
-    Status,
+    RequestSpecDecode, Status,
 };
 use crate::lag::{LagHistogram, SchedulerProbe};
 use crate::progress::Progress;
@@ -228,6 +228,7 @@ async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Fai
 /// What one successful attempt produced.
 struct Measured {
     measurement: vernier_meter::Measurement,
+    spec_decode: Option<RequestSpecDecode>,
     lag: LagHistogram,
 }
 
@@ -266,6 +267,10 @@ async fn measure_once(
     final_counts.requested_max_tokens = Some(u64::from(output_tokens));
     Ok(Measured {
         measurement: meter.finish(&final_counts),
+        spec_decode: stream
+            .accumulated()
+            .timings()
+            .and_then(RequestSpecDecode::from_timings),
         lag,
     })
 }
@@ -322,6 +327,7 @@ async fn run_stream(
             cache_hit: false,
             length_mismatch: false,
             measurement: None,
+            spec_decode: None,
             client_lag: LagHistogram::new(),
             unix_ms: unix_ms(),
         };
@@ -335,6 +341,7 @@ async fn run_stream(
                 line.cache_hit = m.cached_prompt_tokens.unwrap_or(0) > 0;
                 line.length_mismatch = m.completion_tokens != u64::from(job.cell.output_tokens);
                 line.measurement = Some(m);
+                line.spec_decode = measured.spec_decode;
                 line.client_lag = measured.lag;
                 shared
                     .journal
@@ -568,11 +575,7 @@ fn until_ci_met(
         .get(cell)
         .map(|attempts| summary::decode_rates(attempts))
         .unwrap_or_default();
-    let Some(interval) = summary::median_interval(&rates) else {
-        return Ok(false);
-    };
-    let median = vernier_stats::median(&rates).unwrap_or(f64::NAN);
-    Ok(median > 0.0 && (interval.high - interval.low) / median * 100.0 < percent)
+    Ok(summary::until_ci_met(percent, &rates))
 }
 
 /// Runs every cell not yet finished.

@@ -8,7 +8,9 @@ use vernier_stats::Interval;
 
 use crate::config::{CellKey, SweepConfig, Workload};
 use crate::environment::Environment;
-use crate::journal::{Attempt, JournalLine, LoadedJournal, Phase, Status};
+use crate::journal::{
+    Attempt, Calibration, JournalLine, LoadedJournal, Phase, RequestSpecDecode, Status,
+};
 use crate::lag::{LagHistogram, LagSummary};
 
 /// Version of the run-file schema (`docs/run-file.md`).
@@ -33,6 +35,9 @@ pub struct RunFile {
     pub config: SweepConfig,
     /// The original command line.
     pub command_line: Vec<String>,
+    /// How each (workload, prompt length) was sized, with the counting method used.
+    #[serde(default)]
+    pub calibrations: Vec<Calibration>,
     /// One entry per configured cell, in run order (cells not measured yet have `n_ok` 0).
     pub cells: Vec<CellSummary>,
     /// The client's own lag over the whole run.
@@ -79,6 +84,10 @@ pub struct CellSummary {
     pub p90: Figures,
     /// Percentile-bootstrap 95% intervals on the medians.
     pub median_interval_95: MedianIntervals,
+    /// With `--until-ci`: whether the interval on the median decode rate ended narrower than
+    /// the wanted percentage of the median (`false` when the repetition cap stopped the cell).
+    #[serde(default)]
+    pub until_ci_met: Option<bool>,
     /// Token sources of the measured requests.
     pub token_sources: Vec<TokenSource>,
     /// True when some completion count is only a lower bound (event counting).
@@ -87,6 +96,9 @@ pub struct CellSummary {
     pub event_count_under_report_factor: Option<f64>,
     /// Speculative-decoding acceptance from `/metrics` counter deltas over the cell.
     pub spec_decode: Option<SpecDecode>,
+    /// Speculative-decoding acceptance the server reported per request (llama.cpp `timings`).
+    #[serde(default)]
+    pub spec_decode_per_request: Option<PerRequestSpecDecode>,
     /// The client's own lag in this cell.
     pub client_lag: ClientLag,
     /// Finish reasons of measured requests.
@@ -164,6 +176,52 @@ pub struct SpecDecode {
     pub mean_acceptance_length: Option<f64>,
 }
 
+/// Speculative decoding as the server reported it per measured request.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PerRequestSpecDecode {
+    /// Measured requests whose response carried the counts.
+    pub n_requests: u32,
+    /// Draft tokens proposed, summed over those requests.
+    pub draft_tokens: u64,
+    /// Draft tokens accepted, summed.
+    pub accepted_tokens: u64,
+    /// Accepted / draft tokens over the cell.
+    pub acceptance_rate: Option<f64>,
+    /// 10th percentile of the requests' own acceptance rates.
+    pub acceptance_rate_p10: Option<f64>,
+    /// Median of the requests' own acceptance rates.
+    pub acceptance_rate_median: Option<f64>,
+    /// 90th percentile of the requests' own acceptance rates.
+    pub acceptance_rate_p90: Option<f64>,
+}
+
+/// Sums and spread of per-request counts; `None` when no request reported any.
+pub(crate) fn per_request_spec_decode(
+    counts: &[RequestSpecDecode],
+) -> Option<PerRequestSpecDecode> {
+    if counts.is_empty() {
+        return None;
+    }
+    let draft_tokens: u64 = counts.iter().map(|c| c.draft_tokens).sum();
+    let accepted_tokens: u64 = counts.iter().map(|c| c.accepted_tokens).sum();
+    let rates: Vec<f64> = counts
+        .iter()
+        .filter(|c| c.draft_tokens > 0)
+        .map(|c| c.accepted_tokens as f64 / c.draft_tokens as f64)
+        .collect();
+    let at = |q: f64| vernier_stats::quantile(&rates, q).ok();
+    Some(PerRequestSpecDecode {
+        n_requests: u32::try_from(counts.len()).unwrap_or(u32::MAX),
+        draft_tokens,
+        accepted_tokens,
+        acceptance_rate: (draft_tokens > 0).then(|| accepted_tokens as f64 / draft_tokens as f64),
+        acceptance_rate_p10: at(0.1),
+        acceptance_rate_median: at(0.5),
+        acceptance_rate_p90: at(0.9),
+    })
+}
+
 /// The client's own lag.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -221,6 +279,7 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
     let mut cells: BTreeMap<CellKey, CellAccumulator<'_>> = BTreeMap::new();
     let counted = counted_attempts(journal);
     let mut environments_at_resume = Vec::new();
+    let mut calibrations: BTreeMap<(Workload, u32), Calibration> = BTreeMap::new();
     for line in &journal.lines {
         match line {
             JournalLine::Attempt(attempt) if attempt.status == Status::Infra => {
@@ -248,6 +307,12 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
             JournalLine::Resumed(resumed) => {
                 environments_at_resume.push(resumed.environment.clone());
             }
+            JournalLine::Calibration(calibration) => {
+                calibrations.insert(
+                    (calibration.workload, calibration.prompt_tokens_target),
+                    calibration.clone(),
+                );
+            }
             _ => {}
         }
     }
@@ -268,7 +333,7 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
         let cell = cells.get(&key).unwrap_or(&empty);
         run_event_lag.merge(&cell.event_lag);
         run_scheduler.merge(&cell.scheduler_delay);
-        let summary = summarise_cell(key, cell);
+        let summary = summarise_cell(key, cell, config.until_ci_percent);
         if summary.n_reps < config.reps {
             complete = false;
         }
@@ -290,6 +355,7 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
         environment_at_resume: environments_at_resume,
         config: config.clone(),
         command_line: header.command_line.clone(),
+        calibrations: calibrations.into_values().collect(),
         cells: summaries,
         client_lag: ClientLag {
             event_processing: run_event_lag.summary(),
@@ -349,7 +415,21 @@ pub(crate) fn decode_rates(attempts: &[&Attempt]) -> Vec<f64> {
     values(attempts, |m| m.decode_tokens_per_s)
 }
 
-fn summarise_cell(key: CellKey, cell: &CellAccumulator<'_>) -> CellSummary {
+/// `--until-ci`: the 95% interval on the median decode rate is narrower than `percent` of the
+/// median.
+pub(crate) fn until_ci_met(percent: f64, decode_rates: &[f64]) -> bool {
+    let Some(interval) = median_interval(decode_rates) else {
+        return false;
+    };
+    let median = vernier_stats::median(decode_rates).unwrap_or(f64::NAN);
+    median > 0.0 && (interval.high - interval.low) / median * 100.0 < percent
+}
+
+fn summarise_cell(
+    key: CellKey,
+    cell: &CellAccumulator<'_>,
+    until_ci_percent: Option<f64>,
+) -> CellSummary {
     let measured = &cell.measured;
     let prompts: Vec<f64> = measured
         .iter()
@@ -425,6 +505,8 @@ fn summarise_cell(key: CellKey, cell: &CellAccumulator<'_>) -> CellSummary {
         median,
         p10: figures_at(measured, 0.1),
         p90: figures_at(measured, 0.9),
+        until_ci_met: until_ci_percent
+            .map(|percent| until_ci_met(percent, &decode_rates(measured))),
         median_interval_95: MedianIntervals {
             decode_tokens_per_s: median_interval(&values(measured, |m| m.decode_tokens_per_s)),
             prefill_tokens_per_s: median_interval(&values(measured, |m| m.prefill_tokens_per_s)),
@@ -433,11 +515,55 @@ fn summarise_cell(key: CellKey, cell: &CellAccumulator<'_>) -> CellSummary {
         token_sources,
         token_count_is_lower_bound: lower_bound,
         spec_decode,
+        spec_decode_per_request: per_request_spec_decode(
+            &measured
+                .iter()
+                .filter_map(|a| a.spec_decode)
+                .collect::<Vec<_>>(),
+        ),
         client_lag: ClientLag {
             event_processing: cell.event_lag.summary(),
             scheduler_delay: cell.scheduler_delay.summary(),
         },
         finish_reasons,
         warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(draft_tokens: u64, accepted_tokens: u64) -> RequestSpecDecode {
+        let timings: vernier_openai::Timings = serde_json::from_value(serde_json::json!({
+            "predicted_n": 64,
+            "draft_n": draft_tokens,
+            "draft_n_accepted": accepted_tokens,
+        }))
+        .expect("a llama.cpp timings object");
+        RequestSpecDecode::from_timings(&timings).expect("both counts present")
+    }
+
+    #[test]
+    fn per_request_acceptance_sums_counts_and_spreads_rates() {
+        assert_eq!(per_request_spec_decode(&[]), None);
+        let summary = per_request_spec_decode(&[counts(40, 20), counts(40, 30), counts(20, 20)])
+            .expect("three requests");
+        assert_eq!(summary.n_requests, 3);
+        assert_eq!((summary.draft_tokens, summary.accepted_tokens), (100, 70));
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-12);
+        assert!(close(summary.acceptance_rate, 0.7), "{summary:?}");
+        // Rates 0.5, 0.75, 1.0: type-7 quantiles interpolate between neighbours.
+        assert!(close(summary.acceptance_rate_median, 0.75), "{summary:?}");
+        assert!(close(summary.acceptance_rate_p10, 0.55), "{summary:?}");
+        assert!(close(summary.acceptance_rate_p90, 0.95), "{summary:?}");
+    }
+
+    #[test]
+    fn timings_without_draft_counts_report_nothing() {
+        let timings: vernier_openai::Timings =
+            serde_json::from_value(serde_json::json!({"predicted_n": 64, "draft_n": 12}))
+                .expect("a llama.cpp timings object");
+        assert_eq!(RequestSpecDecode::from_timings(&timings), None);
     }
 }

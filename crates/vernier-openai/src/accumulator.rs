@@ -1,6 +1,6 @@
 //! Sums streamed chunks into the whole answer.
 
-use crate::{ChatChunk, CompletionChunk, Timings, Usage};
+use crate::{ChatChunk, CompletionChunk, ResponseEnvelope, Timings, Usage};
 
 /// A tool call assembled from its streamed fragments.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -50,13 +50,12 @@ impl ChatAccumulator {
 
     /// Adds one chat chunk.
     pub fn push(&mut self, chunk: &ChatChunk) {
-        self.n_events += 1;
-        if chunk.is_token_bearing() {
-            self.n_token_events += 1;
-        }
-        add_option(&mut self.n_token_ids, chunk.token_id_count());
-        add_option(&mut self.n_logprob_tokens, chunk.logprob_count());
-        self.note_common(&chunk.model, chunk.usage.as_ref(), chunk.timings.as_ref());
+        self.note_chunk(
+            chunk,
+            chunk.is_token_bearing(),
+            chunk.token_id_count(),
+            chunk.logprob_count(),
+        );
         for choice in chunk.choices.iter().filter(|choice| choice.index == 0) {
             let delta = &choice.delta;
             if let Some(role) = &delta.role {
@@ -106,13 +105,12 @@ impl ChatAccumulator {
 
     /// Adds one completions chunk (its text counts as content).
     pub fn push_completion(&mut self, chunk: &CompletionChunk) {
-        self.n_events += 1;
-        if chunk.is_token_bearing() {
-            self.n_token_events += 1;
-        }
-        add_option(&mut self.n_token_ids, chunk.token_id_count());
-        add_option(&mut self.n_logprob_tokens, chunk.logprob_count());
-        self.note_common(&chunk.model, chunk.usage.as_ref(), chunk.timings.as_ref());
+        self.note_chunk(
+            chunk,
+            chunk.is_token_bearing(),
+            chunk.token_id_count(),
+            chunk.logprob_count(),
+        );
         for choice in chunk.choices.iter().filter(|choice| choice.index == 0) {
             self.content.push_str(&choice.text);
             if let Some(reason) = &choice.finish_reason {
@@ -121,14 +119,27 @@ impl ChatAccumulator {
         }
     }
 
-    fn note_common(&mut self, model: &str, usage: Option<&Usage>, timings: Option<&Timings>) {
-        if self.model.is_none() && !model.is_empty() {
-            self.model = Some(model.to_owned());
+    /// Counts one chunk of either kind and keeps its model, usage and timings.
+    fn note_chunk<C>(
+        &mut self,
+        chunk: &ResponseEnvelope<C>,
+        is_token_bearing: bool,
+        n_token_ids: Option<usize>,
+        n_logprob_tokens: Option<usize>,
+    ) {
+        self.n_events += 1;
+        if is_token_bearing {
+            self.n_token_events += 1;
         }
-        if let Some(usage) = usage {
+        add_option(&mut self.n_token_ids, n_token_ids);
+        add_option(&mut self.n_logprob_tokens, n_logprob_tokens);
+        if self.model.is_none() && !chunk.model.is_empty() {
+            self.model = Some(chunk.model.clone());
+        }
+        if let Some(usage) = &chunk.usage {
             self.usage = Some(usage.clone());
         }
-        if let Some(timings) = timings {
+        if let Some(timings) = &chunk.timings {
             self.timings = Some(timings.clone());
         }
     }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{Timings, Usage};
+use crate::ResponseEnvelope;
 
 /// `stream_options`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -294,34 +294,7 @@ pub struct FunctionDef {
 }
 
 /// A non-streamed chat answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ChatResponse {
-    /// Response id.
-    #[serde(default)]
-    pub id: String,
-    /// `chat.completion`.
-    #[serde(default)]
-    pub object: String,
-    /// Unix seconds.
-    #[serde(default)]
-    pub created: u64,
-    /// Model that answered.
-    #[serde(default)]
-    pub model: String,
-    /// The answers.
-    #[serde(default)]
-    pub choices: Vec<ChatChoice>,
-    /// Token usage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// llama.cpp timings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timings: Option<Timings>,
-    /// Unknown fields.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
+pub type ChatResponse = ResponseEnvelope<ChatChoice>;
 
 /// One answer of a [`ChatResponse`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -344,34 +317,7 @@ pub struct ChatChoice {
 }
 
 /// One streamed `chat.completion.chunk`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ChatChunk {
-    /// Response id.
-    #[serde(default)]
-    pub id: String,
-    /// `chat.completion.chunk`.
-    #[serde(default)]
-    pub object: String,
-    /// Unix seconds.
-    #[serde(default)]
-    pub created: u64,
-    /// Model that answered.
-    #[serde(default)]
-    pub model: String,
-    /// Deltas (empty in a usage-only chunk).
-    #[serde(default)]
-    pub choices: Vec<ChunkChoice>,
-    /// Usage: in the last chunk, or on every chunk with `continuous_usage_stats`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// llama.cpp timings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timings: Option<Timings>,
-    /// Unknown fields.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
+pub type ChatChunk = ResponseEnvelope<ChunkChoice>;
 
 impl ChatChunk {
     /// UTF-8 bytes of answer content in this chunk.

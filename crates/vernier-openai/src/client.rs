@@ -15,7 +15,7 @@ use crate::stream::Opened;
 use crate::transport::{Endpoint, after, connect, earliest, read_body, within};
 use crate::{
     ChatRequest, ChatResponse, ChatStream, CompletionRequest, CompletionResponse, CompletionStream,
-    Error, TimeoutKind, sse::DEFAULT_MAX_LINE_BYTES,
+    Error, ResponseEnvelope, TimeoutKind, sse::DEFAULT_MAX_LINE_BYTES,
 };
 
 /// Cap on an error body kept in [`Error::Http`].
@@ -426,23 +426,26 @@ impl Client {
             })
     }
 
-    async fn open_stream(&self, path: &str, body: Bytes) -> Result<Opened, Error> {
+    /// `POST /v1/<route>` streaming, after checking the status.
+    async fn open_stream(&self, route: &str, body: Bytes) -> Result<Opened, Error> {
+        let path = self.inner.endpoint.api_path(route);
         let mut response = self
-            .send(Method::POST, path, Some(body), "text/event-stream")
+            .send(Method::POST, &path, Some(body), "text/event-stream")
             .await?;
         self.check_status(&mut response).await?;
         Ok(response.opened)
     }
 
-    /// `POST /v1/chat/completions` without streaming (`stream` is sent as false).
-    pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, Error> {
-        let mut request = request.clone();
-        request.stream = Some(false);
-        request.stream_options = None;
-        let body = Self::encode(&request, "chat request")?;
-        let path = self.inner.endpoint.api_path("chat/completions");
-        let (response, _): (ChatResponse, _) = self
-            .json_call(Method::POST, &path, Some(body), "chat response")
+    /// `POST /v1/<route>` without streaming, failing on an `error` field in the answer.
+    async fn answer<C: DeserializeOwned>(
+        &self,
+        route: &str,
+        body: Bytes,
+        what: &str,
+    ) -> Result<ResponseEnvelope<C>, Error> {
+        let path = self.inner.endpoint.api_path(route);
+        let (response, _): (ResponseEnvelope<C>, _) = self
+            .json_call(Method::POST, &path, Some(body), what)
             .await?;
         if let Some(error) = response.extra.get("error") {
             return Err(Error::ServerErrorEvent {
@@ -451,6 +454,15 @@ impl Client {
             });
         }
         Ok(response)
+    }
+
+    /// `POST /v1/chat/completions` without streaming (`stream` is sent as false).
+    pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, Error> {
+        let mut request = request.clone();
+        request.stream = Some(false);
+        request.stream_options = None;
+        let body = Self::encode(&request, "chat request")?;
+        self.answer("chat/completions", body, "chat response").await
     }
 
     /// `POST /v1/chat/completions` streaming (`stream` is forced to true).
@@ -462,8 +474,9 @@ impl Client {
             request.stream = Some(true);
             Self::encode(&request, "chat request")?
         };
-        let path = self.inner.endpoint.api_path("chat/completions");
-        Ok(ChatStream::new(self.open_stream(&path, body).await?))
+        Ok(ChatStream::new(
+            self.open_stream("chat/completions", body).await?,
+        ))
     }
 
     /// `POST /v1/completions` without streaming.
@@ -475,17 +488,8 @@ impl Client {
         request.stream = Some(false);
         request.stream_options = None;
         let body = Self::encode(&request, "completion request")?;
-        let path = self.inner.endpoint.api_path("completions");
-        let (response, _): (CompletionResponse, _) = self
-            .json_call(Method::POST, &path, Some(body), "completion response")
-            .await?;
-        if let Some(error) = response.extra.get("error") {
-            return Err(Error::ServerErrorEvent {
-                error: error.clone(),
-                events_received: 0,
-            });
-        }
-        Ok(response)
+        self.answer("completions", body, "completion response")
+            .await
     }
 
     /// `POST /v1/completions` streaming (`stream` is forced to true).
@@ -496,8 +500,9 @@ impl Client {
         let mut request = request.clone();
         request.stream = Some(true);
         let body = Self::encode(&request, "completion request")?;
-        let path = self.inner.endpoint.api_path("completions");
-        Ok(CompletionStream::new(self.open_stream(&path, body).await?))
+        Ok(CompletionStream::new(
+            self.open_stream("completions", body).await?,
+        ))
     }
 
     /// `GET <root>/<path>` returning the status, headers and body (capped at 64 MiB), whatever

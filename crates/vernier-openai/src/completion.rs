@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::{StreamOptions, Timings, Usage};
+use crate::{ResponseEnvelope, StreamOptions};
 
 /// A completions prompt: text, several texts, or token ids.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,34 +76,7 @@ impl CompletionRequest {
 }
 
 /// A non-streamed completions answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CompletionResponse {
-    /// Response id.
-    #[serde(default)]
-    pub id: String,
-    /// `text_completion`.
-    #[serde(default)]
-    pub object: String,
-    /// Unix seconds.
-    #[serde(default)]
-    pub created: u64,
-    /// Model that answered.
-    #[serde(default)]
-    pub model: String,
-    /// The answers.
-    #[serde(default)]
-    pub choices: Vec<CompletionChoice>,
-    /// Token usage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// llama.cpp timings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timings: Option<Timings>,
-    /// Unknown fields.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
+pub type CompletionResponse = ResponseEnvelope<CompletionChoice>;
 
 /// One choice of a completions response or chunk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -129,35 +102,8 @@ pub struct CompletionChoice {
     pub extra: Map<String, Value>,
 }
 
-/// One streamed completions chunk.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CompletionChunk {
-    /// Response id.
-    #[serde(default)]
-    pub id: String,
-    /// `text_completion`.
-    #[serde(default)]
-    pub object: String,
-    /// Unix seconds.
-    #[serde(default)]
-    pub created: u64,
-    /// Model that answered.
-    #[serde(default)]
-    pub model: String,
-    /// Text pieces.
-    #[serde(default)]
-    pub choices: Vec<CompletionChoice>,
-    /// Usage (llama.cpp puts it on the finishing chunk).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Usage>,
-    /// llama.cpp timings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timings: Option<Timings>,
-    /// Unknown fields.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
+/// One streamed completions chunk: the same shape as a whole answer, holding text pieces.
+pub type CompletionChunk = ResponseEnvelope<CompletionChoice>;
 
 impl CompletionChunk {
     /// UTF-8 bytes of text in this chunk.

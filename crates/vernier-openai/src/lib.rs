@@ -42,6 +42,7 @@ mod chat;
 mod client;
 mod completion;
 mod endpoints;
+mod envelope;
 mod error;
 #[cfg(feature = "meter")]
 mod meter;
@@ -62,6 +63,7 @@ pub use completion::{
     CompletionChoice, CompletionChunk, CompletionPrompt, CompletionRequest, CompletionResponse,
 };
 pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
+pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, Error, TimeoutKind};
 #[cfg(feature = "meter")]
 pub use meter::{final_counts, observation};

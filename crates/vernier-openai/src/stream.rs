@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use crate::transport::{after, earliest, within};
 use crate::{
-    ChatAccumulator, ChatChunk, CompletionChunk, Error, SseDecoder, SseEvent, TimeoutKind,
+    ChatAccumulator, ChatChunk, CompletionChunk, Error, ResponseEnvelope, SseDecoder, SseEvent,
+    TimeoutKind,
 };
 
 /// A decoded stream event with the instant its final byte was read from the socket.
@@ -34,20 +35,13 @@ pub(crate) trait StreamChunk: DeserializeOwned {
     fn error_object(&self) -> Option<Value>;
 }
 
-fn error_from(object: &str, extra: &serde_json::Map<String, Value>) -> Option<Value> {
-    if let Some(error) = extra.get("error") {
-        return Some(error.clone());
-    }
-    (object == "error").then(|| Value::Object(extra.clone()))
-}
-
 impl StreamChunk for ChatChunk {
     const WHAT: &'static str = "chat chunk";
     fn accumulate(&self, accumulator: &mut ChatAccumulator) {
         accumulator.push(self);
     }
     fn error_object(&self) -> Option<Value> {
-        error_from(&self.object, &self.extra)
+        ResponseEnvelope::error_object(self)
     }
 }
 
@@ -57,7 +51,7 @@ impl StreamChunk for CompletionChunk {
         accumulator.push_completion(self);
     }
     fn error_object(&self) -> Option<Value> {
-        error_from(&self.object, &self.extra)
+        ResponseEnvelope::error_object(self)
     }
 }
 

@@ -247,6 +247,9 @@ pub struct SimConfig {
     pub ground_truth_path: Option<PathBuf>,
     /// Seed for generated text, speculative acceptance and logprobs.
     pub seed: u64,
+    /// Serve `POST /tokenize` (default on). Off, it answers 404 like a server without the
+    /// endpoint, so clients must count prompt tokens another way.
+    pub tokenize_endpoint: bool,
 }
 
 impl Default for SimConfig {
@@ -269,6 +272,7 @@ impl Default for SimConfig {
             script: None,
             ground_truth_path: None,
             seed: 0,
+            tokenize_endpoint: true,
         }
     }
 }
@@ -365,6 +369,8 @@ impl SimConfigBuilder {
         ground_truth_path: Option<PathBuf>,
         /// Sets [`SimConfig::seed`].
         seed: u64,
+        /// Sets [`SimConfig::tokenize_endpoint`].
+        tokenize_endpoint: bool,
     }
 
     /// Sets [`SimConfig::model`].

@@ -45,10 +45,12 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Rep
             "text/plain; version=0.0.4; charset=utf-8",
             state.counters.snapshot().to_prometheus(&state.config.model),
         ),
-        (Method::POST, "/tokenize") => match read_json::<TokenizeRequest>(request).await {
-            Ok(body) => tokenize(&state, &body),
-            Err(response) => response,
-        },
+        (Method::POST, "/tokenize") if state.config.tokenize_endpoint => {
+            match read_json::<TokenizeRequest>(request).await {
+                Ok(body) => tokenize(&state, &body),
+                Err(response) => response,
+            }
+        }
         (Method::POST, "/v1/chat/completions") => match read_json::<ChatRequest>(request).await {
             Ok(body) => generate(state, Prepared::chat(body), arrival).await,
             Err(response) => response,

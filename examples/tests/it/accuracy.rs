@@ -10,15 +10,7 @@ use crate::{Ask, MAX_TOKENS, measure, only_ground_truth, relative_error, start};
 async fn decode_rate_matches_ground_truth(tokens_per_event: u32) {
     let sim =
         start(SimConfig::builder().tokens_per_event(TokensPerEvent::Fixed(tokens_per_event))).await;
-    let measurement = measure(
-        &sim,
-        Ask {
-            token_ids: true,
-            include_usage: true,
-            ..Ask::default()
-        },
-    )
-    .await;
+    let measurement = measure(&sim, Ask::TOKEN_IDS_AND_USAGE).await;
     let truth = only_ground_truth(&sim);
     let true_decode = truth
         .true_decode_tokens_per_s
@@ -130,15 +122,7 @@ async fn reasoning_delays_the_first_content() {
             .tokens_per_event(TokensPerEvent::Fixed(2)),
     )
     .await;
-    let measurement = measure(
-        &sim,
-        Ask {
-            token_ids: true,
-            include_usage: true,
-            ..Ask::default()
-        },
-    )
-    .await;
+    let measurement = measure(&sim, Ask::TOKEN_IDS_AND_USAGE).await;
     let ttft = measurement.ttft_ms.expect("ttft");
     let first_content = measurement
         .time_to_first_content_ms
@@ -157,14 +141,7 @@ async fn reasoning_delays_the_first_content() {
 async fn token_source_follows_what_the_server_sends() {
     let sim = start(SimConfig::builder().tokens_per_event(TokensPerEvent::Fixed(3))).await;
     let cases = [
-        (
-            Ask {
-                token_ids: true,
-                include_usage: true,
-                ..Ask::default()
-            },
-            TokenSource::TokenIds,
-        ),
+        (Ask::TOKEN_IDS_AND_USAGE, TokenSource::TokenIds),
         (
             Ask {
                 continuous_usage: true,

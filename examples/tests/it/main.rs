@@ -3,12 +3,11 @@
 
 mod accuracy;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use vernier_meter::{Measurement, Meter};
-use vernier_openai::{
-    ChatMessage, ChatRequest, ClientBuilder, StreamOptions, final_counts, observation,
-};
+use vernier_examples::measure_chat_stream;
+use vernier_meter::Measurement;
+use vernier_openai::{ChatMessage, ChatRequest, ClientBuilder, StreamOptions};
 use vernier_sim::{GroundTruth, Sim, SimConfigBuilder, SimHandle};
 
 /// Tokens requested in every test: divisible by 1, 2, 3 and 4, so every event carries exactly
@@ -24,6 +23,15 @@ pub(crate) struct Ask {
     pub(crate) token_ids: bool,
     pub(crate) continuous_usage: bool,
     pub(crate) include_usage: bool,
+}
+
+impl Ask {
+    /// Per-chunk token ids and a final usage chunk, what a vLLM server gives when asked for both.
+    pub(crate) const TOKEN_IDS_AND_USAGE: Self = Self {
+        token_ids: true,
+        continuous_usage: false,
+        include_usage: true,
+    };
 }
 
 pub(crate) async fn start(config: SimConfigBuilder) -> SimHandle {
@@ -50,16 +58,14 @@ pub(crate) async fn measure(sim: &SimHandle, ask: Ask) -> Measurement {
     if ask.token_ids {
         request = request.with_extra("return_token_ids", true);
     }
-    let mut stream = client.chat_stream(&request).await.expect("stream opens");
-    let mut meter = Meter::new(stream.request_sent_at(), 256);
-    meter.headers_received(stream.headers_at());
-    while let Some(event) = stream.next_event().await {
-        meter.observe(&observation(&event.expect("a well-formed event")));
-    }
-    let completed_at = stream.finished_at().unwrap_or_else(Instant::now);
-    meter.finish(
-        &final_counts(stream.accumulated(), completed_at).with_requested_max_tokens(MAX_TOKENS),
-    )
+    let (measurement, stream_error) = measure_chat_stream(&client, &request)
+        .await
+        .expect("stream opens");
+    assert!(
+        stream_error.is_none(),
+        "a well-formed stream: {stream_error:?}"
+    );
+    measurement
 }
 
 /// The simulator's record of the only request it served.

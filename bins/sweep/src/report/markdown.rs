@@ -103,6 +103,26 @@ pub fn render_markdown(run: &RunFile) -> String {
             "nothing (testing mode: the cache may hit)".to_owned()
         }
     );
+    let mut methods: Vec<&str> = run
+        .calibrations
+        .iter()
+        .map(|c| match c.method.as_str() {
+            "tokenize_chat" => "the server's `/tokenize` with the chat messages",
+            "probe_requests" => {
+                "probe requests with `max_tokens: 1` reading `usage.prompt_tokens` (the server has no `/tokenize`)"
+            }
+            other => other,
+        })
+        .collect();
+    methods.sort_unstable();
+    methods.dedup();
+    if !methods.is_empty() {
+        let _ = writeln!(
+            out,
+            "- Prompt length counted in the server's tokens by: {}",
+            methods.join("; ")
+        );
+    }
 
     let _ = writeln!(out, "\n## Results\n");
     let _ = writeln!(
@@ -221,6 +241,38 @@ pub fn render_markdown(run: &RunFile) -> String {
              tokens than requested; their decode figures cover a different length."
         );
     }
+    if let Some(percent) = config.until_ci_percent {
+        let missed: Vec<&CellSummary> = run
+            .cells
+            .iter()
+            .filter(|c| c.until_ci_met == Some(false))
+            .collect();
+        if missed.is_empty() {
+            let _ = writeln!(
+                out,
+                "- Interval target (`--until-ci {percent}`): met in every cell: the 95% interval on the median decode rate is narrower than {percent}% of the median."
+            );
+        } else {
+            let names: Vec<String> = missed
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} prompt {} c{} ({} repetitions)",
+                        c.workload, c.prompt_tokens_target, c.concurrency, c.n_reps
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "- **Interval target not met** (`--until-ci {percent}`, at most {} repetitions): in {} of {} cells the 95% \
+                 interval on the median decode rate is still {percent}% of the median or wider: {}.",
+                config.max_reps.max(config.reps),
+                missed.len(),
+                run.cells.len(),
+                names.join(", ")
+            );
+        }
+    }
     let failed: u32 = run.cells.iter().map(|c| c.n_failed).sum();
     let infra: u32 = run.cells.iter().map(|c| c.n_infra_attempts).sum();
     let _ = writeln!(
@@ -278,6 +330,40 @@ pub fn render_markdown(run: &RunFile) -> String {
                     s.acceptance_rate
                         .map_or_else(|| "—".to_owned(), |r| format!("{:.1}%", r * 100.0)),
                     number(s.mean_acceptance_length, 2),
+                );
+            }
+        }
+    }
+    let per_request: Vec<&CellSummary> = run
+        .cells
+        .iter()
+        .filter(|c| c.spec_decode_per_request.is_some())
+        .collect();
+    if !per_request.is_empty() {
+        let _ = writeln!(out, "\n## Speculative decoding (reported per request)\n");
+        let _ = writeln!(
+            out,
+            "| workload | prompt tokens | streams | requests | draft tokens | accepted | acceptance | per request p10 / median / p90 |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---|");
+        let percent = |rate: Option<f64>| {
+            rate.map_or_else(|| "—".to_owned(), |r| format!("{:.1}%", r * 100.0))
+        };
+        for cell in per_request {
+            if let Some(s) = cell.spec_decode_per_request {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} |",
+                    cell.workload,
+                    cell.prompt_tokens_target,
+                    cell.concurrency,
+                    s.n_requests,
+                    s.draft_tokens,
+                    s.accepted_tokens,
+                    percent(s.acceptance_rate),
+                    percent(s.acceptance_rate_p10),
+                    percent(s.acceptance_rate_median),
+                    percent(s.acceptance_rate_p90),
                 );
             }
         }

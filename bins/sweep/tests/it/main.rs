@@ -5,6 +5,8 @@ mod report;
 mod resume;
 mod safety;
 mod truth;
+mod until_ci;
+mod watchdog;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 use vernier_grader::{Case, GradeReason, Limits, Submission};
 
-use crate::support::{CALL_F, connect};
+use crate::support::{CALL_F, assert_detail_contains, assert_failed, connect};
 
 fn one_case(expected: serde_json::Value) -> Vec<Case> {
     vec![Case::new("only", json!(null), expected)]
@@ -27,25 +27,10 @@ def f(_):
     socket.create_connection(("1.1.1.1", 53), timeout=3).close()
     return "connected"
 "#;
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, one_case(json!("connected"))))
-        .await;
-    assert_eq!(
-        grade.reason,
-        GradeReason::FailedCases(vec!["only".into()]),
-        "{grade:#?}"
-    );
-    assert!(
-        grade.cases[0].detail.contains("OSError"),
-        "{}",
-        grade.cases[0].detail
-    );
-    assert!(
-        grade.cases[0].detail.contains("unreachable"),
-        "{}",
-        grade.cases[0].detail
-    );
+    let grade = harness.grade_f(code, one_case(json!("connected"))).await;
+    assert_failed(&grade, &["only"]);
+    assert_detail_contains(&grade, 0, "OSError");
+    assert_detail_contains(&grade, 0, "unreachable");
     harness.assert_nothing_left().await;
 }
 
@@ -73,8 +58,7 @@ def f(_):
     return len(children)
 ";
     let grade = harness
-        .grader
-        .grade(&Submission::new(counting, CALL_F, one_case(json!(-1))).with_limits(short(20)))
+        .grade_f_within(counting, one_case(json!(-1)), short(20))
         .await;
     let detail = &grade.cases[0].detail;
     let forked: i64 = detail
@@ -90,8 +74,7 @@ def f(_):
     // Then the classic bomb: it ends by the wall-clock kill or by failing its case.
     let bomb = "import os\ndef f(_):\n    while True:\n        os.fork()\n";
     let grade = harness
-        .grader
-        .grade(&Submission::new(bomb, CALL_F, one_case(json!(1))).with_limits(short(4)))
+        .grade_f_within(bomb, one_case(json!(1)), short(4))
         .await;
     assert!(
         matches!(
@@ -117,8 +100,7 @@ async fn a_memory_bomb_is_out_of_memory() {
         "def f(_):\n    blocks = []\n    while True:\n        blocks.append(b'x' * (16 << 20))\n";
     let limits = short(20).with_memory_bytes(128 << 20);
     let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, one_case(json!(1))).with_limits(limits))
+        .grade_f_within(code, one_case(json!(1)), limits)
         .await;
     assert_eq!(grade.reason, GradeReason::OutOfMemory, "{grade:#?}");
     assert!(grade.oom_killed);
@@ -133,8 +115,7 @@ async fn an_infinite_loop_times_out() {
     };
     let code = "def f(_):\n    while True:\n        pass\n";
     let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, one_case(json!(1))).with_limits(short(2)))
+        .grade_f_within(code, one_case(json!(1)), short(2))
         .await;
     assert_eq!(grade.reason, GradeReason::Timeout, "{grade:#?}");
     assert!(grade.wall_time >= Duration::from_secs(2));
@@ -175,10 +156,7 @@ def f(_):
         "tmp": true, "root": false, "etc": false, "usr": false, "work_new": false,
         "work_overwrite": false, "work_chmod": false, "work_remove": false, "dev_shm": false,
     });
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, one_case(expected)))
-        .await;
+    let grade = harness.grade_f(code, one_case(expected)).await;
     assert_eq!(grade.reason, GradeReason::Passed, "{grade:#?}");
     harness.assert_nothing_left().await;
 }
@@ -215,15 +193,8 @@ def f(_):
                 pass
     return MARK.decode() if hits else "not found"
 "#;
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, one_case(json!(marker))))
-        .await;
-    assert_eq!(
-        grade.reason,
-        GradeReason::FailedCases(vec!["only".into()]),
-        "{grade:#?}"
-    );
+    let grade = harness.grade_f(code, one_case(json!(marker))).await;
+    assert_failed(&grade, &["only"]);
     assert_eq!(
         grade.cases[0].detail,
         format!("expected \"{marker}\", got \"not found\"")
@@ -243,10 +214,7 @@ async fn exiting_before_the_cases_leaves_them_failed() {
         ]
     };
     let code = "import sys\nsys.exit(0)\ndef f(x):\n    return x\n";
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, cases()))
-        .await;
+    let grade = harness.grade_f(code, cases()).await;
     assert!(
         matches!(&grade.reason, GradeReason::Crashed(why) if why.contains("SystemExit")),
         "{grade:#?}"
@@ -254,29 +222,15 @@ async fn exiting_before_the_cases_leaves_them_failed() {
     assert_eq!(grade.n_passed(), 0);
 
     let code = "import os\nos._exit(0)\ndef f(x):\n    return x\n";
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, cases()))
-        .await;
-    assert_eq!(
-        grade.reason,
-        GradeReason::FailedCases(vec!["a".into(), "b".into()]),
-        "{grade:#?}"
-    );
+    let grade = harness.grade_f(code, cases()).await;
+    assert_failed(&grade, &["a", "b"]);
     assert_eq!(grade.exit_code, Some(0));
     assert!(grade.cases.iter().all(|case| case.detail == "no result"));
 
     // Exiting after the first case's result leaves the second missing.
     let code = "import os\ndef f(x):\n    if x == 2:\n        os._exit(0)\n    return x\n";
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, cases()))
-        .await;
-    assert_eq!(
-        grade.reason,
-        GradeReason::FailedCases(vec!["b".into()]),
-        "{grade:#?}"
-    );
+    let grade = harness.grade_f(code, cases()).await;
+    assert_failed(&grade, &["b"]);
     harness.assert_nothing_left().await;
 }
 
@@ -306,15 +260,8 @@ def f(x):
         Case::new("b", json!(1), json!(10)),
         Case::new("c", json!(2), json!(20)),
     ];
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, cases))
-        .await;
-    assert_eq!(
-        grade.reason,
-        GradeReason::FailedCases(vec!["a".into(), "b".into(), "c".into()]),
-        "{grade:#?}"
-    );
+    let grade = harness.grade_f(code, cases).await;
+    assert_failed(&grade, &["a", "b", "c"]);
     assert!(
         grade
             .cases
@@ -351,20 +298,9 @@ def f(x):
         Case::new("object", json!("object"), json!(3)),
         Case::new("int_subclass", json!("int"), json!(3)),
     ];
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, cases))
-        .await;
-    assert_eq!(
-        grade.reason,
-        GradeReason::FailedCases(vec!["object".into(), "int_subclass".into()]),
-        "{grade:#?}"
-    );
-    assert!(
-        grade.cases[0].detail.contains("could not be serialised"),
-        "{}",
-        grade.cases[0].detail
-    );
+    let grade = harness.grade_f(code, cases).await;
+    assert_failed(&grade, &["object", "int_subclass"]);
+    assert_detail_contains(&grade, 0, "could not be serialised");
     assert_eq!(grade.cases[1].detail, "expected 3, got 5");
     harness.assert_nothing_left().await;
 }
@@ -383,9 +319,8 @@ def f(x):
     sys.stderr.write("e" * (5 << 20))
     return x
 "#;
-    let submission = Submission::new(code, CALL_F, vec![Case::new("echo", json!(7), json!(7))])
-        .with_limits(short(60));
-    let grade = harness.grader.grade(&submission).await;
+    let echo = vec![Case::new("echo", json!(7), json!(7))];
+    let grade = harness.grade_f_within(code, echo, short(60)).await;
     assert_eq!(
         grade.reason,
         GradeReason::Passed,
@@ -414,9 +349,8 @@ def f(x):
     threading.Thread(target=time.sleep, args=(600,)).start()
     return x
 "#;
-    let submission = Submission::new(code, CALL_F, vec![Case::new("echo", json!(1), json!(1))])
-        .with_limits(short(30));
-    let grade = harness.grader.grade(&submission).await;
+    let echo = vec![Case::new("echo", json!(1), json!(1))];
+    let grade = harness.grade_f_within(code, echo, short(30)).await;
     assert_eq!(grade.reason, GradeReason::Passed, "{grade:#?}");
     assert!(
         grade.wall_time < Duration::from_secs(30),
@@ -443,12 +377,7 @@ async fn fifty_kilobytes_of_source_work() {
     code.push_str("def f(x):\n    return helper_7(x)\n");
     assert!(code.len() >= 50_000);
     let grade = harness
-        .grader
-        .grade(&Submission::new(
-            code,
-            CALL_F,
-            vec![Case::new("a", json!(1), json!(8))],
-        ))
+        .grade_f(code, vec![Case::new("a", json!(1), json!(8))])
         .await;
     assert_eq!(grade.reason, GradeReason::Passed, "{grade:#?}");
     harness.assert_nothing_left().await;
@@ -465,20 +394,9 @@ async fn deep_recursion_fails_the_case_without_raising_the_limit() {
         Case::new("limit", json!(0), json!(1000)),
         Case::new("deep", json!(100_000), json!(101_000)),
     ];
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, cases))
-        .await;
-    assert_eq!(
-        grade.reason,
-        GradeReason::FailedCases(vec!["deep".into()]),
-        "{grade:#?}"
-    );
-    assert!(
-        grade.cases[1].detail.contains("RecursionError"),
-        "{}",
-        grade.cases[1].detail
-    );
+    let grade = harness.grade_f(code, cases).await;
+    assert_failed(&grade, &["deep"]);
+    assert_detail_contains(&grade, 1, "RecursionError");
     harness.assert_nothing_left().await;
 }
 
@@ -544,10 +462,7 @@ def f(_):
         "docker_socket": false,
         "shm": false,
     });
-    let grade = harness
-        .grader
-        .grade(&Submission::new(code, CALL_F, one_case(expected)))
-        .await;
+    let grade = harness.grade_f(code, one_case(expected)).await;
     assert_eq!(grade.reason, GradeReason::Passed, "{grade:#?}");
     harness.assert_nothing_left().await;
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bollard::Docker;
 use bollard::query_parameters::{ListContainersOptionsBuilder, ListVolumesOptionsBuilder};
-use vernier_grader::{Grader, GraderConfig};
+use vernier_grader::{Case, Grade, GradeReason, Grader, GraderConfig, Limits, Submission};
 
 /// The label carrying each test's run ID.
 pub(crate) const RUN_LABEL: &str = "org.vernier.test-run";
@@ -91,6 +91,23 @@ impl Harness {
         );
     }
 
+    /// Grades `code` on `cases` through the [`CALL_F`] harness, with the default limits.
+    pub(crate) async fn grade_f(&self, code: impl Into<String>, cases: Vec<Case>) -> Grade {
+        self.grade_f_within(code, cases, Limits::default()).await
+    }
+
+    /// Grades `code` on `cases` through the [`CALL_F`] harness, within `limits`.
+    pub(crate) async fn grade_f_within(
+        &self,
+        code: impl Into<String>,
+        cases: Vec<Case>,
+        limits: Limits,
+    ) -> Grade {
+        self.grader
+            .grade(&Submission::new(code, CALL_F, cases).with_limits(limits))
+            .await
+    }
+
     /// Waits (up to `limit`) for background removal, then asserts nothing remains.
     pub(crate) async fn assert_nothing_left_within(&self, limit: Duration) {
         let started = Instant::now();
@@ -107,3 +124,17 @@ impl Harness {
 /// The harness most tests use: call `solution.f(case_input)`.
 pub(crate) const CALL_F: &str =
     "def run_case(solution, case_input):\n    return solution.f(case_input)\n";
+
+/// Asserts `grade` failed exactly the cases `names`, in order.
+#[track_caller]
+pub(crate) fn assert_failed(grade: &Grade, names: &[&str]) {
+    let names = names.iter().map(|name| (*name).to_owned()).collect();
+    assert_eq!(grade.reason, GradeReason::FailedCases(names), "{grade:#?}");
+}
+
+/// Asserts the detail of case `index` contains `needle`.
+#[track_caller]
+pub(crate) fn assert_detail_contains(grade: &Grade, index: usize, needle: &str) {
+    let detail = &grade.cases[index].detail;
+    assert!(detail.contains(needle), "{detail}");
+}

@@ -2,7 +2,7 @@
 
 use vernier_meter::{Final, Meter, Observation, TokenSource};
 
-use crate::{assert_close, clock};
+use crate::{assert_close, assert_rates, assert_warns, clock, content_event};
 
 /// Role chunk at 5 ms, three reasoning events (50, 60, 70 ms), four content events (80..110 ms),
 /// all carrying 2 token ids, then a usage-only chunk. Worked by hand:
@@ -51,16 +51,7 @@ fn reasoning_stream_with_two_tokens_per_event() {
         1e-9,
     );
     assert_close(measurement.end_to_end_ms, 112.0, 1e-9);
-    assert_close(
-        measurement.decode_tokens_per_s.expect("decode"),
-        200.0,
-        1e-6,
-    );
-    assert_close(
-        measurement.event_rate_per_s.expect("event rate"),
-        100.0,
-        1e-6,
-    );
+    assert_rates(&measurement, 200.0, 100.0);
     assert_close(
         measurement.prefill_tokens_per_s.expect("prefill"),
         2000.0,
@@ -123,16 +114,7 @@ fn inter_token_latency_is_per_token_not_per_event() {
         );
     }
     let measurement = meter.finish(&Final::new(at(151)).with_usage_completion_tokens(9));
-    assert_close(
-        measurement.decode_tokens_per_s.expect("decode"),
-        160.0,
-        1e-6,
-    );
-    assert_close(
-        measurement.event_rate_per_s.expect("event rate"),
-        60.0,
-        1e-6,
-    );
+    assert_rates(&measurement, 160.0, 60.0);
     let itl = measurement
         .inter_token_latency_ms
         .expect("inter-token latency");
@@ -211,28 +193,15 @@ fn empty_stream_is_measured_without_panicking() {
     assert_eq!(measurement.tokens_per_event, None);
     assert_close(measurement.end_to_end_ms, 250.0, 1e-9);
     assert_eq!(measurement.completion_tokens, 0);
-    assert!(
-        measurement
-            .warnings
-            .iter()
-            .any(|warning| warning.contains("no token-bearing event"))
-    );
+    assert_warns(&measurement, "no token-bearing event");
 }
 
 #[test]
 fn output_shorter_than_requested_is_flagged() {
     let (sent, at) = clock();
     let mut meter = Meter::new(sent, 4);
-    meter.observe(
-        &Observation::new(at(10))
-            .with_content_bytes(5)
-            .with_token_ids(1),
-    );
-    meter.observe(
-        &Observation::new(at(20))
-            .with_content_bytes(5)
-            .with_token_ids(1),
-    );
+    meter.observe(&content_event(at(10), 1));
+    meter.observe(&content_event(at(20), 1));
     let measurement = meter.finish(
         &Final::new(at(21))
             .with_usage_completion_tokens(2)
@@ -254,11 +223,7 @@ fn output_shorter_than_requested_is_flagged() {
 fn prefix_cache_hit_is_flagged() {
     let (sent, at) = clock();
     let mut meter = Meter::new(sent, 4);
-    meter.observe(
-        &Observation::new(at(10))
-            .with_content_bytes(5)
-            .with_token_ids(1),
-    );
+    meter.observe(&content_event(at(10), 1));
     let measurement = meter.finish(
         &Final::new(at(11))
             .with_usage_completion_tokens(1)
@@ -266,14 +231,7 @@ fn prefix_cache_hit_is_flagged() {
             .with_cached_prompt_tokens(480),
     );
     assert_eq!(measurement.cached_prompt_tokens, Some(480));
-    assert!(
-        measurement
-            .warnings
-            .iter()
-            .any(|warning| warning.contains("480 of 500")),
-        "{:?}",
-        measurement.warnings
-    );
+    assert_warns(&measurement, "480 of 500");
 }
 
 #[test]
@@ -281,16 +239,8 @@ fn measurement_serialises_with_the_documented_field_names() {
     let (sent, at) = clock();
     let mut meter = Meter::new(sent, 4);
     meter.headers_received(at(1));
-    meter.observe(
-        &Observation::new(at(10))
-            .with_content_bytes(5)
-            .with_token_ids(1),
-    );
-    meter.observe(
-        &Observation::new(at(20))
-            .with_content_bytes(5)
-            .with_token_ids(2),
-    );
+    meter.observe(&content_event(at(10), 1));
+    meter.observe(&content_event(at(20), 2));
     let measurement = meter.finish(
         &Final::new(at(21))
             .with_usage_completion_tokens(3)

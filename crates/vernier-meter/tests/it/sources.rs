@@ -2,7 +2,7 @@
 
 use vernier_meter::{Final, LlamaTimings, Meter, Observation, TokenSource};
 
-use crate::{assert_close, clock};
+use crate::{assert_close, assert_rates, assert_warns, clock};
 
 /// Ten events of 3 tokens, 10 ms apart from 100 ms, each carrying the given per-chunk fields.
 fn three_token_stream(decorate: impl Fn(Observation, u64) -> Observation) -> Meter {
@@ -143,12 +143,7 @@ fn partial_per_chunk_counts_are_not_trusted() {
     });
     let measurement = meter.finish(&ended(&meter).with_usage_completion_tokens(30));
     assert_eq!(measurement.token_source, TokenSource::FinalUsage);
-    assert!(
-        measurement
-            .warnings
-            .iter()
-            .any(|warning| warning.contains("token_ids present on only 5 of 10"))
-    );
+    assert_warns(&measurement, "token_ids present on only 5 of 10");
 }
 
 #[test]
@@ -158,28 +153,14 @@ fn final_usage_only_estimates_the_first_event() {
     assert_eq!(measurement.token_source, TokenSource::FinalUsage);
     assert!(measurement.first_event_tokens_estimated);
     assert_close(measurement.first_event_tokens, 3.0, 1e-12);
-    assert_close(
-        measurement.decode_tokens_per_s.expect("decode"),
-        300.0,
-        1e-6,
-    );
-    assert_close(
-        measurement.event_rate_per_s.expect("event rate"),
-        100.0,
-        1e-6,
-    );
+    assert_rates(&measurement, 300.0, 100.0);
     assert_close(
         measurement.inter_token_latency_ms.expect("itl").median_ms,
         10.0 / 3.0,
         1e-9,
     );
     assert_eq!(measurement.tokens_per_event_histogram, None);
-    assert!(
-        measurement
-            .warnings
-            .iter()
-            .any(|warning| warning.contains("estimated"))
-    );
+    assert_warns(&measurement, "estimated");
 }
 
 #[test]
@@ -190,12 +171,7 @@ fn llama_timings_count_tokens_and_prompt_when_usage_is_missing() {
     assert_eq!(measurement.token_source, TokenSource::LlamaTimings);
     assert_eq!(measurement.completion_tokens, 30);
     assert_eq!(measurement.prompt_tokens, Some(64));
-    assert!(
-        measurement
-            .warnings
-            .iter()
-            .any(|warning| warning.contains("final usage missing"))
-    );
+    assert_warns(&measurement, "final usage missing");
 }
 
 #[test]
@@ -206,12 +182,7 @@ fn event_count_is_a_flagged_lower_bound() {
     assert!(measurement.token_count_is_lower_bound);
     assert_eq!(measurement.completion_tokens, 10);
     assert!(measurement.cross_checks.is_empty());
-    assert!(
-        measurement
-            .warnings
-            .iter()
-            .any(|warning| warning.contains("lower bound"))
-    );
+    assert_warns(&measurement, "lower bound");
     // With one token per event assumed, decode rate equals the event rate.
     assert_eq!(
         measurement.decode_tokens_per_s,
@@ -223,12 +194,5 @@ fn event_count_is_a_flagged_lower_bound() {
 fn a_count_below_the_event_count_is_suspect() {
     let meter = three_token_stream(|event, _| event);
     let measurement = meter.finish(&ended(&meter).with_usage_completion_tokens(4));
-    assert!(
-        measurement
-            .warnings
-            .iter()
-            .any(|warning| warning.contains("suspect")),
-        "{:?}",
-        measurement.warnings
-    );
+    assert_warns(&measurement, "suspect");
 }

@@ -105,6 +105,28 @@ fn wire_handler(wire: Vec<u8>, seed: u64) -> crate::support::Handler {
     Arc::new(move |_| split_writes(&wire, seed, 300))
 }
 
+/// Reads a chat or completions `$stream` to its end, pushing each event's arrival into `$stamps`;
+/// gives the outcome, the sum of the events, and when the request was sent and the headers came.
+/// A macro because the two stream types share no trait.
+macro_rules! read_stamped {
+    ($stream:expr, $stamps:expr) => {{
+        let mut stream = $stream;
+        let outcome = loop {
+            match stream.next_event().await {
+                Some(Ok(event)) => $stamps.push(event.arrived_at),
+                Some(Err(error)) => break Err(error),
+                None => break Ok(()),
+            }
+        };
+        (
+            outcome,
+            stream.accumulated().clone(),
+            stream.request_sent_at(),
+            stream.headers_at(),
+        )
+    }};
+}
+
 #[tokio::test]
 async fn replayed_streams_match_an_independent_reading() {
     let mut n_streams = 0;
@@ -121,39 +143,15 @@ async fn replayed_streams_match_an_independent_reading() {
 
             let mut stamps = Vec::new();
             let (outcome, accumulated, sent_at, headers_at) = if completions {
-                let mut stream = client
+                let stream = client
                     .completion_stream(&CompletionRequest::new("m", "Say"))
                     .await
                     .expect("stream opens");
-                let outcome = loop {
-                    match stream.next_event().await {
-                        Some(Ok(event)) => stamps.push(event.arrived_at),
-                        Some(Err(error)) => break Err(error),
-                        None => break Ok(()),
-                    }
-                };
-                (
-                    outcome,
-                    stream.accumulated().clone(),
-                    stream.request_sent_at(),
-                    stream.headers_at(),
-                )
+                read_stamped!(stream, stamps)
             } else {
                 let request = ChatRequest::new("m", vec![ChatMessage::user("Say hello")]);
-                let mut stream = client.chat_stream(&request).await.expect("stream opens");
-                let outcome = loop {
-                    match stream.next_event().await {
-                        Some(Ok(event)) => stamps.push(event.arrived_at),
-                        Some(Err(error)) => break Err(error),
-                        None => break Ok(()),
-                    }
-                };
-                (
-                    outcome,
-                    stream.accumulated().clone(),
-                    stream.request_sent_at(),
-                    stream.headers_at(),
-                )
+                let stream = client.chat_stream(&request).await.expect("stream opens");
+                read_stamped!(stream, stamps)
             };
 
             if sse.is_empty() {

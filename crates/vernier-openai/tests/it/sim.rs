@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use vernier_openai::{
     ChatMessage, ChatRequest, ChatStream, Client, ClientBuilder, Error, StreamOptions, TimeoutKind,
     Timeouts,
@@ -42,6 +42,16 @@ async fn drain(stream: &mut ChatStream) -> (Vec<usize>, Option<Error>) {
         }
     }
     (tokens_per_event, None)
+}
+
+/// Streams 16 tokens under the simulator `fault`; returns the stream and the error that ended it.
+async fn drain_with_fault(client: &Client, fault: Value) -> (ChatStream, Option<Error>) {
+    let mut stream = client
+        .chat_stream(&request(16).with_extra("sim_fault", fault))
+        .await
+        .expect("opens");
+    let (_, error) = drain(&mut stream).await;
+    (stream, error)
 }
 
 #[tokio::test]
@@ -146,11 +156,7 @@ async fn stream_faults_keep_what_arrived() {
     let (_sim, client) = start(config).await;
 
     let fault = json!({"kind": "drop_after_events", "events": 3});
-    let mut stream = client
-        .chat_stream(&request(16).with_extra("sim_fault", fault))
-        .await
-        .expect("opens");
-    let (_, error) = drain(&mut stream).await;
+    let (stream, error) = drain_with_fault(&client, fault).await;
     assert!(
         matches!(
             error,
@@ -164,11 +170,7 @@ async fn stream_faults_keep_what_arrived() {
     assert_eq!(stream.accumulated().n_events(), 3);
 
     let fault = json!({"kind": "stall_after_events", "events": 2, "ms": 3000});
-    let mut stream = client
-        .chat_stream(&request(16).with_extra("sim_fault", fault))
-        .await
-        .expect("opens");
-    let (_, error) = drain(&mut stream).await;
+    let (_, error) = drain_with_fault(&client, fault).await;
     assert!(
         matches!(
             error,
@@ -181,11 +183,7 @@ async fn stream_faults_keep_what_arrived() {
     );
 
     let fault = json!({"kind": "malformed_json_after_events", "events": 2});
-    let mut stream = client
-        .chat_stream(&request(16).with_extra("sim_fault", fault))
-        .await
-        .expect("opens");
-    let (_, error) = drain(&mut stream).await;
+    let (_, error) = drain_with_fault(&client, fault).await;
     let Some(Error::Json {
         events_received,
         snippet,
@@ -199,11 +197,7 @@ async fn stream_faults_keep_what_arrived() {
     assert!(!snippet.is_empty() && offset > 0, "{snippet:?} at {offset}");
 
     let fault = json!({"kind": "overlong_line_after_events", "events": 2});
-    let mut stream = client
-        .chat_stream(&request(16).with_extra("sim_fault", fault))
-        .await
-        .expect("opens");
-    let (_, error) = drain(&mut stream).await;
+    let (_, error) = drain_with_fault(&client, fault).await;
     assert!(
         matches!(
             error,

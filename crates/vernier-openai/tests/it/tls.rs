@@ -85,6 +85,22 @@ struct Seen {
     alpn: UnboundedReceiver<Option<Vec<u8>>>,
 }
 
+impl Seen {
+    /// The next request the server saw, checked to be `method path`.
+    async fn next_request(&mut self, method: &str, path: &str) -> SeenRequest {
+        let request = self
+            .requests
+            .recv()
+            .await
+            .expect("the server saw the request");
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            (method, path)
+        );
+        request
+    }
+}
+
 /// Serves every TLS connection with `handler` until the test ends. Failed handshakes are
 /// dropped.
 async fn serve_tls(handler: Handler, config: Arc<ServerConfig>) -> (SocketAddr, Seen) {
@@ -220,15 +236,7 @@ async fn streams_a_chat_completion_over_tls() {
     );
 
     // The request crossed TLS intact, with the headers an HTTPS server expects.
-    let seen_request = seen
-        .requests
-        .recv()
-        .await
-        .expect("the server saw the request");
-    assert_eq!(
-        (seen_request.method.as_str(), seen_request.path.as_str()),
-        ("POST", "/v1/chat/completions")
-    );
+    let seen_request = seen.next_request("POST", "/v1/chat/completions").await;
     assert_eq!(
         header(&seen_request, "host"),
         Some(format!("localhost:{port}").as_str())
@@ -258,15 +266,7 @@ async fn lists_models_over_tls() {
     assert_eq!(models[0].id, "tiny");
     assert_eq!(models[0].max_model_len, Some(2048));
     assert_eq!(models[0].extra["owned_by"], "vernier");
-    let seen_request = seen
-        .requests
-        .recv()
-        .await
-        .expect("the server saw the request");
-    assert_eq!(
-        (seen_request.method.as_str(), seen_request.path.as_str()),
-        ("GET", "/v1/models")
-    );
+    seen.next_request("GET", "/v1/models").await;
 }
 
 /// Asserts `result` failed the TLS handshake with `localhost`, naming `problem`.

@@ -61,6 +61,28 @@ async fn tokenize_counts_prompt_and_chat_template() {
 }
 
 #[tokio::test]
+async fn tokenize_can_be_switched_off_like_a_server_without_it() {
+    let sim = start(fast().tokenize_endpoint(false).build()).await;
+    let missing = post(
+        sim.addr(),
+        "/tokenize",
+        &json!({"model": "vernier-sim", "prompt": "Hello, world!"}),
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["detail"], "Not Found");
+    // Generation still reports the prompt tokens, which is how clients count them instead.
+    let answer = post(
+        sim.addr(),
+        "/v1/chat/completions",
+        &json!({"model": "vernier-sim", "messages": [{"role": "user", "content": "Hi there"}], "max_tokens": 1}),
+    )
+    .await
+    .json();
+    assert_eq!(answer["usage"]["prompt_tokens"], 2 + 4 + 3);
+}
+
+#[tokio::test]
 async fn errors_use_vllm_shape() {
     let sim = start(fast().max_model_len(64).build()).await;
     let unknown = post(

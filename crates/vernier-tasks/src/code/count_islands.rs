@@ -3,9 +3,7 @@
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, value_case};
 
 const DESCRIPTION: &str = r"Write a Python function
 
@@ -129,7 +127,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     ];
     CodeTaskSpec {
         id: "count-islands",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("count_islands"),
         reference: include_str!("python/count_islands/reference.py"),
         negative_controls: vec![NegativeControl {
@@ -138,8 +135,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             must_fail_with: ControlFailure::FailedCases,
         }],
         cases,
-        guards: Vec::new(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 

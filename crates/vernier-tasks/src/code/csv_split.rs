@@ -3,10 +3,7 @@
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt,
-    raises_case, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -134,7 +131,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     cases.push(case("random_400_fields", &random_line(0x6373_7601, 400)));
     CodeTaskSpec {
         id: "csv-split",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("csv_split"),
         reference: include_str!("python/csv_split/reference.py"),
         negative_controls: vec![NegativeControl {
@@ -143,8 +139,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             must_fail_with: ControlFailure::FailedCases,
         }],
         cases,
-        guards: Vec::new(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 

@@ -4,10 +4,7 @@ use serde_json::{Value, json};
 use vernier_grader::{Case, Guard};
 
 use super::rng::SplitMix64;
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt,
-    raises_case, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -327,7 +324,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     let forbidden = ["eval", "exec", "compile", "__import__"];
     CodeTaskSpec {
         id: "expression-eval",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("expression_eval"),
         reference: include_str!("python/expression_eval/reference.py"),
         negative_controls: vec![
@@ -347,7 +343,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             .iter()
             .map(|name| Guard::ForbiddenName((*name).to_owned()))
             .collect(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 

@@ -11,9 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, value_case};
 
 const DESCRIPTION: &str = r"Write a Python class
 
@@ -94,6 +92,20 @@ const fn get(key: i64) -> i64 {
     -key - 1
 }
 
+/// The textbook example at capacity 2: put 1, put 2, get 1, put 3 (evicts 2), get 2, put 4
+/// (evicts 1), get 1, get 3, get 4.
+const CLASSIC: [i64; 9] = [
+    put(1),
+    put(2),
+    get(1),
+    put(3),
+    get(2),
+    put(4),
+    get(1),
+    get(3),
+    get(4),
+];
+
 /// The checksum the harness computes: `h = (h * 1_000_003 + value + 2) mod (2^61 - 1)`.
 pub(super) fn checksum(values: &[i64]) -> u64 {
     const MODULUS: u128 = (1 << 61) - 1;
@@ -152,23 +164,7 @@ pub(super) fn workload(seed: u64, capacity: usize, total: usize) -> Vec<i64> {
 
 pub(super) fn spec() -> CodeTaskSpec {
     let cases = vec![
-        // put 1, put 2, get 1, put 3 (evicts 2), get 2, put 4 (evicts 1), get 1, get 3, get 4
-        case(
-            "classic",
-            2,
-            &[
-                put(1),
-                put(2),
-                get(1),
-                put(3),
-                get(2),
-                put(4),
-                get(1),
-                get(3),
-                get(4),
-            ],
-            false,
-        ),
+        case("classic", 2, &CLASSIC, false),
         // put 1, put 2, put 1 again (refreshes 1), put 3 (evicts 2), get 1, get 2, get 3
         case(
             "put_refreshes",
@@ -200,7 +196,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     ];
     CodeTaskSpec {
         id: "lru-cache",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("lru_cache"),
         reference: include_str!("python/lru_cache/reference.py"),
         negative_controls: vec![
@@ -216,8 +211,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             },
         ],
         cases,
-        guards: Vec::new(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 
@@ -228,18 +222,7 @@ mod tests {
     #[test]
     fn classic_example_by_hand() {
         // Values are operation indices: put 1 -> 0, put 2 -> 1, put 3 -> 3, put 4 -> 5.
-        let ops = [
-            put(1),
-            put(2),
-            get(1),
-            put(3),
-            get(2),
-            put(4),
-            get(1),
-            get(3),
-            get(4),
-        ];
-        assert_eq!(simulate(2, &ops).gets, [0, -1, -1, 3, 5]);
+        assert_eq!(simulate(2, &CLASSIC).gets, [0, -1, -1, 3, 5]);
     }
 
     #[test]

@@ -5,9 +5,7 @@ use std::collections::VecDeque;
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, value_case};
 
 const DESCRIPTION: &str = r##"Write a Python function
 
@@ -178,7 +176,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     ];
     CodeTaskSpec {
         id: "maze-path",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("maze_path"),
         reference: include_str!("python/maze_path/reference.py"),
         negative_controls: vec![NegativeControl {
@@ -187,8 +184,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             must_fail_with: ControlFailure::FailedCases,
         }],
         cases,
-        guards: Vec::new(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 

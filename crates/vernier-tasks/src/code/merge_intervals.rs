@@ -3,9 +3,7 @@
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, value_case};
 
 const DESCRIPTION: &str = r"Write a Python function
 
@@ -81,7 +79,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     ];
     CodeTaskSpec {
         id: "merge-intervals",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("merge_intervals"),
         reference: include_str!("python/merge_intervals/reference.py"),
         negative_controls: vec![
@@ -97,8 +94,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             },
         ],
         cases,
-        guards: Vec::new(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 

@@ -57,6 +57,23 @@ pub(crate) struct CodeTaskSpec {
     pub(crate) time_floor: Duration,
 }
 
+impl CodeTaskSpec {
+    /// What most tasks share: the prompt wrapped around `description`, no guards and the
+    /// default time floor. Each task fills in the rest with struct update syntax.
+    fn described(description: &str) -> Self {
+        Self {
+            id: "",
+            prompt: prompt(description),
+            harness: "",
+            reference: "",
+            negative_controls: Vec::new(),
+            cases: Vec::new(),
+            guards: Vec::new(),
+            time_floor: DEFAULT_TIME_FLOOR,
+        }
+    }
+}
+
 /// A submission that must fail, and how.
 #[derive(Debug, Clone)]
 pub(crate) struct NegativeControl {

@@ -2,10 +2,7 @@
 
 use serde_json::Value;
 
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt,
-    raises_case, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -92,7 +89,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     ];
     CodeTaskSpec {
         id: "parse-duration",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("parse_duration"),
         reference: include_str!("python/parse_duration/reference.py"),
         negative_controls: vec![NegativeControl {
@@ -101,8 +97,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             must_fail_with: ControlFailure::FailedCases,
         }],
         cases: fixed.iter().map(|(name, text)| case(name, text)).collect(),
-        guards: Vec::new(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 

@@ -4,10 +4,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt,
-    raises_case, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
 
 const DESCRIPTION: &str = r#"Write two Python functions
 
@@ -135,7 +132,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     }
     CodeTaskSpec {
         id: "roman-numerals",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("roman_numerals"),
         reference: include_str!("python/roman_numerals/reference.py"),
         negative_controls: vec![NegativeControl {
@@ -144,8 +140,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             must_fail_with: ControlFailure::FailedCases,
         }],
         cases,
-        guards: Vec::new(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 

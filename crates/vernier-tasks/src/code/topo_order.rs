@@ -9,10 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt,
-    raises_case, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -190,7 +187,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     ];
     CodeTaskSpec {
         id: "topo-order",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("topo_order"),
         reference: include_str!("python/topo_order/reference.py"),
         negative_controls: vec![NegativeControl {
@@ -199,8 +195,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             must_fail_with: ControlFailure::FailedCases,
         }],
         cases,
-        guards: Vec::new(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 

@@ -3,10 +3,7 @@
 use serde_json::json;
 
 use super::rng::SplitMix64;
-use super::{
-    CodeTaskSpec, ControlFailure, DEFAULT_TIME_FLOOR, NegativeControl, harness, prompt,
-    raises_case, value_case,
-};
+use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -117,7 +114,6 @@ pub(super) fn spec() -> CodeTaskSpec {
     ];
     CodeTaskSpec {
         id: "wrap-text",
-        prompt: prompt(DESCRIPTION),
         harness: harness!("wrap_text"),
         reference: include_str!("python/wrap_text/reference.py"),
         negative_controls: vec![NegativeControl {
@@ -126,8 +122,7 @@ pub(super) fn spec() -> CodeTaskSpec {
             must_fail_with: ControlFailure::FailedCases,
         }],
         cases,
-        guards: Vec::new(),
-        time_floor: DEFAULT_TIME_FLOOR,
+        ..CodeTaskSpec::described(DESCRIPTION)
     }
 }
 

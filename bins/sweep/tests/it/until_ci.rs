@@ -1,0 +1,104 @@
+//! `--until-ci PCT`: repetitions go on past `--reps` until the 95% interval on the median
+//! decode rate is narrower than PCT% of the median, or `--max-reps` is reached.
+
+use std::time::Duration;
+
+use vernier_sim::{Sim, SimConfig, TokensPerEvent};
+
+use crate::{args, journal_values};
+
+fn flags<'a>(until_ci: &'a str, max_reps: &'a str) -> Vec<&'a str> {
+    vec![
+        "--workload",
+        "code",
+        "--prompt-tokens",
+        "64",
+        "--output-tokens",
+        "48",
+        "--reps",
+        "3",
+        "--warmup",
+        "0",
+        "--until-ci",
+        until_ci,
+        "--max-reps",
+        max_reps,
+    ]
+}
+
+fn reps_done(lines: &[serde_json::Value]) -> usize {
+    lines.iter().filter(|l| l["type"] == "rep_done").count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repetitions_stop_at_the_cap_when_the_interval_stays_too_wide_and_at_the_minimum_when_it_is_met()
+ {
+    // Speculative decoding draws a different number of tokens per step for every request, so
+    // decode rates differ from request to request and the interval has a real width.
+    let sim = Sim::start(
+        SimConfig::builder()
+            .tokens_per_event(TokensPerEvent::speculative())
+            .decode_step(Duration::from_millis(1))
+            .prefill_tokens_per_s(1e6)
+            .build(),
+    )
+    .await
+    .expect("start the simulator");
+    let out = tempfile::tempdir().expect("temporary folder");
+
+    // A target no interval can meet: repetition continues past --reps 3 to the cap of 6.
+    let tight = sweep::run(
+        args(
+            &sim.base_url(),
+            &out.path().join("tight"),
+            &flags("0.0001", "6"),
+        ),
+        vec!["sweep".to_owned()],
+    )
+    .await
+    .expect("the sweep runs");
+    let cell = &tight.run.cells[0];
+    assert_eq!((cell.n_reps, cell.n_ok), (6, 6), "{cell:?}");
+    assert_eq!(cell.until_ci_met, Some(false), "{cell:?}");
+    let interval = cell
+        .median_interval_95
+        .decode_tokens_per_s
+        .expect("an interval");
+    let median = cell.median.decode_tokens_per_s.expect("a median");
+    assert!(
+        (interval.high - interval.low) / median * 100.0 >= 0.0001,
+        "{interval:?} around {median}"
+    );
+    assert_eq!(reps_done(&journal_values(&tight.journal)), 6);
+    let markdown = std::fs::read_to_string(&tight.files.markdown).expect("report.md");
+    assert!(
+        markdown.contains("**Interval target not met** (`--until-ci 0.0001`, at most 6 repetitions): in 1 of 1 cells"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("code prompt 64 c1 (6 repetitions)"),
+        "{markdown}"
+    );
+
+    // A target any interval meets: the minimum, --reps 3, is enough.
+    let loose = sweep::run(
+        args(
+            &sim.base_url(),
+            &out.path().join("loose"),
+            &flags("1000", "6"),
+        ),
+        vec!["sweep".to_owned()],
+    )
+    .await
+    .expect("the sweep runs");
+    let cell = &loose.run.cells[0];
+    assert_eq!((cell.n_reps, cell.n_ok), (3, 3), "{cell:?}");
+    assert_eq!(cell.until_ci_met, Some(true), "{cell:?}");
+    assert_eq!(reps_done(&journal_values(&loose.journal)), 3);
+    let markdown = std::fs::read_to_string(&loose.files.markdown).expect("report.md");
+    assert!(
+        markdown.contains("Interval target (`--until-ci 1000`): met in every cell"),
+        "{markdown}"
+    );
+    sim.shutdown().await;
+}

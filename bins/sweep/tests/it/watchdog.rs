@@ -1,0 +1,239 @@
+//! A silent stream is judged by the server's generation-token counter: still means hung (stop,
+//! resumable), moving means busy (keep waiting, up to `--busy-wait-cap-s`).
+
+use std::time::Duration;
+
+use vernier_openai::{ChatMessage, ChatRequest, ClientBuilder};
+use vernier_sim::{Fault, Faults, Sim, SimConfig};
+
+use crate::{args, journal_values};
+
+/// A one-cell sweep of two repetitions that checks the server after 0.2 s without an event
+/// (the check itself reads the counter twice, 0.2 s apart).
+const SMALL: [&str; 12] = [
+    "--workload",
+    "prose",
+    "--prompt-tokens",
+    "64",
+    "--output-tokens",
+    "32",
+    "--reps",
+    "2",
+    "--warmup",
+    "0",
+    "--idle-timeout-s",
+    "0.2",
+];
+
+/// The first `n` generation requests stall for a minute after their third event.
+fn stalling_first(n: usize) -> Faults {
+    let mut faults = Faults::default();
+    faults.fail_first_n_requests = Some((
+        n,
+        Fault::StallAfterEvents {
+            events: 3,
+            ms: 60_000,
+        },
+    ));
+    faults
+}
+
+fn infra_errors(lines: &[serde_json::Value]) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|l| l["type"] == "attempt" && l["status"] == "infra")
+        .map(|l| {
+            l["error"]
+                .as_str()
+                .expect("an infra attempt has an error")
+                .to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_stream_with_a_still_counter_is_hung_stops_the_run_and_resumes() {
+    let sim = Sim::start(
+        SimConfig::builder()
+            .decode_step(Duration::from_millis(2))
+            .faults(stalling_first(1))
+            .build(),
+    )
+    .await
+    .expect("start the simulator");
+    let out = tempfile::tempdir().expect("temporary folder");
+    let journal = out.path().join("journal.jsonl");
+    let error = sweep::run(
+        args(&sim.base_url(), out.path(), &SMALL),
+        vec!["sweep".to_owned()],
+    )
+    .await
+    .expect_err("a hung server stops the run");
+    let message = error.to_string();
+    assert!(
+        matches!(error, sweep::SweepError::ServerStopped { .. }),
+        "{message}"
+    );
+    assert!(message.contains("looks hung"), "{message}");
+    assert!(
+        message.contains(&format!("--resume {}", journal.display())),
+        "{message}"
+    );
+    // The stalled attempt is journaled as infra with the verdict, and nothing was measured.
+    let lines = journal_values(&journal);
+    let errors = infra_errors(&lines);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("generation counter did not move"),
+        "{errors:?}"
+    );
+    assert!(!lines.iter().any(|l| l["status"] == "ok"));
+    let run: sweep::RunFile = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("run.json")).expect("run.json after the stop"),
+    )
+    .expect("run.json parses");
+    assert!(!run.complete);
+    assert_eq!(run.cells[0].n_ok, 0);
+    assert_eq!(run.cells[0].n_infra_attempts, 1);
+
+    // The server answers again (the fault was for the first request only): resuming redoes
+    // the hung request and finishes the cell; the hung attempt never enters a figure.
+    let journal_text = journal.display().to_string();
+    let mut resumed = SMALL.to_vec();
+    resumed.extend_from_slice(&["--resume", &journal_text]);
+    let outcome = sweep::run(
+        args(&sim.base_url(), out.path(), &resumed),
+        vec!["sweep".to_owned()],
+    )
+    .await
+    .expect("the resumed run finishes");
+    assert!(outcome.run.complete);
+    let cell = &outcome.run.cells[0];
+    assert_eq!(
+        (cell.n_reps, cell.n_ok, cell.n_failed),
+        (2, 2, 0),
+        "{cell:?}"
+    );
+    assert_eq!(cell.n_infra_attempts, 1, "{cell:?}");
+    let stalled = sim.ground_truth();
+    assert_eq!(
+        stalled.iter().filter(|t| t.fault.is_some()).count(),
+        1,
+        "only the first request stalled"
+    );
+    sim.shutdown().await;
+}
+
+/// Someone else's long stream keeps the server's generation counter moving.
+async fn start_other_stream(base_url: &str) -> tokio::task::JoinHandle<()> {
+    let client = ClientBuilder::new(base_url).build().expect("client");
+    let mut request = ChatRequest::new(
+        "vernier-sim",
+        vec![ChatMessage::user("a very long story please")],
+    );
+    request.max_tokens = Some(20_000);
+    // A zero-length stall: harmless, and it keeps this request out of `fail_first_n_requests`.
+    request.extra.insert(
+        "sim_fault".to_owned(),
+        serde_json::json!({"kind": "stall_after_events", "events": 1, "ms": 0}),
+    );
+    let mut stream = client
+        .chat_stream(&request)
+        .await
+        .expect("the other request starts");
+    stream
+        .next_event()
+        .await
+        .expect("an event")
+        .expect("not an error");
+    // Keep reading, so the server is never held back by a full socket.
+    tokio::spawn(async move { while let Some(Ok(_)) = stream.next_event().await {} })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_stream_on_a_busy_server_is_waited_for_then_retried_past_the_cap() {
+    // Request 0 is the other stream; the sweep's first request stalls for a minute.
+    let sim = Sim::start(
+        SimConfig::builder()
+            .decode_step(Duration::from_millis(2))
+            .faults(stalling_first(2))
+            .build(),
+    )
+    .await
+    .expect("start the simulator");
+    let other = start_other_stream(&sim.base_url()).await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let mut flags = SMALL.to_vec();
+    flags.extend_from_slice(&["--allow-busy", "--busy-wait-cap-s", "1"]);
+    let outcome = sweep::run(
+        args(&sim.base_url(), out.path(), &flags),
+        vec!["sweep".to_owned()],
+    )
+    .await
+    .expect("a busy server is waited for, then the request is retried");
+    // The stalled request was not judged hung: the counter moved, so the sweep waited up to the
+    // cap, journaled it as infra, retried it, and carried on.
+    assert!(outcome.run.complete);
+    let cell = &outcome.run.cells[0];
+    assert_eq!(
+        (cell.n_reps, cell.n_ok, cell.n_failed),
+        (2, 2, 0),
+        "{cell:?}"
+    );
+    assert_eq!(cell.n_infra_attempts, 1, "{cell:?}");
+    let lines = journal_values(&outcome.journal);
+    let errors = infra_errors(&lines);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("busy elsewhere"), "{errors:?}");
+    assert!(errors[0].contains("--busy-wait-cap-s"), "{errors:?}");
+    let retried = lines
+        .iter()
+        .find(|l| l["type"] == "attempt" && l["status"] == "ok" && l["rep"] == 0)
+        .expect("the first repetition was measured on a retry");
+    assert_eq!(retried["attempt"], 1);
+    other.abort();
+    sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_stall_on_a_busy_server_is_waited_out_and_measured() {
+    let sim = Sim::start(
+        SimConfig::builder()
+            .decode_step(Duration::from_millis(2))
+            .build(),
+    )
+    .await
+    .expect("start the simulator");
+    let other = start_other_stream(&sim.base_url()).await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    // Every sweep request goes silent for 1.5 s, several idle timeouts long: each check finds the
+    // counter moving, so the sweep keeps waiting and the request completes.
+    let mut flags = SMALL.to_vec();
+    flags.extend_from_slice(&[
+        "--allow-busy",
+        "--extra-body",
+        r#"{"sim_fault":{"kind":"stall_after_events","events":3,"ms":1500}}"#,
+    ]);
+    let outcome = sweep::run(
+        args(&sim.base_url(), out.path(), &flags),
+        vec!["sweep".to_owned()],
+    )
+    .await
+    .expect("a busy server is waited for");
+    let cell = &outcome.run.cells[0];
+    assert_eq!(
+        (cell.n_ok, cell.n_failed, cell.n_infra_attempts),
+        (2, 0, 0),
+        "{cell:?}"
+    );
+    let stalled: Vec<_> = sim
+        .ground_truth()
+        .into_iter()
+        .filter(|t| {
+            t.completed && matches!(t.fault, Some(Fault::StallAfterEvents { ms: 1500, .. }))
+        })
+        .collect();
+    assert_eq!(stalled.len(), 2, "both measured requests did stall");
+    other.abort();
+    sim.shutdown().await;
+}
