@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use vernier_openai::{
-    ChatMessage, ChatRequest, ClientBuilder, CompletionRequest, Error, ServerKind, SseDecoder,
-    SseEvent,
+    ChatMessage, ChatRequest, Client, ClientBuilder, CompletionRequest, Error, ServerKind,
+    SseDecoder, SseEvent,
 };
 
 use crate::support::{SERVERS, Step, chunked_response, read_fixture, serve, split_writes, stems};
@@ -103,6 +103,14 @@ fn expected_from_sse(bytes: &[u8], completions: bool) -> Expected {
 
 fn wire_handler(wire: Vec<u8>, seed: u64) -> crate::support::Handler {
     Arc::new(move |_| split_writes(&wire, seed, 300))
+}
+
+/// A client for a server that answers every request with `wire` (written with `seed`'s splits).
+async fn client_for_wire(wire: Vec<u8>, seed: u64) -> Client {
+    let (addr, _) = serve(wire_handler(wire, seed)).await;
+    ClientBuilder::new(&format!("http://{addr}"))
+        .build()
+        .expect("client")
 }
 
 /// Reads a chat or completions `$stream` to its end, pushing each event's arrival into `$stamps`;
@@ -204,14 +212,7 @@ async fn replayed_streams_match_an_independent_reading() {
 }
 
 async fn chat_stream_of(server: &str, stem: &str) -> vernier_openai::ChatStream {
-    let (addr, _) = serve(wire_handler(
-        read_fixture(server, &format!("{stem}.wire")),
-        7,
-    ))
-    .await;
-    let client = ClientBuilder::new(&format!("http://{addr}"))
-        .build()
-        .expect("client");
+    let client = client_for_wire(read_fixture(server, &format!("{stem}.wire")), 7).await;
     let request = ChatRequest::new("m", vec![ChatMessage::user("x")]);
     client.chat_stream(&request).await.expect("stream opens")
 }
@@ -318,10 +319,7 @@ async fn error_fixtures_keep_status_and_body() {
                     .ok()
                 })
                 .expect("error body fixture");
-            let (addr, _) = serve(wire_handler(wire, 3)).await;
-            let client = ClientBuilder::new(&format!("http://{addr}"))
-                .build()
-                .expect("client");
+            let client = client_for_wire(wire, 3).await;
             let request = ChatRequest::new("m", vec![ChatMessage::user("x")]);
             match client.chat_stream(&request).await {
                 Err(Error::Http {
@@ -342,10 +340,7 @@ async fn error_fixtures_keep_status_and_body() {
 #[tokio::test]
 async fn non_streamed_chat_and_tool_call() {
     for server in SERVERS {
-        let (addr, _) = serve(wire_handler(read_fixture(server, "chat-nonstream.wire"), 5)).await;
-        let client = ClientBuilder::new(&format!("http://{addr}"))
-            .build()
-            .expect("client");
+        let client = client_for_wire(read_fixture(server, "chat-nonstream.wire"), 5).await;
         let response = client
             .chat(&ChatRequest::new("m", vec![ChatMessage::user("x")]))
             .await
@@ -369,14 +364,7 @@ async fn non_streamed_chat_and_tool_call() {
         );
     }
     let server = "llama-server-b11434";
-    let (addr, _) = serve(wire_handler(
-        read_fixture(server, "tools-nonstream-tool-call.wire"),
-        5,
-    ))
-    .await;
-    let client = ClientBuilder::new(&format!("http://{addr}"))
-        .build()
-        .expect("client");
+    let client = client_for_wire(read_fixture(server, "tools-nonstream-tool-call.wire"), 5).await;
     let response = client
         .chat(&ChatRequest::new("m", vec![ChatMessage::user("x")]))
         .await
@@ -473,10 +461,7 @@ async fn mid_stream_error_objects_are_surfaced_with_what_came_before() {
         let mut pieces: Vec<&[u8]> = first_three.iter().map(String::as_bytes).collect();
         pieces.push(shape);
         let wire = chunked_response("200 OK", "text/event-stream", &pieces, true);
-        let (addr, _) = serve(wire_handler(wire, 11)).await;
-        let client = ClientBuilder::new(&format!("http://{addr}"))
-            .build()
-            .expect("client");
+        let client = client_for_wire(wire, 11).await;
         let mut stream = client
             .chat_stream(&ChatRequest::new("m", vec![ChatMessage::user("x")]))
             .await

@@ -74,7 +74,10 @@ proptest! {
         prop_assert!(ninety_nine.low <= ninety.low && ninety_nine.high >= ninety.high);
         let lowest = data.iter().copied().fold(f64::MAX, f64::min);
         let highest = data.iter().copied().fold(f64::MIN, f64::max);
-        prop_assert!(ninety.low >= lowest && ninety.high <= highest);
+        // A mean of resampled values can leave [min, max] only by rounding (e.g. the mean
+        // of three copies of x may be x + 1 ulp), so allow a few ulps of slack.
+        let slack = 1e-12 * lowest.abs().max(highest.abs()).max(1.0);
+        prop_assert!(ninety.low >= lowest - slack && ninety.high <= highest + slack);
     }
 
     #[test]
