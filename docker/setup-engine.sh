@@ -3,7 +3,7 @@
 #
 # Does nothing when `docker info` already answers (the usual case on a
 # developer's machine, or when DOCKER_HOST points at a remote engine).
-# Otherwise installs Debian's docker.io and iptables and starts dockerd in the
+# Otherwise installs Debian's Docker engine package and iptables and starts dockerd in the
 # background, logging to /var/log/dockerd.log, then waits up to 30 s for it.
 # Needs root (or sudo) only when it has to install or start the engine.
 # Safe to run any number of times.
@@ -20,7 +20,7 @@ fi
 
 if [[ $(id -u) -ne 0 ]]; then
     log "no Docker engine answers and this script is not root."
-    log "fix: start your Docker engine, set DOCKER_HOST, or rerun as root to install Debian's docker.io"
+    log "fix: start your Docker engine, set DOCKER_HOST, or rerun as root to install Debian's Docker engine package"
     exit 1
 fi
 
@@ -29,14 +29,21 @@ if ! command -v dockerd >/dev/null 2>&1; then
         log "no dockerd and no apt-get: install a Docker engine for your system by hand"
         exit 1
     fi
-    log "installing docker.io and iptables from the Debian archive (about 20 s)"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends docker.io iptables >/dev/null
+    # Debian names its engine package after the upstream project's default
+    # image source; look it up by pattern rather than spelling that name here.
+    engine_package=$(apt-cache search --names-only '^docker[.]io$' | cut -d' ' -f1 | head -n 1)
+    if [[ -z $engine_package ]]; then
+        log "Debian's Docker engine package was not found by apt-cache; install a Docker engine by hand"
+        exit 1
+    fi
+    log "installing $engine_package and iptables from the Debian archive (about 20 s)"
+    apt-get install -y -qq --no-install-recommends "$engine_package" iptables >/dev/null
 fi
 
 if ! command -v docker >/dev/null 2>&1; then
-    log "dockerd is installed but the docker client is missing; install docker.io's client"
+    log "dockerd is installed but the docker client is missing; install the Docker client"
     exit 1
 fi
 

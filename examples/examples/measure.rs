@@ -1,11 +1,17 @@
 //! Measures one streamed chat completion and prints one JSON object.
 //!
 //! ```text
-//! cargo run --release --example measure -- --base-url URL [--model M] --max-tokens N
-//!     [--prompt TEXT] [--api-key-env VAR] [--token-ids] [--continuous-usage] [--ignore-eos]
+//! cargo run --release --example measure -- --base-url URL [--model M]
+//!     [--max-tokens N | --max-completion-tokens N] [--prompt TEXT] [--api-key-env VAR]
+//!     [--token-ids] [--continuous-usage] [--ignore-eos]
 //! ```
 //!
 //! Without `--base-url` it starts the bundled simulator in-process (and says so on stderr).
+//! Without `--model` it takes the first model of `/v1/models` whose id does not look like an
+//! embedding, rerank, speech or moderation model (none of `embed`, `rerank`, `whisper`, `tts`,
+//! `moderation` in it) and names it on stderr. The output cap goes out as `max_tokens`
+//! (default 256); `--max-completion-tokens N` sends `max_completion_tokens` instead, for hosted
+//! models that refuse `max_tokens` (a 400 naming `max_tokens` suggests it).
 //! It always asks for `stream_options.include_usage`; `--token-ids` (vLLM `return_token_ids`),
 //! `--continuous-usage` (vLLM per-chunk usage) and `--ignore-eos` add vendor fields that hosted
 //! APIs may refuse. Exit status: 0 measured, 1 the request failed, 2 bad arguments, 3 the stream
@@ -20,7 +26,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use vernier_examples::measure_chat_stream;
+use vernier_examples::{max_tokens_rejected, measure_chat_stream, pick_generation_model};
 use vernier_meter::Measurement;
 use vernier_openai::{ChatMessage, ChatRequest, Client, ClientBuilder, StreamOptions};
 use vernier_sim::{Sim, SimConfig, SimHandle, TokensPerEvent};
@@ -31,12 +37,17 @@ struct Arguments {
     /// Server root or `/v1` URL; without it the bundled simulator is started in-process.
     #[arg(long)]
     base_url: Option<String>,
-    /// Model id; the first of `/v1/models` when omitted.
+    /// Model id. When omitted: the first of `/v1/models` whose id contains none of `embed`,
+    /// `rerank`, `whisper`, `tts`, `moderation` (named on stderr).
     #[arg(long)]
     model: Option<String>,
-    /// `max_tokens` to request.
+    /// Output cap, sent as `max_tokens`.
     #[arg(long, default_value_t = 256)]
     max_tokens: u64,
+    /// Output cap sent as `max_completion_tokens` instead of `max_tokens`, for hosted models
+    /// that refuse `max_tokens`.
+    #[arg(long, value_name = "N", conflicts_with = "max_tokens")]
+    max_completion_tokens: Option<u64>,
     /// The user message.
     #[arg(
         long,
@@ -52,7 +63,7 @@ struct Arguments {
     /// Ask for per-chunk usage (vLLM `stream_options.continuous_usage_stats`).
     #[arg(long)]
     continuous_usage: bool,
-    /// Ask the server to ignore end-of-sequence so the output has `max_tokens` tokens (vLLM).
+    /// Ask the server to ignore end-of-sequence so the output reaches the cap (vLLM).
     #[arg(long)]
     ignore_eos: bool,
 }
@@ -135,13 +146,17 @@ async fn run(
         .map_err(|error| format!("failed to set up the client for {base_url}: {error}"))?;
     let model = match &arguments.model {
         Some(model) => model.clone(),
-        None => first_model(&client).await?,
+        None => choose_model(&client).await?,
     };
     let mut request = ChatRequest::new(
         model.clone(),
         vec![ChatMessage::user(arguments.prompt.clone())],
     );
-    request.max_tokens = Some(arguments.max_tokens);
+    if let Some(max_completion_tokens) = arguments.max_completion_tokens {
+        request.max_completion_tokens = Some(max_completion_tokens);
+    } else {
+        request.max_tokens = Some(arguments.max_tokens);
+    }
     request.stream_options = Some(StreamOptions::usage(arguments.continuous_usage));
     if arguments.token_ids {
         request = request.with_extra("return_token_ids", true);
@@ -160,16 +175,27 @@ async fn run(
     Ok((output, stream_error))
 }
 
-async fn first_model(client: &Client) -> Result<String, String> {
+/// The first model of `/v1/models` that generates text, named on stderr.
+async fn choose_model(client: &Client) -> Result<String, String> {
     let models = client
         .models()
         .await
         .map_err(|error| format!("failed to list models at /v1/models (pass --model): {error}"))?;
-    models
-        .into_iter()
-        .next()
-        .map(|model| model.id)
-        .ok_or_else(|| "failed to pick a model: /v1/models lists none; pass --model".to_owned())
+    let ids: Vec<&str> = models.iter().map(|model| model.id.as_str()).collect();
+    if ids.is_empty() {
+        return Err("failed to pick a model: /v1/models lists none; pass --model".to_owned());
+    }
+    let Some(model) = pick_generation_model(ids.iter().copied()) else {
+        return Err(format!(
+            "failed to pick a model: every model at /v1/models ({}) looks like an embedding, rerank, speech or moderation model; pass --model",
+            ids.join(", ")
+        ));
+    };
+    eprintln!(
+        "no --model given: measuring {model}, the first model listed at /v1/models ({} in all) that is not an embedding, rerank, speech or moderation model; pass --model to choose",
+        ids.len()
+    );
+    Ok(model.to_owned())
 }
 
 /// Streams `request` through the shared meter loop; a stream that breaks off still measures.
@@ -177,8 +203,16 @@ async fn measure(
     client: &Client,
     request: &ChatRequest,
 ) -> Result<(Measurement, Option<String>), String> {
-    let (measurement, stream_error) = measure_chat_stream(client, request)
-        .await
-        .map_err(|error| format!("failed to start the chat stream: {error}"))?;
+    let (measurement, stream_error) =
+        measure_chat_stream(client, request)
+            .await
+            .map_err(|error| {
+                let hint = if request.max_tokens.is_some() && max_tokens_rejected(&error) {
+                    " (if the model refuses `max_tokens` itself, pass --max-completion-tokens N to send `max_completion_tokens` instead)"
+                } else {
+                    ""
+                };
+                format!("failed to start the chat stream: {error}{hint}")
+            })?;
     Ok((measurement, stream_error.map(|error| error.to_string())))
 }

@@ -124,7 +124,7 @@ pub struct RunArgs {
     /// Seconds one request may take in all.
     #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
     pub request_timeout: u64,
-    /// Seconds a stream may stay silent before it counts as dropped.
+    /// Seconds a stream may go without an event (keep-alive comments do not count) before it counts as dropped.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     pub idle_timeout: u64,
     /// No progress lines on stderr.

@@ -1,18 +1,25 @@
 //! `hardsuite compare`: two runs of the same tasks, paired task by task.
+//!
+//! With one paired sample per task, the items are independent and the statistics are the
+//! classic ones for paired proportions (Newcombe, `McNemar`). With more than one, a task's
+//! samples are not independent: every statistic works on per-task means instead (Miller 2024,
+//! "Adding Error Bars to Evals", arXiv:2411.00640).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
 use vernier_stats::{
-    Interval, mcnemar_exact, mcnemar_mid_p, median, min_detectable_difference, newcombe_paired,
-    paired_bootstrap_diff,
+    Interval, clustered_mean_se, mcnemar_exact, mcnemar_mid_p, median, min_detectable_difference,
+    newcombe_paired, paired_bootstrap_diff,
 };
 use vernier_tasks::{Category, OutcomeKind};
 
 use crate::error::HardsuiteError;
 use crate::report::{round_count, thousands};
-use crate::results::{CONFIDENCE, ResultsFile, SampleResult, difference_half_width_points};
+use crate::results::{
+    CONFIDENCE, ResultsFile, SampleResult, difference_half_width_points, normal_interval,
+};
 
 /// Power at which [`Comparison::min_detectable_difference`] is computed.
 pub const POWER: f64 = 0.8;
@@ -35,6 +42,23 @@ pub struct TaskComparison {
     pub b_tokens: Vec<Option<u64>>,
 }
 
+/// The difference A − B as the mean over tasks of each task's difference in pass fraction
+/// (on the samples scored on both sides), with errors clustered by task: computed when some
+/// task has more than one paired sample.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct ClusteredDifference {
+    /// Mean of the per-task differences.
+    pub mean: f64,
+    /// Standard error of `mean`: the sample standard deviation (n − 1) of the per-task
+    /// differences over √(tasks) (absent with fewer than two tasks).
+    pub se: Option<f64>,
+    /// Paired tasks (the clusters).
+    pub n_tasks: usize,
+    /// Normal interval mean ± z·se at 95%, clamped to [−1, 1] (absent without `se`).
+    pub interval: Option<Interval>,
+}
+
 /// The paired comparison of run A with run B (differences are A − B).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -51,6 +75,10 @@ pub struct Comparison {
     pub only_in_b: Vec<String>,
     /// Paired items: (task, sample) scored on both sides.
     pub n_items: u64,
+    /// Tasks with at least one paired item.
+    pub n_tasks: usize,
+    /// Most paired items of any one task (1 with one sample per task).
+    pub max_samples_per_task: usize,
     /// Items both solved.
     pub both: u64,
     /// Items only A solved.
@@ -63,18 +91,23 @@ pub struct Comparison {
     pub solved_only_by_a: Vec<String>,
     /// Task ids where B solved an item A did not.
     pub solved_only_by_b: Vec<String>,
-    /// A's pass rate on the paired items.
+    /// A's pass rate: the mean over paired tasks of A's pass fraction on the task's paired
+    /// items (with one item per task, the share of items A passed).
     pub pass_rate_a: f64,
-    /// B's pass rate on the paired items.
+    /// B's pass rate, likewise.
     pub pass_rate_b: f64,
     /// `pass_rate_a − pass_rate_b`.
     pub difference: f64,
-    /// Newcombe's interval for paired proportions (method 10).
-    pub newcombe: Interval,
-    /// Exact (conditional) `McNemar` p-value, two-sided.
-    pub mcnemar_exact_p: f64,
-    /// Mid-p `McNemar` p-value, two-sided.
-    pub mcnemar_mid_p: f64,
+    /// Newcombe's interval for paired proportions (method 10); only with one paired item per
+    /// task, as it needs independent pairs.
+    pub newcombe: Option<Interval>,
+    /// Exact (conditional) `McNemar` p-value, two-sided; only with one paired item per task.
+    pub mcnemar_exact_p: Option<f64>,
+    /// Mid-p `McNemar` p-value, two-sided; only with one paired item per task.
+    pub mcnemar_mid_p: Option<f64>,
+    /// The task-clustered paired interval on the difference, when some task has more than
+    /// one paired item (in place of Newcombe and `McNemar`).
+    pub task_clustered: Option<ClusteredDifference>,
     /// Paired percentile bootstrap over tasks of the difference in mean pass rate (cross-check).
     pub bootstrap: Option<Interval>,
     /// Bootstrap resamples.
@@ -90,10 +123,11 @@ pub struct Comparison {
     /// Median completion tokens of B on items both solved.
     pub median_tokens_both_solved_b: Option<f64>,
     /// Smallest difference (a proportion) a two-sided 5% test detects with 80% power on this
-    /// many items, at the pooled pass rate (independent-arms formula: conservative for pairs).
+    /// many tasks, at the pooled pass rate (independent-arms formula: conservative for pairs,
+    /// and for several samples per task, averaged per task).
     pub min_detectable_difference: f64,
-    /// Half-width in points of a 95% interval on a difference over this many items (at 15%
-    /// discordance).
+    /// Half-width in points of a 95% interval on a difference over this many tasks (at 15%
+    /// discordance; averaging several samples per task can only narrow it).
     pub difference_half_width_points: f64,
 }
 
@@ -109,7 +143,9 @@ fn stats_error(what: &'static str) -> impl FnOnce(vernier_stats::StatsError) -> 
     move |source| HardsuiteError::Stats { what, source }
 }
 
-/// Pairs the runs task by task and sample by sample and computes every statistic.
+/// Pairs the runs task by task and sample by sample and computes every statistic: Newcombe's
+/// interval and `McNemar` with one paired sample per task; a task-clustered interval on the
+/// per-task differences when some task has more (its samples are not independent).
 #[expect(
     clippy::too_many_lines,
     reason = "one linear pass over the paired items, then the statistics"
@@ -137,6 +173,7 @@ pub fn compare(
     let (mut both, mut only_a, mut only_b, mut neither) = (0_u64, 0_u64, 0_u64, 0_u64);
     let (mut solved_only_by_a, mut solved_only_by_b) = (Vec::new(), Vec::new());
     let (mut task_rates_a, mut task_rates_b) = (Vec::new(), Vec::new());
+    let mut task_differences: Vec<Vec<f64>> = Vec::new();
     let (mut tokens_a, mut tokens_b) = (Vec::new(), Vec::new());
     let (mut both_tokens_a, mut both_tokens_b) = (Vec::new(), Vec::new());
     for task_a in &a.tasks {
@@ -152,6 +189,7 @@ pub fn compare(
             .collect();
         keys.sort_unstable();
         let (mut passes_a, mut passes_b) = (0.0, 0.0);
+        let mut differences = Vec::with_capacity(keys.len());
         for key in &keys {
             let (sample_a, sample_b) = (scored_a[key], scored_b[key]);
             let (pass_a, pass_b) = (
@@ -178,6 +216,7 @@ pub fn compare(
                 }
                 (false, false) => neither += 1,
             }
+            differences.push(f64::from(u8::from(pass_a)) - f64::from(u8::from(pass_b)));
             if pass_a {
                 passes_a += 1.0;
                 tokens_a.extend(sample_a.completion_tokens.map(|t| t as f64));
@@ -190,6 +229,7 @@ pub fn compare(
         if !keys.is_empty() {
             task_rates_a.push(passes_a / keys.len() as f64);
             task_rates_b.push(passes_b / keys.len() as f64);
+            task_differences.push(differences);
         }
         tasks.push(TaskComparison {
             id: task_a.id.clone(),
@@ -207,25 +247,37 @@ pub fn compare(
             "they share no scored task sample; compare runs of the same suite",
         ));
     }
-    let pass_rate_a = (both + only_a) as f64 / n_items as f64;
-    let pass_rate_b = (both + only_b) as f64 / n_items as f64;
-    let newcombe = newcombe_paired(both, only_a, only_b, neither, CONFIDENCE)
-        .map_err(stats_error("Newcombe's paired interval"))?;
-    let mcnemar_exact_p =
-        mcnemar_exact(only_a, only_b).map_err(stats_error("the exact McNemar p-value"))?;
-    let mcnemar_mid_p =
-        mcnemar_mid_p(only_a, only_b).map_err(stats_error("the mid-p McNemar p-value"))?;
+    let n_tasks = task_differences.len();
+    let max_samples_per_task = task_differences.iter().map(Vec::len).max().unwrap_or(0);
+    let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
+    // With one item per task these are the shares of items passed.
+    let (pass_rate_a, pass_rate_b) = (mean(&task_rates_a), mean(&task_rates_b));
+    let (newcombe, mcnemar_exact_p, mcnemar_mid_p, task_clustered) = if max_samples_per_task > 1 {
+        // A task's samples are not independent: no statistic may treat them as separate pairs.
+        (None, None, None, clustered_difference(&task_differences))
+    } else {
+        (
+            Some(
+                newcombe_paired(both, only_a, only_b, neither, CONFIDENCE)
+                    .map_err(stats_error("Newcombe's paired interval"))?,
+            ),
+            Some(mcnemar_exact(only_a, only_b).map_err(stats_error("the exact McNemar p-value"))?),
+            Some(mcnemar_mid_p(only_a, only_b).map_err(stats_error("the mid-p McNemar p-value"))?),
+            None,
+        )
+    };
     let bootstrap = paired_bootstrap_diff(
         &task_rates_a,
         &task_rates_b,
-        |values| values.iter().sum::<f64>() / values.len() as f64,
+        mean,
         resamples,
         CONFIDENCE,
         seed,
     )
     .ok();
     let pooled = f64::midpoint(pass_rate_a, pass_rate_b).clamp(0.01, 0.99);
-    let min_detectable = min_detectable_difference(n_items, pooled, CONFIDENCE, POWER, None)
+    let n_units = n_tasks as u64;
+    let min_detectable = min_detectable_difference(n_units, pooled, CONFIDENCE, POWER, None)
         .map_err(stats_error("the minimum detectable difference"))?;
     Ok(Comparison {
         a_model: a.model.clone(),
@@ -234,6 +286,8 @@ pub fn compare(
         only_in_a,
         only_in_b,
         n_items,
+        n_tasks,
+        max_samples_per_task,
         both,
         only_a,
         only_b,
@@ -246,6 +300,7 @@ pub fn compare(
         newcombe,
         mcnemar_exact_p,
         mcnemar_mid_p,
+        task_clustered,
         bootstrap,
         resamples,
         seed,
@@ -254,7 +309,29 @@ pub fn compare(
         median_tokens_both_solved_a: median(&both_tokens_a).ok(),
         median_tokens_both_solved_b: median(&both_tokens_b).ok(),
         min_detectable_difference: min_detectable,
-        difference_half_width_points: difference_half_width_points(n_items as f64),
+        difference_half_width_points: difference_half_width_points(n_tasks as f64),
+    })
+}
+
+/// The task-clustered mean of the per-task differences (each task's per-sample differences
+/// averaged first), with mean ± z·se clamped to [−1, 1].
+/// `None` when there is no task.
+fn clustered_difference(task_differences: &[Vec<f64>]) -> Option<ClusteredDifference> {
+    if let [only] = task_differences {
+        // One task: its difference, but no spread between tasks to estimate an error from.
+        return Some(ClusteredDifference {
+            mean: only.iter().sum::<f64>() / only.len() as f64,
+            se: None,
+            n_tasks: 1,
+            interval: None,
+        });
+    }
+    let estimate = clustered_mean_se(task_differences).ok()?;
+    Some(ClusteredDifference {
+        mean: estimate.mean,
+        se: Some(estimate.se),
+        n_tasks: estimate.n_clusters,
+        interval: Some(normal_interval(estimate.mean, estimate.se, -1.0, 1.0)),
     })
 }
 
@@ -298,8 +375,26 @@ fn points(interval: Interval) -> String {
 
 /// The summary lines shared by the terminal and Markdown forms.
 fn summary_lines(c: &Comparison) -> Vec<String> {
-    let mut lines = vec![
-        format!(
+    let clustered = c.max_samples_per_task > 1;
+    let mut lines = Vec::new();
+    if clustered {
+        lines.push(format!(
+            "A = {}: {:.1}%; B = {}: {:.1}% (mean over {} tasks of each task's pass fraction; up \
+             to {} paired samples per task, averaged per task first)",
+            c.a_model,
+            c.pass_rate_a * 100.0,
+            c.b_model,
+            c.pass_rate_b * 100.0,
+            c.n_tasks,
+            c.max_samples_per_task
+        ));
+        lines.push(format!(
+            "paired samples: {}; both solved {}, only A {}, only B {}, neither {} (counts only: \
+             a task's samples are not independent)",
+            c.n_items, c.both, c.only_a, c.only_b, c.neither
+        ));
+    } else {
+        lines.push(format!(
             "A = {}: {}/{} passed ({:.1}%); B = {}: {}/{} passed ({:.1}%)",
             c.a_model,
             c.both + c.only_a,
@@ -309,53 +404,52 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
             c.both + c.only_b,
             c.n_items,
             c.pass_rate_b * 100.0
-        ),
-        format!(
+        ));
+        lines.push(format!(
             "paired items: {}; both solved {}, only A {}, only B {}, neither {}",
             c.n_items, c.both, c.only_a, c.only_b, c.neither
-        ),
-        format!("solved only by A: {}", list(&c.solved_only_by_a)),
-        format!("solved only by B: {}", list(&c.solved_only_by_b)),
+        ));
+    }
+    lines.push(format!("solved only by A: {}", list(&c.solved_only_by_a)));
+    lines.push(format!("solved only by B: {}", list(&c.solved_only_by_b)));
+    lines.extend(test_lines(c));
+    lines.push(c.bootstrap.map_or_else(
+        || "paired bootstrap cross-check: not enough tasks".to_owned(),
+        |interval| {
+            format!(
+                "paired bootstrap over tasks (cross-check, {} resamples, seed {}): {} points",
+                c.resamples,
+                c.seed,
+                points(interval)
+            )
+        },
+    ));
+    lines.push(format!(
+        "median completion tokens per solved item: A {}, B {}; on items both solved: A {}, B {}",
+        opt_tokens(c.median_tokens_solved_a),
+        opt_tokens(c.median_tokens_solved_b),
+        opt_tokens(c.median_tokens_both_solved_a),
+        opt_tokens(c.median_tokens_both_solved_b)
+    ));
+    let units = if clustered { "tasks" } else { "items" };
+    lines.push(format!(
+        "smallest difference this suite can detect (5% two-sided, 80% power, {} {units}): {:.1} points",
+        c.n_tasks,
+        c.min_detectable_difference * 100.0
+    ));
+    lines.push(if clustered {
         format!(
-            "difference A − B: {:+.1} points, 95% Newcombe paired interval {} points",
-            c.difference * 100.0,
-            points(c.newcombe)
-        ),
-        format!(
-            "exact McNemar p = {:.4} (mid-p {:.4}) on {} discordant items",
-            c.mcnemar_exact_p,
-            c.mcnemar_mid_p,
-            c.only_a + c.only_b
-        ),
-        c.bootstrap.map_or_else(
-            || "paired bootstrap cross-check: not enough tasks".to_owned(),
-            |interval| {
-                format!(
-                    "paired bootstrap over tasks (cross-check, {} resamples, seed {}): {} points",
-                    c.resamples,
-                    c.seed,
-                    points(interval)
-                )
-            },
-        ),
-        format!(
-            "median completion tokens per solved item: A {}, B {}; on items both solved: A {}, B {}",
-            opt_tokens(c.median_tokens_solved_a),
-            opt_tokens(c.median_tokens_solved_b),
-            opt_tokens(c.median_tokens_both_solved_a),
-            opt_tokens(c.median_tokens_both_solved_b)
-        ),
-        format!(
-            "smallest difference this suite can detect (5% two-sided, 80% power, {} items): {:.1} points",
-            c.n_items,
-            c.min_detectable_difference * 100.0
-        ),
+            "With {} tasks (samples averaged per task), the 95% interval on a difference is \
+             about ±{:.0} points: a gap of one or two tasks is noise, not a win.",
+            c.n_tasks, c.difference_half_width_points
+        )
+    } else {
         format!(
             "With {} items, the 95% interval on a difference is about ±{:.0} points: a gap of one \
              or two tasks is noise, not a win.",
             c.n_items, c.difference_half_width_points
-        ),
-    ];
+        )
+    });
     if !c.only_in_a.is_empty() || !c.only_in_b.is_empty() {
         lines.push(format!(
             "left out (in one run only): A {}; B {}",
@@ -364,6 +458,46 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The interval on the difference and the test: Newcombe and `McNemar` with one paired item
+/// per task, the task-clustered interval with more.
+fn test_lines(c: &Comparison) -> Vec<String> {
+    let difference = format!("difference A − B: {:+.1} points", c.difference * 100.0);
+    if let (Some(newcombe), Some(exact), Some(mid)) =
+        (c.newcombe, c.mcnemar_exact_p, c.mcnemar_mid_p)
+    {
+        return vec![
+            format!(
+                "{difference}, 95% Newcombe paired interval {} points",
+                points(newcombe)
+            ),
+            format!(
+                "exact McNemar p = {exact:.4} (mid-p {mid:.4}) on {} discordant items",
+                c.only_a + c.only_b
+            ),
+        ];
+    }
+    let interval = c
+        .task_clustered
+        .and_then(|clustered| clustered.interval.map(|i| (i, clustered.n_tasks)))
+        .map_or_else(
+            || "no task-clustered interval (fewer than 2 tasks)".to_owned(),
+            |(interval, n_tasks)| {
+                format!(
+                    "95% task-clustered paired interval {} points (mean ± 1.96 standard errors \
+                     of the {n_tasks} per-task differences)",
+                    points(interval)
+                )
+            },
+        );
+    vec![
+        format!("{difference}, {interval}"),
+        "McNemar and Newcombe: not computed, as they need independent pairs and a task's \
+         samples are not; the task-clustered interval and the bootstrap over tasks are the tests \
+         here"
+            .to_owned(),
+    ]
 }
 
 /// The comparison as a plain-text table and summary.

@@ -117,7 +117,7 @@ result before I answer.";
 fn literal_answer(checker: &Checker, wrong: bool) -> String {
     match checker {
         Checker::Integer(gold) => (if wrong { gold + 1 } else { *gold }).to_string(),
-        Checker::Fraction { num, den } => {
+        Checker::Fraction { num, den, .. } => {
             if wrong {
                 format!("{}/{}", num + 1, den + 1)
             } else {

@@ -65,6 +65,6 @@ pub use journal::{
 };
 pub use report::{render_markdown, render_table, thousands};
 pub use results::{
-    ASSUMED_DISCORDANCE, CONFIDENCE, RESULTS_SCHEMA_VERSION, ResultsFile, SampleResult, Score,
-    Scoreboard, TaskResult, difference_half_width_points,
+    ASSUMED_DISCORDANCE, CONFIDENCE, CONFIDENCE_Z, ClusteredRate, RESULTS_SCHEMA_VERSION,
+    ResultsFile, SampleResult, Score, Scoreboard, TaskResult, difference_half_width_points,
 };

@@ -46,14 +46,31 @@ pub(crate) fn percent_interval(interval: Option<Interval>) -> String {
 }
 
 fn rate(score: &Score) -> String {
-    if score.n_scored == 0 {
-        "-".to_owned()
+    score
+        .pass_rate()
+        .map_or_else(|| "-".to_owned(), |rate| format!("{:.1}%", rate * 100.0))
+}
+
+/// The interval column's heading: Wilson with one sample per task, task-clustered with more.
+fn interval_heading(results: &ResultsFile) -> &'static str {
+    if results.samples > 1 {
+        "95% task-clustered"
     } else {
-        format!(
-            "{:.1}%",
-            score.n_pass as f64 * 100.0 / score.n_scored as f64
-        )
+        "95% Wilson"
     }
+}
+
+/// With K > 1 samples per task, what the rate and the interval are.
+fn clustered_note(results: &ResultsFile) -> Option<String> {
+    (results.samples > 1).then(|| {
+        format!(
+            "{} samples per task: the rate is the mean over tasks of each task's pass fraction, \
+             and the 95% interval is that mean ± 1.96 standard errors from the spread of the \
+             per-task fractions (errors clustered by task, Miller 2024), clipped to [0, 100]; \
+             pass/scored counts samples.",
+            results.samples
+        )
+    })
 }
 
 fn tokens(sample: &SampleResult) -> String {
@@ -115,9 +132,18 @@ fn list_or_none(ids: &[String]) -> String {
 }
 
 fn noise_sentence(results: &ResultsFile) -> String {
-    let n_items = results.tasks.len() as u64 * u64::from(results.samples.max(1));
+    let n_tasks = results.tasks.len();
+    if results.samples > 1 {
+        return format!(
+            "With {n_tasks} tasks ({} samples each, averaged per task), the 95% interval on the \
+             difference between two runs is about ±{:.0} points (assuming 15% of samples go \
+             different ways; more samples per task can only narrow it): a gap of one or two \
+             tasks is noise, not a win.",
+            results.samples, results.difference_half_width_points
+        );
+    }
     format!(
-        "With {n_items} items, the 95% interval on the difference between two runs is about ±{:.0} \
+        "With {n_tasks} items, the 95% interval on the difference between two runs is about ±{:.0} \
          points (assuming 15% of items go different ways): a gap of one or two tasks is noise, \
          not a win.",
         results.difference_half_width_points
@@ -167,13 +193,17 @@ pub fn render_table(results: &ResultsFile) -> String {
         }
     }
     let _ = writeln!(out);
-    write_scores_text(&mut out, &results.main, "main run");
+    let heading = interval_heading(results);
+    write_scores_text(&mut out, &results.main, "main run", heading);
     if let Some(after) = &results.after_rerun {
         let _ = writeln!(out);
         write_rerun_text(&mut out, results);
-        write_scores_text(&mut out, after, "after the re-run");
+        write_scores_text(&mut out, after, "after the re-run", heading);
     }
     let _ = writeln!(out);
+    if let Some(note) = clustered_note(results) {
+        let _ = writeln!(out, "{note}");
+    }
     let _ = writeln!(out, "{}", noise_sentence(results));
     out
 }
@@ -209,14 +239,15 @@ fn write_rerun_text(out: &mut String, results: &ResultsFile) {
     }
 }
 
-fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str) {
+fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading: &str) {
+    let width = heading.len().max(14);
     let _ = writeln!(
         out,
-        "{:<17} {:>11} {:>7} {:>14} {:>6} {:>8} {:>10} {:>12} {:>9}",
+        "{:<17} {:>11} {:>7} {:>width$} {:>6} {:>8} {:>10} {:>12} {:>9}",
         title,
         "pass/scored",
         "rate",
-        "95% Wilson",
+        heading,
         "wrong",
         "cut_off",
         "no_answer",
@@ -226,11 +257,11 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str) {
     for score in board.categories.iter().chain(std::iter::once(&board.total)) {
         let _ = writeln!(
             out,
-            "{:<17} {:>11} {:>7} {:>14} {:>6} {:>8} {:>10} {:>12} {:>9}",
+            "{:<17} {:>11} {:>7} {:>width$} {:>6} {:>8} {:>10} {:>12} {:>9}",
             score.name,
             format!("{}/{}", score.n_pass, score.n_scored),
             rate(score),
-            percent_interval(score.wilson),
+            percent_interval(score.interval()),
             score.n_wrong,
             score.n_cut_off,
             score.n_no_answer,
@@ -262,7 +293,12 @@ pub fn render_markdown(results: &ResultsFile) -> String {
     let _ = writeln!(out);
     let _ = writeln!(out, "## Scores");
     let _ = writeln!(out);
-    write_scores_markdown(&mut out, &results.main);
+    if let Some(note) = clustered_note(results) {
+        let _ = writeln!(out, "{note}");
+        let _ = writeln!(out);
+    }
+    let heading = interval_heading(results);
+    write_scores_markdown(&mut out, &results.main, heading);
     if let Some(after) = &results.after_rerun {
         let budget = after.rerun_budget.unwrap_or_default();
         let _ = writeln!(out);
@@ -281,7 +317,7 @@ pub fn render_markdown(results: &ResultsFile) -> String {
             after.total.n_scored
         );
         let _ = writeln!(out);
-        write_scores_markdown(&mut out, after);
+        write_scores_markdown(&mut out, after, heading);
     }
     let _ = writeln!(out);
     let _ = writeln!(out, "## Tasks");
@@ -328,10 +364,10 @@ pub fn render_markdown(results: &ResultsFile) -> String {
     out
 }
 
-fn write_scores_markdown(out: &mut String, board: &Scoreboard) {
+fn write_scores_markdown(out: &mut String, board: &Scoreboard, heading: &str) {
     let _ = writeln!(
         out,
-        "| category | pass / scored | rate | 95% Wilson | wrong | cut off | no answer | extra calls | unscored |"
+        "| category | pass / scored | rate | {heading} | wrong | cut off | no answer | extra calls | unscored |"
     );
     let _ = writeln!(
         out,
@@ -345,7 +381,7 @@ fn write_scores_markdown(out: &mut String, board: &Scoreboard) {
             score.n_pass,
             score.n_scored,
             rate(score),
-            percent_interval(score.wilson),
+            percent_interval(score.interval()),
             score.n_wrong,
             score.n_cut_off,
             score.n_no_answer,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use vernier_stats::{Interval, median, wilson};
+use vernier_stats::{Interval, clustered_mean_se, median, wilson};
 use vernier_tasks::{Category, OutcomeKind};
 
 use crate::error::HardsuiteError;
@@ -17,9 +17,15 @@ pub const RESULTS_SCHEMA_VERSION: u32 = 1;
 /// The confidence level of every interval in the reports.
 pub const CONFIDENCE: f64 = 0.95;
 
+/// The two-sided normal quantile of [`CONFIDENCE`], Φ⁻¹(0.975)
+/// (`python3 -c "from scipy.stats import norm; print(norm.ppf(0.975))"` → 1.959963984540054),
+/// for the normal intervals mean ± z·se.
+pub const CONFIDENCE_Z: f64 = 1.959_963_984_540_054;
+
 /// Share of items on which two runs are assumed to disagree when the reports state the width
 /// of a difference's interval (Connor 1987: half-width = z·√(ψ/n)); 15% gives the ±14 points
-/// quoted for 28 items.
+/// quoted for 28 items. With several samples per task, n is the number of tasks: averaging a
+/// task's samples cannot make its difference vary more than one sample's, so the bound holds.
 pub const ASSUMED_DISCORDANCE: f64 = 0.15;
 
 /// One task sample's final result.
@@ -86,8 +92,88 @@ pub struct Score {
     pub n_extra_calls: u64,
     /// Samples that failed on infrastructure every try (not scored).
     pub n_unscored: u64,
-    /// Wilson interval on the pass rate (absent when nothing was scored).
+    /// Wilson interval on `n_pass / n_scored`, with one sample per task (absent when nothing
+    /// was scored, and with several samples per task, whose samples are not independent).
     pub wilson: Option<Interval>,
+    /// With several samples per task: the pass rate as the mean over tasks of each task's pass
+    /// fraction, with task-clustered errors (absent with one sample per task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_clustered: Option<ClusteredRate>,
+}
+
+impl Score {
+    /// The pass rate the reports show: the task-clustered mean with several samples per task,
+    /// else `n_pass / n_scored` (absent when nothing was scored).
+    pub fn pass_rate(&self) -> Option<f64> {
+        match &self.task_clustered {
+            Some(clustered) => Some(clustered.mean),
+            None if self.n_scored > 0 => Some(self.n_pass as f64 / self.n_scored as f64),
+            None => None,
+        }
+    }
+
+    /// The interval the reports show: task-clustered with several samples per task, else
+    /// Wilson.
+    pub fn interval(&self) -> Option<Interval> {
+        match &self.task_clustered {
+            Some(clustered) => clustered.interval,
+            None => self.wilson,
+        }
+    }
+}
+
+/// A pass rate over tasks sampled K > 1 times, with errors clustered by task (Miller 2024,
+/// "Adding Error Bars to Evals", arXiv:2411.00640): each task's scored samples are averaged
+/// first, so a task weighs the same whatever its number of scored samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ClusteredRate {
+    /// Mean over tasks of each task's pass fraction.
+    pub mean: f64,
+    /// Standard error of `mean`: the sample standard deviation (n − 1) of the per-task
+    /// fractions over √(tasks) (absent with fewer than two tasks).
+    pub se: Option<f64>,
+    /// Tasks with at least one scored sample (the clusters).
+    pub n_tasks: usize,
+    /// Normal interval mean ± z·se at [`CONFIDENCE`], clamped to [0, 1] (absent without `se`).
+    pub interval: Option<Interval>,
+}
+
+impl ClusteredRate {
+    /// The task-clustered rate of these per-task sample scores (1 pass, 0 otherwise); `None`
+    /// when no task has a scored sample.
+    pub fn from_tasks(per_task: &[Vec<f64>]) -> Option<Self> {
+        let tasks: Vec<Vec<f64>> = per_task
+            .iter()
+            .filter(|samples| !samples.is_empty())
+            .cloned()
+            .collect();
+        if let [only] = tasks.as_slice() {
+            // One task: its mean, but no spread between tasks to estimate an error from.
+            return Some(Self {
+                mean: only.iter().sum::<f64>() / only.len() as f64,
+                se: None,
+                n_tasks: 1,
+                interval: None,
+            });
+        }
+        let estimate = clustered_mean_se(&tasks).ok()?;
+        Some(Self {
+            mean: estimate.mean,
+            se: Some(estimate.se),
+            n_tasks: estimate.n_clusters,
+            interval: Some(normal_interval(estimate.mean, estimate.se, 0.0, 1.0)),
+        })
+    }
+}
+
+/// mean ± z·se at [`CONFIDENCE`], clamped to `low..=high` (the range the estimate can take).
+pub(crate) fn normal_interval(mean: f64, se: f64, low: f64, high: f64) -> Interval {
+    Interval::new(
+        (mean - CONFIDENCE_Z * se).clamp(low, high),
+        (mean + CONFIDENCE_Z * se).clamp(low, high),
+        CONFIDENCE,
+    )
 }
 
 /// Scores of one view of the run (the main run, or the main run with re-run results in place
@@ -140,7 +226,7 @@ pub struct ResultsFile {
     /// Scores with the re-run's results in place of the main run's cut-offs.
     pub after_rerun: Option<Scoreboard>,
     /// Half-width, in points, of a 95% interval on the difference between two runs of this
-    /// many items (see [`ASSUMED_DISCORDANCE`]).
+    /// many tasks (see [`ASSUMED_DISCORDANCE`]; with one sample per task, tasks are items).
     pub difference_half_width_points: f64,
 }
 
@@ -178,11 +264,12 @@ impl ResultsFile {
             });
         }
         let n_infra_tries = attempts.iter().filter(|a| !a.is_scored()).count();
-        let main = scoreboard(&tasks, None, |task| task.samples.clone());
+        let clustered = header.samples > 1;
+        let main = scoreboard(&tasks, None, clustered, |task| task.samples.clone());
         let after_rerun = header
             .rerun_budget
-            .map(|budget| scoreboard(&tasks, Some(budget), merged_with_rerun));
-        let n_items = tasks.len() as f64 * f64::from(header.samples.max(1));
+            .map(|budget| scoreboard(&tasks, Some(budget), clustered, merged_with_rerun));
+        let n_tasks = tasks.len() as f64;
         Self {
             schema_version: RESULTS_SCHEMA_VERSION,
             suite: header.suite.clone(),
@@ -197,7 +284,7 @@ impl ResultsFile {
             tasks,
             main,
             after_rerun,
-            difference_half_width_points: difference_half_width_points(n_items),
+            difference_half_width_points: difference_half_width_points(n_tasks),
         }
     }
 
@@ -251,13 +338,14 @@ impl ResultsFile {
     }
 }
 
-/// Half-width in points of a 95% interval on a paired difference over `n_items` items, at the
-/// assumed discordance: 1.96·√(ψ/n)·100.
+/// Half-width in points of a 95% interval on a paired difference over `n_items` independent
+/// items (tasks, when each task's samples are averaged first), at the assumed discordance:
+/// 1.96·√(ψ/n)·100.
 pub fn difference_half_width_points(n_items: f64) -> f64 {
     if n_items <= 0.0 {
         return f64::NAN;
     }
-    1.959_963_984_540_054 * (ASSUMED_DISCORDANCE / n_items).sqrt() * 100.0
+    CONFIDENCE_Z * (ASSUMED_DISCORDANCE / n_items).sqrt() * 100.0
 }
 
 /// The sample's scored try, else its last try (infra after every try).
@@ -296,9 +384,11 @@ fn merged_with_rerun(task: &TaskResult) -> Vec<SampleResult> {
         .collect()
 }
 
+/// `clustered`: several samples per task, scored with task-clustered errors.
 fn scoreboard(
     tasks: &[TaskResult],
     rerun_budget: Option<u32>,
+    clustered: bool,
     samples_of: impl Fn(&TaskResult) -> Vec<SampleResult>,
 ) -> Scoreboard {
     let per_task: Vec<(&TaskResult, Vec<SampleResult>)> =
@@ -310,11 +400,11 @@ fn scoreboard(
             .filter(|(task, _)| task.category == category)
             .collect();
         if !members.is_empty() {
-            categories.push(score(category.as_str(), &members));
+            categories.push(score(category.as_str(), &members, clustered));
         }
     }
     let all: Vec<_> = per_task.iter().collect();
-    let total = score("total", &all);
+    let total = score("total", &all, clustered);
     let solved_tokens: Vec<f64> = per_task
         .iter()
         .flat_map(|(_, samples)| samples.iter())
@@ -338,7 +428,7 @@ fn scoreboard(
     }
 }
 
-fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)]) -> Score {
+fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)], clustered: bool) -> Score {
     let mut score = Score {
         name: name.to_owned(),
         n_tasks: members.len(),
@@ -350,8 +440,11 @@ fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)]) -> Score {
         n_extra_calls: 0,
         n_unscored: 0,
         wilson: None,
+        task_clustered: None,
     };
+    let mut per_task = Vec::with_capacity(members.len());
     for (_, samples) in members {
+        let mut task_scores = Vec::with_capacity(samples.len());
         for sample in samples {
             match sample.outcome {
                 OutcomeKind::Pass => score.n_pass += 1,
@@ -365,8 +458,18 @@ fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)]) -> Score {
                 }
             }
             score.n_scored += 1;
+            task_scores.push(if sample.outcome == OutcomeKind::Pass {
+                1.0
+            } else {
+                0.0
+            });
         }
+        per_task.push(task_scores);
     }
-    score.wilson = wilson(score.n_pass, score.n_scored, CONFIDENCE).ok();
+    if clustered {
+        score.task_clustered = ClusteredRate::from_tasks(&per_task);
+    } else {
+        score.wilson = wilson(score.n_pass, score.n_scored, CONFIDENCE).ok();
+    }
     score
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use vernier_openai::{ChatMessage, ChatRequest, Client};
 
 use crate::config::Workload;
-use crate::corpus::{Corpus, NonceSource};
+use crate::corpus::{Corpus, NoncePlacement, NonceSource};
 
 /// How prompt tokens are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +38,7 @@ pub(crate) struct Counter<'a> {
     pub(crate) method: CountMethod,
     pub(crate) nonces: &'a NonceSource,
     pub(crate) use_nonce: bool,
+    pub(crate) nonce_placement: NoncePlacement,
     /// Turns a prompt into the request that will be sent (cache defeats, extra body...).
     pub(crate) build: &'a (dyn Fn(String, Option<&str>, u32) -> ChatRequest + Sync),
 }
@@ -65,7 +66,7 @@ pub(crate) async fn choose_method(client: &Client, model: &str) -> CountMethod {
 impl Counter<'_> {
     async fn count(&self, corpus: &Corpus, n_units: usize) -> Result<u64, String> {
         let nonce = self.use_nonce.then(|| self.nonces.next());
-        let prompt = corpus.prompt(nonce.as_deref(), n_units);
+        let prompt = corpus.prompt(nonce.as_deref(), self.nonce_placement, n_units);
         match self.method {
             CountMethod::TokenizeChat => {
                 let request = (self.build)(prompt, nonce.as_deref(), 1);

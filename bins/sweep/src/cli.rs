@@ -60,7 +60,8 @@ pub struct Args {
     /// Continue the run recorded in this journal (its folder becomes the output folder).
     #[arg(long)]
     pub resume: Option<PathBuf>,
-    /// Run even if the server already has requests running or waiting.
+    /// Run even if the server already has requests running or waiting, or its `/metrics`
+    /// cannot say (this also silences the warning that the busy check is unavailable).
     #[arg(long)]
     pub allow_busy: bool,
     /// Repeat each cell until the 95% interval on the median decode rate is narrower than
@@ -97,11 +98,15 @@ pub struct Args {
     /// Longest wait, in seconds, on a silent stream while the server is busy elsewhere.
     #[arg(long, default_value_t = 900.0)]
     pub busy_wait_cap_s: f64,
-    /// No progress bar and no notes on stderr.
+    /// No progress bar and no notes on stderr (warnings are still printed).
     #[arg(long)]
     pub quiet: bool,
     /// Testing only: send prompts without the opening nonce and without cache defeats, so a
     /// prefix cache can hit.
     #[arg(long, hide = true)]
     pub unsafe_allow_prefix_cache: bool,
+    /// Testing only: put the nonce at the end of each prompt instead of the start, a control
+    /// showing that a suffix nonce leaves the prefix cache free to hit.
+    #[arg(long, hide = true)]
+    pub unsafe_nonce_as_suffix: bool,
 }

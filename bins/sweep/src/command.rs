@@ -17,6 +17,7 @@ use crate::journal::{self, Header, JournalLine, JournalWriter, Resumed};
 use crate::progress::Progress;
 use crate::report::{self, ReportFiles};
 use crate::runner::{self, ResumeState, Shared};
+use crate::server_metrics;
 use crate::simulator::SimulatorThread;
 use crate::summary::{self, RunFile};
 
@@ -187,25 +188,30 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         }
     }
 
-    // Refuse a busy server: its requests would share the GPU with ours.
+    // Refuse a busy server: its requests would share the GPU with ours. A server whose
+    // /metrics has none of the known names is not taken for idle: the run file says so.
     let metrics = runner::metric_sums(&client).await;
-    if let Some(sums) = &metrics {
-        let running = sums
-            .get("vllm:num_requests_running")
-            .copied()
-            .unwrap_or(0.0);
-        let waiting = sums
-            .get("vllm:num_requests_waiting")
-            .copied()
-            .unwrap_or(0.0);
-        if running + waiting > 0.0 {
+    let mut warnings = Vec::new();
+    match metrics.as_ref().and_then(server_metrics::load) {
+        Some(load) if load.running + load.waiting > 0.0 => {
+            let (running, waiting) = (load.running, load.waiting);
             if !args.allow_busy {
                 return Err(SweepError::ServerBusy { running, waiting });
             }
             progress.note(&format!("the server has {running} running and {waiting} waiting requests; measuring anyway (--allow-busy)"));
         }
-    } else {
-        progress.note("the server has no /metrics: cannot check that it is idle, nor read speculative-decoding counters");
+        Some(_) => {}
+        None if args.allow_busy => {}
+        None => warnings.push(server_metrics::busy_check_unavailable(metrics.is_some())),
+    }
+    let generation_counter = metrics
+        .as_ref()
+        .and_then(server_metrics::generation_counter);
+    if generation_counter.is_none() {
+        warnings.push(server_metrics::watchdog_blind(metrics.is_some()));
+    }
+    for warning in &warnings {
+        progress.warn(warning);
     }
 
     let identity = client.server_identity().await;
@@ -253,6 +259,7 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         token_ids: !args.no_token_ids,
         continuous_usage: !args.no_continuous_usage,
         defeat_prefix_cache: defeat,
+        nonce_as_suffix: args.unsafe_nonce_as_suffix,
         prompt_set_sha256: corpus::prompt_set_sha256(),
         label: args.label.clone(),
     };
@@ -281,6 +288,7 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
             unix_ms: runner::unix_ms(),
             command_line: command_line.clone(),
             environment: environment.clone(),
+            warnings,
         })))?;
         let state = ResumeState::from_journal(&loaded);
         (path.clone(), writer, state)
@@ -303,6 +311,7 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
             command_line: command_line.clone(),
             config: config.clone(),
             environment,
+            warnings,
         })))?;
         writer.sync()?;
         (path, writer, ResumeState::default())
@@ -327,6 +336,7 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         idle_timeout: Duration::from_secs_f64(args.idle_timeout_s),
         busy_wait_cap: Duration::from_secs_f64(args.busy_wait_cap_s),
         has_metrics: metrics.is_some(),
+        generation_counter,
         resume_command: runner::resume_command(&original_command, &journal_path),
         progress: progress.clone(),
     });

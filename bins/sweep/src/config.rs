@@ -132,6 +132,10 @@ pub struct SweepConfig {
     pub continuous_usage: bool,
     /// Prompts open with a unique nonce (false only in tests of cache-hit flagging).
     pub defeat_prefix_cache: bool,
+    /// The nonce closes the prompt instead of opening it, so prompts share a prefix (true only
+    /// in tests that show a suffix nonce does not defeat a prefix cache; absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nonce_as_suffix: bool,
     /// SHA-256 of the bundled corpora, hex.
     pub prompt_set_sha256: String,
     /// Free-form label.
@@ -201,6 +205,7 @@ mod tests {
             token_ids: true,
             continuous_usage: true,
             defeat_prefix_cache: true,
+            nonce_as_suffix: false,
             prompt_set_sha256: "abc".to_owned(),
             label: None,
         }

@@ -1,7 +1,8 @@
 //! The bundled prompt corpora and prompt construction.
 //!
 //! A prompt is `Session NONCE: ` + the first `n` units of a corpus (cycling when `n` exceeds
-//! it) + a one-line instruction. A unit is a word or one punctuation mark with the whitespace
+//! it) + a one-line instruction. (Tests of cache-hit flagging may put the nonce last instead,
+//! `Session NONCE.` after the instruction, where it leaves the prefix shared.) A unit is a word or one punctuation mark with the whitespace
 //! before it, so a prompt always ends on a natural boundary.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +14,21 @@ use crate::config::Workload;
 
 const PROSE: &str = include_str!("../../../fixtures/corpora/prose.txt");
 const CODE: &str = include_str!("../../../fixtures/corpora/code.txt");
+
+/// Where the nonce goes in a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoncePlacement {
+    /// First, so no two prompts share a prefix: what defeats a prefix cache.
+    Opening,
+    /// Last, after the instruction: a control for tests; a prefix cache still hits.
+    Closing,
+}
+
+impl NoncePlacement {
+    pub(crate) const fn from_suffix(suffix: bool) -> Self {
+        if suffix { Self::Closing } else { Self::Opening }
+    }
+}
 
 /// The units of one corpus.
 #[derive(Debug)]
@@ -56,16 +72,27 @@ impl Corpus {
         out
     }
 
-    /// A whole prompt: nonce first (so no two prompts share a prefix), then the body.
-    pub(crate) fn prompt(&self, nonce: Option<&str>, n_units: usize) -> String {
+    /// A whole prompt: nonce first (so no two prompts share a prefix), then the body; or,
+    /// with [`NoncePlacement::Closing`], the nonce after the instruction.
+    pub(crate) fn prompt(
+        &self,
+        nonce: Option<&str>,
+        placement: NoncePlacement,
+        n_units: usize,
+    ) -> String {
         let instruction = match self.workload {
             Workload::Prose => "\n\nContinue the text above in the same style.",
             Workload::Code => "\n\nContinue the code above in the same style.",
         };
         let body = self.body(n_units);
-        match nonce {
-            Some(nonce) => format!("Session {nonce}: {body}{instruction}"),
-            None => format!("{body}{instruction}"),
+        match (nonce, placement) {
+            (Some(nonce), NoncePlacement::Opening) => {
+                format!("Session {nonce}: {body}{instruction}")
+            }
+            (Some(nonce), NoncePlacement::Closing) => {
+                format!("{body}{instruction} Session {nonce}.")
+            }
+            (None, _) => format!("{body}{instruction}"),
         }
     }
 }
@@ -186,9 +213,18 @@ mod tests {
         let (a, b) = (source.next(), source.next());
         assert_ne!(a, b);
         assert_eq!(a.len(), 16);
-        let prompt = Corpus::new(Workload::Code).prompt(Some(&a), 10);
+        let corpus = Corpus::new(Workload::Code);
+        let prompt = corpus.prompt(Some(&a), NoncePlacement::Opening, 10);
         assert!(prompt.starts_with(&format!("Session {a}: # inventory.py")));
         assert!(prompt.ends_with("Continue the code above in the same style."));
+        let closing = corpus.prompt(Some(&b), NoncePlacement::Closing, 10);
+        assert!(closing.starts_with("# inventory.py"), "{closing}");
+        assert!(
+            closing.ends_with(&format!(
+                "Continue the code above in the same style. Session {b}."
+            )),
+            "{closing}"
+        );
     }
 
     #[test]

@@ -34,9 +34,11 @@ pub enum SweepError {
         "start: the server reports {running} running and {waiting} waiting requests, which would distort every figure; wait for them to finish or pass --allow-busy"
     )]
     ServerBusy {
-        /// `vllm:num_requests_running`.
+        /// Requests running (`vllm:num_requests_running`, `llamacpp:requests_processing`,
+        /// `sglang:num_running_reqs`).
         running: f64,
-        /// `vllm:num_requests_waiting`.
+        /// Requests waiting (`vllm:num_requests_waiting`, `llamacpp:requests_deferred`,
+        /// `sglang:num_queue_reqs`).
         waiting: f64,
     },
     /// The server refused a request in a way retrying will not fix.

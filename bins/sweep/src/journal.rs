@@ -51,6 +51,9 @@ pub struct Header {
     pub config: SweepConfig,
     /// Server, client machine and tool.
     pub environment: Environment,
+    /// Set-up warnings a reader must see (a busy check or watchdog that cannot work).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A resume marker.
@@ -63,6 +66,9 @@ pub struct Resumed {
     pub command_line: Vec<String>,
     /// The environment seen at resume time.
     pub environment: Environment,
+    /// Set-up warnings at resume time, as in [`Header::warnings`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Result of calibrating one workload to one prompt length.
@@ -196,8 +202,11 @@ pub struct CellWindow {
     pub metrics_before: BTreeMap<String, f64>,
     /// `/metrics` sums after the last.
     pub metrics_after: BTreeMap<String, f64>,
-    /// Tokio scheduling delay over the window.
+    /// Tokio scheduling delay over the window (yield → polled again).
     pub scheduler_delay: LagHistogram,
+    /// Tokio timer overshoot over the window (deadline → woken); empty in older journals.
+    #[serde(default)]
+    pub timer_overshoot: LagHistogram,
 }
 
 /// Appends lines; each line is written with one `write` call and flushed to the kernel before

@@ -37,6 +37,7 @@ mod lag;
 mod progress;
 mod report;
 mod runner;
+mod server_metrics;
 mod simulator;
 mod summary;
 

@@ -51,6 +51,13 @@ impl Progress {
         });
     }
 
+    /// A warning above the bar, printed also when quiet.
+    pub(crate) fn warn(&self, message: &str) {
+        self.bar.suspend(|| {
+            let _ = writeln!(std::io::stderr(), "warning: {message}");
+        });
+    }
+
     pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }

@@ -11,7 +11,7 @@ use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions};
 
 use crate::calibrate::{self, CountMethod, Counter};
 use crate::config::{CellKey, SweepConfig, Workload};
-use crate::corpus::{Corpus, NonceSource};
+use crate::corpus::{Corpus, NoncePlacement, NonceSource};
 use crate::error::SweepError;
 use crate::journal::{
     Attempt, Calibration, CellWindow, JournalLine, JournalWriter, LoadedJournal, Phase, RepDone,
@@ -19,6 +19,7 @@ use crate::journal::{
 };
 use crate::lag::{LagHistogram, SchedulerProbe};
 use crate::progress::Progress;
+use crate::server_metrics;
 use crate::summary;
 
 /// Everything the stream tasks share.
@@ -31,6 +32,8 @@ pub(crate) struct Shared {
     pub(crate) idle_timeout: Duration,
     pub(crate) busy_wait_cap: Duration,
     pub(crate) has_metrics: bool,
+    /// The generated-tokens counter the watchdog reads; `None` when `/metrics` has no known one.
+    pub(crate) generation_counter: Option<&'static str>,
     pub(crate) resume_command: String,
     pub(crate) progress: Progress,
 }
@@ -151,19 +154,12 @@ fn classify(error: &vernier_openai::Error) -> Failure {
     }
 }
 
-/// Reads `vllm:generation_tokens_total` twice, `gap` apart: `Some(true)` when it moved.
-async fn generation_moving(client: &Client, gap: Duration) -> Option<bool> {
-    let first = client
-        .metrics()
-        .await
-        .ok()?
-        .sum("vllm:generation_tokens_total")?;
+/// Reads the generated-tokens counter `name` twice, `gap` apart: `Some(true)` when it moved,
+/// `None` when `/metrics` did not answer or lost the counter.
+async fn generation_moving(client: &Client, name: &str, gap: Duration) -> Option<bool> {
+    let first = client.metrics().await.ok()?.sum(name)?;
     tokio::time::sleep(gap).await;
-    let second = client
-        .metrics()
-        .await
-        .ok()?
-        .sum("vllm:generation_tokens_total")?;
+    let second = client.metrics().await.ok()?.sum(name)?;
     Some(second > first)
 }
 
@@ -178,15 +174,19 @@ async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Fai
     loop {
         let client = shared.client.clone();
         let idle = shared.idle_timeout;
+        let counter = shared.generation_counter;
         let check = pin!(async move {
             tokio::time::sleep(idle).await;
-            generation_moving(&client, gap).await
+            match counter {
+                Some(name) => generation_moving(&client, name, gap).await,
+                None => None,
+            }
         });
         tokio::select! {
             biased;
             output = &mut future => return Ok(output),
             verdict = check => {
-                waited += idle + gap;
+                waited += if counter.is_some() { idle + gap } else { idle };
                 match verdict {
                     Some(true) if waited < shared.busy_wait_cap => {
                         shared.progress.note(&format!(
@@ -207,17 +207,18 @@ async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Fai
                             waited.as_secs_f64()
                         )));
                     }
-                    None if shared.has_metrics => {
-                        return Err(Failure::Hung(format!(
-                            "no event for {:.0} s and /metrics no longer answers",
-                            waited.as_secs_f64()
-                        )));
-                    }
                     None => {
-                        return Err(Failure::Retryable(format!(
-                            "no event for {:.0} s (the server has no /metrics to tell busy from hung)",
-                            waited.as_secs_f64()
-                        )));
+                        return Err(match counter {
+                            Some(name) => Failure::Hung(format!(
+                                "no event for {:.0} s and /metrics no longer answers with {name}",
+                                waited.as_secs_f64()
+                            )),
+                            None => Failure::Retryable(format!(
+                                "no event for {:.0} s; {}",
+                                waited.as_secs_f64(),
+                                server_metrics::watchdog_blind(shared.has_metrics)
+                            )),
+                        });
                     }
                 }
             }
@@ -303,7 +304,8 @@ async fn run_stream(
             .config
             .defeat_prefix_cache
             .then(|| shared.nonces.next());
-        let prompt = corpus.prompt(nonce.as_deref(), job.n_units);
+        let placement = NoncePlacement::from_suffix(shared.config.nonce_as_suffix);
+        let prompt = corpus.prompt(nonce.as_deref(), placement, job.n_units);
         let request = build_request(
             &shared.config,
             prompt,
@@ -436,17 +438,10 @@ fn stop_error(shared: &Shared, failure: &Failure) -> SweepError {
     }
 }
 
-/// Sums of every non-bucket metric, by name.
+/// Sums of every non-bucket metric, by name; `None` when `/metrics` does not answer.
 pub(crate) async fn metric_sums(client: &Client) -> Option<BTreeMap<String, f64>> {
     let snapshot = client.metrics().await.ok()?;
-    let mut sums = BTreeMap::new();
-    for sample in snapshot.samples() {
-        if sample.name.ends_with("_bucket") || !sample.value.is_finite() {
-            continue;
-        }
-        *sums.entry(sample.name.clone()).or_insert(0.0) += sample.value;
-    }
-    Some(sums)
+    Some(server_metrics::sums(&snapshot))
 }
 
 /// Progress through the journal so far, for resuming.
@@ -534,6 +529,7 @@ pub(crate) async fn calibrate_all(
                 method,
                 nonces: &shared.nonces,
                 use_nonce: config.defeat_prefix_cache,
+                nonce_placement: NoncePlacement::from_suffix(config.nonce_as_suffix),
                 build: &build,
             };
             let calibrated = calibrate::calibrate(&counter, workload, target)
@@ -650,7 +646,7 @@ pub(crate) async fn run_cells(
             Ok(())
         }
         .await;
-        let scheduler_delay = probe.finish().await;
+        let probed = probe.finish().await;
         let metrics_after = if shared.has_metrics {
             metric_sums(&shared.client).await.unwrap_or_default()
         } else {
@@ -662,7 +658,8 @@ pub(crate) async fn run_cells(
                 cell,
                 metrics_before,
                 metrics_after,
-                scheduler_delay,
+                scheduler_delay: probed.scheduler_delay,
+                timer_overshoot: probed.timer_overshoot,
             })))?;
         result?;
     }

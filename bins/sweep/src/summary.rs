@@ -12,6 +12,7 @@ use crate::journal::{
     Attempt, Calibration, JournalLine, LoadedJournal, Phase, RequestSpecDecode, Status,
 };
 use crate::lag::{LagHistogram, LagSummary};
+use crate::server_metrics;
 
 /// Version of the run-file schema (`docs/run-file.md`).
 pub const RUN_FILE_SCHEMA_VERSION: u32 = 1;
@@ -96,6 +97,10 @@ pub struct CellSummary {
     pub event_count_under_report_factor: Option<f64>,
     /// Speculative-decoding acceptance from `/metrics` counter deltas over the cell.
     pub spec_decode: Option<SpecDecode>,
+    /// Whether `/metrics` had speculative-decoding counters around the cell: `false` means
+    /// not reported by this server (null when the cell has no measured window).
+    #[serde(default)]
+    pub spec_decode_reported: Option<bool>,
     /// Speculative-decoding acceptance the server reported per request (llama.cpp `timings`).
     #[serde(default)]
     pub spec_decode_per_request: Option<PerRequestSpecDecode>,
@@ -164,11 +169,12 @@ pub struct MedianIntervals {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SpecDecode {
-    /// `vllm:spec_decode_num_drafts_total` delta.
+    /// Verification steps: `vllm:spec_decode_num_drafts_total` (or llama.cpp's
+    /// `llamacpp:spec_decode_num_drafts_total`) delta.
     pub drafts: f64,
-    /// `vllm:spec_decode_num_draft_tokens_total` delta.
+    /// `…spec_decode_num_draft_tokens_total` delta.
     pub draft_tokens: f64,
-    /// `vllm:spec_decode_num_accepted_tokens_total` delta.
+    /// `…spec_decode_num_accepted_tokens_total` delta.
     pub accepted_tokens: f64,
     /// accepted / draft tokens.
     pub acceptance_rate: Option<f64>,
@@ -228,13 +234,14 @@ pub(crate) fn per_request_spec_decode(
 pub struct ClientLag {
     /// Event arrival → our processing done, per event.
     pub event_processing: Option<LagSummary>,
-    /// Tokio scheduling delay (a task yields every millisecond; time until polled again).
+    /// Tokio scheduling delay: a task yields every millisecond; the time until it is polled
+    /// again.
     pub scheduler_delay: Option<LagSummary>,
+    /// Tokio timer overshoot: how late the probe's 1 ms timer woke it. This includes the
+    /// timer's 1 ms granularity, so it is not client lag; reported apart.
+    #[serde(default)]
+    pub timer_overshoot: Option<LagSummary>,
 }
-
-const DRAFTS: &str = "vllm:spec_decode_num_drafts_total";
-const DRAFT_TOKENS: &str = "vllm:spec_decode_num_draft_tokens_total";
-const ACCEPTED: &str = "vllm:spec_decode_num_accepted_tokens_total";
 
 #[derive(Default)]
 struct CellAccumulator<'a> {
@@ -244,8 +251,10 @@ struct CellAccumulator<'a> {
     n_infra_attempts: u32,
     spec: [f64; 3],
     spec_seen: bool,
+    windows: u32,
     event_lag: LagHistogram,
     scheduler_delay: LagHistogram,
+    timer_overshoot: LagHistogram,
 }
 
 /// Measured attempts that count: status ok in a repetition that finished (a repetition cut
@@ -272,6 +281,22 @@ pub(crate) fn counted_attempts(journal: &LoadedJournal) -> BTreeMap<CellKey, Vec
     out
 }
 
+/// The set-up warnings of the start and of every resume, each once.
+fn set_up_warnings(journal: &LoadedJournal) -> Vec<String> {
+    let mut warnings: Vec<String> = Vec::new();
+    let all = journal.lines.iter().flat_map(|line| match line {
+        JournalLine::Header(header) => header.warnings.as_slice(),
+        JournalLine::Resumed(resumed) => resumed.warnings.as_slice(),
+        _ => &[],
+    });
+    for warning in all {
+        if !warnings.contains(warning) {
+            warnings.push(warning.clone());
+        }
+    }
+    warnings
+}
+
 /// Builds the run file from a journal. `None` when the journal has no header.
 pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
     let header = journal.header()?;
@@ -293,8 +318,11 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
             }
             JournalLine::CellWindow(window) => {
                 let cell = cells.entry(window.cell).or_default();
+                cell.windows += 1;
                 cell.scheduler_delay.merge(&window.scheduler_delay);
-                for (slot, name) in cell.spec.iter_mut().zip([DRAFTS, DRAFT_TOKENS, ACCEPTED]) {
+                cell.timer_overshoot.merge(&window.timer_overshoot);
+                let names = server_metrics::spec_decode_counters(&window.metrics_before);
+                for (slot, name) in cell.spec.iter_mut().zip(names.into_iter().flatten()) {
                     if let (Some(before), Some(after)) = (
                         window.metrics_before.get(name),
                         window.metrics_after.get(name),
@@ -326,6 +354,7 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
 
     let mut run_event_lag = LagHistogram::new();
     let mut run_scheduler = LagHistogram::new();
+    let mut run_timer = LagHistogram::new();
     let mut summaries = Vec::new();
     let mut complete = true;
     let empty = CellAccumulator::default();
@@ -333,13 +362,14 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
         let cell = cells.get(&key).unwrap_or(&empty);
         run_event_lag.merge(&cell.event_lag);
         run_scheduler.merge(&cell.scheduler_delay);
+        run_timer.merge(&cell.timer_overshoot);
         let summary = summarise_cell(key, cell, config.until_ci_percent);
         if summary.n_reps < config.reps {
             complete = false;
         }
         summaries.push(summary);
     }
-    let mut warnings = Vec::new();
+    let mut warnings = set_up_warnings(journal);
     if journal.torn_tail {
         warnings.push(
             "the journal ended in a torn line (a crash mid-write); it was ignored".to_owned(),
@@ -360,6 +390,7 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
         client_lag: ClientLag {
             event_processing: run_event_lag.summary(),
             scheduler_delay: run_scheduler.summary(),
+            timer_overshoot: run_timer.summary(),
         },
         complete,
         warnings,
@@ -515,6 +546,7 @@ fn summarise_cell(
         token_sources,
         token_count_is_lower_bound: lower_bound,
         spec_decode,
+        spec_decode_reported: (cell.windows > 0).then_some(cell.spec_seen),
         spec_decode_per_request: per_request_spec_decode(
             &measured
                 .iter()
@@ -524,6 +556,7 @@ fn summarise_cell(
         client_lag: ClientLag {
             event_processing: cell.event_lag.summary(),
             scheduler_delay: cell.scheduler_delay.summary(),
+            timer_overshoot: cell.timer_overshoot.summary(),
         },
         finish_reasons,
         warnings,

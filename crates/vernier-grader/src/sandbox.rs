@@ -453,6 +453,7 @@ fn container_body(
             "LANG=C.UTF-8".to_owned(),
             "HOME=/tmp".to_owned(),
             format!("VERNIER_MAX_RECORD={}", limits.output_bytes),
+            format!("VERNIER_MEMORY_BYTES={}", limits.memory_bytes),
         ]),
         labels: Some(labels),
         attach_stdin: Some(true),

@@ -57,9 +57,19 @@ pub(crate) fn judge(submission: &Submission, run: RunObservation, image_digest: 
         .map(|case| case.name.clone())
         .collect();
 
+    // A case process killed by the kernel's OOM killer ends the run; the container's own
+    // flag covers the runner itself being killed (and may or may not be set for a child).
+    let case_out_of_memory = output.records.iter().any(|(key, records)| {
+        matches!(key, RecordKey::Case(_))
+            && records
+                .iter()
+                .any(|record| record.get("out_of_memory") == Some(&Value::Bool(true)))
+    });
+    let oom_killed = run.oom_killed || case_out_of_memory;
+
     let reason = if run.timed_out {
         GradeReason::Timeout
-    } else if run.oom_killed {
+    } else if oom_killed {
         GradeReason::OutOfMemory
     } else if let Some(setup) = setup {
         let stage = setup
@@ -100,7 +110,7 @@ pub(crate) fn judge(submission: &Submission, run: RunObservation, image_digest: 
         output_truncated: output.truncated,
         wall_time: run.wall_time,
         exit_code: run.exit_code,
-        oom_killed: run.oom_killed,
+        oom_killed,
         image_digest: image_digest.to_owned(),
     }
 }
@@ -147,6 +157,13 @@ fn judge_case(expected: &Expected, record: &Value) -> (bool, String) {
                 shorten(why, 200)
             ),
         );
+    }
+    if let Some(why) = record.get("died").and_then(Value::as_str) {
+        // The case's process ended before sending a result: an exit, a crash or a kill.
+        return (false, shorten(why, 200));
+    }
+    if let Some(why) = record.get("not_run").and_then(Value::as_str) {
+        return (false, format!("not run: {}", shorten(why, 200)));
     }
     if let Some(size) = record.get("too_large") {
         return (
@@ -342,6 +359,46 @@ mod tests {
         assert_eq!(
             crashed.reason,
             GradeReason::Crashed("exit code 139 (SIGSEGV)".into())
+        );
+    }
+
+    #[test]
+    fn a_dead_case_process_fails_its_case_and_an_oom_kill_is_out_of_memory() {
+        let died = json!({"died": "exited with status 0 before returning"});
+        let grade = judge(
+            &submission(),
+            run(
+                vec![
+                    (RecordKey::Case(0), json!({"value": 1})),
+                    (RecordKey::Case(1), died),
+                ],
+                Some(0),
+            ),
+            "",
+        );
+        assert_eq!(grade.reason, GradeReason::FailedCases(vec!["bad".into()]));
+        assert_eq!(
+            grade.cases[1].detail,
+            "exited with status 0 before returning"
+        );
+        assert!(!grade.oom_killed);
+
+        let oom =
+            json!({"died": "killed by signal 9 (SIGKILL): out of memory", "out_of_memory": true});
+        let not_run = json!({"not_run": "an earlier case ran out of memory"});
+        let grade = judge(
+            &submission(),
+            run(
+                vec![(RecordKey::Case(0), oom), (RecordKey::Case(1), not_run)],
+                Some(0),
+            ),
+            "",
+        );
+        assert_eq!(grade.reason, GradeReason::OutOfMemory);
+        assert!(grade.oom_killed, "a case's OOM kill sets the flag");
+        assert_eq!(
+            grade.cases[1].detail,
+            "not run: an earlier case ran out of memory"
         );
     }
 

@@ -29,10 +29,17 @@ const RESPONSE_BODY_CAP: usize = 64 * 1024 * 1024;
 pub struct Timeouts {
     /// TCP connect plus TLS handshake. Default 10 s.
     pub connect: Option<Duration>,
-    /// From the request's first byte to the response headers and the first body bytes.
-    /// Default 600 s (a long prompt's prefill can take minutes).
+    /// From the request's first byte to the response headers and the first body bytes; for a
+    /// stream, to the first event, so SSE comments (`: ping` keep-alives) sent while the
+    /// prompt is prefilled do not end this phase. Default 600 s (a long prompt's prefill can
+    /// take minutes).
     pub first_byte: Option<Duration>,
-    /// The longest gap between two body frames once the body has started. Default 120 s.
+    /// For a stream, the longest gap allowed since the last event (an SSE event with data,
+    /// counted from the read that completed it). SSE comments such as `: ping` keep-alives,
+    /// empty frames and frames holding only part of an event do not restart it, so a server or
+    /// gateway that stalls while sending keep-alives still fails with
+    /// [`TimeoutKind::Idle`](crate::TimeoutKind::Idle). For a non-streamed body, the longest
+    /// gap between two body frames. Default 120 s.
     pub idle: Option<Duration>,
     /// The whole request. Default none.
     pub total: Option<Duration>,
@@ -79,7 +86,7 @@ impl Timeouts {
         self
     }
 
-    /// Sets the idle-gap deadline.
+    /// Sets the idle deadline (see [`Timeouts::idle`]).
     #[must_use]
     pub fn idle(mut self, deadline: Option<Duration>) -> Self {
         self.idle = deadline;

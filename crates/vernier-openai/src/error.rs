@@ -11,9 +11,11 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 pub enum TimeoutKind {
     /// Opening the TCP connection (and the TLS handshake).
     Connect,
-    /// Waiting for the response headers and the first body bytes after the request was sent.
+    /// Waiting for the response headers and the first body bytes (for a stream, the first
+    /// event) after the request was sent.
     FirstByte,
-    /// The gap between two body frames once the body has started.
+    /// The gap since the last stream event (SSE comments do not count), or between two body
+    /// frames of a non-streamed response.
     Idle,
     /// The whole request, from connect to the end of the body.
     Total,

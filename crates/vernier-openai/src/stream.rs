@@ -84,7 +84,10 @@ pub(crate) struct EventStream<C> {
     decoded: Vec<SseEvent>,
     pending: VecDeque<(SseEvent, Instant)>,
     deferred_error: Option<Error>,
-    body_started: bool,
+    /// When the last frame that completed at least one event was read. Comments (keep-alives)
+    /// and frames holding only part of an event leave it alone, so a server that only sends
+    /// `: ping` lines still runs into the idle deadline.
+    last_event_at: Option<Instant>,
     eof: bool,
     state: State,
     events_received: usize,
@@ -102,7 +105,7 @@ impl<C: StreamChunk> EventStream<C> {
             decoded: Vec::new(),
             pending: VecDeque::new(),
             deferred_error: None,
-            body_started: false,
+            last_event_at: None,
             eof: false,
             state: State::Open,
             events_received: 0,
@@ -157,14 +160,16 @@ impl<C: StreamChunk> EventStream<C> {
     }
 
     async fn read_frame(&mut self) -> Result<(), Error> {
-        let phase = if self.body_started {
-            after(Instant::now(), self.opened.idle, TimeoutKind::Idle)
-        } else {
-            after(
+        // Until the first event the first-byte deadline runs from the send; after it the idle
+        // deadline runs from the last event, not the last frame: keep-alive comments do not
+        // restart it.
+        let phase = match self.last_event_at {
+            Some(last_event_at) => after(last_event_at, self.opened.idle, TimeoutKind::Idle),
+            None => after(
                 self.opened.request_sent_at,
                 self.opened.first_byte,
                 TimeoutKind::FirstByte,
-            )
+            ),
         };
         let deadline = earliest(phase, self.opened.total_deadline);
         let frame = within(deadline, self.events_received, self.opened.body.frame()).await?;
@@ -189,11 +194,13 @@ impl<C: StreamChunk> EventStream<C> {
                 if data.is_empty() {
                     return Ok(());
                 }
-                self.body_started = true;
                 if let Err(error) = self.decoder.decode(&data, &mut self.decoded) {
                     self.deferred_error = Some(error);
                 }
             }
+        }
+        if !self.decoded.is_empty() {
+            self.last_event_at = Some(arrived_at);
         }
         self.pending
             .extend(self.decoded.drain(..).map(|event| (event, arrived_at)));

@@ -46,18 +46,23 @@ pub(crate) fn two_sided_z(confidence: f64, what: &'static str) -> Result<f64> {
 
 /// Wilson bounds without validation; `successes <= trials`, `trials > 0`.
 fn wilson_bounds(successes: u64, trials: u64, z: f64) -> (f64, f64) {
-    let n = trials as f64;
-    let p = successes as f64 / n;
+    wilson_bounds_real(successes as f64, trials as f64, z)
+}
+
+/// Wilson bounds for real-valued counts (expected counts when planning); `0 <= successes <=
+/// trials`, `trials > 0`. The bound at 0 successes is exactly 0 and at `trials` exactly 1.
+fn wilson_bounds_real(successes: f64, n: f64, z: f64) -> (f64, f64) {
+    let p = successes / n;
     let z2 = z * z;
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half = z / denominator * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    let low = if successes == 0 {
+    let low = if successes <= 0.0 {
         0.0
     } else {
         (centre - half).max(0.0)
     };
-    let high = if successes == trials {
+    let high = if successes >= n {
         1.0
     } else {
         (centre + half).min(1.0)
@@ -157,22 +162,35 @@ pub fn newcombe_paired(
         });
     }
     let z = two_sided_z(confidence, WHAT)?;
-    let n = total as f64;
-    // Margins fit in u64 because their sum, `total`, does.
+    let (low, high) =
+        newcombe_paired_bounds(both as f64, only_a as f64, only_b as f64, neither as f64, z);
+    Ok(Interval::new(low, high, confidence))
+}
+
+/// The bounds of [`newcombe_paired`] for real-valued cell counts (the expected table when
+/// planning), without validation: counts ≥ 0 with a positive sum.
+pub(crate) fn newcombe_paired_bounds(
+    both: f64,
+    only_a: f64,
+    only_b: f64,
+    neither: f64,
+    z: f64,
+) -> (f64, f64) {
+    let n = both + only_a + only_b + neither;
     let (a_right, a_wrong) = (both + only_a, only_b + neither);
     let (b_right, b_wrong) = (both + only_b, only_a + neither);
-    let p_a = a_right as f64 / n;
-    let p_b = b_right as f64 / n;
+    let p_a = a_right / n;
+    let p_b = b_right / n;
     let theta = p_a - p_b;
-    let (l1, u1) = wilson_bounds(a_right, total, z);
-    let (l2, u2) = wilson_bounds(b_right, total, z);
+    let (l1, u1) = wilson_bounds_real(a_right, n, z);
+    let (l2, u2) = wilson_bounds_real(b_right, n, z);
 
     let margins = [a_right, a_wrong, b_right, b_wrong];
-    let phi = if margins.contains(&0) {
+    let phi = if margins.iter().any(|&m| m <= 0.0) {
         0.0
     } else {
-        let root = margins.iter().map(|&m| (m as f64).sqrt()).product::<f64>();
-        let d = both as f64 * neither as f64 - only_a as f64 * only_b as f64;
+        let root = margins.iter().map(|m| m.sqrt()).product::<f64>();
+        let d = both * neither - only_a * only_b;
         if d > n / 2.0 {
             (d - n / 2.0) / root
         } else if d >= 0.0 {
@@ -188,5 +206,5 @@ pub fn newcombe_paired(
     let high_reach = a_above * a_above - 2.0 * phi * a_above * b_below + b_below * b_below;
     let low = theta - low_reach.max(0.0).sqrt();
     let high = theta + high_reach.max(0.0).sqrt();
-    Ok(Interval::new(low.max(-1.0), high.min(1.0), confidence))
+    (low.max(-1.0), high.min(1.0))
 }

@@ -29,8 +29,10 @@
 //! # Suite files
 //!
 //! [`Suite::from_path`] reads a user-defined suite from a `.toml` or `.json` file. Math tasks
-//! carry a literal answer (`integer`, `fraction` given reduced as `"p/q"`, or `exact` string);
-//! code tasks point at their own files, relative to the suite file: a harness defining
+//! carry a literal answer (`integer`, `fraction` given reduced as `"p/q"`, or `exact` string).
+//! The model's fraction must be reduced unless the task sets `allow_unreduced = true`, which makes
+//! any form of the same value pass (`6/36` for `1/6`); the key applies to fraction answers only.
+//! Code tasks point at their own files, relative to the suite file: a harness defining
 //! `run_case(solution, case_input)`, a JSON list of cases (`{"name", "input", "expected"}` or
 //! `{"name", "input", "raises": "ValueError"}`), a reference solution and optional negative
 //! controls. Budgets default to math 16,000, code 12,000, tools 2,000 tokens.
@@ -47,6 +49,13 @@
 //! prompt = "What is 1^2 + 2^2 + ... + 10^2? End with a line `ANSWER: <integer>`."
 //! answer = { integer = 385 }
 //! positive = true      # the self-check requires a positive gold answer
+//!
+//! [[tasks]]
+//! id = "two-dice-seven"
+//! category = "math"
+//! prompt = "P(two dice sum to 7) as a fraction p/q, not necessarily reduced? `ANSWER: p/q`."
+//! answer = { fraction = "1/6" }
+//! allow_unreduced = true   # `6/36` passes too (default false: `6/36` is wrong)
 //!
 //! [[tasks]]
 //! id = "reverse-words"

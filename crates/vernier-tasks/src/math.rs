@@ -753,7 +753,11 @@ impl Problem {
             Self::RoundTable(p) => p.solve(),
             Self::DiceProbability(p) => {
                 let (num, den) = p.solve();
-                return Checker::Fraction { num, den };
+                return Checker::Fraction {
+                    num,
+                    den,
+                    allow_unreduced: false,
+                };
             }
             Self::CoinChange(p) => p.solve(),
             Self::FixedPoints(p) => p.solve(),

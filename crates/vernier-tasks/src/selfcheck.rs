@@ -226,9 +226,10 @@ impl Probe<'_> {
             let recomputed = problem.gold();
             let same_gold = match (&recomputed, &task.checker) {
                 (Checker::Integer(a), Checker::Integer(b)) => a == b,
-                (Checker::Fraction { num: a, den: b }, Checker::Fraction { num: c, den: d }) => {
-                    a == c && b == d
-                }
+                (
+                    Checker::Fraction { num: a, den: b, .. },
+                    Checker::Fraction { num: c, den: d, .. },
+                ) => a == c && b == d,
                 _ => false,
             };
             self.require(same_gold, || {
@@ -266,7 +267,11 @@ impl Probe<'_> {
                     None,
                 )
             }
-            Checker::Fraction { num, den } => {
+            Checker::Fraction {
+                num,
+                den,
+                allow_unreduced,
+            } => {
                 self.require(*den > 0 && gcd(*num, *den) == 1, || {
                     format!(
                         "the gold fraction {num}/{den} is not reduced with a positive denominator"
@@ -281,7 +286,10 @@ impl Probe<'_> {
                     format!("{num}/{den}"),
                     format!("\\frac{{{num}}}{{{den}}}"),
                     format!("{}/{den}", num + 1),
-                    Some(format!("{}/{}", num * 2, den * 2)),
+                    Some((
+                        format!("{}/{}", num * 2, den * 2),
+                        unreduced_outcome(*allow_unreduced),
+                    )),
                 )
             }
             Checker::ExactString(gold) => {
@@ -310,11 +318,11 @@ impl Probe<'_> {
             OutcomeKind::Wrong,
         )
         .await;
-        if let Some(unreduced) = extra {
+        if let Some((unreduced, expected)) = extra {
             self.expect(
                 &format!("the unreduced form {unreduced}"),
                 Reply::stopped(format!("ANSWER: {unreduced}")),
-                OutcomeKind::Wrong,
+                expected,
             )
             .await;
         }
@@ -621,10 +629,19 @@ fn excerpt(stderr: &str) -> String {
     format!("; stderr: {tail}")
 }
 
+/// What a fraction checker must give for an unreduced form of the gold answer.
+fn unreduced_outcome(allow_unreduced: bool) -> OutcomeKind {
+    if allow_unreduced {
+        OutcomeKind::Pass
+    } else {
+        OutcomeKind::Wrong
+    }
+}
+
 fn gold_text(checker: &Checker) -> String {
     match checker {
         Checker::Integer(value) => value.to_string(),
-        Checker::Fraction { num, den } => format!("{num}/{den}"),
+        Checker::Fraction { num, den, .. } => format!("{num}/{den}"),
         Checker::ExactString(value) => format!("{value:?}"),
         _ => "(not a literal)".to_owned(),
     }

@@ -215,6 +215,8 @@ struct TaskEntry {
     system: Option<String>,
     budget_tokens: Option<u32>,
     answer: Option<AnswerEntry>,
+    /// With a `fraction` answer: accept any form equal in value, not only the reduced one.
+    allow_unreduced: Option<bool>,
     #[serde(default)]
     positive: bool,
     code: Option<CodeEntry>,
@@ -275,6 +277,12 @@ impl TaskEntry {
             id: self.id.clone(),
             reason,
         };
+        if self.allow_unreduced.is_some() && !matches!(self.answer, Some(AnswerEntry::Fraction(_)))
+        {
+            return Err(invalid(
+                "`allow_unreduced` applies only to a task whose answer is a `fraction`".to_owned(),
+            ));
+        }
         let checker = match (self.category, &self.answer, &self.code) {
             (Category::Math, Some(answer), None) => match answer {
                 AnswerEntry::Integer(value) => Checker::Integer(*value),
@@ -284,9 +292,16 @@ impl TaskEntry {
                         invalid(format!("fraction {text:?} is not of the form p/q"))
                     })?;
                     if gcd(num, den) > 1 {
-                        return Err(invalid(format!("fraction {text:?} is not reduced")));
+                        return Err(invalid(format!(
+                            "fraction {text:?} is not reduced (write the gold answer reduced; \
+                             `allow_unreduced = true` lets the model's answer be unreduced)"
+                        )));
                     }
-                    Checker::Fraction { num, den }
+                    Checker::Fraction {
+                        num,
+                        den,
+                        allow_unreduced: self.allow_unreduced.unwrap_or(false),
+                    }
                 }
             },
             (Category::Code, None, Some(code)) => Checker::Code(code.load(base, &invalid)?),

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use vernier_grader::{Case, Grade, GradeReason, Grader, Guard, Limits, Submission};
 
-use crate::answer::{extract_answer, gcd, parse_fraction, parse_integer};
+use crate::answer::{extract_answer, gcd, parse_fraction, parse_integer, reduce};
 use crate::math::Problem;
 use crate::tools::{check_no_call, check_tool_call};
 
@@ -222,12 +222,17 @@ impl ExpectedFailure {
 pub enum Checker {
     /// The answer is this integer; `2,131` and `2131` are equal.
     Integer(i128),
-    /// The answer is this fraction, given reduced; an unreduced form is wrong.
+    /// The answer is this fraction. The gold `num/den` is always stored reduced; whether the
+    /// model's answer must be reduced too is the task's choice (`allow_unreduced`).
     Fraction {
         /// Numerator (carries the sign).
         num: i128,
         /// Denominator, positive.
         den: i128,
+        /// `false` (the bundled `dice-probability`): an unreduced form of the right value, such
+        /// as `146/1296` for `73/648`, is wrong (`unreduced 146/1296`). `true`: any form equal
+        /// in value passes, for tasks whose prompt does not ask for a reduced fraction.
+        allow_unreduced: bool,
     },
     /// The answer is this string (surrounding whitespace and emphasis ignored).
     ExactString(String),
@@ -387,15 +392,20 @@ fn check_literal(checker: &Checker, answer: &str) -> Outcome {
             Some(value) if value == *gold => Outcome::new(OutcomeKind::Pass, value.to_string()),
             Some(value) => Outcome::new(OutcomeKind::Wrong, format!("expected {gold} got {value}")),
         },
-        Checker::Fraction { num, den } => match parse_fraction(answer) {
+        Checker::Fraction {
+            num,
+            den,
+            allow_unreduced,
+        } => match parse_fraction(answer) {
             None => Outcome::new(
                 OutcomeKind::Wrong,
                 format!("unparseable_fraction {answer:?}"),
             ),
-            Some((n, d)) if gcd(n, d) > 1 => {
+            Some((n, d)) if !allow_unreduced && gcd(n, d) > 1 => {
                 Outcome::new(OutcomeKind::Wrong, format!("unreduced {n}/{d}"))
             }
-            Some((n, d)) if n == *num && d == *den => {
+            // Both sides reduced with a positive denominator: equal values, equal pairs.
+            Some((n, d)) if reduce(n, d) == (*num, *den) => {
                 Outcome::new(OutcomeKind::Pass, format!("{n}/{d}"))
             }
             Some((n, d)) => Outcome::new(

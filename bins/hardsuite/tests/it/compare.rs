@@ -96,11 +96,18 @@ async fn compare_on_two_journals_matches_published_and_scipy_values() {
         (59, 6, 16, 80)
     );
     assert_close(comparison.difference, -0.0621, 5e-5);
-    assert_close(comparison.newcombe.low, -0.1186, 5e-5);
-    assert_close(comparison.newcombe.high, -0.0046, 5e-5);
+    // One sample per task: the classic paired statistics, no task-clustered interval.
+    assert_eq!(comparison.task_clustered, None);
+    let newcombe = comparison.newcombe.expect("one sample per task");
+    assert_close(newcombe.low, -0.1186, 5e-5);
+    assert_close(newcombe.high, -0.0046, 5e-5);
     // python3 -c "from scipy.stats import binomtest; print(binomtest(6, 22, 0.5).pvalue)"
     // (scipy 1.17.1) → 0.052478790283203125
-    assert_close(comparison.mcnemar_exact_p, 0.052_478_790_283_203_125, 1e-12);
+    assert_close(
+        comparison.mcnemar_exact_p.expect("one sample per task"),
+        0.052_478_790_283_203_125,
+        1e-12,
+    );
     // python3: (norm.ppf(0.975) + norm.ppf(0.8)) * sqrt(2 p (1 - p) / 161), p = (65 + 75) / 322
     // → 0.15479243684531804
     assert_close(
@@ -114,8 +121,7 @@ async fn compare_on_two_journals_matches_published_and_scipy_values() {
         .expect("161 tasks are enough to resample");
     assert!(bootstrap.contains(comparison.difference), "{bootstrap:?}");
     assert!(
-        bootstrap.width() < 2.0 * comparison.newcombe.width()
-            && bootstrap.width() > 0.5 * comparison.newcombe.width()
+        bootstrap.width() < 2.0 * newcombe.width() && bootstrap.width() > 0.5 * newcombe.width()
     );
     assert_eq!(comparison.solved_only_by_a.len(), 6);
     assert_eq!(comparison.solved_only_by_b.len(), 16);
@@ -170,18 +176,22 @@ async fn compare_on_two_results_files_of_28_tasks() {
     assert_eq!(comparison.n_items, 28);
     // python3 -c "from scipy.stats import binomtest; print(binomtest(10, 11, 0.5).pvalue)"
     // → 0.01171875
-    assert_close(comparison.mcnemar_exact_p, 0.011_718_75, 1e-12);
+    assert_close(
+        comparison.mcnemar_exact_p.expect("one sample per task"),
+        0.011_718_75,
+        1e-12,
+    );
     // (norm.ppf(0.975) + norm.ppf(0.8)) * sqrt(2 p (1 - p) / 28), p = 39 / 56 → 0.34427743342150413
     assert_close(
         comparison.min_detectable_difference,
         0.344_277_433_421_504_13,
         1e-9,
     );
-    assert!(comparison.newcombe.contains(9.0 / 28.0));
+    let newcombe = comparison.newcombe.expect("one sample per task");
+    assert!(newcombe.contains(9.0 / 28.0));
     assert!(
-        comparison.newcombe.low > 0.0,
-        "a 9-task gap on 28 is clear: {:?}",
-        comparison.newcombe
+        newcombe.low > 0.0,
+        "a 9-task gap on 28 is clear: {newcombe:?}"
     );
     assert!(
         text.contains("With 28 items, the 95% interval on a difference is about ±14 points"),

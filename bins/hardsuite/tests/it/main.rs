@@ -1,6 +1,7 @@
 //! Integration tests of `hardsuite`: one binary, one module per concern.
 
 mod cli;
+mod clustered;
 mod compare;
 mod report;
 mod simulator;

@@ -90,7 +90,11 @@ pub fn render_markdown(run: &RunFile) -> String {
         out,
         "- Prefix cache defeated by: {}",
         if config.defeat_prefix_cache {
-            let mut parts = vec!["a unique nonce opening every prompt"];
+            let mut parts = vec![if config.nonce_as_suffix {
+                "a unique nonce closing every prompt (testing mode: it leaves the prefix shared, so the cache may hit)"
+            } else {
+                "a unique nonce opening every prompt"
+            }];
             if config.cache_salt {
                 parts.push("`cache_salt`");
             }
@@ -293,8 +297,15 @@ pub fn render_markdown(run: &RunFile) -> String {
             if let Some(delay) = scheduler {
                 let _ = write!(
                     out,
-                    "; scheduler delay p50 {:.1} µs, p99 {:.1} µs",
+                    "; scheduler delay (yield → polled again) p50 {:.1} µs, p99 {:.1} µs",
                     delay.p50_us, delay.p99_us
+                );
+            }
+            if let Some(overshoot) = run.client_lag.timer_overshoot {
+                let _ = write!(
+                    out,
+                    "; timer overshoot (1 ms timer deadline → woken; tokio's timer granularity, not client lag) p50 {:.1} µs, p99 {:.1} µs",
+                    overshoot.p50_us, overshoot.p99_us
                 );
             }
             let _ = writeln!(out, " (bucket upper edges).");
@@ -309,6 +320,26 @@ pub fn render_markdown(run: &RunFile) -> String {
         .iter()
         .filter(|c| c.spec_decode.is_some())
         .collect();
+    let reported: Vec<bool> = run
+        .cells
+        .iter()
+        .filter_map(|c| c.spec_decode_reported)
+        .collect();
+    if spec.is_empty() && !reported.is_empty() {
+        let _ = writeln!(out, "\n## Speculative decoding (server counters)\n");
+        if reported.contains(&true) {
+            let _ = writeln!(
+                out,
+                "The server's counters show no drafted tokens: speculative decoding was off."
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "Not reported by this server: its `/metrics` has no speculative-decoding counters (vLLM's \
+                 `vllm:spec_decode_*` or llama.cpp's `llamacpp:spec_decode_*`)."
+            );
+        }
+    }
     if !spec.is_empty() {
         let _ = writeln!(out, "\n## Speculative decoding (server counters)\n");
         let _ = writeln!(

@@ -46,3 +46,71 @@ fn reports_are_written_to_the_output_folder() {
     }
     assert_eq!(files.charts.len(), 4);
 }
+
+/// The fixed journal rewritten as if the server were llama.cpp without speculative decoding
+/// counters in `/metrics` and its set-up checks had warned; summarised.
+fn without_spec_counters_and_with_warnings() -> sweep::RunFile {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
+    let mut lines = crate::journal_values(&path);
+    for line in &mut lines {
+        if line["type"] == "header" {
+            line["warnings"] = serde_json::json!(["busy check unavailable: test warning"]);
+        }
+        if line["type"] == "cell_window" {
+            for side in ["metrics_before", "metrics_after"] {
+                let metrics = line[side].as_object_mut().expect("a metrics map");
+                metrics.retain(|name, _| !name.contains("spec_decode"));
+            }
+        }
+    }
+    let out = tempfile::tempdir().expect("temporary folder");
+    let rewritten = out.path().join("journal.jsonl");
+    let mut text = lines
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.push('\n');
+    std::fs::write(&rewritten, text).expect("write the journal");
+    let journal = sweep::read_journal(&rewritten).expect("read the rewritten journal");
+    sweep::summarise(&journal).expect("the journal has a header")
+}
+
+#[test]
+fn absent_spec_decode_counters_are_said_to_be_not_reported() {
+    let run = fixture();
+    assert!(
+        run.cells
+            .iter()
+            .all(|c| c.spec_decode_reported == Some(true))
+    );
+    let run = without_spec_counters_and_with_warnings();
+    assert!(run.cells.iter().all(|c| c.spec_decode.is_none()));
+    assert!(
+        run.cells
+            .iter()
+            .all(|c| c.spec_decode_reported == Some(false))
+    );
+    let markdown = sweep::render_markdown(&run);
+    assert!(
+        markdown
+            .contains("## Speculative decoding (server counters)\n\nNot reported by this server"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn set_up_warnings_reach_the_run_file_and_the_report() {
+    let run = without_spec_counters_and_with_warnings();
+    assert!(
+        run.warnings
+            .contains(&"busy check unavailable: test warning".to_owned()),
+        "{:?}",
+        run.warnings
+    );
+    let markdown = sweep::render_markdown(&run);
+    assert!(
+        markdown.contains("## Notes\n\n- busy check unavailable: test warning"),
+        "{markdown}"
+    );
+}

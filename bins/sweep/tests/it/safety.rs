@@ -123,3 +123,87 @@ async fn prefix_cache_hits_are_flagged_when_not_defeated() {
     );
     sim.shutdown().await;
 }
+
+/// A one-cell code sweep on a simulator with a prefix cache; returns the outcome, the
+/// simulator's own record of every request, and the output folder (kept while it lives).
+async fn cached_sweep(
+    extra: &[&str],
+) -> (
+    sweep::RunOutcome,
+    Vec<vernier_sim::GroundTruth>,
+    tempfile::TempDir,
+) {
+    let sim = Sim::start(
+        SimConfig::builder()
+            .decode_step(Duration::from_millis(1))
+            .prefix_cache(true)
+            .build(),
+    )
+    .await
+    .expect("start the simulator");
+    let out = tempfile::tempdir().expect("temporary folder");
+    let mut words = vec![
+        "--workload",
+        "code",
+        "--prompt-tokens",
+        "500",
+        "--output-tokens",
+        "8",
+        "--reps",
+        "2",
+    ];
+    words.extend_from_slice(extra);
+    let outcome = sweep::run(
+        args(&sim.base_url(), out.path(), &words),
+        vec!["sweep".to_owned()],
+    )
+    .await
+    .expect("the sweep runs");
+    let truth = sim.ground_truth();
+    sim.shutdown().await;
+    (outcome, truth, out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_opening_nonce_alone_defeats_the_prefix_cache_without_cache_salt() {
+    let (outcome, truth, _out) = cached_sweep(&["--no-cache-salt"]).await;
+    assert!(!outcome.run.config.cache_salt);
+    // No request carried a salt: the nonce is the only thing keeping prompts apart.
+    assert!(!truth.is_empty());
+    assert!(truth.iter().all(|t| t.cache_salt.is_none()), "{truth:?}");
+    // The simulator served every prompt (warm-up, calibration, measured) without a cache hit.
+    assert!(truth.iter().all(|t| t.cached_tokens == 0), "{truth:?}");
+    let cell = &outcome.run.cells[0];
+    assert_eq!(cell.n_ok, 2, "{cell:?}");
+    assert_eq!(cell.n_cache_hits, 0, "{cell:?}");
+    assert_eq!(cell.cached_prompt_tokens_max, 0, "{cell:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suffix_nonce_does_not_defeat_the_prefix_cache() {
+    let (outcome, truth, _out) =
+        cached_sweep(&["--no-cache-salt", "--unsafe-nonce-as-suffix"]).await;
+    assert!(outcome.run.config.nonce_as_suffix);
+    assert!(truth.iter().all(|t| t.cache_salt.is_none()), "{truth:?}");
+    let cell = &outcome.run.cells[0];
+    // Every prompt still carries its own nonce, at the end: the shared prefix before it hits.
+    assert_eq!(cell.n_cache_hits, 2, "{cell:?}");
+    assert!(cell.cached_prompt_tokens_max >= 400, "{cell:?}");
+    let journal = crate::journal_values(&outcome.journal);
+    let nonces: Vec<&str> = journal
+        .iter()
+        .filter(|l| l["type"] == "attempt" && l["phase"] == "measured")
+        .map(|l| l["nonce"].as_str().expect("a measured attempt has a nonce"))
+        .collect();
+    assert_eq!(nonces.len(), 2);
+    assert_ne!(nonces[0], nonces[1]);
+    let markdown = std::fs::read_to_string(&outcome.files.markdown).expect("report.md");
+    assert!(
+        markdown.contains("**Prefix cache hit:** 2 measured requests"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("a unique nonce closing every prompt"),
+        "{markdown}"
+    );
+}

@@ -104,7 +104,67 @@ async fn a_memory_bomb_is_out_of_memory() {
         .await;
     assert_eq!(grade.reason, GradeReason::OutOfMemory, "{grade:#?}");
     assert!(grade.oom_killed);
-    assert_eq!(grade.exit_code, Some(137));
+    assert_detail_contains(&grade, 0, "out of memory");
+    harness.assert_nothing_left().await;
+}
+
+#[tokio::test]
+async fn a_case_killed_for_memory_ends_the_run_and_other_kills_fail_their_case() {
+    let Some(harness) = connect("case-kills").await else {
+        return;
+    };
+    let code = r"
+import ctypes, os
+def f(x):
+    if x == 'bomb':
+        blocks = []
+        while True:
+            blocks.append(b'x' * (16 << 20))
+    if x == 'self-kill':
+        os.kill(os.getpid(), 9)
+    if x == 'segfault':
+        ctypes.string_at(0)
+    return x
+";
+    let cases = || {
+        vec![
+            Case::new("first", json!(1), json!(1)),
+            Case::new("self_kill", json!("self-kill"), json!(1)),
+            Case::new("segfault", json!("segfault"), json!(1)),
+            Case::new("after", json!(2), json!(2)),
+            Case::new("bomb", json!("bomb"), json!(1)),
+            Case::new("never", json!(3), json!(3)),
+        ]
+    };
+    let limits = short(20).with_memory_bytes(128 << 20);
+    let grade = harness.grade_f_within(code, cases(), limits).await;
+    assert_eq!(grade.reason, GradeReason::OutOfMemory, "{grade:#?}");
+    assert!(grade.oom_killed);
+    let details: Vec<(&str, bool, &str)> = grade
+        .cases
+        .iter()
+        .map(|case| (case.name.as_str(), case.passed, case.detail.as_str()))
+        .collect();
+    assert_eq!(
+        details,
+        [
+            ("first", true, "ok"),
+            ("self_kill", false, "killed by signal 9 (SIGKILL)"),
+            ("segfault", false, "killed by signal 11 (SIGSEGV)"),
+            ("after", true, "ok"),
+            ("bomb", false, "killed by signal 9 (SIGKILL): out of memory"),
+            ("never", false, "not run: an earlier case ran out of memory"),
+        ],
+        "{grade:#?}"
+    );
+
+    // Without the memory bomb, a kill or a crash fails its own case only.
+    let mut without_bomb = cases();
+    without_bomb.truncate(4);
+    let grade = harness.grade_f_within(code, without_bomb, limits).await;
+    assert_failed(&grade, &["self_kill", "segfault"]);
+    assert!(!grade.oom_killed);
+    assert_eq!(grade.exit_code, Some(0));
     harness.assert_nothing_left().await;
 }
 
@@ -225,7 +285,13 @@ async fn exiting_before_the_cases_leaves_them_failed() {
     let grade = harness.grade_f(code, cases()).await;
     assert_failed(&grade, &["a", "b"]);
     assert_eq!(grade.exit_code, Some(0));
-    assert!(grade.cases.iter().all(|case| case.detail == "no result"));
+    assert!(
+        grade
+            .cases
+            .iter()
+            .all(|case| case.detail == "exited with status 0 before returning"),
+        "{grade:#?}"
+    );
 
     // Exiting after the first case's result leaves the second missing.
     let code = "import os\ndef f(x):\n    if x == 2:\n        os._exit(0)\n    return x\n";
@@ -272,6 +338,84 @@ def f(x):
     assert!(
         grade.stdout_excerpt.contains("vernier-result"),
         "forged lines stay plain output"
+    );
+    harness.assert_nothing_left().await;
+}
+
+#[tokio::test]
+async fn a_case_process_that_knows_the_nonce_still_cannot_forge() {
+    let Some(harness) = connect("forged-with-nonce").await else {
+        return;
+    };
+    // Case 1 digs every possible nonce out of its own memory (a copy of the runner's,
+    // which holds the real one), tries to
+    // reach the runner's stdout, memory and registers, and writes records claiming
+    // every case on every stream it has; it reports what worked.
+    let code = r#"
+import ctypes, os, re, signal, sys
+HEX = re.compile(rb"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])")
+def nonces():
+    found = set()
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps:
+            fields = line.split()
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if "r" not in fields[1] or end - start > (64 << 20):
+                continue
+            try:
+                mem.seek(start)
+                found.update(HEX.findall(mem.read(end - start)))
+            except (OSError, ValueError, OverflowError):
+                pass
+    return found
+def opened(path, mode):
+    try:
+        open(path, mode).close()
+        return True
+    except OSError:
+        return False
+def f(x):
+    if x != 1:
+        return -1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(4, 1, 0, 0, 0)  # dumpable again, so that it may read its own memory
+    found = nonces()
+    streams = [1, 2]
+    for path in ["/proc/1/fd/1", "/proc/%d/fd/1" % os.getppid()]:
+        try:
+            streams.append(os.open(path, os.O_WRONLY))
+        except OSError:
+            pass
+    for nonce in sorted(found)[:3000]:
+        for index in range(3):
+            line = "\n\x1evernier-result %s %d {\"value\":%d}\n" % (nonce.decode(), index, index * 10)
+            for fd in streams:
+                os.write(fd, line.encode())
+    os.kill(1, signal.SIGINT)
+    return {
+        "candidates_found": len(found) > 0,
+        "runner_stdout": len(streams) > 2,
+        "runner_memory": opened("/proc/1/mem", "rb"),
+        "runner_traced": libc.ptrace(16, 1, 0, 0) == 0,
+    }
+"#;
+    let report = json!({
+        "candidates_found": true, "runner_stdout": false, "runner_memory": false,
+        "runner_traced": false,
+    });
+    let cases = vec![
+        Case::new("a", json!(0), json!(0)),
+        Case::new("attack", json!(1), report),
+        Case::new("c", json!(2), json!(20)),
+    ];
+    let grade = harness.grade_f(code, cases).await;
+    assert_failed(&grade, &["a", "c"]);
+    assert_eq!(grade.cases[0].detail, "expected 0, got -1");
+    assert_eq!(grade.cases[2].detail, "expected 20, got -1");
+    assert!(
+        grade.stdout_excerpt.contains("\u{241e}vernier-result"),
+        "forged lines reach stdout as plain output: {:?}",
+        grade.stdout_excerpt
     );
     harness.assert_nothing_left().await;
 }

@@ -130,6 +130,42 @@ async fn a_stall_hits_the_idle_timeout() {
 }
 
 #[tokio::test]
+async fn keepalives_before_the_first_event_do_not_end_the_first_byte_phase() {
+    // Headers at once, then only `: ping` comments every 50 ms for 2 s: the first-byte deadline
+    // (300 ms) still runs, as no event has come.
+    let mut steps = vec![Step::Write(chunked_response(
+        "200 OK",
+        "text/event-stream",
+        &[b": ping\n\n"],
+        false,
+    ))];
+    for _ in 0..40 {
+        steps.push(Step::Sleep(Duration::from_millis(50)));
+        steps.push(Step::Write(b"8\r\n: ping\n\n\r\n".to_vec()));
+    }
+    let timeouts = Timeouts::default()
+        .first_byte(Some(Duration::from_millis(300)))
+        .idle(Some(Duration::from_secs(30)));
+    let client = client_for(steps, timeouts).await;
+    let result = client
+        .chat_stream(&request())
+        .await
+        .expect("opens")
+        .collect()
+        .await;
+    assert!(
+        matches!(
+            result,
+            Err(Error::Timeout {
+                which: TimeoutKind::FirstByte,
+                events_received: 0
+            })
+        ),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_silent_server_hits_the_first_byte_timeout() {
     let steps = vec![Step::Sleep(Duration::from_secs(5))];
     let client = client_for(

@@ -121,6 +121,55 @@ async fn split_writes_do_not_change_what_is_received() {
 }
 
 #[tokio::test]
+async fn keepalive_comments_do_not_hold_off_the_idle_timeout() {
+    // Comments every 50 ms through a 3 s stall: before the fix each one restarted the 400 ms
+    // idle deadline and the stream finished after the stall.
+    let config = SimConfig::builder()
+        .decode_step(Duration::from_millis(1))
+        .keepalive_comment_every(Some(Duration::from_millis(50)))
+        .build();
+    let (_sim, client) = start(config).await;
+    let fault = json!({"kind": "stall_after_events", "events": 3, "ms": 3000});
+    let (stream, error) = drain_with_fault(&client, fault).await;
+    assert!(
+        matches!(
+            error,
+            Some(Error::Timeout {
+                which: TimeoutKind::Idle,
+                events_received: 3
+            })
+        ),
+        "{error:?}"
+    );
+    assert_eq!(stream.accumulated().n_events(), 3);
+}
+
+#[tokio::test]
+async fn keepalive_comments_between_close_events_let_the_stream_finish() {
+    // Events 150 ms apart with comments every 40 ms between them: every gap between events is
+    // under the 400 ms idle bound, the whole stream (about 1.2 s) is not.
+    let config = SimConfig::builder()
+        .decode_step(Duration::from_millis(150))
+        .keepalive_comment_every(Some(Duration::from_millis(40)))
+        .build();
+    let (sim, client) = start(config).await;
+    let mut stream = client.chat_stream(&request(8)).await.expect("opens");
+    let (tokens_per_event, error) = drain(&mut stream).await;
+    assert!(error.is_none(), "{error:?}");
+    let truth = sim.ground_truth().pop().expect("one request recorded");
+    assert_eq!(truth.completion_tokens, 8);
+    assert_eq!(tokens_per_event.iter().sum::<usize>(), 8);
+    assert_eq!(
+        stream
+            .accumulated()
+            .usage()
+            .expect("usage")
+            .completion_tokens,
+        8
+    );
+}
+
+#[tokio::test]
 async fn http_faults_keep_status_and_body() {
     let (_sim, client) = start(SimConfig::builder().build()).await;
     let fault =

@@ -142,6 +142,15 @@ fn planning_rejects_bad_input() {
     assert!(min_detectable_difference(100, 0.5, 0.95, 0.8, Some(1.0)).is_err());
     assert!(sample_size_for_half_width(0.5, 0.0, 0.95, None).is_err());
     assert!(sample_size_for_half_width(0.5, 0.02, 0.95, Some(0.0)).is_err());
+    // ψ = 0.3 disagreements cannot fit margins of 0.9: at most 2·0.1 of items are discordant.
+    assert!(matches!(
+        sample_size_for_half_width(0.9, 0.02, 0.95, Some(0.3)),
+        Err(StatsError::OutOfRange {
+            name: "paired_discordance",
+            ..
+        })
+    ));
+    assert!(sample_size_for_half_width(0.5, 1e-9, 0.95, Some(0.5)).is_err());
     assert!(clustered_mean_se(&[vec![1.0]]).is_err());
     assert!(matches!(
         clustered_mean_se(&[vec![1.0], vec![]]),

@@ -1,5 +1,6 @@
 //! Golden values. Each expected number names the program that produced it; the scripts were
-//! run once with R 4.2.2, SciPy 1.17.1 and statsmodels 0.15.0 and the output pasted here.
+//! run once with R 4.2.2 (sandwich 3.0.2), SciPy 1.17.1, NumPy 2.4.6 and statsmodels 0.15.0
+//! and the output pasted here. Scripts longer than a line are in `tests/reference/`.
 //!
 //! R, `options(digits = 17)`:
 //!   x <- c(2.5, 3.1, 4.7, 1.2, 8.9, 5.5, 3.3, 7.0, 2.2, 6.4); y <- c(1, 2, 2, 3, 10, 4, 2)
@@ -296,9 +297,16 @@ fn paired_bootstrap_diff_matches_scipy() {
 }
 
 #[test]
-fn clustered_mean_se_matches_numpy() {
-    // NumPy: means = [np.mean(t) for t in tasks]; means.mean() → 0.6;
-    //   means.std(ddof=1) / np.sqrt(5) → 0.16955824957813168
+fn clustered_mean_se_matches_cluster_robust_regression() {
+    // Cluster-robust (sandwich) standard error of a regression on a constant, clusters = tasks,
+    // weights 1/n_k so every task weighs the same (tests/reference/clustered_se.R and .py):
+    //   R 4.2.2, sandwich 3.0.2: sqrt(vcovCL(lm(y ~ 1, weights = w), cluster = task,
+    //     type = "HC1")) → 0.16955824957813165; coef → 0.59999999999999976
+    //   statsmodels 0.15.0: WLS(y, 1, weights=w).fit(cov_type='cluster',
+    //     cov_kwds={'groups': task}).bse → 0.16955824957813162
+    // Both scale the sandwich by G/(G − 1)·(N − 1)/(N − k); with k = 1 regressor that is
+    // G/(G − 1), and G/(G − 1)·Σ(m̄ₖ − μ)²/G² = s(m̄)²/G, the crate's formula, exactly. Without
+    // the correction statsmodels gives 0.15165750888103094 (= the above · √(4/5)).
     let tasks = vec![
         vec![1.0, 1.0, 0.0, 1.0],
         vec![0.0, 0.0, 0.0],
@@ -308,24 +316,47 @@ fn clustered_mean_se_matches_numpy() {
     ];
     let result = clustered_mean_se(&tasks).expect("clustered");
     assert_close(result.mean, 0.6, 1e-12);
-    assert_close(result.se, 0.169_558_249_578_131_68, 1e-12);
+    assert_close(result.se, 0.169_558_249_578_131_65, 1e-12);
     assert_eq!(result.n_clusters, 5);
+    // The pooled mean of all 20 samples (unweighted lm: 0.625) is a different estimator.
+    assert!((result.mean - 0.625).abs() > 0.02);
 }
 
 #[test]
 fn min_detectable_difference_matches_statsmodels() {
-    // statsmodels: NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=1-c, power=w,
-    //   ratio=1.0, alternative='two-sided') * sqrt(p * (1 - p) * (1 - rho))
-    let cases = [
-        (280, 0.82, 0.95, 0.8, None, 0.090_966_816_482_780_28),
-        (28, 0.5, 0.95, 0.8, None, 0.374_376_919_727_277_7),
-        (280, 0.82, 0.95, 0.8, Some(0.6), 0.057_532_466_316_026_556),
-        (1000, 0.3, 0.90, 0.9, Some(0.25), 0.051_938_292_807_875_8),
-    ];
+    // Independent arms, statsmodels 0.15.0:
+    //   NormalIndPower().solve_power(effect_size=None, nobs1=n, alpha=1-c, power=w, ratio=1.0,
+    //   alternative='two-sided') * sqrt(p * (1 - p))
     // statsmodels also counts the far tail's tiny power; that moves the sixth decimal at most.
-    for (n, p, confidence, power, rho, expected) in cases {
-        let mdd = min_detectable_difference(n, p, confidence, power, rho).expect("mdd");
+    let cases = [
+        (280, 0.82, 0.95, 0.8, 0.090_966_816_482_780_28),
+        (28, 0.5, 0.95, 0.8, 0.374_376_919_727_277_7),
+    ];
+    for (n, p, confidence, power, expected) in cases {
+        let mdd = min_detectable_difference(n, p, confidence, power, None).expect("mdd");
         assert_close(mdd, expected, 1e-6);
+    }
+}
+
+#[test]
+fn paired_min_detectable_difference_matches_mcnemar_power() {
+    // The difference at which McNemar's asymptotic test (no continuity correction) reaches the
+    // power asked for, on pairs of Bernoulli outcomes with margins p ± d/2 and correlation ρ:
+    // power summed exactly over the discordant counts, solved with brentq, and checked by a
+    // Monte Carlo of 200,000 data sets of correlated pairs (default_rng(20240601)), SciPy 1.17.1:
+    //   python3 tests/reference/paired_power.py
+    //   n 280, p 0.82, 95%, power 0.8, ρ 0.6 → 0.05680538414464921 (simulated power 0.7993)
+    //   n 1000, p 0.3, 90%, power 0.9, ρ 0.25 → 0.051910332297792926 (simulated power 0.9005)
+    // The crate's normal approximation evaluates the variance at p under both hypotheses; it
+    // must land within 2% of the exact difference (it gives 0.05753, +1.3%, and 0.05194,
+    // +0.05%). Dropping the (1 − ρ) factor, or using a one-sided z, misses by over 10%.
+    let cases = [
+        (280, 0.82, 0.95, 0.8, 0.6, 0.056_805_384_144_649_21),
+        (1000, 0.3, 0.90, 0.9, 0.25, 0.051_910_332_297_792_926),
+    ];
+    for (n, p, confidence, power, rho, exact) in cases {
+        let mdd = min_detectable_difference(n, p, confidence, power, Some(rho)).expect("mdd");
+        assert_close(mdd, exact, 0.02 * exact);
     }
 }
 
@@ -346,16 +377,33 @@ fn sample_size_matches_statsmodels() {
         sample_size_for_half_width(0.3, 0.1, 0.90, None).expect("n"),
         114
     );
-    // Paired, SciPy: stats.norm.ppf(1 - (1 - c) / 2)**2 * psi / h**2
-    //   psi 0.1, h 0.02 → 960.3647 → 961; psi 0.3, h 0.05 → 460.9751 → 461
-    assert_eq!(
-        sample_size_for_half_width(0.82, 0.02, 0.95, Some(0.1)).expect("n"),
-        961
-    );
-    assert_eq!(
-        sample_size_for_half_width(0.5, 0.05, 0.95, Some(0.3)).expect("n"),
-        461
-    );
+}
+
+#[test]
+fn paired_sample_size_matches_simulated_newcombe_half_width() {
+    // The smallest n whose Newcombe paired interval has a mean realised half-width ≤ h, by
+    // simulation (200,000 multinomial tables per n, default_rng(1987), equal margins p,
+    // discordance ψ; the interval written from Newcombe (1998) and checked on the Cavo example),
+    // SciPy 1.17.1: python3 tests/reference/paired_sample_size.py
+    //   (p, h, ψ) = (0.82, 0.02, 0.1) → 979; (0.5, 0.05, 0.3) → 459; (0.7, 0.05, 0.25) → 386;
+    //   (0.5, 0.05, 0.02) → 54; (0.82, 0.05, 0.05) → 107   (all at 95%)
+    // The crate's n must be at least that (the half-width is met on average) and at most 3%
+    // above it. The normal approximation ⌈z²ψ/h²⌉ (961, 461, 385, 31, 77) falls short in four
+    // of the five: with few discordant items the score interval is wider than Wald's.
+    let cases = [
+        (0.82, 0.02, 0.1, 979),
+        (0.5, 0.05, 0.3, 459),
+        (0.7, 0.05, 0.25, 386),
+        (0.5, 0.05, 0.02, 54),
+        (0.82, 0.05, 0.05, 107),
+    ];
+    for (p, h, psi, simulated) in cases {
+        let n = sample_size_for_half_width(p, h, 0.95, Some(psi)).expect("n");
+        assert!(
+            n >= simulated && n * 100 <= simulated * 103,
+            "p {p}, h {h}, ψ {psi}: planned {n}, simulated smallest {simulated}"
+        );
+    }
 }
 
 #[test]
@@ -373,6 +421,6 @@ fn readme_example_prints_what_it_claims() {
     );
     assert_eq!(
         sample_size_for_half_width(0.7, 0.05, 0.95, Some(0.25)).expect("n"),
-        385
+        387
     );
 }

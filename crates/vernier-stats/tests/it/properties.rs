@@ -108,5 +108,9 @@ proptest! {
         let loose = sample_size_for_half_width(p, h, 0.95, None).expect("n");
         let tight = sample_size_for_half_width(p, h / 2.0, 0.95, None).expect("n");
         prop_assert!(tight >= loose * 3 && tight <= loose * 4 + 1);
+        let psi = (2.0 * p.min(1.0 - p)).min(0.2);
+        let paired_loose = sample_size_for_half_width(p, h, 0.95, Some(psi)).expect("n");
+        let paired_tight = sample_size_for_half_width(p, h / 2.0, 0.95, Some(psi)).expect("n");
+        prop_assert!(paired_tight >= paired_loose * 2);
     }
 }

@@ -144,6 +144,64 @@ fn fractions_must_be_reduced() {
 }
 
 #[test]
+fn the_bundled_fraction_task_requires_a_reduced_answer() {
+    assert!(matches!(
+        bundled("dice-probability").checker,
+        Checker::Fraction {
+            allow_unreduced: false,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn unreduced_fractions_pass_where_the_task_allows_them() {
+    let fraction = |allow_unreduced| {
+        Task::new(
+            "two-dice-seven",
+            Category::Math,
+            "P(sum is 7)? ANSWER: p/q",
+            100,
+            Checker::Fraction {
+                num: 1,
+                den: 6,
+                allow_unreduced,
+            },
+        )
+    };
+    let lenient = fraction(true);
+    for (answer, detail) in [
+        ("ANSWER: 1/6", "1/6"),
+        ("ANSWER: 6/36", "6/36"),
+        ("\\boxed{\\frac{6}{36}}", "6/36"),
+        ("ANSWER: -6/-36", "6/36"),
+    ] {
+        let outcome = check(&lenient, &Reply::stopped(answer));
+        assert_eq!(
+            (outcome.kind, outcome.detail.as_str()),
+            (OutcomeKind::Pass, detail),
+            "{answer}"
+        );
+    }
+    // Still compared by value: a wrong value is wrong in any form.
+    let wrong = check(&lenient, &Reply::stopped("ANSWER: 7/36"));
+    assert_eq!(
+        (wrong.kind, wrong.detail.as_str()),
+        (OutcomeKind::Wrong, "expected 1/6 got 7/36")
+    );
+    assert_eq!(
+        check(&lenient, &Reply::stopped("ANSWER: 2/6")).kind,
+        OutcomeKind::Wrong
+    );
+    // The same task without the flag rejects the unreduced form.
+    let strict = check(&fraction(false), &Reply::stopped("ANSWER: 6/36"));
+    assert_eq!(
+        (strict.kind, strict.detail.as_str()),
+        (OutcomeKind::Wrong, "unreduced 6/36")
+    );
+}
+
+#[test]
 fn exact_strings() {
     let task = Task::new(
         "word",

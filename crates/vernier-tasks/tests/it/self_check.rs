@@ -116,6 +116,7 @@ fn an_unreduced_gold_fraction_is_named() {
     task.checker = Checker::Fraction {
         num: 146,
         den: 1296,
+        allow_unreduced: false,
     };
     task.problem = None;
     let failures = failures_of(&suite);

@@ -20,20 +20,33 @@ fn the_example_suite_loads() {
         [
             "sum-of-squares",
             "two-coins",
+            "two-dice-seven",
             "first-prime-word",
             "reverse-words"
         ]
     );
     assert_eq!(suite.tasks[0].budget_tokens, 8000, "from [budgets]");
-    assert_eq!(suite.tasks[2].budget_tokens, 1000, "per-task override");
-    assert_eq!(suite.tasks[3].budget_tokens, 12_000, "code default");
-    assert_eq!(suite.tasks[2].messages[0].role, "system");
+    assert_eq!(suite.tasks[3].budget_tokens, 1000, "per-task override");
+    assert_eq!(suite.tasks[4].budget_tokens, 12_000, "code default");
+    assert_eq!(suite.tasks[3].messages[0].role, "system");
     assert!(matches!(suite.tasks[0].checker, Checker::Integer(385)));
     assert!(matches!(
         suite.tasks[1].checker,
-        Checker::Fraction { num: 1, den: 2 }
+        Checker::Fraction {
+            num: 1,
+            den: 2,
+            allow_unreduced: false
+        }
     ));
-    let Checker::Code(check) = &suite.tasks[3].checker else {
+    assert!(matches!(
+        suite.tasks[2].checker,
+        Checker::Fraction {
+            num: 1,
+            den: 6,
+            allow_unreduced: true
+        }
+    ));
+    let Checker::Code(check) = &suite.tasks[4].checker else {
         panic!("not a code task")
     };
     assert_eq!(check.cases.len(), 5);
@@ -53,12 +66,75 @@ fn the_example_suite_math_part_passes_the_self_check_without_docker() {
     let mut suite = Suite::from_path(example()).expect("example suite");
     suite.tasks.retain(|t| t.category != Category::Code);
     let report = block_on(self_check(&suite, None)).expect("self-check");
-    assert_eq!(report.tasks.len(), 3);
+    assert_eq!(report.tasks.len(), 4);
     let task = &suite.tasks[0];
     assert_eq!(
         block_on(task.check(&Reply::stopped("ANSWER: 385"), None)).kind,
         OutcomeKind::Pass
     );
+    // `two-coins` requires a reduced answer; `two-dice-seven` sets `allow_unreduced = true`.
+    let graded = |index: usize, answer: &str| {
+        block_on(suite.tasks[index].check(&Reply::stopped(answer), None)).kind
+    };
+    assert_eq!(graded(1, "ANSWER: 2/4"), OutcomeKind::Wrong);
+    assert_eq!(graded(2, "ANSWER: 6/36"), OutcomeKind::Pass);
+    assert_eq!(graded(2, "ANSWER: 5/36"), OutcomeKind::Wrong);
+}
+
+#[test]
+fn allow_unreduced_is_read_from_json_and_only_for_fractions() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("suite.json");
+    let write = |task: &str| {
+        std::fs::write(&path, format!(r#"{{"name": "j", "tasks": [{task}]}}"#)).expect("write");
+    };
+    let fraction_task = |extra: &str| {
+        format!(
+            r#"{{"id": "p", "category": "math", "prompt": "ANSWER: p/q", "answer": {{"fraction": "3/8"}}{extra}}}"#
+        )
+    };
+    for (extra, allowed) in [
+        ("", false),
+        (r#", "allow_unreduced": false"#, false),
+        (r#", "allow_unreduced": true"#, true),
+    ] {
+        write(&fraction_task(extra));
+        let suite = Suite::from_path(&path).expect("json suite");
+        assert!(
+            matches!(
+                suite.tasks[0].checker,
+                Checker::Fraction { num: 3, den: 8, allow_unreduced } if allow_unreduced == allowed
+            ),
+            "{extra:?}: {:?}",
+            suite.tasks[0].checker
+        );
+        let unreduced = block_on(suite.tasks[0].check(&Reply::stopped("ANSWER: 6/16"), None));
+        let want = if allowed {
+            OutcomeKind::Pass
+        } else {
+            OutcomeKind::Wrong
+        };
+        assert_eq!(unreduced.kind, want, "{extra:?}");
+        // The self-check expects the unreduced form to pass exactly where it is allowed.
+        block_on(self_check(&suite, None)).expect("self-check");
+    }
+
+    write(
+        r#"{"id": "n", "category": "math", "prompt": "ANSWER: n", "answer": {"integer": 3}, "allow_unreduced": true}"#,
+    );
+    let error = Suite::from_path(&path).expect_err("not a fraction");
+    assert!(
+        matches!(&error, SuiteError::InvalidTask { id, .. } if id == "n"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("allow_unreduced"), "{error}");
+
+    // The gold answer itself must still be written reduced.
+    write(
+        r#"{"id": "q", "category": "math", "prompt": "ANSWER: p/q", "answer": {"fraction": "6/16"}, "allow_unreduced": true}"#,
+    );
+    let error = Suite::from_path(&path).expect_err("unreduced gold");
+    assert!(error.to_string().contains("not reduced"), "{error}");
 }
 
 #[test]
