@@ -184,9 +184,16 @@ fn claim_two() -> Result<(), StatsError> {
             }
         );
     }
-    // n = z²ψ/h² ≤ 700 ⇔ ψ ≤ 700·h²/z².
-    let z = 1.959_963_984_540_054; // Φ⁻¹(0.975)
-    let largest_psi = CLAIMED_PER_ARM as f64 * WANTED_HALF_WIDTH * WANTED_HALF_WIDTH / (z * z);
+    // The largest disagreement share ψ (in steps of 0.1 point) at which the planner's
+    // paired n is still at most 700: the planner sizes Newcombe's paired interval itself.
+    let mut largest_psi = 0.0;
+    for step in 1..=200_u32 {
+        let psi = f64::from(step) / 1000.0;
+        match sample_size_for_half_width(pooled, WANTED_HALF_WIDTH, CONFIDENCE, Some(psi)) {
+            Ok(n) if n <= CLAIMED_PER_ARM => largest_psi = psi,
+            _ => break,
+        }
+    }
     println!(
         "  Paired: HOLDS ONLY IF the models disagree on at most {:.1}% of questions ({:.0} of 280);",
         largest_psi * 100.0,

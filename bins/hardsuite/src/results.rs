@@ -473,3 +473,35 @@ fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)], clustered: b
     }
     score
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[expect(clippy::float_cmp, reason = "the clamp gives exactly 1.0")]
+    fn clustered_rate_is_clamped_to_the_unit_interval() {
+        // By hand (Miller 2024, per-task means first): task means 1, 1, 1, 1/2; mean 7/8;
+        // deviations 1/8 (three times) and −3/8, squares sum to 3/64 + 9/64 = 3/16; variance
+        // (n − 1 = 3) 1/16, sd 1/4, se 1/4 / √4 = 1/8. Upper bound 7/8 + 1.96/8 > 1 → 1.
+        let rate = ClusteredRate::from_tasks(&[
+            vec![1.0, 1.0],
+            vec![1.0, 1.0],
+            vec![1.0, 1.0],
+            vec![1.0, 0.0],
+        ])
+        .expect("four tasks");
+        assert_eq!((rate.mean, rate.se, rate.n_tasks), (0.875, Some(0.125), 4));
+        let interval = rate.interval.expect("four tasks");
+        assert!((interval.low - (0.875 - CONFIDENCE_Z * 0.125)).abs() < 1e-15);
+        assert_eq!(interval.high, 1.0);
+    }
+
+    #[test]
+    fn clustered_rate_skips_unscored_tasks_and_needs_two_for_an_error() {
+        let one = ClusteredRate::from_tasks(&[vec![], vec![1.0, 0.0, 0.0, 1.0]]).expect("one");
+        assert_eq!((one.mean, one.se, one.n_tasks), (0.5, None, 1));
+        assert_eq!(one.interval, None);
+        assert_eq!(ClusteredRate::from_tasks(&[vec![], vec![]]), None);
+    }
+}
