@@ -83,7 +83,8 @@ pub struct RunArgs {
     /// Suite and task selection.
     #[command(flatten)]
     pub suite: SuiteArgs,
-    /// Samples per task.
+    /// Samples per task; with K > 1 scores are means of per-task pass fractions with
+    /// task-clustered intervals.
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub samples: u32,
     /// Requests in flight at once.

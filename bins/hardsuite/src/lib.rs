@@ -10,7 +10,8 @@
 //!   source of truth. `--resume` continues from it without redoing finished attempts.
 //! - `OUT/results.json` ([`ResultsFile`], schema in `docs/hardsuite.md`).
 //! - `OUT/report.md` and the terminal table: pass counts with Wilson 95% intervals per
-//!   category, cut-offs apart from wrong answers, median tokens per solved task, the tasks that
+//!   category (with `--samples K` > 1, the mean of per-task pass fractions with a
+//!   task-clustered interval, [`ClusteredRate`]), cut-offs apart from wrong answers, median tokens per solved task, the tasks that
 //!   ended inside their reasoning or hit the budget, time per task.
 //!
 //! Infrastructure failures (HTTP errors, dropped streams, grader trouble) are retried a bounded
@@ -18,8 +19,9 @@
 //! everything on disk and the command that resumes it.
 //!
 //! `hardsuite compare A B` pairs two runs task by task: Newcombe's paired interval on the
-//! difference, exact `McNemar`, a paired bootstrap as a cross-check, median tokens, and the
-//! smallest difference the suite can detect.
+//! difference and exact `McNemar` (with one sample per task), or a task-clustered interval on
+//! the per-task differences (with more, [`ClusteredDifference`]), a paired bootstrap over tasks
+//! as a cross-check, median tokens, and the smallest difference the suite can detect.
 //!
 //! Without `--base-url` the in-process simulator answers with a script built from the suite's
 //! own gold answers and reference code ([`demo_script`], [`scripted_plan`]), so the score is
@@ -53,7 +55,8 @@ mod runner;
 pub use cli::{Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, SuiteArgs};
 pub use command::{CommandOutput, RunFiles, RunOutcome, render_self_check, run};
 pub use compare::{
-    Comparison, POWER, TaskComparison, compare, render_comparison, render_comparison_markdown,
+    ClusteredDifference, Comparison, POWER, TaskComparison, compare, render_comparison,
+    render_comparison_markdown,
 };
 pub use demo::{
     SIMULATOR_BANNER, ScriptedKind, ScriptedTask, demo_script, demo_simulator_config, scripted_plan,
