@@ -117,3 +117,18 @@ impl HardsuiteError {
         }
     }
 }
+
+impl From<vernier_journal::JournalError> for HardsuiteError {
+    fn from(error: vernier_journal::JournalError) -> Self {
+        match error {
+            vernier_journal::JournalError::Io { what, path, source } => {
+                Self::Io { what, path, source }
+            }
+            vernier_journal::JournalError::Parse { path, line, detail } => Self::Parse {
+                path,
+                line,
+                message: detail,
+            },
+        }
+    }
+}

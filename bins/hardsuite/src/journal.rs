@@ -1,10 +1,7 @@
 //! The run journal: one JSON line per attempt, appended and flushed before the worker sends its
 //! next request. It is the source of truth; results and reports are derived from it.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use vernier_tasks::{Category, OutcomeKind};
@@ -235,43 +232,25 @@ pub struct LoadedJournal {
     pub n_resumes: usize,
 }
 
-/// Reads a journal. A last line cut off mid-write (no trailing newline, not valid JSON) is
-/// ignored: it is what a crash leaves.
+/// Reads a journal. A last line without its newline is what a crash leaves (each line is written
+/// with its newline in one call), so it is ignored, even when it happens to parse: resuming cuts it
+/// off and runs that attempt again, so reading and resuming agree on what was finished.
 pub fn read_journal(path: &Path) -> Result<LoadedJournal, HardsuiteError> {
-    let file = File::open(path).map_err(|source| HardsuiteError::io("open", path, source))?;
-    let text_lines: Vec<String> = BufReader::new(file)
-        .lines()
-        .collect::<Result<_, _>>()
-        .map_err(|source| HardsuiteError::io("read", path, source))?;
-    let ends_with_newline = std::fs::read(path)
-        .map_err(|source| HardsuiteError::io("read", path, source))?
-        .last()
-        .is_none_or(|byte| *byte == b'\n');
+    let journal = vernier_journal::read::<JournalLine>(path)?;
+    let lines = journal
+        .lines
+        .into_iter()
+        .map(|line| (line.number, line.value));
     let mut header = None;
     let mut attempts = Vec::new();
     let mut n_resumes = 0;
-    let n_lines = text_lines.len();
-    for (index, text) in text_lines.iter().enumerate() {
-        if text.trim().is_empty() {
-            continue;
-        }
-        let line: JournalLine = match serde_json::from_str(text) {
-            Ok(line) => line,
-            Err(_) if index + 1 == n_lines && !ends_with_newline => break,
-            Err(error) => {
-                return Err(HardsuiteError::Parse {
-                    path: path.to_owned(),
-                    line: index + 1,
-                    message: error.to_string(),
-                });
-            }
-        };
+    for (number, line) in lines {
         match line {
             JournalLine::Header(found) if header.is_none() => header = Some(found),
             JournalLine::Header(_) => {
                 return Err(HardsuiteError::Parse {
                     path: path.to_owned(),
-                    line: index + 1,
+                    line: number,
                     message: "a second header line".to_owned(),
                 });
             }
@@ -303,56 +282,23 @@ pub fn read_journal(path: &Path) -> Result<LoadedJournal, HardsuiteError> {
 
 /// An open journal; every append is written and flushed before it returns.
 #[derive(Debug)]
-pub(crate) struct JournalWriter {
-    path: PathBuf,
-    file: Mutex<File>,
-}
+pub(crate) struct JournalWriter(vernier_journal::JournalWriter);
 
 impl JournalWriter {
-    /// Creates (truncating) or appends to the journal at `path`.
+    /// Creates (truncating) or appends to the journal at `path`; appending first cuts off a
+    /// partial last line a crash may have left (it was never finished).
     pub(crate) fn open(path: &Path, append: bool) -> Result<Self, HardsuiteError> {
-        let mut options = OpenOptions::new();
-        if append {
-            options.append(true);
+        let writer = if append {
+            vernier_journal::JournalWriter::open_append(path)?
         } else {
-            options.write(true).create(true).truncate(true);
-        }
-        let file = options
-            .open(path)
-            .map_err(|source| HardsuiteError::io("open", path, source))?;
-        if append {
-            // A crash may have left a partial last line: cut it off (it was never finished).
-            let bytes =
-                std::fs::read(path).map_err(|source| HardsuiteError::io("read", path, source))?;
-            if bytes.last().is_some_and(|byte| *byte != b'\n') {
-                let keep = bytes
-                    .iter()
-                    .rposition(|byte| *byte == b'\n')
-                    .map_or(0, |i| i + 1);
-                file.set_len(keep as u64).map_err(|source| {
-                    HardsuiteError::io("truncate the partial last line of", path, source)
-                })?;
-            }
-        }
-        Ok(Self {
-            path: path.to_owned(),
-            file: Mutex::new(file),
-        })
+            vernier_journal::JournalWriter::create(path)?
+        };
+        Ok(Self(writer))
     }
 
     /// Appends one line and flushes it.
     pub(crate) fn append(&self, line: &JournalLine) -> Result<(), HardsuiteError> {
-        let mut text = serde_json::to_string(line).map_err(|error| {
-            HardsuiteError::io("encode a journal line for", &self.path, error.into())
-        })?;
-        text.push('\n');
-        let mut file = self
-            .file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.flush())
-            .map_err(|source| HardsuiteError::io("append to", &self.path, source))
+        Ok(self.0.append(line)?)
     }
 }
 
@@ -391,5 +337,16 @@ mod tests {
         std::fs::write(&path, format!("{header}\nnot json\n")).expect("write");
         let error = read_journal(&path).expect_err("broken line");
         assert!(error.to_string().contains("line 2"), "{error}");
+        // A last line that parses but lacks its newline was never finished: reading ignores it
+        // and resuming cuts it off, so the two agree and the attempt runs again.
+        std::fs::write(
+            &path,
+            format!("{header}\n{{\"type\":\"resumed\",\"kept_attempts\":0,\"at_unix_ms\":5}}"),
+        )
+        .expect("write");
+        assert_eq!(read_journal(&path).expect("read").n_resumes, 0);
+        drop(JournalWriter::open(&path, true).expect("append"));
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(text, format!("{header}\n"));
     }
 }

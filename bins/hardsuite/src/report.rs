@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use vernier_stats::Interval;
 use vernier_tasks::OutcomeKind;
 
-use crate::results::{ResultsFile, SampleResult, Score, Scoreboard};
+use crate::results::{ResultsFile, SampleResult, Score, Scoreboard, TaskResult};
 
 /// `1234567` as `1,234,567`.
 pub fn thousands(value: u64) -> String {
@@ -117,6 +117,31 @@ fn sample_label(id: &str, sample: &SampleResult, n_samples: u32) -> String {
     }
 }
 
+/// The cells of one sample's row, shared by the terminal table and the Markdown report.
+struct SampleRow {
+    label: String,
+    category: &'static str,
+    outcome: &'static str,
+    tokens: String,
+    seconds: String,
+    budget: String,
+    notes: String,
+}
+
+impl SampleRow {
+    fn new(task: &TaskResult, sample: &SampleResult, n_samples: u32) -> Self {
+        Self {
+            label: sample_label(&task.id, sample, n_samples),
+            category: task.category.as_str(),
+            outcome: sample.outcome.as_str(),
+            tokens: tokens(sample),
+            seconds: seconds(sample),
+            budget: thousands(u64::from(sample.budget_tokens)),
+            notes: notes(sample),
+        }
+    }
+}
+
 fn median_tokens(board: &Scoreboard) -> String {
     board
         .median_tokens_solved
@@ -179,16 +204,17 @@ pub fn render_table(results: &ResultsFile) -> String {
     );
     for task in &results.tasks {
         for sample in &task.samples {
+            let row = SampleRow::new(task, sample, results.samples);
             let _ = writeln!(
                 out,
                 "{:<24} {:<8} {:<11} {:>9} {:>8} {:>7}  {}",
-                sample_label(&task.id, sample, results.samples),
-                task.category.as_str(),
-                sample.outcome.as_str(),
-                tokens(sample),
-                seconds(sample),
-                thousands(u64::from(sample.budget_tokens)),
-                notes(sample),
+                row.label,
+                row.category,
+                row.outcome,
+                row.tokens,
+                row.seconds,
+                row.budget,
+                row.notes,
             );
         }
     }
@@ -223,14 +249,11 @@ fn write_rerun_text(out: &mut String, results: &ResultsFile) {
     for task in &results.tasks {
         for sample in &task.rerun {
             any = true;
+            let row = SampleRow::new(task, sample, results.samples);
             let _ = writeln!(
                 out,
                 "  {:<24} {:<11} {:>9} {:>8}  {}",
-                sample_label(&task.id, sample, results.samples),
-                sample.outcome.as_str(),
-                tokens(sample),
-                seconds(sample),
-                notes(sample),
+                row.label, row.outcome, row.tokens, row.seconds, row.notes,
             );
         }
     }
@@ -334,16 +357,17 @@ pub fn render_markdown(results: &ResultsFile) -> String {
             .map(|sample| (sample, ""))
             .chain(task.rerun.iter().map(|sample| (sample, " (re-run)")))
         {
+            let row = SampleRow::new(task, sample, results.samples);
             let _ = writeln!(
                 out,
                 "| {}{phase} | {} | {} | {} | {} | {} | {} |",
-                sample_label(&task.id, sample, results.samples),
-                task.category.as_str(),
-                sample.outcome.as_str(),
-                tokens(sample),
-                seconds(sample),
-                thousands(u64::from(sample.budget_tokens)),
-                notes(sample).replace('|', "\\|"),
+                row.label,
+                row.category,
+                row.outcome,
+                row.tokens,
+                row.seconds,
+                row.budget,
+                row.notes.replace('|', "\\|"),
             );
         }
     }

@@ -283,7 +283,7 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         if loaded.torn_tail {
             progress.note("the journal's last line was torn by a crash; it is cut and that request will be redone");
         }
-        let writer = JournalWriter::reopen(path, loaded.valid_len)?;
+        let writer = JournalWriter::reopen(path)?;
         writer.append(&JournalLine::Resumed(Box::new(Resumed {
             unix_ms: runner::unix_ms(),
             command_line: command_line.clone(),

@@ -124,3 +124,16 @@ pub enum SweepError {
         detail: String,
     },
 }
+
+impl From<vernier_journal::JournalError> for SweepError {
+    fn from(error: vernier_journal::JournalError) -> Self {
+        match error {
+            vernier_journal::JournalError::Io { what, path, source } => {
+                Self::Journal { what, path, source }
+            }
+            vernier_journal::JournalError::Parse { path, line, detail } => {
+                Self::JournalParse { path, line, detail }
+            }
+        }
+    }
+}

@@ -2,10 +2,7 @@
 //! happens. Everything else (run file, reports) is derived from it.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::{Read as _, Write as _};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use vernier_meter::Measurement;
@@ -212,95 +209,29 @@ pub struct CellWindow {
 /// Appends lines; each line is written with one `write` call and flushed to the kernel before
 /// `append` returns, so it survives a crash of this process.
 #[derive(Debug)]
-pub(crate) struct JournalWriter {
-    path: PathBuf,
-    file: Mutex<File>,
-}
+pub(crate) struct JournalWriter(vernier_journal::JournalWriter);
 
 impl JournalWriter {
     pub(crate) fn create(path: &Path) -> Result<Self, SweepError> {
-        let file = OpenOptions::new()
-            .create_new(true)
-            .write(true)
-            .open(path)
-            .map_err(|source| SweepError::Journal {
-                what: "create",
-                path: path.to_owned(),
-                source,
-            })?;
-        Ok(Self {
-            path: path.to_owned(),
-            file: Mutex::new(file),
-        })
+        Ok(Self(vernier_journal::JournalWriter::create_new(path)?))
     }
 
     /// Opens for appending, first cutting a torn last line left by a crash.
-    pub(crate) fn reopen(path: &Path, valid_len: u64) -> Result<Self, SweepError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|source| SweepError::Journal {
-                what: "open",
-                path: path.to_owned(),
-                source,
-            })?;
-        file.set_len(valid_len)
-            .map_err(|source| SweepError::Journal {
-                what: "truncate the torn last line of",
-                path: path.to_owned(),
-                source,
-            })?;
-        drop(file);
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|source| SweepError::Journal {
-                what: "open",
-                path: path.to_owned(),
-                source,
-            })?;
-        Ok(Self {
-            path: path.to_owned(),
-            file: Mutex::new(file),
-        })
+    pub(crate) fn reopen(path: &Path) -> Result<Self, SweepError> {
+        Ok(Self(vernier_journal::JournalWriter::open_append(path)?))
     }
 
     pub(crate) fn path(&self) -> &Path {
-        &self.path
+        self.0.path()
     }
 
     pub(crate) fn append(&self, line: &JournalLine) -> Result<(), SweepError> {
-        let mut text = serde_json::to_string(line).map_err(|error| SweepError::Journal {
-            what: "serialise a line for",
-            path: self.path.clone(),
-            source: std::io::Error::other(error),
-        })?;
-        text.push('\n');
-        let mut file = self
-            .file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        file.write_all(text.as_bytes())
-            .and_then(|()| file.flush())
-            .map_err(|source| SweepError::Journal {
-                what: "append to",
-                path: self.path.clone(),
-                source,
-            })
+        Ok(self.0.append(line)?)
     }
 
     /// Forces written lines to the disk (at repetition ends).
     pub(crate) fn sync(&self) -> Result<(), SweepError> {
-        let file = self
-            .file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        file.sync_data().map_err(|source| SweepError::Journal {
-            what: "sync",
-            path: self.path.clone(),
-            source,
-        })
+        Ok(self.0.sync()?)
     }
 }
 
@@ -328,42 +259,10 @@ impl LoadedJournal {
 /// Reads a journal. A last line without its newline is a torn write and is ignored; any other
 /// bad line is an error.
 pub fn read_journal(path: &Path) -> Result<LoadedJournal, SweepError> {
-    let mut text = String::new();
-    File::open(path)
-        .and_then(|mut file| file.read_to_string(&mut text))
-        .map_err(|source| SweepError::Journal {
-            what: "read",
-            path: path.to_owned(),
-            source,
-        })?;
-    let mut lines = Vec::new();
-    let mut offset = 0usize;
-    let mut torn_tail = false;
-    for (index, raw) in text.split_inclusive('\n').enumerate() {
-        let complete = raw.ends_with('\n');
-        let body = raw.trim_end();
-        if body.is_empty() {
-            offset += raw.len();
-            continue;
-        }
-        if !complete {
-            // Lines are written with their newline in one call: no newline means a torn write.
-            torn_tail = true;
-            break;
-        }
-        let line = serde_json::from_str::<JournalLine>(body).map_err(|error| {
-            SweepError::JournalParse {
-                path: path.to_owned(),
-                line: index + 1,
-                detail: error.to_string(),
-            }
-        })?;
-        lines.push(line);
-        offset += raw.len();
-    }
+    let journal = vernier_journal::read::<JournalLine>(path)?;
     Ok(LoadedJournal {
-        lines,
-        valid_len: offset as u64,
-        torn_tail,
+        valid_len: journal.valid_len,
+        torn_tail: journal.torn_tail.is_some(),
+        lines: journal.into_values(),
     })
 }

@@ -246,6 +246,43 @@ pub(crate) struct StreamShape<'a> {
     pub(crate) prompt_token_ids: &'a [u32],
 }
 
+impl<'a> StreamShape<'a> {
+    /// A `chat.completion.chunk` event of this stream, without prompt token ids.
+    fn chat_chunk<'c>(&self, choices: Vec<ChunkChoice<'c>>, usage: Option<Usage>) -> ChatChunk<'c>
+    where
+        'a: 'c,
+    {
+        ChatChunk {
+            id: self.id,
+            object: "chat.completion.chunk",
+            created: self.created,
+            model: self.model,
+            choices,
+            usage,
+            prompt_token_ids: None,
+        }
+    }
+
+    /// A `text_completion` event of this stream.
+    fn completion_chunk<'c>(
+        &self,
+        choices: Vec<CompletionChoice<'c>>,
+        usage: Option<Usage>,
+    ) -> CompletionChunk<'c>
+    where
+        'a: 'c,
+    {
+        CompletionChunk {
+            id: self.id,
+            object: "text_completion",
+            created: self.created,
+            model: self.model,
+            choices,
+            usage,
+        }
+    }
+}
+
 pub(crate) fn usage(
     shape: &StreamShape<'_>,
     completion_tokens: u32,
@@ -274,6 +311,16 @@ pub(crate) fn logprob_of(id: u32) -> f64 {
     -f64::from(id % 1000) / 400.0
 }
 
+/// The chat logprob entry of one sampled token.
+pub(crate) fn token_logprob(id: u32, token: &str) -> TokenLogprob {
+    TokenLogprob {
+        token: token.to_owned(),
+        logprob: logprob_of(id),
+        bytes: token.as_bytes().to_vec(),
+        top_logprobs: Vec::new(),
+    }
+}
+
 /// Renders the whole stream, faults included.
 #[expect(
     clippy::too_many_lines,
@@ -295,24 +342,20 @@ pub(crate) fn render_stream(
             .then(|| usage(shape, done, reasoning))
     };
     if shape.chat {
+        let role = ChunkChoice {
+            index: 0,
+            delta: Delta {
+                role: Some("assistant"),
+                content: Some(""),
+                ..Delta::default()
+            },
+            logprobs: None,
+            finish_reason: None,
+            token_ids: None,
+        };
         let chunk = ChatChunk {
-            id: shape.id,
-            object: "chat.completion.chunk",
-            created: shape.created,
-            model: shape.model,
-            choices: vec![ChunkChoice {
-                index: 0,
-                delta: Delta {
-                    role: Some("assistant"),
-                    content: Some(""),
-                    ..Delta::default()
-                },
-                logprobs: None,
-                finish_reason: None,
-                token_ids: None,
-            }],
-            usage: running_usage(0, 0),
             prompt_token_ids: shape.return_token_ids.then_some(shape.prompt_token_ids),
+            ..shape.chat_chunk(vec![role], running_usage(0, 0))
         };
         plan.push(Planned::Immediate(sse(&chunk)));
     }
@@ -361,44 +404,26 @@ pub(crate) fn render_stream(
                     .ids
                     .iter()
                     .zip(&step.texts)
-                    .map(|(id, token)| TokenLogprob {
-                        token: token.clone(),
-                        logprob: logprob_of(*id),
-                        bytes: token.as_bytes().to_vec(),
-                        top_logprobs: Vec::new(),
-                    })
+                    .map(|(id, token)| token_logprob(*id, token))
                     .collect(),
             });
-            sse(&ChatChunk {
-                id: shape.id,
-                object: "chat.completion.chunk",
-                created: shape.created,
-                model: shape.model,
-                choices: vec![ChunkChoice {
-                    index: 0,
-                    delta,
-                    logprobs,
-                    finish_reason,
-                    token_ids,
-                }],
-                usage: running_usage(done, reasoning_done),
-                prompt_token_ids: None,
-            })
+            let choice = ChunkChoice {
+                index: 0,
+                delta,
+                logprobs,
+                finish_reason,
+                token_ids,
+            };
+            sse(&shape.chat_chunk(vec![choice], running_usage(done, reasoning_done)))
         } else {
-            sse(&CompletionChunk {
-                id: shape.id,
-                object: "text_completion",
-                created: shape.created,
-                model: shape.model,
-                choices: vec![CompletionChoice {
-                    index: 0,
-                    text: &text,
-                    logprobs: shape.logprobs.then(|| completion_logprobs(step)),
-                    finish_reason,
-                    token_ids,
-                }],
-                usage: running_usage(done, reasoning_done),
-            })
+            let choice = CompletionChoice {
+                index: 0,
+                text: &text,
+                logprobs: shape.logprobs.then(|| completion_logprobs(step)),
+                finish_reason,
+                token_ids,
+            };
+            sse(&shape.completion_chunk(vec![choice], running_usage(done, reasoning_done)))
         };
         plan.push(Planned::Tokens {
             bytes,
@@ -415,24 +440,9 @@ pub(crate) fn render_stream(
     if shape.include_usage {
         let final_usage = Some(usage(shape, completion_tokens, reasoning_tokens));
         let bytes = if shape.chat {
-            sse(&ChatChunk {
-                id: shape.id,
-                object: "chat.completion.chunk",
-                created: shape.created,
-                model: shape.model,
-                choices: Vec::new(),
-                usage: final_usage,
-                prompt_token_ids: None,
-            })
+            sse(&shape.chat_chunk(Vec::new(), final_usage))
         } else {
-            sse(&CompletionChunk {
-                id: shape.id,
-                object: "text_completion",
-                created: shape.created,
-                model: shape.model,
-                choices: Vec::new(),
-                usage: final_usage,
-            })
+            sse(&shape.completion_chunk(Vec::new(), final_usage))
         };
         plan.push(Planned::Immediate(bytes));
     }
@@ -460,39 +470,26 @@ fn completion_logprobs(step: &Step) -> CompletionLogprobs {
 
 fn empty_finish(shape: &StreamShape<'_>, finish_reason: &str) -> Bytes {
     if shape.chat {
-        sse(&ChatChunk {
-            id: shape.id,
-            object: "chat.completion.chunk",
-            created: shape.created,
-            model: shape.model,
-            choices: vec![ChunkChoice {
-                index: 0,
-                delta: Delta {
-                    content: Some(""),
-                    ..Delta::default()
-                },
-                logprobs: None,
-                finish_reason: Some(finish_reason),
-                token_ids: None,
-            }],
-            usage: None,
-            prompt_token_ids: None,
-        })
+        let choice = ChunkChoice {
+            index: 0,
+            delta: Delta {
+                content: Some(""),
+                ..Delta::default()
+            },
+            logprobs: None,
+            finish_reason: Some(finish_reason),
+            token_ids: None,
+        };
+        sse(&shape.chat_chunk(vec![choice], None))
     } else {
-        sse(&CompletionChunk {
-            id: shape.id,
-            object: "text_completion",
-            created: shape.created,
-            model: shape.model,
-            choices: vec![CompletionChoice {
-                index: 0,
-                text: "",
-                logprobs: None,
-                finish_reason: Some(finish_reason),
-                token_ids: None,
-            }],
-            usage: None,
-        })
+        let choice = CompletionChoice {
+            index: 0,
+            text: "",
+            logprobs: None,
+            finish_reason: Some(finish_reason),
+            token_ids: None,
+        };
+        sse(&shape.completion_chunk(vec![choice], None))
     }
 }
 

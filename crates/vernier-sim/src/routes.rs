@@ -14,14 +14,13 @@ use crate::body::{EventStream, SimBody};
 use crate::config::Fault;
 use crate::ground_truth::GroundTruth;
 use crate::metrics::add;
-use crate::plan::{Generation, StreamShape, logprob_of, render_stream, schedule_steps, usage};
+use crate::plan::{Generation, StreamShape, render_stream, schedule_steps, token_logprob, usage};
 use crate::rng::SplitMix64;
 use crate::state::State;
 use crate::tokenizer::{looks_like_code, sim_chat_tokenize, sim_tokenize};
 use crate::wire::{
     ChatChoice, ChatLogprobs, ChatRequest, ChatResponse, CompletionChoice, CompletionRequest,
-    CompletionResponse, ErrorBody, FunctionCall, ResponseMessage, TokenLogprob, TokenizeRequest,
-    ToolCall,
+    CompletionResponse, ErrorBody, FunctionCall, ResponseMessage, TokenizeRequest, ToolCall,
 };
 
 /// Completion length when the request names none.
@@ -477,12 +476,7 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
                 .iter()
                 .filter(|s| !matches!(s.kind, crate::plan::StepKind::ToolHeader { .. }))
                 .flat_map(|s| s.ids.iter().zip(&s.texts))
-                .map(|(id, token)| TokenLogprob {
-                    token: token.clone(),
-                    logprob: logprob_of(*id),
-                    bytes: token.as_bytes().to_vec(),
-                    top_logprobs: Vec::new(),
-                })
+                .map(|(id, token)| token_logprob(*id, token))
                 .collect(),
         });
         serde_json::to_vec(&ChatResponse {

@@ -1,61 +1,27 @@
 //! Prompts hit the wanted length in the server's own tokens.
 
+use std::path::Path;
 use std::time::Duration;
 
-use vernier_sim::{Sim, SimConfig};
+use vernier_sim::{SimConfig, SimHandle};
 
-use crate::{args, journal_values};
+use crate::support::{journal_values, read_markdown, read_run_file, run_sweep, start_sim};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calibration_hits_the_target_prompt_tokens() {
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .decode_step(Duration::from_millis(1))
             .prefill_tokens_per_s(1e6)
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     let out = tempfile::tempdir().expect("temporary folder");
     // 7000 tokens is longer than either corpus: the prompt cycles through it.
-    let outcome = sweep::run(
-        args(
-            &sim.base_url(),
-            out.path(),
-            &[
-                "--prompt-tokens",
-                "40,333,1234,7000",
-                "--output-tokens",
-                "4",
-                "--reps",
-                "2",
-                "--warmup",
-                "0",
-            ],
-        ),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect("the sweep runs");
+    let outcome = sweep_prompt_lengths(&sim, out.path(), "40,333,1234,7000").await;
     assert_eq!(outcome.run.cells.len(), 8);
-    for cell in &outcome.run.cells {
-        let actual = cell.prompt_tokens_actual.expect("prompt tokens recorded");
-        let target = f64::from(cell.prompt_tokens_target);
-        assert!(
-            (actual.min - target).abs() < 0.5 && (actual.max - target).abs() < 0.5,
-            "{cell:?}"
-        );
-    }
     let journal = journal_values(&outcome.journal);
-    let calibrations: Vec<_> = journal
-        .iter()
-        .filter(|line| line["type"] == "calibration")
-        .collect();
-    assert_eq!(calibrations.len(), 8);
-    for line in calibrations {
-        assert_eq!(line["method"], "tokenize_chat");
-        assert_eq!(line["prompt_tokens_actual"], line["prompt_tokens_target"]);
-    }
+    assert_eq!(calibrations(&journal, "tokenize_chat").len(), 8);
     // Every measured request records its actual prompt tokens and its own nonce.
     let attempts: Vec<_> = journal
         .iter()
@@ -75,58 +41,26 @@ async fn calibration_hits_the_target_prompt_tokens() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_tokenize_probe_requests_hit_the_target_and_the_method_is_recorded() {
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .tokenize_endpoint(false)
             .decode_step(Duration::from_millis(1))
             .prefill_tokens_per_s(1e6)
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     let out = tempfile::tempdir().expect("temporary folder");
-    let outcome = sweep::run(
-        args(
-            &sim.base_url(),
-            out.path(),
-            &[
-                "--prompt-tokens",
-                "40,333,1234",
-                "--output-tokens",
-                "4",
-                "--reps",
-                "2",
-                "--warmup",
-                "0",
-            ],
-        ),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect("the sweep runs without /tokenize");
-    assert_eq!(outcome.run.cells.len(), 6);
     // A corpus unit is one simulator token, so the closest length the calibration promises is
     // the target itself.
-    for cell in &outcome.run.cells {
-        let actual = cell.prompt_tokens_actual.expect("prompt tokens recorded");
-        let target = f64::from(cell.prompt_tokens_target);
-        assert!(
-            (actual.min - target).abs() < 0.5 && (actual.max - target).abs() < 0.5,
-            "{cell:?}"
-        );
-    }
+    let outcome = sweep_prompt_lengths(&sim, out.path(), "40,333,1234").await;
+    assert_eq!(outcome.run.cells.len(), 6);
     let journal = journal_values(&outcome.journal);
-    let calibrations: Vec<_> = journal
-        .iter()
-        .filter(|line| line["type"] == "calibration")
-        .collect();
+    let calibrations = calibrations(&journal, "probe_requests");
     assert_eq!(calibrations.len(), 6);
-    let mut n_probes = 0;
-    for line in &calibrations {
-        assert_eq!(line["method"], "probe_requests", "{line}");
-        assert_eq!(line["prompt_tokens_actual"], line["prompt_tokens_target"]);
-        n_probes += line["n_probes"].as_u64().expect("n_probes");
-    }
+    let n_probes: u64 = calibrations
+        .iter()
+        .map(|line| line["n_probes"].as_u64().expect("n_probes"))
+        .sum();
     // Every probe was a real generation request for one token, not streamed; only the
     // measured requests streamed.
     let truth = sim.ground_truth();
@@ -146,14 +80,59 @@ async fn without_tokenize_probe_requests_hit_the_target_and_the_method_is_record
             .iter()
             .all(|c| c.method == "probe_requests")
     );
-    let run_file: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&outcome.files.run_file).expect("run.json"))
-            .expect("run.json is JSON");
+    let run_file = read_run_file(&outcome);
     assert_eq!(run_file["calibrations"][0]["method"], "probe_requests");
-    let markdown = std::fs::read_to_string(&outcome.files.markdown).expect("report.md");
+    let markdown = read_markdown(&outcome);
     assert!(
         markdown.contains("probe requests with `max_tokens: 1`"),
         "{markdown}"
     );
     sim.shutdown().await;
+}
+
+/// Sweeps the comma-separated `prompt_tokens` (4 output tokens, two repetitions, no warm-up)
+/// and checks that every measured prompt hit its target.
+async fn sweep_prompt_lengths(
+    sim: &SimHandle,
+    out: &Path,
+    prompt_tokens: &str,
+) -> sweep::RunOutcome {
+    let outcome = run_sweep(
+        &sim.base_url(),
+        out,
+        &[
+            "--prompt-tokens",
+            prompt_tokens,
+            "--output-tokens",
+            "4",
+            "--reps",
+            "2",
+            "--warmup",
+            "0",
+        ],
+    )
+    .await
+    .expect("the sweep runs");
+    for cell in &outcome.run.cells {
+        let actual = cell.prompt_tokens_actual.expect("prompt tokens recorded");
+        let target = f64::from(cell.prompt_tokens_target);
+        assert!(
+            (actual.min - target).abs() < 0.5 && (actual.max - target).abs() < 0.5,
+            "{cell:?}"
+        );
+    }
+    outcome
+}
+
+/// The calibration lines of a journal, each checked to have used `method` and hit its target.
+fn calibrations<'a>(journal: &'a [serde_json::Value], method: &str) -> Vec<&'a serde_json::Value> {
+    let lines: Vec<_> = journal
+        .iter()
+        .filter(|line| line["type"] == "calibration")
+        .collect();
+    for line in &lines {
+        assert_eq!(line["method"], method, "{line}");
+        assert_eq!(line["prompt_tokens_actual"], line["prompt_tokens_target"]);
+    }
+    lines
 }

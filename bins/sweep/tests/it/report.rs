@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use crate::support::journal_values;
+
 fn fixture() -> sweep::RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
     let journal = sweep::read_journal(&path).expect("read the fixed journal");
@@ -51,7 +53,7 @@ fn reports_are_written_to_the_output_folder() {
 /// counters in `/metrics` and its set-up checks had warned; summarised.
 fn without_spec_counters_and_with_warnings() -> sweep::RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
-    let mut lines = crate::journal_values(&path);
+    let mut lines = journal_values(&path);
     for line in &mut lines {
         if line["type"] == "header" {
             line["warnings"] = serde_json::json!(["busy check unavailable: test warning"]);

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use vernier_sim::{Sim, SimConfig};
 
-use crate::{args, journal_values};
+use crate::support::{args, journal_values, run_sweep, start_sim};
 
 fn sim_config(bind: std::net::SocketAddr) -> SimConfig {
     SimConfig::builder()
@@ -16,14 +16,8 @@ fn sim_config(bind: std::net::SocketAddr) -> SimConfig {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[expect(
-    clippy::too_many_lines,
-    reason = "the scenario reads in order: run, kill, restart, resume, check"
-)]
 async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
-    let sim = Sim::start(sim_config("127.0.0.1:0".parse().expect("address")))
-        .await
-        .expect("start the simulator");
+    let sim = start_sim(sim_config("127.0.0.1:0".parse().expect("address"))).await;
     let addr = sim.addr();
     let base_url = sim.base_url();
     let out = tempfile::tempdir().expect("temporary folder");
@@ -75,12 +69,9 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
     let mut resumed_flags = flags.to_vec();
     let journal_text = journal.display().to_string();
     resumed_flags.extend_from_slice(&["--resume", &journal_text]);
-    let outcome = sweep::run(
-        args(&base_url, out.path(), &resumed_flags),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect("the resumed run finishes");
+    let outcome = run_sweep(&base_url, out.path(), &resumed_flags)
+        .await
+        .expect("the resumed run finishes");
     assert!(outcome.run.complete);
     assert_eq!(outcome.run.cells.len(), 8);
     for cell in &outcome.run.cells {
@@ -116,12 +107,9 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
     let reps_value = changed.len() - 3;
     changed[reps_value] = "4";
     changed.extend_from_slice(&["--resume", &journal_text]);
-    let error = sweep::run(
-        args(&base_url, out.path(), &changed),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect_err("a changed configuration is refused");
+    let error = run_sweep(&base_url, out.path(), &changed)
+        .await
+        .expect_err("a changed configuration is refused");
     assert!(
         error.to_string().contains("reps: journal 3, now 4"),
         "{error}"

@@ -3,19 +3,18 @@
 use std::time::Duration;
 
 use vernier_openai::{ChatMessage, ChatRequest, ClientBuilder};
-use vernier_sim::{Sim, SimConfig};
+use vernier_sim::SimConfig;
 
-use crate::args;
+use crate::support::{journal_values, read_markdown, run_sweep, start_sim};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_server_is_refused_unless_allowed() {
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .decode_step(Duration::from_millis(5))
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     // Someone else's long request: 2000 tokens at 5 ms each, still running during the test.
     let client = ClientBuilder::new(&sim.base_url()).build().expect("client");
     let mut request = ChatRequest::new(
@@ -46,12 +45,9 @@ async fn a_busy_server_is_refused_unless_allowed() {
         "--warmup",
         "0",
     ];
-    let error = sweep::run(
-        args(&sim.base_url(), &out.path().join("refused"), &small),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect_err("a busy server is refused");
+    let error = run_sweep(&sim.base_url(), &out.path().join("refused"), &small)
+        .await
+        .expect_err("a busy server is refused");
     let message = error.to_string();
     assert!(
         matches!(error, sweep::SweepError::ServerBusy { running, .. } if running >= 1.0),
@@ -65,12 +61,9 @@ async fn a_busy_server_is_refused_unless_allowed() {
 
     let mut allowed: Vec<&str> = small.to_vec();
     allowed.push("--allow-busy");
-    let outcome = sweep::run(
-        args(&sim.base_url(), &out.path().join("allowed"), &allowed),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect("--allow-busy proceeds");
+    let outcome = run_sweep(&sim.base_url(), &out.path().join("allowed"), &allowed)
+        .await
+        .expect("--allow-busy proceeds");
     assert_eq!(outcome.run.cells[0].n_ok, 1);
     assert!(outcome.run.environment.metrics_at_start["vllm:num_requests_running"] >= 1.0);
     drop(other);
@@ -79,32 +72,28 @@ async fn a_busy_server_is_refused_unless_allowed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prefix_cache_hits_are_flagged_when_not_defeated() {
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .decode_step(Duration::from_millis(1))
             .prefix_cache(true)
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     let out = tempfile::tempdir().expect("temporary folder");
-    let outcome = sweep::run(
-        args(
-            &sim.base_url(),
-            out.path(),
-            &[
-                "--workload",
-                "code",
-                "--prompt-tokens",
-                "500",
-                "--output-tokens",
-                "8",
-                "--reps",
-                "2",
-                "--unsafe-allow-prefix-cache",
-            ],
-        ),
-        vec!["sweep".to_owned()],
+    let outcome = run_sweep(
+        &sim.base_url(),
+        out.path(),
+        &[
+            "--workload",
+            "code",
+            "--prompt-tokens",
+            "500",
+            "--output-tokens",
+            "8",
+            "--reps",
+            "2",
+            "--unsafe-allow-prefix-cache",
+        ],
     )
     .await
     .expect("the sweep runs");
@@ -112,7 +101,7 @@ async fn prefix_cache_hits_are_flagged_when_not_defeated() {
     // The warm-up (and calibration) sent the same prompt before: every measured request hits.
     assert_eq!(cell.n_cache_hits, 2, "{cell:?}");
     assert!(cell.cached_prompt_tokens_max >= 400, "{cell:?}");
-    let markdown = std::fs::read_to_string(&outcome.files.markdown).expect("report.md");
+    let markdown = read_markdown(&outcome);
     assert!(
         markdown.contains("**Prefix cache hit:** 2 measured requests"),
         "{markdown}"
@@ -133,14 +122,13 @@ async fn cached_sweep(
     Vec<vernier_sim::GroundTruth>,
     tempfile::TempDir,
 ) {
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .decode_step(Duration::from_millis(1))
             .prefix_cache(true)
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     let out = tempfile::tempdir().expect("temporary folder");
     let mut words = vec![
         "--workload",
@@ -153,12 +141,9 @@ async fn cached_sweep(
         "2",
     ];
     words.extend_from_slice(extra);
-    let outcome = sweep::run(
-        args(&sim.base_url(), out.path(), &words),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect("the sweep runs");
+    let outcome = run_sweep(&sim.base_url(), out.path(), &words)
+        .await
+        .expect("the sweep runs");
     let truth = sim.ground_truth();
     sim.shutdown().await;
     (outcome, truth, out)
@@ -189,7 +174,7 @@ async fn a_suffix_nonce_does_not_defeat_the_prefix_cache() {
     // Every prompt still carries its own nonce, at the end: the shared prefix before it hits.
     assert_eq!(cell.n_cache_hits, 2, "{cell:?}");
     assert!(cell.cached_prompt_tokens_max >= 400, "{cell:?}");
-    let journal = crate::journal_values(&outcome.journal);
+    let journal = journal_values(&outcome.journal);
     let nonces: Vec<&str> = journal
         .iter()
         .filter(|l| l["type"] == "attempt" && l["phase"] == "measured")
@@ -197,7 +182,7 @@ async fn a_suffix_nonce_does_not_defeat_the_prefix_cache() {
         .collect();
     assert_eq!(nonces.len(), 2);
     assert_ne!(nonces[0], nonces[1]);
-    let markdown = std::fs::read_to_string(&outcome.files.markdown).expect("report.md");
+    let markdown = read_markdown(&outcome);
     assert!(
         markdown.contains("**Prefix cache hit:** 2 measured requests"),
         "{markdown}"

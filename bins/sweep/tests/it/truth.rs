@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use vernier_sim::{Sim, SimConfig, TokensPerEvent};
+use vernier_sim::{SimConfig, TokensPerEvent};
 
-use crate::args;
+use crate::support::{read_markdown, read_run_file, run_sweep, start_sim};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[expect(
@@ -12,7 +12,7 @@ use crate::args;
     reason = "one run, then each check against the ground truth"
 )]
 async fn decode_and_prefill_match_ground_truth_and_the_report_states_the_under_count() {
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .tokens_per_event(TokensPerEvent::Fixed(3))
             .decode_step(Duration::from_millis(20))
@@ -21,25 +21,21 @@ async fn decode_and_prefill_match_ground_truth_and_the_report_states_the_under_c
             .prefix_cache(true)
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     let out = tempfile::tempdir().expect("temporary folder");
-    let outcome = sweep::run(
-        args(
-            &sim.base_url(),
-            out.path(),
-            &[
-                "--workload",
-                "prose",
-                "--prompt-tokens",
-                "400,1600",
-                "--output-tokens",
-                "90",
-                "--reps",
-                "3",
-            ],
-        ),
-        vec!["sweep".to_owned()],
+    let outcome = run_sweep(
+        &sim.base_url(),
+        out.path(),
+        &[
+            "--workload",
+            "prose",
+            "--prompt-tokens",
+            "400,1600",
+            "--output-tokens",
+            "90",
+            "--reps",
+            "3",
+        ],
     )
     .await
     .expect("the sweep runs");
@@ -120,7 +116,7 @@ async fn decode_and_prefill_match_ground_truth_and_the_report_states_the_under_c
         );
     }
 
-    let markdown = std::fs::read_to_string(&outcome.files.markdown).expect("report.md");
+    let markdown = read_markdown(&outcome);
     assert!(
         markdown.contains("would under-report the decode rate by about 3.0×"),
         "{markdown}"
@@ -145,9 +141,7 @@ async fn decode_and_prefill_match_ground_truth_and_the_report_states_the_under_c
             chart.display()
         );
     }
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&outcome.files.run_file).expect("run.json"))
-            .expect("run.json is JSON");
+    let run = read_run_file(&outcome);
     assert_eq!(run["schema_version"], 1);
     for key in [
         "workload",

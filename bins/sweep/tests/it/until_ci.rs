@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use vernier_sim::{Sim, SimConfig, TokensPerEvent};
+use vernier_sim::{SimConfig, TokensPerEvent};
 
-use crate::{args, journal_values};
+use crate::support::{journal_values, read_markdown, run_sweep, start_sim};
 
 fn flags<'a>(until_ci: &'a str, max_reps: &'a str) -> Vec<&'a str> {
     vec![
@@ -35,25 +35,21 @@ async fn repetitions_stop_at_the_cap_when_the_interval_stays_too_wide_and_at_the
  {
     // Speculative decoding draws a different number of tokens per step for every request, so
     // decode rates differ from request to request and the interval has a real width.
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .tokens_per_event(TokensPerEvent::speculative())
             .decode_step(Duration::from_millis(1))
             .prefill_tokens_per_s(1e6)
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     let out = tempfile::tempdir().expect("temporary folder");
 
     // A target no interval can meet: repetition continues past --reps 3 to the cap of 6.
-    let tight = sweep::run(
-        args(
-            &sim.base_url(),
-            &out.path().join("tight"),
-            &flags("0.0001", "6"),
-        ),
-        vec!["sweep".to_owned()],
+    let tight = run_sweep(
+        &sim.base_url(),
+        &out.path().join("tight"),
+        &flags("0.0001", "6"),
     )
     .await
     .expect("the sweep runs");
@@ -70,7 +66,7 @@ async fn repetitions_stop_at_the_cap_when_the_interval_stays_too_wide_and_at_the
         "{interval:?} around {median}"
     );
     assert_eq!(reps_done(&journal_values(&tight.journal)), 6);
-    let markdown = std::fs::read_to_string(&tight.files.markdown).expect("report.md");
+    let markdown = read_markdown(&tight);
     assert!(
         markdown.contains("**Interval target not met** (`--until-ci 0.0001`, at most 6 repetitions): in 1 of 1 cells"),
         "{markdown}"
@@ -81,13 +77,10 @@ async fn repetitions_stop_at_the_cap_when_the_interval_stays_too_wide_and_at_the
     );
 
     // A target any interval meets: the minimum, --reps 3, is enough.
-    let loose = sweep::run(
-        args(
-            &sim.base_url(),
-            &out.path().join("loose"),
-            &flags("1000", "6"),
-        ),
-        vec!["sweep".to_owned()],
+    let loose = run_sweep(
+        &sim.base_url(),
+        &out.path().join("loose"),
+        &flags("1000", "6"),
     )
     .await
     .expect("the sweep runs");
@@ -95,7 +88,7 @@ async fn repetitions_stop_at_the_cap_when_the_interval_stays_too_wide_and_at_the
     assert_eq!((cell.n_reps, cell.n_ok), (3, 3), "{cell:?}");
     assert_eq!(cell.until_ci_met, Some(true), "{cell:?}");
     assert_eq!(reps_done(&journal_values(&loose.journal)), 3);
-    let markdown = std::fs::read_to_string(&loose.files.markdown).expect("report.md");
+    let markdown = read_markdown(&loose);
     assert!(
         markdown.contains("Interval target (`--until-ci 1000`): met in every cell"),
         "{markdown}"

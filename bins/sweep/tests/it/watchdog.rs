@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use vernier_openai::{ChatMessage, ChatRequest, ClientBuilder};
-use vernier_sim::{Fault, Faults, Sim, SimConfig};
+use vernier_sim::{Fault, Faults, SimConfig};
 
-use crate::{args, journal_values};
+use crate::support::{journal_values, run_sweep, start_sim};
 
 /// A one-cell sweep of two repetitions that checks the server after 0.2 s without an event
 /// (the check itself reads the counter twice, 0.2 s apart).
@@ -53,22 +53,18 @@ fn infra_errors(lines: &[serde_json::Value]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_stream_with_a_still_counter_is_hung_stops_the_run_and_resumes() {
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .decode_step(Duration::from_millis(2))
             .faults(stalling_first(1))
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     let out = tempfile::tempdir().expect("temporary folder");
     let journal = out.path().join("journal.jsonl");
-    let error = sweep::run(
-        args(&sim.base_url(), out.path(), &SMALL),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect_err("a hung server stops the run");
+    let error = run_sweep(&sim.base_url(), out.path(), &SMALL)
+        .await
+        .expect_err("a hung server stops the run");
     let message = error.to_string();
     assert!(
         matches!(error, sweep::SweepError::ServerStopped { .. }),
@@ -101,12 +97,9 @@ async fn a_stalled_stream_with_a_still_counter_is_hung_stops_the_run_and_resumes
     let journal_text = journal.display().to_string();
     let mut resumed = SMALL.to_vec();
     resumed.extend_from_slice(&["--resume", &journal_text]);
-    let outcome = sweep::run(
-        args(&sim.base_url(), out.path(), &resumed),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect("the resumed run finishes");
+    let outcome = run_sweep(&sim.base_url(), out.path(), &resumed)
+        .await
+        .expect("the resumed run finishes");
     assert!(outcome.run.complete);
     let cell = &outcome.run.cells[0];
     assert_eq!(
@@ -153,24 +146,20 @@ async fn start_other_stream(base_url: &str) -> tokio::task::JoinHandle<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_stream_on_a_busy_server_is_waited_for_then_retried_past_the_cap() {
     // Request 0 is the other stream; the sweep's first request stalls for a minute.
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .decode_step(Duration::from_millis(2))
             .faults(stalling_first(2))
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     let other = start_other_stream(&sim.base_url()).await;
     let out = tempfile::tempdir().expect("temporary folder");
     let mut flags = SMALL.to_vec();
     flags.extend_from_slice(&["--allow-busy", "--busy-wait-cap-s", "1"]);
-    let outcome = sweep::run(
-        args(&sim.base_url(), out.path(), &flags),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect("a busy server is waited for, then the request is retried");
+    let outcome = run_sweep(&sim.base_url(), out.path(), &flags)
+        .await
+        .expect("a busy server is waited for, then the request is retried");
     // The stalled request was not judged hung: the counter moved, so the sweep waited up to the
     // cap, journaled it as infra, retried it, and carried on.
     assert!(outcome.run.complete);
@@ -197,13 +186,12 @@ async fn a_stalled_stream_on_a_busy_server_is_waited_for_then_retried_past_the_c
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_stall_on_a_busy_server_is_waited_out_and_measured() {
-    let sim = Sim::start(
+    let sim = start_sim(
         SimConfig::builder()
             .decode_step(Duration::from_millis(2))
             .build(),
     )
-    .await
-    .expect("start the simulator");
+    .await;
     let other = start_other_stream(&sim.base_url()).await;
     let out = tempfile::tempdir().expect("temporary folder");
     // Every sweep request goes silent for 1.5 s, several idle timeouts long: each check finds the
@@ -214,12 +202,9 @@ async fn a_short_stall_on_a_busy_server_is_waited_out_and_measured() {
         "--extra-body",
         r#"{"sim_fault":{"kind":"stall_after_events","events":3,"ms":1500}}"#,
     ]);
-    let outcome = sweep::run(
-        args(&sim.base_url(), out.path(), &flags),
-        vec!["sweep".to_owned()],
-    )
-    .await
-    .expect("a busy server is waited for");
+    let outcome = run_sweep(&sim.base_url(), out.path(), &flags)
+        .await
+        .expect("a busy server is waited for");
     let cell = &outcome.run.cells[0];
     assert_eq!(
         (cell.n_ok, cell.n_failed, cell.n_infra_attempts),

@@ -6,7 +6,9 @@ use std::time::Duration;
 use serde_json::json;
 use vernier_grader::{Case, GradeReason, Limits, Submission};
 
-use crate::support::{CALL_F, assert_detail_contains, assert_failed, connect};
+use crate::support::{
+    CALL_F, assert_detail_contains, assert_failed, assert_reason, connect_or_skip,
+};
 
 fn one_case(expected: serde_json::Value) -> Vec<Case> {
     vec![Case::new("only", json!(null), expected)]
@@ -18,9 +20,7 @@ fn short(wall_time_s: u64) -> Limits {
 
 #[tokio::test]
 async fn network_connections_fail() {
-    let Some(harness) = connect("network").await else {
-        return;
-    };
+    let harness = connect_or_skip!("network");
     let code = r#"
 import socket
 def f(_):
@@ -36,9 +36,7 @@ def f(_):
 
 #[tokio::test]
 async fn a_fork_bomb_is_contained_by_the_pids_limit() {
-    let Some(harness) = connect("fork-bomb").await else {
-        return;
-    };
+    let harness = connect_or_skip!("fork-bomb");
     // First measure the limit: fork sleeping children until fork fails.
     let counting = r"
 import os, time
@@ -93,16 +91,14 @@ def f(_):
 
 #[tokio::test]
 async fn a_memory_bomb_is_out_of_memory() {
-    let Some(harness) = connect("memory-bomb").await else {
-        return;
-    };
+    let harness = connect_or_skip!("memory-bomb");
     let code =
         "def f(_):\n    blocks = []\n    while True:\n        blocks.append(b'x' * (16 << 20))\n";
     let limits = short(20).with_memory_bytes(128 << 20);
     let grade = harness
         .grade_f_within(code, one_case(json!(1)), limits)
         .await;
-    assert_eq!(grade.reason, GradeReason::OutOfMemory, "{grade:#?}");
+    assert_reason(&grade, &GradeReason::OutOfMemory);
     assert!(grade.oom_killed);
     assert_detail_contains(&grade, 0, "out of memory");
     harness.assert_nothing_left().await;
@@ -110,9 +106,7 @@ async fn a_memory_bomb_is_out_of_memory() {
 
 #[tokio::test]
 async fn a_case_killed_for_memory_ends_the_run_and_other_kills_fail_their_case() {
-    let Some(harness) = connect("case-kills").await else {
-        return;
-    };
+    let harness = connect_or_skip!("case-kills");
     let code = r"
 import ctypes, os
 def f(x):
@@ -138,7 +132,7 @@ def f(x):
     };
     let limits = short(20).with_memory_bytes(128 << 20);
     let grade = harness.grade_f_within(code, cases(), limits).await;
-    assert_eq!(grade.reason, GradeReason::OutOfMemory, "{grade:#?}");
+    assert_reason(&grade, &GradeReason::OutOfMemory);
     assert!(grade.oom_killed);
     let details: Vec<(&str, bool, &str)> = grade
         .cases
@@ -170,14 +164,12 @@ def f(x):
 
 #[tokio::test]
 async fn an_infinite_loop_times_out() {
-    let Some(harness) = connect("infinite-loop").await else {
-        return;
-    };
+    let harness = connect_or_skip!("infinite-loop");
     let code = "def f(_):\n    while True:\n        pass\n";
     let grade = harness
         .grade_f_within(code, one_case(json!(1)), short(2))
         .await;
-    assert_eq!(grade.reason, GradeReason::Timeout, "{grade:#?}");
+    assert_reason(&grade, &GradeReason::Timeout);
     assert!(grade.wall_time >= Duration::from_secs(2));
     assert!(!grade.cases[0].passed);
     harness.assert_nothing_left().await;
@@ -185,9 +177,7 @@ async fn an_infinite_loop_times_out() {
 
 #[tokio::test]
 async fn writes_succeed_only_in_tmp() {
-    let Some(harness) = connect("writes").await else {
-        return;
-    };
+    let harness = connect_or_skip!("writes");
     let code = r#"
 import os
 def attempt(action):
@@ -217,15 +207,13 @@ def f(_):
         "work_overwrite": false, "work_chmod": false, "work_remove": false, "dev_shm": false,
     });
     let grade = harness.grade_f(code, one_case(expected)).await;
-    assert_eq!(grade.reason, GradeReason::Passed, "{grade:#?}");
+    assert_reason(&grade, &GradeReason::Passed);
     harness.assert_nothing_left().await;
 }
 
 #[tokio::test]
 async fn expected_values_are_nowhere_in_the_container() {
-    let Some(harness) = connect("read-expected").await else {
-        return;
-    };
+    let harness = connect_or_skip!("read-expected");
     let marker = "expected-marker-5f0c2a9e71d4";
     // The submission searches every readable file, its environment and its arguments.
     let code = r#"
@@ -264,9 +252,7 @@ def f(_):
 
 #[tokio::test]
 async fn exiting_before_the_cases_leaves_them_failed() {
-    let Some(harness) = connect("early-exit").await else {
-        return;
-    };
+    let harness = connect_or_skip!("early-exit");
     let cases = || {
         vec![
             Case::new("a", json!(1), json!(1)),
@@ -302,9 +288,7 @@ async fn exiting_before_the_cases_leaves_them_failed() {
 
 #[tokio::test]
 async fn forged_result_lines_do_nothing() {
-    let Some(harness) = connect("forged").await else {
-        return;
-    };
+    let harness = connect_or_skip!("forged");
     let code = r#"
 import os, sys
 def f(x):
@@ -344,9 +328,7 @@ def f(x):
 
 #[tokio::test]
 async fn a_case_process_that_knows_the_nonce_still_cannot_forge() {
-    let Some(harness) = connect("forged-with-nonce").await else {
-        return;
-    };
+    let harness = connect_or_skip!("forged-with-nonce");
     // Case 1 digs every possible nonce out of its own memory (a copy of the runner's,
     // which holds the real one), tries to
     // reach the runner's stdout, memory and registers, and writes records claiming
@@ -422,9 +404,7 @@ def f(x):
 
 #[tokio::test]
 async fn an_object_equal_to_everything_fails() {
-    let Some(harness) = connect("always-equal").await else {
-        return;
-    };
+    let harness = connect_or_skip!("always-equal");
     let code = r#"
 class Anything:
     def __eq__(self, other):
@@ -451,9 +431,7 @@ def f(x):
 
 #[tokio::test]
 async fn a_stdout_flood_is_bounded_and_results_survive() {
-    let Some(harness) = connect("flood").await else {
-        return;
-    };
+    let harness = connect_or_skip!("flood");
     let code = r#"
 import sys
 def f(x):
@@ -480,9 +458,7 @@ def f(x):
 
 #[tokio::test]
 async fn a_sleeping_child_left_behind_does_not_hold_the_container() {
-    let Some(harness) = connect("sleeping-child").await else {
-        return;
-    };
+    let harness = connect_or_skip!("sleeping-child");
     let code = r#"
 import os, subprocess, sys, threading, time
 def f(x):
@@ -495,7 +471,7 @@ def f(x):
 "#;
     let echo = vec![Case::new("echo", json!(1), json!(1))];
     let grade = harness.grade_f_within(code, echo, short(30)).await;
-    assert_eq!(grade.reason, GradeReason::Passed, "{grade:#?}");
+    assert_reason(&grade, &GradeReason::Passed);
     assert!(
         grade.wall_time < Duration::from_secs(30),
         "{:?}",
@@ -506,9 +482,7 @@ def f(x):
 
 #[tokio::test]
 async fn fifty_kilobytes_of_source_work() {
-    let Some(harness) = connect("big-source").await else {
-        return;
-    };
+    let harness = connect_or_skip!("big-source");
     let mut code = String::from("# A long but honest solution.\n");
     let mut index = 0;
     while code.len() < 50_000 {
@@ -523,15 +497,13 @@ async fn fifty_kilobytes_of_source_work() {
     let grade = harness
         .grade_f(code, vec![Case::new("a", json!(1), json!(8))])
         .await;
-    assert_eq!(grade.reason, GradeReason::Passed, "{grade:#?}");
+    assert_reason(&grade, &GradeReason::Passed);
     harness.assert_nothing_left().await;
 }
 
 #[tokio::test]
 async fn deep_recursion_fails_the_case_without_raising_the_limit() {
-    let Some(harness) = connect("recursion").await else {
-        return;
-    };
+    let harness = connect_or_skip!("recursion");
     let code =
         "import sys\ndef f(n):\n    return sys.getrecursionlimit() if n == 0 else 1 + f(n - 1)\n";
     let cases = vec![
@@ -546,9 +518,7 @@ async fn deep_recursion_fails_the_case_without_raising_the_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_grade_still_removes_its_container() {
-    let Some(harness) = connect("cancelled").await else {
-        return;
-    };
+    let harness = connect_or_skip!("cancelled");
     let code = "def f(_):\n    while True:\n        pass\n";
     let submission = Submission::new(code, CALL_F, one_case(json!(1))).with_limits(short(60));
     let cancelled =
@@ -561,9 +531,7 @@ async fn a_dropped_grade_still_removes_its_container() {
 
 #[tokio::test]
 async fn the_sandbox_is_unprivileged_and_offline() {
-    let Some(harness) = connect("identity").await else {
-        return;
-    };
+    let harness = connect_or_skip!("identity");
     let code = r#"
 import os, socket
 def status(field):
@@ -607,6 +575,6 @@ def f(_):
         "shm": false,
     });
     let grade = harness.grade_f(code, one_case(expected)).await;
-    assert_eq!(grade.reason, GradeReason::Passed, "{grade:#?}");
+    assert_reason(&grade, &GradeReason::Passed);
     harness.assert_nothing_left().await;
 }

@@ -5,7 +5,7 @@ use vernier_grader::{
     Case, GradeReason, Grader, GraderConfig, GraderError, Guard, Submission, extract_code,
 };
 
-use crate::support::{CALL_F, assert_failed, connect};
+use crate::support::{CALL_F, assert_failed, assert_reason, connect_or_skip};
 
 fn add_cases() -> Vec<Case> {
     vec![
@@ -20,9 +20,7 @@ const ADD_HARNESS: &str =
 
 #[tokio::test]
 async fn a_correct_solution_passes_and_the_harness_is_not_guarded() {
-    let Some(harness) = connect("correct").await else {
-        return;
-    };
+    let harness = connect_or_skip!("correct");
     let reply = "Sure:\n```python\ndef add(a, b):\n    return a + b\n```\n";
     let code = extract_code(reply).expect("code in reply");
     // The harness uses eval; the guard applies to the submission only.
@@ -30,7 +28,7 @@ async fn a_correct_solution_passes_and_the_harness_is_not_guarded() {
     let submission = Submission::new(code, hidden, add_cases())
         .with_guards(vec![Guard::ForbiddenName("eval".into())]);
     let grade = harness.grader.grade(&submission).await;
-    assert_eq!(grade.reason, GradeReason::Passed, "{grade:#?}");
+    assert_reason(&grade, &GradeReason::Passed);
     assert_eq!(grade.n_expected, 3);
     assert_eq!(grade.n_passed(), 3);
     assert_eq!(grade.exit_code, Some(0));
@@ -46,9 +44,7 @@ async fn a_correct_solution_passes_and_the_harness_is_not_guarded() {
 
 #[tokio::test]
 async fn a_wrong_solution_fails_naming_the_cases() {
-    let Some(harness) = connect("wrong").await else {
-        return;
-    };
+    let harness = connect_or_skip!("wrong");
     let code = "def add(a, b):\n    print('adding', a, b)\n    return abs(a) + abs(b)\n";
     let grade = harness
         .grader
@@ -73,9 +69,7 @@ async fn a_wrong_solution_fails_naming_the_cases() {
 
 #[tokio::test]
 async fn exceptions_are_results_and_types_are_exact() {
-    let Some(harness) = connect("exceptions").await else {
-        return;
-    };
+    let harness = connect_or_skip!("exceptions");
     let code = r#"
 def f(x):
     if x == "neg":
@@ -112,7 +106,7 @@ def f(x):
         "bool_is_not_one".to_owned(),
         "exit_in_a_case".to_owned(),
     ];
-    assert_eq!(grade.reason, GradeReason::FailedCases(failed), "{grade:#?}");
+    assert_reason(&grade, &GradeReason::FailedCases(failed));
     assert_eq!(grade.cases[0].detail, "raised ValueError: negative input");
     assert_eq!(grade.cases[1].detail, "raised TypeError: bad type");
     assert_eq!(grade.cases[3].detail, "expected 1, got true");
@@ -126,9 +120,7 @@ def f(x):
 
 #[tokio::test]
 async fn guards_and_missing_code_stop_before_any_container() {
-    let Some(harness) = connect("guards").await else {
-        return;
-    };
+    let harness = connect_or_skip!("guards");
     let guards = vec![
         Guard::ForbiddenName("eval".into()),
         Guard::ForbiddenName("exec".into()),
@@ -161,9 +153,7 @@ async fn guards_and_missing_code_stop_before_any_container() {
 
 #[tokio::test]
 async fn a_syntax_error_crashes_on_import() {
-    let Some(harness) = connect("syntax").await else {
-        return;
-    };
+    let harness = connect_or_skip!("syntax");
     let grade = harness
         .grader
         .grade(&Submission::new(
@@ -182,9 +172,7 @@ async fn a_syntax_error_crashes_on_import() {
 
 #[tokio::test]
 async fn a_broken_harness_is_infra_not_the_models_fault() {
-    let Some(harness) = connect("broken-harness").await else {
-        return;
-    };
+    let harness = connect_or_skip!("broken-harness");
     let grade = harness
         .grader
         .grade(&Submission::new(
@@ -222,9 +210,7 @@ async fn engine_trouble_names_the_fix() {
         "{error}"
     );
 
-    let Some(harness) = connect("missing-image").await else {
-        return;
-    };
+    let harness = connect_or_skip!("missing-image");
     drop(harness);
     let error = Grader::connect(GraderConfig::default().with_image("vernier-no-such-image:never"))
         .await
@@ -249,9 +235,7 @@ async fn leftovers_past_their_deadline_are_removed_and_live_work_is_not() {
 
     use crate::support::RUN_LABEL;
 
-    let Some(harness) = connect("leftovers").await else {
-        return;
-    };
+    let harness = connect_or_skip!("leftovers");
     let labels = |deadline: &str| {
         HashMap::from([
             (GRADER_LABEL.to_owned(), "1".to_owned()),

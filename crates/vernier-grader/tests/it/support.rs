@@ -10,6 +10,17 @@ use vernier_grader::{Case, Grade, GradeReason, Grader, GraderConfig, Limits, Sub
 /// The label carrying each test's run ID.
 pub(crate) const RUN_LABEL: &str = "org.vernier.test-run";
 
+/// Binds a [`connect`]ed grader for `$test`, or returns from the test when it is skipped.
+macro_rules! connect_or_skip {
+    ($test:expr) => {
+        match $crate::support::connect($test).await {
+            Some(harness) => harness,
+            None => return,
+        }
+    };
+}
+pub(crate) use connect_or_skip;
+
 /// A grader for one test, with its run ID.
 #[derive(Debug)]
 pub(crate) struct Harness {
@@ -130,6 +141,12 @@ pub(crate) const CALL_F: &str =
 pub(crate) fn assert_failed(grade: &Grade, names: &[&str]) {
     let names = names.iter().map(|name| (*name).to_owned()).collect();
     assert_eq!(grade.reason, GradeReason::FailedCases(names), "{grade:#?}");
+}
+
+/// Asserts `grade` ended for `reason`.
+#[track_caller]
+pub(crate) fn assert_reason(grade: &Grade, reason: &GradeReason) {
+    assert_eq!(&grade.reason, reason, "{grade:#?}");
 }
 
 /// Asserts the detail of case `index` contains `needle`.

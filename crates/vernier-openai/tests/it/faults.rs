@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use vernier_openai::{
-    ChatMessage, ChatRequest, ClientBuilder, Error, StreamOptions, TimeoutKind, Timeouts,
+    ChatAccumulator, ChatMessage, ChatRequest, ChatStream, ClientBuilder, Error, StreamOptions,
+    TimeoutKind, Timeouts,
 };
 
 use crate::support::{Step, chunked_response, serve};
@@ -15,6 +16,21 @@ const EVENT: &[u8] = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\
 
 fn request() -> ChatRequest {
     ChatRequest::new("m", vec![ChatMessage::user("hello")])
+}
+
+/// Opens a chat stream for [`request`] and reads it to the end.
+async fn collect_chat(client: &vernier_openai::Client) -> Result<ChatAccumulator, Error> {
+    client
+        .chat_stream(&request())
+        .await
+        .expect("opens")
+        .collect()
+        .await
+}
+
+/// The next event of `stream`, which must be an error.
+async fn next_error(stream: &mut ChatStream, why: &str) -> Error {
+    stream.next_event().await.expect("an error").expect_err(why)
 }
 
 async fn client_for(steps: Vec<Step>, timeouts: Timeouts) -> vernier_openai::Client {
@@ -84,12 +100,7 @@ async fn dropped_connection_keeps_the_partial_stream() {
 async fn clean_close_before_done_is_a_drop_without_cause() {
     let wire = chunked_response("200 OK", "text/event-stream", &[EVENT, EVENT], true);
     let client = client_for(vec![Step::Write(wire)], Timeouts::default()).await;
-    let result = client
-        .chat_stream(&request())
-        .await
-        .expect("opens")
-        .collect()
-        .await;
+    let result = collect_chat(&client).await;
     assert!(
         matches!(
             result,
@@ -111,11 +122,7 @@ async fn a_stall_hits_the_idle_timeout() {
     let mut stream = client.chat_stream(&request()).await.expect("opens");
     assert!(stream.next_event().await.expect("first").is_ok());
     assert!(stream.next_event().await.expect("second").is_ok());
-    let error = stream
-        .next_event()
-        .await
-        .expect("an error")
-        .expect_err("stalled");
+    let error = next_error(&mut stream, "stalled").await;
     assert!(
         matches!(
             error,
@@ -147,12 +154,7 @@ async fn keepalives_before_the_first_event_do_not_end_the_first_byte_phase() {
         .first_byte(Some(Duration::from_millis(300)))
         .idle(Some(Duration::from_secs(30)));
     let client = client_for(steps, timeouts).await;
-    let result = client
-        .chat_stream(&request())
-        .await
-        .expect("opens")
-        .collect()
-        .await;
+    let result = collect_chat(&client).await;
     assert!(
         matches!(
             result,
@@ -209,11 +211,7 @@ async fn malformed_json_names_the_offset_and_shows_a_snippet() {
     let client = client_for(vec![Step::Write(wire)], Timeouts::default()).await;
     let mut stream = client.chat_stream(&request()).await.expect("opens");
     assert!(stream.next_event().await.expect("first").is_ok());
-    let error = stream
-        .next_event()
-        .await
-        .expect("an error")
-        .expect_err("malformed");
+    let error = next_error(&mut stream, "malformed").await;
     let Error::Json {
         offset,
         snippet,
@@ -250,11 +248,7 @@ async fn an_over_long_line_is_refused() {
         .expect("client");
     let mut stream = client.chat_stream(&request()).await.expect("opens");
     assert!(stream.next_event().await.expect("first").is_ok());
-    let error = stream
-        .next_event()
-        .await
-        .expect("an error")
-        .expect_err("too long");
+    let error = next_error(&mut stream, "too long").await;
     assert!(
         matches!(
             error,

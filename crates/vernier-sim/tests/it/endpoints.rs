@@ -5,7 +5,7 @@ use serde_json::json;
 use vernier_sim::{GroundTruth, TokensPerEvent, sim_chat_tokenize, sim_tokenize};
 
 use crate::client::{get, post, request};
-use crate::{chat, fast, start};
+use crate::{chat, fast, post_chat, start};
 
 #[tokio::test]
 async fn models_version_health_and_unknown_paths() {
@@ -112,12 +112,7 @@ async fn errors_use_vllm_shape() {
     )
     .await;
     assert_eq!(missing.status, 400);
-    let too_long = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("Hello", 100, &json!({})),
-    )
-    .await;
+    let too_long = post_chat(sim.addr(), "Hello", 100).await;
     assert_eq!(too_long.status, 400);
     assert!(
         too_long.json()["message"]
@@ -143,19 +138,9 @@ async fn prefix_cache_hits_unless_salt_differs() {
             .as_u64()
             .expect("cached_tokens")
     };
-    let first = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat(&prompt, 2, &json!({})),
-    )
-    .await;
+    let first = post_chat(sim.addr(), &prompt, 2).await;
     assert_eq!(cached_tokens(&first), 0);
-    let second = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat(&prompt, 2, &json!({})),
-    )
-    .await;
+    let second = post_chat(sim.addr(), &prompt, 2).await;
     let prompt_tokens = sim_tokenize(&prompt).len() as u64 + 7;
     let hit = cached_tokens(&second);
     assert_eq!(
@@ -171,12 +156,7 @@ async fn prefix_cache_hits_unless_salt_differs() {
     .await;
     assert_eq!(cached_tokens(&salted), 0);
     let nonce_first = format!("nonce 81723 {prompt}");
-    let unique = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat(&nonce_first, 2, &json!({})),
-    )
-    .await;
+    let unique = post_chat(sim.addr(), &nonce_first, 2).await;
     assert_eq!(
         cached_tokens(&unique),
         0,
@@ -207,18 +187,8 @@ async fn metrics_counters_move() {
     let before = String::from_utf8(get(sim.addr(), "/metrics").await.body).expect("text");
     assert_eq!(sample(&before, "vllm:generation_tokens_total"), "0.0");
     assert!(before.contains("model_name=\"vernier-sim\""));
-    post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("Hello", 9, &json!({})),
-    )
-    .await;
-    post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("Hello", 9, &json!({})),
-    )
-    .await;
+    post_chat(sim.addr(), "Hello", 9).await;
+    post_chat(sim.addr(), "Hello", 9).await;
     let after = String::from_utf8(get(sim.addr(), "/metrics").await.body).expect("text");
     assert_eq!(sample(&after, "vllm:generation_tokens_total"), "18.0");
     assert_eq!(
@@ -251,16 +221,12 @@ async fn max_num_seqs_makes_requests_wait() {
     )
     .await;
     let addr = sim.addr();
-    let first = tokio::spawn(async move {
-        post(addr, "/v1/chat/completions", &chat("one", 40, &json!({}))).await
-    });
+    let first = tokio::spawn(async move { post_chat(addr, "one", 40).await });
     // Wait until the first request holds the only slot.
     while sim.metrics().num_requests_running == 0 {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let second = tokio::spawn(async move {
-        post(addr, "/v1/chat/completions", &chat("two", 5, &json!({}))).await
-    });
+    let second = tokio::spawn(async move { post_chat(addr, "two", 5).await });
     while sim.metrics().num_requests_waiting == 0 {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
@@ -284,12 +250,7 @@ async fn ground_truth_file_has_one_line_per_request() {
     let path = folder.path().join("truth.jsonl");
     let sim = start(fast().ground_truth_path(Some(path.clone())).build()).await;
     for n in [3, 5] {
-        post(
-            sim.addr(),
-            "/v1/chat/completions",
-            &chat("Hi", n, &json!({})),
-        )
-        .await;
+        post_chat(sim.addr(), "Hi", n).await;
     }
     let file = std::fs::File::open(&path).expect("ground truth file exists");
     let lines: Vec<GroundTruth> = std::io::BufReader::new(file)
@@ -316,9 +277,7 @@ async fn ground_truth_file_has_one_line_per_request() {
 async fn shutdown_drops_streams_and_the_port_can_be_reused() {
     let sim = start(fast().decode_step(Duration::from_millis(20)).build()).await;
     let addr = sim.addr();
-    let in_flight = tokio::spawn(async move {
-        post(addr, "/v1/chat/completions", &chat("long", 500, &json!({}))).await
-    });
+    let in_flight = tokio::spawn(async move { post_chat(addr, "long", 500).await });
     while sim.metrics().generation_tokens_total < 3 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -328,6 +287,6 @@ async fn shutdown_drops_streams_and_the_port_can_be_reused() {
     assert!(cut.data_events().last().is_some_and(|e| e.data != "[DONE]"));
     let restarted = start(fast().bind(addr).build()).await;
     assert_eq!(restarted.addr(), addr);
-    let response = post(addr, "/v1/chat/completions", &chat("again", 3, &json!({}))).await;
+    let response = post_chat(addr, "again", 3).await;
     assert_eq!(response.status, 200);
 }

@@ -4,19 +4,14 @@ use serde_json::json;
 use vernier_sim::{Fault, Faults, Script, ScriptReply, ScriptRule};
 
 use crate::client::post;
-use crate::{chat, fast, start, token_chunks};
+use crate::{chat, fast, post_chat, start, streamed_content, token_chunks};
 
 #[tokio::test]
 async fn configured_429_keeps_status_and_body() {
     let mut faults = Faults::default();
     faults.http_status = Some((429, r#"{"error":"slow down"}"#.to_owned()));
     let sim = start(fast().faults(faults).build()).await;
-    let response = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("Hi", 5, &json!({})),
-    )
-    .await;
+    let response = post_chat(sim.addr(), "Hi", 5).await;
     assert_eq!(response.status, 429);
     assert_eq!(response.body, br#"{"error":"slow down"}"#);
     let truth = sim.ground_truth();
@@ -39,12 +34,7 @@ async fn request_fault_500_overrides_nothing_else() {
     let body = failed.json();
     assert_eq!(body["object"], "error");
     assert_eq!(body["code"], 500);
-    let fine = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("Hi", 5, &json!({})),
-    )
-    .await;
+    let fine = post_chat(sim.addr(), "Hi", 5).await;
     assert_eq!(fine.status, 200);
 }
 
@@ -61,15 +51,7 @@ async fn fail_first_n_requests_then_succeed() {
     let sim = start(fast().faults(faults).build()).await;
     let mut statuses = Vec::new();
     for _ in 0..3 {
-        statuses.push(
-            post(
-                sim.addr(),
-                "/v1/chat/completions",
-                &chat("Hi", 2, &json!({})),
-            )
-            .await
-            .status,
-        );
+        statuses.push(post_chat(sim.addr(), "Hi", 2).await.status);
     }
     assert_eq!(statuses, [503, 503, 200]);
 }
@@ -152,14 +134,7 @@ async fn script_fault_first_attempts_lets_a_retry_succeed() {
     let retry = post(sim.addr(), "/v1/chat/completions", &body).await;
     assert!(!retry.truncated);
     let chunks = retry.chunks();
-    let text: String = token_chunks(&chunks)
-        .iter()
-        .map(|c| {
-            c["choices"][0]["delta"]["content"]
-                .as_str()
-                .unwrap_or_default()
-        })
-        .collect();
+    let text = streamed_content(&chunks);
     assert_eq!(text, "Paris.");
     assert_eq!(
         token_chunks(&chunks)
@@ -168,11 +143,6 @@ async fn script_fault_first_attempts_lets_a_retry_succeed() {
         Some(json!("stop"))
     );
     // An unmatched prompt falls back to generated text of max_tokens tokens.
-    let other = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("Something else", 4, &json!({})),
-    )
-    .await;
+    let other = post_chat(sim.addr(), "Something else", 4).await;
     assert_eq!(token_chunks(&other.chunks()).len(), 4);
 }

@@ -6,6 +6,7 @@ mod faults;
 mod streaming;
 mod timing;
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -36,6 +37,28 @@ fn chat(prompt: &str, max_tokens: u32, extra: &Value) -> Value {
         }
     }
     body
+}
+
+/// Posts a streamed chat request for `prompt` with no extra fields.
+async fn post_chat(addr: SocketAddr, prompt: &str, max_tokens: u32) -> client::RawResponse {
+    client::post(
+        addr,
+        "/v1/chat/completions",
+        &chat(prompt, max_tokens, &json!({})),
+    )
+    .await
+}
+
+/// The content text of a chat stream's token-bearing chunks, joined.
+fn streamed_content(chunks: &[Value]) -> String {
+    token_chunks(chunks)
+        .iter()
+        .map(|c| {
+            c["choices"][0]["delta"]["content"]
+                .as_str()
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// Content, reasoning and token counts of a chat stream's token-bearing chunks.

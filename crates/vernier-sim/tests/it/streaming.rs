@@ -4,17 +4,12 @@ use serde_json::json;
 use vernier_sim::{Script, ScriptReply, ScriptRule, ScriptToolCall, TokensPerEvent, sim_tokenize};
 
 use crate::client::post;
-use crate::{chat, fast, start, token_chunks};
+use crate::{chat, fast, post_chat, start, streamed_content, token_chunks};
 
 #[tokio::test]
 async fn stream_has_vllm_shape() {
     let sim = start(fast().tokens_per_event(TokensPerEvent::Fixed(3)).build()).await;
-    let response = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("Tell me about rivers.", 10, &json!({})),
-    )
-    .await;
+    let response = post_chat(sim.addr(), "Tell me about rivers.", 10).await;
     assert_eq!(response.status, 200);
     assert_eq!(response.header("server"), Some("vernier-sim"));
     assert!(
@@ -34,14 +29,7 @@ async fn stream_has_vllm_shape() {
     assert_eq!(chunks[0]["object"], "chat.completion.chunk");
     let tokens = token_chunks(&chunks);
     assert_eq!(tokens.len(), 4, "10 tokens at 3 per event: 3+3+3+1");
-    let text: String = tokens
-        .iter()
-        .map(|c| {
-            c["choices"][0]["delta"]["content"]
-                .as_str()
-                .unwrap_or_default()
-        })
-        .collect();
+    let text = streamed_content(&chunks);
     assert_eq!(sim_tokenize(&text).len(), 10, "{text}");
     for chunk in &tokens[..3] {
         assert!(chunk["choices"][0]["finish_reason"].is_null());
@@ -132,12 +120,7 @@ async fn reasoning_comes_before_content() {
             .build(),
     )
     .await;
-    let response = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("Think first.", 12, &json!({})),
-    )
-    .await;
+    let response = post_chat(sim.addr(), "Think first.", 12).await;
     let chunks = response.chunks();
     let tokens = token_chunks(&chunks);
     let kinds: Vec<&str> = tokens
@@ -172,12 +155,7 @@ async fn scripted_tool_call_streams_in_fragments() {
             .build(),
     )
     .await;
-    let response = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("What is the weather in Paris?", 50, &json!({})),
-    )
-    .await;
+    let response = post_chat(sim.addr(), "What is the weather in Paris?", 50).await;
     let chunks = response.chunks();
     let fragments: Vec<&serde_json::Value> = chunks
         .iter()
@@ -227,21 +205,9 @@ async fn split_writes_and_keepalives_keep_events_intact() {
             .build(),
     )
     .await;
-    let response = post(
-        sim.addr(),
-        "/v1/chat/completions",
-        &chat("Hello", 20, &json!({})),
-    )
-    .await;
+    let response = post_chat(sim.addr(), "Hello", 20).await;
     let chunks = response.chunks();
-    let text: String = token_chunks(&chunks)
-        .iter()
-        .map(|c| {
-            c["choices"][0]["delta"]["content"]
-                .as_str()
-                .unwrap_or_default()
-        })
-        .collect();
+    let text = streamed_content(&chunks);
     assert_eq!(sim_tokenize(&text).len(), 20);
     assert_eq!(token_chunks(&chunks).len(), 20);
     let comments = response.events.iter().filter(|e| e.comment).count();

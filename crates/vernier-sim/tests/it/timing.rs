@@ -3,11 +3,9 @@
 
 use std::time::Duration;
 
-use serde_json::json;
 use vernier_sim::TokensPerEvent;
 
-use crate::client::post;
-use crate::{chat, start, token_chunks};
+use crate::{post_chat, start, token_chunks};
 
 #[tokio::test]
 async fn client_decode_rate_matches_ground_truth_within_one_percent() {
@@ -18,12 +16,7 @@ async fn client_decode_rate_matches_ground_truth_within_one_percent() {
             .build();
         let sim = start(config).await;
         let max_tokens = 100 * tokens_per_event;
-        let response = post(
-            sim.addr(),
-            "/v1/chat/completions",
-            &chat("Tell me a story.", max_tokens, &json!({})),
-        )
-        .await;
+        let response = post_chat(sim.addr(), "Tell me a story.", max_tokens).await;
         let chunks = response.chunks();
         let token_events: Vec<_> = response
             .data_events()

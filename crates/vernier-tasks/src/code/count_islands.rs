@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, value_case};
+use super::{CodeTaskSpec, single_control_spec, value_case};
 
 const DESCRIPTION: &str = r"Write a Python function
 
@@ -125,18 +125,13 @@ pub(super) fn spec() -> CodeTaskSpec {
         case("serpentine_300", &serpentine(LARGE)),
         case("random_300", &random_grid(0x6973_6c01, LARGE, 55)),
     ];
-    CodeTaskSpec {
+    single_control_spec!(
         id: "count-islands",
-        harness: harness!("count_islands"),
-        reference: include_str!("python/count_islands/reference.py"),
-        negative_controls: vec![NegativeControl {
-            name: "recursive-dfs",
-            code: include_str!("python/count_islands/control_recursive_dfs.py"),
-            must_fail_with: ControlFailure::FailedCases,
-        }],
-        cases,
-        ..CodeTaskSpec::described(DESCRIPTION)
-    }
+        folder: "count_islands",
+        control: "recursive-dfs" => "control_recursive_dfs.py",
+        cases: cases,
+        description: DESCRIPTION,
+    )
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
+use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -129,18 +129,13 @@ pub(super) fn spec() -> CodeTaskSpec {
     ];
     let mut cases: Vec<_> = fixed.iter().map(|(name, line)| case(name, line)).collect();
     cases.push(case("random_400_fields", &random_line(0x6373_7601, 400)));
-    CodeTaskSpec {
+    single_control_spec!(
         id: "csv-split",
-        harness: harness!("csv_split"),
-        reference: include_str!("python/csv_split/reference.py"),
-        negative_controls: vec![NegativeControl {
-            name: "split-on-commas",
-            code: include_str!("python/csv_split/control_split.py"),
-            must_fail_with: ControlFailure::FailedCases,
-        }],
-        cases,
-        ..CodeTaskSpec::described(DESCRIPTION)
-    }
+        folder: "csv_split",
+        control: "split-on-commas" => "control_split.py",
+        cases: cases,
+        description: DESCRIPTION,
+    )
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, value_case};
+use super::{CodeTaskSpec, single_control_spec, value_case};
 
 const DESCRIPTION: &str = r##"Write a Python function
 
@@ -174,18 +174,13 @@ pub(super) fn spec() -> CodeTaskSpec {
         ),
         case("random_walled_off_200", &walled_off_maze(0x006d_617a_6503)),
     ];
-    CodeTaskSpec {
+    single_control_spec!(
         id: "maze-path",
-        harness: harness!("maze_path"),
-        reference: include_str!("python/maze_path/reference.py"),
-        negative_controls: vec![NegativeControl {
-            name: "first-path-dfs",
-            code: include_str!("python/maze_path/control_first_path_dfs.py"),
-            must_fail_with: ControlFailure::FailedCases,
-        }],
-        cases,
-        ..CodeTaskSpec::described(DESCRIPTION)
-    }
+        folder: "maze_path",
+        control: "first-path-dfs" => "control_first_path_dfs.py",
+        cases: cases,
+        description: DESCRIPTION,
+    )
 }
 
 #[cfg(test)]

@@ -197,6 +197,32 @@ macro_rules! harness {
 }
 use harness;
 
+/// The spec of a task whose one negative control must fail cases. The task's Python lives
+/// in `python/<folder>/`: `harness.py`, `reference.py` and the control's file.
+macro_rules! single_control_spec {
+    (
+        id: $id:literal,
+        folder: $folder:literal,
+        control: $control:literal => $file:literal,
+        cases: $cases:expr,
+        description: $description:expr $(,)?
+    ) => {
+        $crate::code::CodeTaskSpec {
+            id: $id,
+            harness: $crate::code::harness!($folder),
+            reference: include_str!(concat!("python/", $folder, "/reference.py")),
+            negative_controls: vec![$crate::code::NegativeControl {
+                name: $control,
+                code: include_str!(concat!("python/", $folder, "/", $file)),
+                must_fail_with: $crate::code::ControlFailure::FailedCases,
+            }],
+            cases: $cases,
+            ..$crate::code::CodeTaskSpec::described($description)
+        }
+    };
+}
+use single_control_spec;
+
 /// Wraps a task's description into the full prompt.
 fn prompt(description: &str) -> String {
     format!(

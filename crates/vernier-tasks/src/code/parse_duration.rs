@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
+use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -87,18 +87,13 @@ pub(super) fn spec() -> CodeTaskSpec {
         ("unknown_unit", "3w"),
         ("number_after_unit", "s1"),
     ];
-    CodeTaskSpec {
+    single_control_spec!(
         id: "parse-duration",
-        harness: harness!("parse_duration"),
-        reference: include_str!("python/parse_duration/reference.py"),
-        negative_controls: vec![NegativeControl {
-            name: "units-in-any-order",
-            code: include_str!("python/parse_duration/control_any_order.py"),
-            must_fail_with: ControlFailure::FailedCases,
-        }],
+        folder: "parse_duration",
+        control: "units-in-any-order" => "control_any_order.py",
         cases: fixed.iter().map(|(name, text)| case(name, text)).collect(),
-        ..CodeTaskSpec::described(DESCRIPTION)
-    }
+        description: DESCRIPTION,
+    )
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
+use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
 
 const DESCRIPTION: &str = r#"Write two Python functions
 
@@ -130,18 +130,13 @@ pub(super) fn spec() -> CodeTaskSpec {
     for (name, numeral) in non_canonical {
         cases.push(from_roman_case(&format!("from_{name}"), numeral));
     }
-    CodeTaskSpec {
+    single_control_spec!(
         id: "roman-numerals",
-        harness: harness!("roman_numerals"),
-        reference: include_str!("python/roman_numerals/reference.py"),
-        negative_controls: vec![NegativeControl {
-            name: "accepts-non-canonical",
-            code: include_str!("python/roman_numerals/control_lenient.py"),
-            must_fail_with: ControlFailure::FailedCases,
-        }],
-        cases,
-        ..CodeTaskSpec::described(DESCRIPTION)
-    }
+        folder: "roman_numerals",
+        control: "accepts-non-canonical" => "control_lenient.py",
+        cases: cases,
+        description: DESCRIPTION,
+    )
 }
 
 #[cfg(test)]

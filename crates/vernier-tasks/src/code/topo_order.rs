@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
+use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -185,18 +185,13 @@ pub(super) fn spec() -> CodeTaskSpec {
             &random_dependencies(0x0074_6f70_6f02, 400, true),
         ),
     ];
-    CodeTaskSpec {
+    single_control_spec!(
         id: "topo-order",
-        harness: harness!("topo_order"),
-        reference: include_str!("python/topo_order/reference.py"),
-        negative_controls: vec![NegativeControl {
-            name: "ignores-tie-break",
-            code: include_str!("python/topo_order/control_no_tie_break.py"),
-            must_fail_with: ControlFailure::FailedCases,
-        }],
-        cases,
-        ..CodeTaskSpec::described(DESCRIPTION)
-    }
+        folder: "topo_order",
+        control: "ignores-tie-break" => "control_no_tie_break.py",
+        cases: cases,
+        description: DESCRIPTION,
+    )
 }
 
 #[cfg(test)]

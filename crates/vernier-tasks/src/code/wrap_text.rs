@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
+use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -112,18 +112,13 @@ pub(super) fn spec() -> CodeTaskSpec {
             7,
         ),
     ];
-    CodeTaskSpec {
+    single_control_spec!(
         id: "wrap-text",
-        harness: harness!("wrap_text"),
-        reference: include_str!("python/wrap_text/reference.py"),
-        negative_controls: vec![NegativeControl {
-            name: "never-splits-long-words",
-            code: include_str!("python/wrap_text/control_no_split.py"),
-            must_fail_with: ControlFailure::FailedCases,
-        }],
-        cases,
-        ..CodeTaskSpec::described(DESCRIPTION)
-    }
+        folder: "wrap_text",
+        control: "never-splits-long-words" => "control_no_split.py",
+        cases: cases,
+        description: DESCRIPTION,
+    )
 }
 
 #[cfg(test)]

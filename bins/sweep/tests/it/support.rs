@@ -1,0 +1,49 @@
+//! Setup shared by the integration tests: a simulator, a quiet sweep against it, and the
+//! files the sweep writes read back.
+
+use std::path::Path;
+
+use clap::Parser as _;
+use vernier_sim::{Sim, SimConfig, SimHandle};
+
+/// Starts the in-process simulator.
+pub(crate) async fn start_sim(config: SimConfig) -> SimHandle {
+    Sim::start(config).await.expect("start the simulator")
+}
+
+/// Arguments for a quiet sweep against `base_url` writing into `out`, plus `extra`.
+pub(crate) fn args(base_url: &str, out: &Path, extra: &[&str]) -> sweep::Args {
+    let out = out.display().to_string();
+    let mut words = vec!["sweep", "--base-url", base_url, "--out", &out, "--quiet"];
+    words.extend_from_slice(extra);
+    sweep::Args::parse_from(words)
+}
+
+/// Runs a quiet sweep against `base_url` writing into `out`, with the flags in `extra`.
+pub(crate) async fn run_sweep(
+    base_url: &str,
+    out: &Path,
+    extra: &[&str],
+) -> Result<sweep::RunOutcome, sweep::SweepError> {
+    sweep::run(args(base_url, out, extra), vec!["sweep".to_owned()]).await
+}
+
+/// Every journal line as JSON.
+pub(crate) fn journal_values(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .expect("read the journal")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every journal line is JSON"))
+        .collect()
+}
+
+/// The Markdown report the run wrote.
+pub(crate) fn read_markdown(outcome: &sweep::RunOutcome) -> String {
+    std::fs::read_to_string(&outcome.files.markdown).expect("report.md")
+}
+
+/// The run file the run wrote, as JSON.
+pub(crate) fn read_run_file(outcome: &sweep::RunOutcome) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(&outcome.files.run_file).expect("run.json"))
+        .expect("run.json is JSON")
+}
