@@ -7,8 +7,10 @@ use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 /// Run the hard suite (28 judge-free tasks: math, code in a sandbox, tool calls) against an
 /// OpenAI-compatible server, or compare two runs.
 ///
-/// With no `--base-url`, the suite runs against the in-process simulator with scripted answers,
-/// so the whole job can be seen on a fresh machine.
+/// With no `--base-url`, the suite runs against the in-process simulator with scripted answers.
+/// Its 10 code tasks are still graded in a Docker sandbox: they need a Docker engine and the
+/// grader image (from the repository: `docker/setup-engine.sh && docker/build-grader-image.sh`),
+/// or leave them out with `--tasks` and the other task ids.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "hardsuite", version, args_conflicts_with_subcommands = true)]
 pub struct Args {
@@ -71,7 +73,9 @@ pub struct SuiteArgs {
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct RunArgs {
     /// Server base URL, e.g. `http://127.0.0.1:8000` (with or without /v1). Without it, the
-    /// in-process simulator answers with scripted replies.
+    /// in-process simulator answers with scripted replies; the code tasks still need a Docker
+    /// engine and the grader image (docker/setup-engine.sh && docker/build-grader-image.sh),
+    /// or leave them out with --tasks.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Model id; default: the first model the server lists.
@@ -83,16 +87,16 @@ pub struct RunArgs {
     /// Suite and task selection.
     #[command(flatten)]
     pub suite: SuiteArgs,
-    /// Samples per task; with K > 1 scores are means of per-task pass fractions with
-    /// task-clustered intervals.
-    #[arg(long, default_value_t = 1, value_name = "K")]
-    pub samples: u32,
+    /// Samples per task (default 1); with K > 1 scores are means of per-task pass fractions
+    /// with task-clustered intervals.
+    #[arg(long, value_name = "K")]
+    pub samples: Option<u32>,
     /// Requests in flight at once.
     #[arg(long, default_value_t = 3)]
     pub concurrency: usize,
-    /// Sampling preset; explicit flags below override it.
-    #[arg(long, value_enum, default_value = "default")]
-    pub preset: Preset,
+    /// Sampling preset (default: `default`); explicit flags below override it.
+    #[arg(long, value_enum)]
+    pub preset: Option<Preset>,
     /// Sampling temperature.
     #[arg(long)]
     pub temperature: Option<f64>,
@@ -112,20 +116,23 @@ pub struct RunArgs {
     /// Re-run the tasks that were cut off with this larger budget; both scores are reported.
     #[arg(long, value_name = "BUDGET")]
     pub rerun_cut_off: Option<u32>,
-    /// Output directory (journal.jsonl, results.json, report.md).
-    #[arg(long, default_value = "hardsuite-out", value_name = "DIR")]
-    pub out: PathBuf,
+    /// Output directory (journal.jsonl, results.json, report.md; default `hardsuite-out`). A new
+    /// run refuses a directory that already holds a journal.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Continue the run recorded in this journal without redoing finished attempts; the
-    /// suite, model, sampling, budgets and samples come from the journal.
+    /// suite, tasks, model, sampling, extra body, budgets, samples and re-run budget come from
+    /// the journal, and those flags are refused when they differ from it.
     #[arg(long, value_name = "JOURNAL")]
     pub resume: Option<PathBuf>,
     /// Tries per attempt when the server or the grader fails (never scored).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub max_tries: u32,
-    /// Seconds one request may take in all.
+    /// Seconds one request may take in all (at most 604800, 7 days).
     #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
     pub request_timeout: u64,
-    /// Seconds a stream may go without an event (keep-alive comments do not count) before it counts as dropped.
+    /// Seconds a stream may go without an event (keep-alive comments do not count) before it
+    /// counts as dropped (at most 604800, 7 days).
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     pub idle_timeout: u64,
     /// No progress lines on stderr.
@@ -147,6 +154,9 @@ pub struct CompareArgs {
     /// Also write the comparison as Markdown to this file.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Also write the comparison as JSON to this file (schema in docs/hardsuite.md).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// Bootstrap resamples for the cross-check.
     #[arg(long, default_value_t = 10_000)]
     pub resamples: usize,
@@ -191,7 +201,7 @@ mod tests {
         };
         assert_eq!(
             (run.preset, run.samples, run.concurrency),
-            (Preset::QwenThinking, 3, 3)
+            (Some(Preset::QwenThinking), Some(3), 3)
         );
     }
 }

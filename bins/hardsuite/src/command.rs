@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use clap::ValueEnum as _;
 use futures::StreamExt as _;
 use serde_json::{Map, Value};
 use vernier_grader::{Grader, GraderConfig};
@@ -20,8 +21,8 @@ use crate::compare::{Comparison, compare, render_comparison, render_comparison_m
 use crate::demo::{SIMULATOR_BANNER, demo_simulator_config};
 use crate::error::HardsuiteError;
 use crate::journal::{
-    BudgetFlags, JOURNAL_VERSION, JournalLine, JournalWriter, Phase, RunHeader, Sampling,
-    read_journal, unix_ms,
+    BudgetFlags, JOURNAL_VERSION, JournalLine, JournalWriter, LoadedJournal, Phase, RunHeader,
+    Sampling, read_journal, unix_ms,
 };
 use crate::report::{render_markdown, render_table};
 use crate::results::ResultsFile;
@@ -97,6 +98,12 @@ fn run_compare(args: &CompareArgs) -> Result<CommandOutput, HardsuiteError> {
         std::fs::write(path, render_comparison_markdown(&comparison))
             .map_err(|source| HardsuiteError::io("write", path, source))?;
     }
+    if let Some(path) = &args.json {
+        let mut text = serde_json::to_string_pretty(&comparison)
+            .map_err(|error| HardsuiteError::io("encode", path, error.into()))?;
+        text.push('\n');
+        std::fs::write(path, text).map_err(|source| HardsuiteError::io("write", path, source))?;
+    }
     let text = render_comparison(&comparison);
     Ok(CommandOutput::Compare(Box::new(comparison), text))
 }
@@ -165,8 +172,27 @@ async fn connect_grader(
         .map(Some)
         .map_err(|source| HardsuiteError::Grader {
             n_code_tasks,
+            leave_out: leave_out_code_tasks(suite),
             source,
         })
+}
+
+/// How to run a suite without its code tasks: `--tasks` and every other task id.
+fn leave_out_code_tasks(suite: &Suite) -> String {
+    let others: Vec<&str> = suite
+        .tasks
+        .iter()
+        .filter(|task| task.category != Category::Code)
+        .map(|task| task.id.as_str())
+        .collect();
+    if others.is_empty() {
+        "choose tasks other than code ones (this selection has only code tasks)".to_owned()
+    } else {
+        format!(
+            "leave the code tasks out with `--tasks {}`",
+            others.join(",")
+        )
+    }
 }
 
 async fn run_self_check(args: &SelfCheckArgs) -> Result<CommandOutput, HardsuiteError> {
@@ -220,7 +246,7 @@ pub fn render_self_check(suite: &Suite, report: &SelfCheckReport) -> String {
 }
 
 fn sampling_from(args: &RunArgs) -> Sampling {
-    let mut sampling = match args.preset {
+    let mut sampling = match args.preset.unwrap_or_default() {
         Preset::QwenThinking => Sampling::qwen_thinking(),
         _ => Sampling::seed_default(),
     };
@@ -258,8 +284,25 @@ fn parse_extra_body(text: &str) -> Result<Map<String, Value>, HardsuiteError> {
     Ok(fields)
 }
 
+/// The longest `--request-timeout` or `--idle-timeout` taken: 7 days, in seconds.
+const MAX_TIMEOUT_SECS: u64 = 7 * 24 * 60 * 60;
+
+/// The output directory when `--out` is not given.
+const DEFAULT_OUT: &str = "hardsuite-out";
+
 fn validate(args: &RunArgs) -> Result<(), HardsuiteError> {
-    if args.samples == 0 {
+    for (flag, seconds) in [
+        ("--request-timeout", args.request_timeout),
+        ("--idle-timeout", args.idle_timeout),
+    ] {
+        if seconds > MAX_TIMEOUT_SECS {
+            return Err(HardsuiteError::invalid(
+                flag,
+                format!("{seconds} seconds is longer than 7 days; pass at most {MAX_TIMEOUT_SECS}"),
+            ));
+        }
+    }
+    if args.samples == Some(0) {
         return Err(HardsuiteError::invalid(
             "--samples",
             "it must be at least 1",
@@ -286,36 +329,197 @@ fn validate(args: &RunArgs) -> Result<(), HardsuiteError> {
     Ok(())
 }
 
-struct Server {
-    base_url: String,
-    simulator: Option<SimHandle>,
+/// Two paths name the same file (as given, or once resolved).
+fn same_path(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(a), Ok(b)) if a == b
+        )
 }
 
-async fn start_server(
+fn shown<T: std::fmt::Display>(value: Option<T>, absent: &str) -> String {
+    value.map_or_else(|| absent.to_owned(), |value| value.to_string())
+}
+
+/// The run-shaping flags given with `--resume` that differ from the journal's run, one entry
+/// each; flags left out take the journal's values.
+fn resume_differences(
     args: &RunArgs,
-    simulated: bool,
-    suite: &Suite,
-) -> Result<Server, HardsuiteError> {
-    if simulated {
-        let sim = Sim::start(demo_simulator_config(suite)?)
-            .await
-            .map_err(HardsuiteError::Simulator)?;
-        let _ = writeln!(std::io::stderr().lock(), "{SIMULATOR_BANNER}");
-        return Ok(Server {
-            base_url: sim.base_url(),
-            simulator: Some(sim),
-        });
-    }
-    let Some(base_url) = args.base_url.clone() else {
-        return Err(HardsuiteError::invalid(
-            "--resume",
-            "the journal records a server run; pass --base-url URL to continue it",
+    header: &RunHeader,
+    journal_dir: &Path,
+) -> Result<Vec<String>, HardsuiteError> {
+    let mut differences = Vec::new();
+    if let Some(path) = &args.suite.suite
+        && !header
+            .suite_path
+            .as_deref()
+            .is_some_and(|recorded| same_path(recorded, path))
+    {
+        differences.push(format!(
+            "--suite {} (the journal's run: {})",
+            path.display(),
+            header.suite_path.as_ref().map_or_else(
+                || "the bundled suite".to_owned(),
+                |p| p.display().to_string()
+            )
         ));
-    };
-    Ok(Server {
-        base_url,
-        simulator: None,
-    })
+    }
+    if let Some(ids) = &args.suite.tasks {
+        let sorted = |ids: &[String]| {
+            let mut ids = ids.to_vec();
+            ids.sort();
+            ids.dedup();
+            ids
+        };
+        if sorted(ids) != sorted(&header.task_ids) {
+            differences.push(format!(
+                "--tasks {} (the journal's run: {})",
+                ids.join(","),
+                header.task_ids.join(",")
+            ));
+        }
+    }
+    if let Some(model) = &args.model
+        && *model != header.model
+    {
+        differences.push(format!(
+            "--model {model} (the journal's run: {})",
+            header.model
+        ));
+    }
+    if let Some(url) = &args.base_url
+        && header.simulated
+    {
+        differences.push(format!(
+            "--base-url {url} (the journal's run used the in-process simulator; resume it without --base-url)"
+        ));
+    }
+    sampling_differences(args, header, &mut differences);
+    if let Some(text) = &args.extra_body {
+        let given = parse_extra_body(text)?;
+        let recorded = match &header.extra_body {
+            Some(Value::Object(fields)) => fields.clone(),
+            _ => Map::new(),
+        };
+        if given != recorded {
+            differences.push(format!(
+                "--extra-body {} (the journal's run: {})",
+                Value::Object(given),
+                Value::Object(recorded)
+            ));
+        }
+    }
+    other_differences(args, header, journal_dir, &mut differences);
+    Ok(differences)
+}
+
+/// Budgets, samples, the re-run budget and the output directory given with `--resume` that
+/// differ from the journal's run.
+fn other_differences(
+    args: &RunArgs,
+    header: &RunHeader,
+    journal_dir: &Path,
+    differences: &mut Vec<String>,
+) {
+    let budgets = [
+        (
+            "--budget-math",
+            args.suite.budget_math,
+            header.budget_flags.math,
+        ),
+        (
+            "--budget-code",
+            args.suite.budget_code,
+            header.budget_flags.code,
+        ),
+        (
+            "--budget-tools",
+            args.suite.budget_tools,
+            header.budget_flags.tools,
+        ),
+    ];
+    for (flag, given, recorded) in budgets {
+        if let Some(value) = given
+            && Some(value) != recorded
+        {
+            differences.push(format!(
+                "{flag} {value} (the journal's run: {})",
+                shown(recorded, "the suite's budget")
+            ));
+        }
+    }
+    if let Some(samples) = args.samples
+        && samples != header.samples
+    {
+        differences.push(format!(
+            "--samples {samples} (the journal's run: {})",
+            header.samples
+        ));
+    }
+    if let Some(budget) = args.rerun_cut_off
+        && Some(budget) != header.rerun_budget
+    {
+        differences.push(format!(
+            "--rerun-cut-off {budget} (the journal's run: {}; the re-run budget is fixed when a run starts)",
+            shown(header.rerun_budget, "no re-run")
+        ));
+    }
+    if let Some(out) = &args.out
+        && !same_path(out, journal_dir)
+    {
+        differences.push(format!(
+            "--out {} (a resumed run writes next to its journal, in {})",
+            out.display(),
+            journal_dir.display()
+        ));
+    }
+}
+
+/// The sampling flags given with `--resume` that differ from the journal's sampling: with
+/// `--preset`, the sampling the flags make; without it, each flag given.
+fn sampling_differences(args: &RunArgs, header: &RunHeader, differences: &mut Vec<String>) {
+    if let Some(preset) = args.preset {
+        let sampling = sampling_from(args);
+        if sampling != header.sampling {
+            let name = preset
+                .to_possible_value()
+                .map_or_else(String::new, |value| value.get_name().to_owned());
+            differences.push(format!(
+                "--preset {name} and the sampling flags give {sampling} (the journal's run: {})",
+                header.sampling
+            ));
+        }
+    } else {
+        let recorded = header.sampling;
+        let floats = [
+            ("--temperature", args.temperature, recorded.temperature),
+            ("--top-p", args.top_p, recorded.top_p),
+            (
+                "--presence-penalty",
+                args.presence_penalty,
+                recorded.presence_penalty,
+            ),
+        ];
+        for (flag, given, recorded) in floats {
+            if let Some(value) = given
+                && Some(value) != recorded
+            {
+                differences.push(format!(
+                    "{flag} {value} (the journal's run: {})",
+                    shown(recorded, "not sent")
+                ));
+            }
+        }
+        if let Some(value) = args.top_k
+            && Some(value) != recorded.top_k
+        {
+            differences.push(format!(
+                "--top-k {value} (the journal's run: {})",
+                shown(recorded.top_k, "not sent")
+            ));
+        }
+    }
 }
 
 fn resume_command(journal: &Path, args: &RunArgs, simulated: bool) -> String {
@@ -329,8 +533,57 @@ fn resume_command(journal: &Path, args: &RunArgs, simulated: bool) -> String {
     command
 }
 
-async fn run_suite(args: RunArgs, command_line: Vec<String>) -> Result<RunOutcome, HardsuiteError> {
-    validate(&args)?;
+/// What a run is: from the journal on `--resume`, else from the flags.
+struct Settings {
+    suite_path: Option<PathBuf>,
+    flags: BudgetFlags,
+    selected: Option<Vec<String>>,
+    samples: u32,
+    sampling: Sampling,
+    rerun_budget: Option<u32>,
+    simulated: bool,
+    extra_body: Map<String, Value>,
+}
+
+fn settings(args: &RunArgs, previous: Option<&LoadedJournal>) -> Result<Settings, HardsuiteError> {
+    Ok(match previous {
+        Some(journal) => {
+            let header = &journal.header;
+            Settings {
+                suite_path: header.suite_path.clone(),
+                flags: header.budget_flags,
+                selected: Some(header.task_ids.clone()),
+                samples: header.samples,
+                sampling: header.sampling,
+                rerun_budget: header.rerun_budget,
+                simulated: header.simulated,
+                extra_body: match &header.extra_body {
+                    Some(Value::Object(fields)) => fields.clone(),
+                    _ => Map::new(),
+                },
+            }
+        }
+        None => Settings {
+            suite_path: args.suite.suite.clone(),
+            flags: budget_flags(&args.suite),
+            selected: args.suite.tasks.clone(),
+            samples: args.samples.unwrap_or(1),
+            sampling: sampling_from(args),
+            rerun_budget: args.rerun_cut_off,
+            simulated: args.base_url.is_none(),
+            extra_body: match &args.extra_body {
+                Some(text) => parse_extra_body(text)?,
+                None => Map::new(),
+            },
+        },
+    })
+}
+
+/// The resumed journal (if any), the output directory and the journal's path, once the flags
+/// are checked against a resumed journal and a new run is known not to overwrite a journal.
+type Destination = (Option<LoadedJournal>, PathBuf, PathBuf);
+
+fn destination(args: &RunArgs) -> Result<Destination, HardsuiteError> {
     let previous = match &args.resume {
         Some(path) => Some(read_journal(path)?),
         None => None,
@@ -340,41 +593,82 @@ async fn run_suite(args: RunArgs, command_line: Vec<String>) -> Result<RunOutcom
             .parent()
             .filter(|parent| !parent.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-        None => args.out.clone(),
+        None => args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT)),
     };
-    let extra_body = match (&previous, &args.extra_body) {
-        (Some(journal), _) => match &journal.header.extra_body {
-            Some(Value::Object(fields)) => fields.clone(),
-            _ => Map::new(),
-        },
-        (None, Some(text)) => parse_extra_body(text)?,
-        (None, None) => Map::new(),
+    let journal_path = match &args.resume {
+        Some(path) => path.clone(),
+        None => out_dir.join("journal.jsonl"),
     };
-    let (suite_path, flags, selected, samples, sampling, rerun_budget, simulated) = match &previous
-    {
-        Some(journal) => {
-            let header = &journal.header;
-            (
-                header.suite_path.clone(),
-                header.budget_flags,
-                Some(header.task_ids.clone()),
-                header.samples,
-                header.sampling,
-                header.rerun_budget,
-                header.simulated,
-            )
+    if let Some(journal) = &previous {
+        let differences = resume_differences(args, &journal.header, &out_dir)?;
+        if !differences.is_empty() {
+            return Err(HardsuiteError::ConfigMismatch {
+                journal: journal_path,
+                differences: differences.join("; "),
+            });
         }
-        None => (
-            args.suite.suite.clone(),
-            budget_flags(&args.suite),
-            args.suite.tasks.clone(),
-            args.samples,
-            sampling_from(&args),
-            args.rerun_cut_off,
-            args.base_url.is_none(),
-        ),
+    } else if journal_path.exists() {
+        return Err(HardsuiteError::JournalExists {
+            out: out_dir,
+            journal: journal_path,
+        });
+    }
+    Ok((previous, out_dir, journal_path))
+}
+
+/// Starts the in-process simulator and a client for it; gives the simulator, its URL, the
+/// client and the model id to send.
+async fn start_simulator(
+    args: &RunArgs,
+    previous: Option<&LoadedJournal>,
+    suite: &Suite,
+) -> Result<(SimHandle, String, vernier_openai::Client, String), HardsuiteError> {
+    let sim = Sim::start(demo_simulator_config(suite)?)
+        .await
+        .map_err(HardsuiteError::Simulator)?;
+    let _ = writeln!(std::io::stderr().lock(), "{SIMULATOR_BANNER}");
+    let base_url = sim.base_url();
+    let model = match (previous, &args.model) {
+        (Some(journal), _) => journal.header.model.clone(),
+        (None, Some(model)) => model.clone(),
+        (None, None) => "vernier-sim".to_owned(),
     };
-    let mut suite = load_suite(suite_path.as_deref(), flags, selected.as_deref())?;
+    match build_client(args, &base_url) {
+        Ok(client) => Ok((sim, base_url, client, model)),
+        Err(error) => {
+            sim.shutdown().await;
+            Err(error)
+        }
+    }
+}
+
+async fn run_suite(args: RunArgs, command_line: Vec<String>) -> Result<RunOutcome, HardsuiteError> {
+    // Everything that can be checked without Docker or the network is checked first, so a typo
+    // fails at once rather than after the self-check.
+    validate(&args)?;
+    let (previous, out_dir, journal_path) = destination(&args)?;
+    let settings = settings(&args, previous.as_ref())?;
+    let mut suite = load_suite(
+        settings.suite_path.as_deref(),
+        settings.flags,
+        settings.selected.as_deref(),
+    )?;
+    let server_client = if settings.simulated {
+        None
+    } else {
+        let Some(base_url) = args.base_url.clone() else {
+            return Err(HardsuiteError::invalid(
+                "--resume",
+                "the journal records a server run; pass --base-url URL to continue it",
+            ));
+        };
+        let client = build_client(&args, &base_url)?;
+        let model = resolve_model(&args, previous.as_ref(), &client, &base_url).await?;
+        Some((base_url, client, model))
+    };
     let grader = connect_grader(&suite, args.suite.grader_image.as_deref()).await?;
     let self_checked = if args.skip_self_check {
         false
@@ -391,26 +685,28 @@ async fn run_suite(args: RunArgs, command_line: Vec<String>) -> Result<RunOutcom
         }
         true
     };
-    let server = start_server(&args, simulated, &suite).await?;
+    let (simulator, base_url, client, model) = if let Some((url, client, model)) = server_client {
+        (None, url, client, model)
+    } else {
+        let (sim, url, client, model) = start_simulator(&args, previous.as_ref(), &suite).await?;
+        (Some(sim), url, client, model)
+    };
     let result = run_on_server(RunPlan {
         args: &args,
         command_line,
         suite: &suite,
         grader,
-        server: &server,
+        client,
+        model,
+        base_url,
         previous: previous.as_ref(),
         out_dir,
-        extra_body,
-        samples,
-        sampling,
-        rerun_budget,
-        simulated,
+        journal_path,
+        settings,
         self_checked,
-        flags,
-        suite_path,
     })
     .await;
-    if let Some(sim) = server.simulator {
+    if let Some(sim) = simulator {
         sim.shutdown().await;
     }
     result
@@ -421,36 +717,27 @@ struct RunPlan<'a> {
     command_line: Vec<String>,
     suite: &'a Suite,
     grader: Option<Grader>,
-    server: &'a Server,
-    previous: Option<&'a crate::journal::LoadedJournal>,
+    client: vernier_openai::Client,
+    model: String,
+    base_url: String,
+    previous: Option<&'a LoadedJournal>,
     out_dir: PathBuf,
-    extra_body: Map<String, Value>,
-    samples: u32,
-    sampling: Sampling,
-    rerun_budget: Option<u32>,
-    simulated: bool,
+    journal_path: PathBuf,
+    settings: Settings,
     self_checked: bool,
-    flags: BudgetFlags,
-    suite_path: Option<PathBuf>,
 }
 
 async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> {
     let args = plan.args;
-    let client = build_client(args, &plan.server.base_url)?;
-    let model = resolve_model(&plan, &client).await?;
     std::fs::create_dir_all(&plan.out_dir)
         .map_err(|source| HardsuiteError::io("create", &plan.out_dir, source))?;
-    let journal_path = plan.out_dir.join("journal.jsonl");
-    let journal_path = match &args.resume {
-        Some(path) => path.clone(),
-        None => journal_path,
-    };
-    let (journal, finished, kept_attempts) = open_journal(&plan, &model, &journal_path)?;
+    let journal_path = plan.journal_path.clone();
+    let (journal, finished, kept_attempts) = open_journal(&plan, &journal_path)?;
     let runner = Runner {
-        client,
-        model,
-        sampling: plan.sampling,
-        extra_body: plan.extra_body.clone(),
+        client: plan.client.clone(),
+        model: plan.model.clone(),
+        sampling: plan.settings.sampling,
+        extra_body: plan.settings.extra_body.clone(),
         grader: plan.grader.clone(),
         journal: Arc::clone(&journal),
         max_tries: args.max_tries,
@@ -466,7 +753,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
         .iter()
         .enumerate()
         .flat_map(|(index, task)| {
-            (0..plan.samples)
+            (0..plan.settings.samples)
                 .filter(|sample| !finished.contains(&(task.id.clone(), *sample, Phase::Main)))
                 .map(move |sample| (index, sample))
                 .collect::<Vec<_>>()
@@ -482,7 +769,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
     )
     .await?;
     if server_down.is_none()
-        && let Some(budget) = plan.rerun_budget
+        && let Some(budget) = plan.settings.rerun_budget
     {
         let loaded = read_journal(&journal_path)?;
         let so_far = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
@@ -511,7 +798,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
         return Err(HardsuiteError::ServerStopped {
             detail,
             journal: journal_path.clone(),
-            resume_command: resume_command(&journal_path, args, plan.simulated),
+            resume_command: resume_command(&journal_path, args, plan.settings.simulated),
         });
     }
     let table = render_table(&results);
@@ -556,22 +843,20 @@ async fn run_phase(
 }
 
 async fn resolve_model(
-    plan: &RunPlan<'_>,
+    args: &RunArgs,
+    previous: Option<&LoadedJournal>,
     client: &vernier_openai::Client,
+    base_url: &str,
 ) -> Result<String, HardsuiteError> {
-    match (plan.previous, &plan.args.model) {
+    match (previous, &args.model) {
         (Some(journal), _) => Ok(journal.header.model.clone()),
         (None, Some(model)) => Ok(model.clone()),
-        (None, None) if plan.simulated => Ok("vernier-sim".to_owned()),
         (None, None) => {
             let models = client
                 .models()
                 .await
                 .map_err(|source| HardsuiteError::Client {
-                    what: format!(
-                        "list the models of {} (or pass --model)",
-                        plan.server.base_url
-                    ),
+                    what: format!("list the models of {base_url} (or pass --model)"),
                     source,
                 })?;
             Ok(models
@@ -609,7 +894,9 @@ fn cut_off_jobs(
 fn build_client(args: &RunArgs, base_url: &str) -> Result<vernier_openai::Client, HardsuiteError> {
     let mut builder = ClientBuilder::new(base_url).timeouts(
         Timeouts::new()
-            .first_byte(Some(Duration::from_secs(args.idle_timeout.max(1) * 2)))
+            .first_byte(Some(Duration::from_secs(
+                args.idle_timeout.max(1).saturating_mul(2),
+            )))
             .idle(Some(Duration::from_secs(args.idle_timeout.max(1))))
             .total(Some(Duration::from_secs(args.request_timeout.max(1)))),
     );
@@ -628,7 +915,6 @@ type Finished = HashSet<(String, u32, Phase)>;
 /// returns the finished attempts and how many there are.
 fn open_journal(
     plan: &RunPlan<'_>,
-    model: &str,
     journal_path: &Path,
 ) -> Result<(Arc<JournalWriter>, Finished, usize), HardsuiteError> {
     let args = plan.args;
@@ -655,22 +941,22 @@ fn open_journal(
         journal.append(&JournalLine::Header(RunHeader {
             journal_version: JOURNAL_VERSION,
             suite: plan.suite.name.clone(),
-            suite_path: plan.suite_path.clone(),
+            suite_path: plan.settings.suite_path.clone(),
             task_ids: plan
                 .suite
                 .tasks
                 .iter()
                 .map(|task| task.id.clone())
                 .collect(),
-            model: model.to_owned(),
-            base_url: plan.server.base_url.clone(),
-            simulated: plan.simulated,
-            sampling: plan.sampling,
-            extra_body: (!plan.extra_body.is_empty())
-                .then(|| Value::Object(plan.extra_body.clone())),
-            budget_flags: plan.flags,
-            samples: plan.samples,
-            rerun_budget: plan.rerun_budget,
+            model: plan.model.clone(),
+            base_url: plan.base_url.clone(),
+            simulated: plan.settings.simulated,
+            sampling: plan.settings.sampling,
+            extra_body: (!plan.settings.extra_body.is_empty())
+                .then(|| Value::Object(plan.settings.extra_body.clone())),
+            budget_flags: plan.settings.flags,
+            samples: plan.settings.samples,
+            rerun_budget: plan.settings.rerun_budget,
             self_checked: plan.self_checked,
             grader_image: plan.grader.as_ref().map(|g| g.image_digest().to_owned()),
             command_line: plan.command_line.clone(),

@@ -28,12 +28,15 @@ pub enum HardsuiteError {
     Simulator(#[source] vernier_sim::SimError),
     /// The Docker engine or the grader image is not usable, and the suite has code tasks.
     #[error(
-        "connect the grader for the {n_code_tasks} code tasks; start a Docker engine and build the \
-         grader image (docker/build-grader-image.sh), or leave the code tasks out with --tasks"
+        "connect the grader for the {n_code_tasks} code tasks: they need a Docker engine and the \
+         grader image; from the repository run `docker/setup-engine.sh && \
+         docker/build-grader-image.sh`, or {leave_out}"
     )]
     Grader {
         /// How many code tasks need it.
         n_code_tasks: usize,
+        /// How to run without them: `--tasks` and the suite's other task ids.
+        leave_out: String,
         /// The grader's error.
         #[source]
         source: vernier_grader::GraderError,
@@ -45,7 +48,7 @@ pub enum HardsuiteError {
     #[error(transparent)]
     SelfCheck(#[from] vernier_tasks::SelfCheckError),
     /// A file or directory could not be read or written.
-    #[error("{what} {path}: {source}", path = path.display())]
+    #[error("{what} {path}", path = path.display())]
     Io {
         /// What was being done, e.g. `write`.
         what: &'static str,
@@ -54,6 +57,32 @@ pub enum HardsuiteError {
         /// The I/O error.
         #[source]
         source: std::io::Error,
+    },
+    /// A new run's output directory already holds a journal.
+    #[error(
+        "start a new run in {out}: {journal} already exists; pass --resume {journal} to continue \
+         it, or choose another --out",
+        out = out.display(),
+        journal = journal.display()
+    )]
+    JournalExists {
+        /// The output directory.
+        out: PathBuf,
+        /// The journal in it.
+        journal: PathBuf,
+    },
+    /// `--resume` was given flags that would change the recorded run.
+    #[error(
+        "resume {journal}: {differences}; the suite, tasks, model, sampling, extra body, budgets, \
+         samples and re-run budget come from the journal, so drop these flags to continue the run \
+         as it was started, or start a new run with another --out",
+        journal = journal.display()
+    )]
+    ConfigMismatch {
+        /// The journal.
+        journal: PathBuf,
+        /// Flag by flag: `--samples 3 (the journal's run: 2)`, joined by `; `.
+        differences: String,
     },
     /// A journal or results file is not what `hardsuite` writes.
     #[error("read {path} line {line}: {message}; pass a results.json or journal.jsonl written by hardsuite", path = path.display())]
@@ -130,5 +159,18 @@ impl From<vernier_journal::JournalError> for HardsuiteError {
                 message: detail,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_io_error_is_named_once_in_the_cause_chain() {
+        let error = HardsuiteError::io("write", "/x/report.md", std::io::Error::other("disk full"));
+        assert_eq!(error.to_string(), "write /x/report.md");
+        let source = std::error::Error::source(&error).expect("the I/O error is the source");
+        assert_eq!(source.to_string(), "disk full");
     }
 }

@@ -285,15 +285,28 @@ pub fn read_journal(path: &Path) -> Result<LoadedJournal, HardsuiteError> {
 pub(crate) struct JournalWriter(vernier_journal::JournalWriter);
 
 impl JournalWriter {
-    /// Creates (truncating) or appends to the journal at `path`; appending first cuts off a
-    /// partial last line a crash may have left (it was never finished).
+    /// Creates the journal at `path`, refusing one that already exists (a second run with the
+    /// same `--out` must not empty the first one's journal), or appends to it; appending first
+    /// cuts off a partial last line a crash may have left (it was never finished).
     pub(crate) fn open(path: &Path, append: bool) -> Result<Self, HardsuiteError> {
-        let writer = if append {
-            vernier_journal::JournalWriter::open_append(path)?
-        } else {
-            vernier_journal::JournalWriter::create(path)?
-        };
-        Ok(Self(writer))
+        if append {
+            return Ok(Self(vernier_journal::JournalWriter::open_append(path)?));
+        }
+        match vernier_journal::JournalWriter::create_new(path) {
+            Ok(writer) => Ok(Self(writer)),
+            Err(vernier_journal::JournalError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::AlreadyExists =>
+            {
+                Err(HardsuiteError::JournalExists {
+                    out: path
+                        .parent()
+                        .filter(|parent| !parent.as_os_str().is_empty())
+                        .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+                    journal: path.to_owned(),
+                })
+            }
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// Appends one line and flushes it.
@@ -348,5 +361,15 @@ mod tests {
         drop(JournalWriter::open(&path, true).expect("append"));
         let text = std::fs::read_to_string(&path).expect("read");
         assert_eq!(text, format!("{header}\n"));
+        // A new journal never empties an existing one.
+        let error = JournalWriter::open(&path, false).expect_err("the journal exists");
+        assert!(
+            matches!(error, HardsuiteError::JournalExists { .. }),
+            "{error}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            format!("{header}\n")
+        );
     }
 }

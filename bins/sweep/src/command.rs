@@ -70,44 +70,114 @@ fn parse_extra_body(
     }
 }
 
-fn check_args(args: &Args) -> Result<(), SweepError> {
-    let invalid = |what: &str, detail: &str| {
-        Err(SweepError::InvalidArgument {
-            what: what.to_owned(),
-            detail: detail.to_owned(),
-        })
+/// The longest `--idle-timeout-s` or `--busy-wait-cap-s`: seven days.
+const MAX_WAIT_S: f64 = 7.0 * 24.0 * 3600.0;
+
+/// What the arguments resolve to beyond clap's parsing, checked before any network or simulator
+/// work so a typo fails at once.
+#[derive(Debug)]
+struct CheckedArgs {
+    extra_body: serde_json::Map<String, serde_json::Value>,
+    idle_timeout: Duration,
+    busy_wait_cap: Duration,
+}
+
+fn invalid(what: &str, detail: &str) -> SweepError {
+    SweepError::InvalidArgument {
+        what: what.to_owned(),
+        detail: detail.to_owned(),
+    }
+}
+
+/// `seconds` as a duration, if it is positive (or zero, with `allow_zero`) and at most
+/// [`MAX_WAIT_S`]; `flag` and `detail` name the fault otherwise.
+fn wait_seconds(
+    flag: &str,
+    seconds: f64,
+    allow_zero: bool,
+    detail: &str,
+) -> Result<Duration, SweepError> {
+    let low_ok = if allow_zero {
+        seconds >= 0.0
+    } else {
+        seconds > 0.0
     };
+    if !(low_ok && seconds <= MAX_WAIT_S) {
+        return Err(invalid(flag, detail));
+    }
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|error| invalid(flag, &format!("{detail} ({error})")))
+}
+
+fn check_args(args: &Args) -> Result<CheckedArgs, SweepError> {
     if args.reps == 0 {
-        return invalid("--reps", "at least one measured repetition is needed");
+        return Err(invalid(
+            "--reps",
+            "at least one measured repetition is needed",
+        ));
     }
     if args.prompt_tokens.is_empty() || args.prompt_tokens.contains(&0) {
-        return invalid("--prompt-tokens", "give positive lengths, e.g. 111,364");
+        return Err(invalid(
+            "--prompt-tokens",
+            "give positive lengths, e.g. 111,364",
+        ));
     }
     if args.output_tokens.is_empty() || args.output_tokens.iter().any(|&t| t < 2) {
-        return invalid(
+        return Err(invalid(
             "--output-tokens",
             "a decode rate needs at least 2 output tokens",
-        );
+        ));
     }
     if args.concurrency.is_empty() || args.concurrency.contains(&0) {
-        return invalid("--concurrency", "give positive stream counts, e.g. 1,2,4,8");
+        return Err(invalid(
+            "--concurrency",
+            "give positive stream counts, e.g. 1,2,4,8",
+        ));
     }
     if args.workload.is_empty() {
-        return invalid("--workload", "give prose, code or both");
+        return Err(invalid("--workload", "give prose, code or both"));
     }
     if args
         .until_ci
         .is_some_and(|pct| !(pct > 0.0 && pct.is_finite()))
     {
-        return invalid("--until-ci", "give a positive percentage, e.g. 2");
+        return Err(invalid("--until-ci", "give a positive percentage, e.g. 2"));
     }
-    if !(args.idle_timeout_s > 0.0 && args.idle_timeout_s.is_finite()) {
-        return invalid("--idle-timeout-s", "give a positive number of seconds");
+    if !(args.temperature >= 0.0 && args.temperature.is_finite()) {
+        return Err(invalid(
+            "--temperature",
+            "give a temperature of 0 or more, e.g. 0",
+        ));
     }
-    if !(args.busy_wait_cap_s >= 0.0 && args.busy_wait_cap_s.is_finite()) {
-        return invalid("--busy-wait-cap-s", "give a number of seconds, 0 or more");
-    }
-    Ok(())
+    let idle_timeout = wait_seconds(
+        "--idle-timeout-s",
+        args.idle_timeout_s,
+        false,
+        "give a positive number of seconds, at most 604800 (7 days)",
+    )?;
+    let busy_wait_cap = wait_seconds(
+        "--busy-wait-cap-s",
+        args.busy_wait_cap_s,
+        true,
+        "give a number of seconds from 0 to 604800 (7 days)",
+    )?;
+    Ok(CheckedArgs {
+        extra_body: parse_extra_body(args.extra_body.as_deref())?,
+        idle_timeout,
+        busy_wait_cap,
+    })
+}
+
+/// The journal's header, or an error saying the file is not a sweep journal.
+fn journal_header<'a>(
+    loaded: &'a journal::LoadedJournal,
+    path: &std::path::Path,
+) -> Result<&'a Header, SweepError> {
+    loaded.header().ok_or_else(|| SweepError::JournalParse {
+        path: path.to_path_buf(),
+        line: 1,
+        detail: "the first line is not a sweep header".to_owned(),
+    })
 }
 
 const fn kind_name(kind: ServerKind) -> &'static str {
@@ -126,7 +196,29 @@ const fn kind_name(kind: ServerKind) -> &'static str {
     reason = "the set-up reads best in order, step by step"
 )]
 pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, SweepError> {
-    check_args(&args)?;
+    let checked = check_args(&args)?;
+    // The program as the user ran it (`sweep`, or `target/release/sweep` under `cargo run`),
+    // so the printed resume command runs as shown.
+    let program = command_line
+        .first()
+        .filter(|word| !word.is_empty())
+        .map_or("sweep", String::as_str)
+        .to_owned();
+    // The journal is checked before any network or simulator work, too.
+    let resumed = if let Some(path) = &args.resume {
+        let loaded = journal::read_journal(path)?;
+        journal_header(&loaded, path)?;
+        Some(loaded)
+    } else {
+        let path = runner::journal_path(&args.out);
+        if path.exists() {
+            return Err(SweepError::JournalExists {
+                out: args.out.clone(),
+                journal: path,
+            });
+        }
+        None
+    };
     let progress = Progress::new(args.quiet);
     let mut simulator: Option<SimulatorThread> = None;
     let base_url = if let Some(url) = &args.base_url {
@@ -150,7 +242,10 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
     })?;
 
     let models = client.models().await.map_err(|source| SweepError::Client {
-        what: format!("list models at {base_url}/v1/models (or pass --model)"),
+        what: format!(
+            "list models at {}/v1/models (or pass --model)",
+            client.base_url()
+        ),
         source,
     });
     let (model, max_model_len) = match (&args.model, models) {
@@ -252,7 +347,7 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         retries: args.retries,
         temperature: args.temperature,
         seed: args.seed,
-        extra_body: parse_extra_body(args.extra_body.as_deref())?,
+        extra_body: checked.extra_body,
         force_length: !args.no_force_length,
         cache_salt: defeat && !args.no_cache_salt,
         cache_prompt_field: defeat && !args.no_cache_prompt_field,
@@ -260,24 +355,24 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         continuous_usage: !args.no_continuous_usage,
         defeat_prefix_cache: defeat,
         nonce_as_suffix: args.unsafe_nonce_as_suffix,
+        idle_timeout_s: Some(args.idle_timeout_s),
+        busy_wait_cap_s: Some(args.busy_wait_cap_s),
+        allow_busy: Some(args.allow_busy),
         prompt_set_sha256: corpus::prompt_set_sha256(),
         label: args.label.clone(),
     };
 
     // Open or continue the journal.
-    let (journal_path, writer, mut state) = if let Some(path) = &args.resume {
-        let loaded = journal::read_journal(path)?;
-        let header = loaded.header().ok_or_else(|| SweepError::JournalParse {
-            path: path.clone(),
-            line: 1,
-            detail: "the first line is not a sweep header".to_owned(),
-        })?;
+    let (journal_path, writer, mut state, original_command) = if let (Some(path), Some(loaded)) =
+        (&args.resume, &resumed)
+    {
+        let header = journal_header(loaded, path)?;
         let differences = header.config.differences(&config);
         if !differences.is_empty() {
             return Err(SweepError::ConfigMismatch {
                 path: path.clone(),
                 differences: differences.join("; "),
-                original_command: runner::resume_command(&header.command_line, path),
+                original_command: runner::resume_command(&program, &header.command_line, path),
             });
         }
         if loaded.torn_tail {
@@ -290,20 +385,14 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
             environment: environment.clone(),
             warnings,
         })))?;
-        let state = ResumeState::from_journal(&loaded);
-        (path.clone(), writer, state)
+        let state = ResumeState::from_journal(loaded);
+        (path.clone(), writer, state, header.command_line.clone())
     } else {
         std::fs::create_dir_all(&args.out).map_err(|source| SweepError::WriteReport {
             path: args.out.clone(),
             source,
         })?;
         let path = runner::journal_path(&args.out);
-        if path.exists() {
-            return Err(SweepError::JournalExists {
-                out: args.out.clone(),
-                journal: path,
-            });
-        }
         let writer = JournalWriter::create(&path)?;
         writer.append(&JournalLine::Header(Box::new(Header {
             journal_version: journal::JOURNAL_VERSION,
@@ -314,15 +403,11 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
             warnings,
         })))?;
         writer.sync()?;
-        (path, writer, ResumeState::default())
+        (path, writer, ResumeState::default(), command_line)
     };
     let out_dir = journal_path
         .parent()
         .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf);
-    let original_command = match journal::read_journal(&journal_path)?.header() {
-        Some(header) => header.command_line.clone(),
-        None => command_line,
-    };
     let shared = Arc::new(Shared {
         client,
         corpora: config
@@ -333,11 +418,11 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         config,
         journal: writer,
         nonces: NonceSource::new(),
-        idle_timeout: Duration::from_secs_f64(args.idle_timeout_s),
-        busy_wait_cap: Duration::from_secs_f64(args.busy_wait_cap_s),
+        idle_timeout: checked.idle_timeout,
+        busy_wait_cap: checked.busy_wait_cap,
         has_metrics: metrics.is_some(),
         generation_counter,
-        resume_command: runner::resume_command(&original_command, &journal_path),
+        resume_command: runner::resume_command(&program, &original_command, &journal_path),
         progress: progress.clone(),
     });
 
@@ -377,4 +462,67 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<RunOutcome, Sw
         table,
         interrupted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn args(extra: &[&str]) -> Args {
+        let mut words = vec!["sweep"];
+        words.extend_from_slice(extra);
+        Args::parse_from(words)
+    }
+
+    fn rejected_flag(extra: &[&str]) -> String {
+        match check_args(&args(extra)) {
+            Err(SweepError::InvalidArgument { what, .. }) => what,
+            other => panic!("{extra:?} was not refused as an argument: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn waits_beyond_seven_days_are_refused_not_a_panic() {
+        assert_eq!(
+            rejected_flag(&["--idle-timeout-s", "1e20"]),
+            "--idle-timeout-s"
+        );
+        assert_eq!(
+            rejected_flag(&["--busy-wait-cap-s", "1e20"]),
+            "--busy-wait-cap-s"
+        );
+        assert_eq!(
+            rejected_flag(&["--idle-timeout-s", "0"]),
+            "--idle-timeout-s"
+        );
+        assert_eq!(
+            rejected_flag(&["--idle-timeout-s", "NaN"]),
+            "--idle-timeout-s"
+        );
+        assert_eq!(
+            rejected_flag(&["--busy-wait-cap-s", "inf"]),
+            "--busy-wait-cap-s"
+        );
+        let checked = check_args(&args(&[
+            "--idle-timeout-s",
+            "604800",
+            "--busy-wait-cap-s",
+            "0",
+        ]))
+        .expect("seven days and zero are allowed");
+        assert_eq!(checked.idle_timeout, Duration::from_secs(604_800));
+        assert_eq!(checked.busy_wait_cap, Duration::ZERO);
+    }
+
+    #[test]
+    fn extra_body_and_temperature_are_checked_with_the_rest() {
+        assert_eq!(rejected_flag(&["--extra-body", "{oops"]), "--extra-body");
+        assert_eq!(rejected_flag(&["--extra-body", "[1]"]), "--extra-body");
+        assert_eq!(rejected_flag(&["--temperature=-1"]), "--temperature");
+        let checked = check_args(&args(&["--extra-body", r#"{"top_k": 1}"#]))
+            .expect("a JSON object is accepted");
+        assert_eq!(checked.extra_body["top_k"], 1);
+    }
 }

@@ -136,6 +136,18 @@ pub struct SweepConfig {
     /// in tests that show a suffix nonce does not defeat a prefix cache; absent when false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub nonce_as_suffix: bool,
+    /// `--idle-timeout-s`: seconds without a stream event before the watchdog checks the
+    /// server (absent in journals written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_s: Option<f64>,
+    /// `--busy-wait-cap-s`: longest wait on a silent stream while the server is busy elsewhere
+    /// (absent in journals written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_wait_cap_s: Option<f64>,
+    /// `--allow-busy`: the run went ahead although the server had requests in flight or its
+    /// `/metrics` could not say (absent in journals written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_busy: Option<bool>,
     /// SHA-256 of the bundled corpora, hex.
     pub prompt_set_sha256: String,
     /// Free-form label.
@@ -158,7 +170,9 @@ impl SweepConfig {
         cells
     }
 
-    /// Field-by-field differences that matter for a resumed run (the label may change).
+    /// Field-by-field differences that matter for a resumed run (the label may change). Only
+    /// fields the journal (`self`) records are compared, so a journal written before a field
+    /// was recorded still resumes.
     pub fn differences(&self, other: &Self) -> Vec<String> {
         let left = serde_json::to_value(self).unwrap_or_default();
         let right = serde_json::to_value(other).unwrap_or_default();
@@ -206,6 +220,9 @@ mod tests {
             continuous_usage: true,
             defeat_prefix_cache: true,
             nonce_as_suffix: false,
+            idle_timeout_s: Some(60.0),
+            busy_wait_cap_s: Some(900.0),
+            allow_busy: Some(false),
             prompt_set_sha256: "abc".to_owned(),
             label: None,
         }
@@ -228,5 +245,32 @@ mod tests {
         b.label = Some("x".to_owned());
         let diff = a.differences(&b);
         assert_eq!(diff, vec!["reps: journal 5, now 7".to_owned()]);
+    }
+
+    #[test]
+    fn a_journal_without_the_watchdog_fields_loads_and_resumes() {
+        let mut old = serde_json::to_value(config()).expect("serialise");
+        let fields = old.as_object_mut().expect("an object");
+        for key in ["idle_timeout_s", "busy_wait_cap_s", "allow_busy"] {
+            assert!(fields.remove(key).is_some(), "{key} is recorded");
+        }
+        let old: SweepConfig = serde_json::from_value(old).expect("an old config loads");
+        assert_eq!(
+            (old.idle_timeout_s, old.busy_wait_cap_s, old.allow_busy),
+            (None, None, None)
+        );
+        assert!(old.differences(&config()).is_empty());
+        let mut changed = config();
+        changed.idle_timeout_s = Some(5.0);
+        changed.allow_busy = Some(true);
+        let mut diff = config().differences(&changed);
+        diff.sort();
+        assert_eq!(
+            diff,
+            vec![
+                "allow_busy: journal false, now true".to_owned(),
+                "idle_timeout_s: journal 60.0, now 5.0".to_owned(),
+            ]
+        );
     }
 }

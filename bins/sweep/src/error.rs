@@ -99,7 +99,7 @@ pub enum SweepError {
         original_command: String,
     },
     /// The output folder already holds a journal.
-    #[error("start a new run in {out}: it already holds a journal; pass --resume {journal} to continue it or choose another --out", out = out.display(), journal = journal.display())]
+    #[error("start a new run in {out}: it already holds a journal; pass --resume {journal} to continue it, or --out DIR for a new run", out = out.display(), journal = journal.display())]
     JournalExists {
         /// The output folder.
         out: PathBuf,
@@ -136,4 +136,16 @@ impl From<vernier_journal::JournalError> for SweepError {
             }
         }
     }
+}
+
+/// An error and its causes on one line: "message: cause: cause".
+pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text.replace('\n', " ")
 }

@@ -132,7 +132,7 @@ impl Failure {
 }
 
 fn classify(error: &vernier_openai::Error) -> Failure {
-    let message = format!("{error:#}");
+    let message = crate::error::one_line(error);
     match error {
         vernier_openai::Error::Connect { .. } => Failure::Unreachable(message),
         vernier_openai::Error::Http {
@@ -666,9 +666,10 @@ pub(crate) async fn run_cells(
     Ok(())
 }
 
-/// The command that continues a run: the original arguments with `--resume JOURNAL`.
-pub(crate) fn resume_command(command_line: &[String], journal: &Path) -> String {
-    let mut words = vec!["sweep".to_owned()];
+/// The command that continues a run: `program` (the program as the user ran it this time,
+/// e.g. `sweep` or `target/release/sweep`), then the original arguments with `--resume JOURNAL`.
+pub(crate) fn resume_command(program: &str, command_line: &[String], journal: &Path) -> String {
+    let mut words = vec![shell_quote(program)];
     let mut skip_next = false;
     for argument in command_line.iter().skip(1) {
         if skip_next {
@@ -724,10 +725,14 @@ mod tests {
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
-        let command = resume_command(&line, Path::new("out dir/journal.jsonl"));
+        let command = resume_command(
+            "target/release/sweep",
+            &line,
+            Path::new("out dir/journal.jsonl"),
+        );
         assert_eq!(
             command,
-            "sweep --extra-body '{\"a\": 1}' --reps 3 --resume 'out dir/journal.jsonl'"
+            "target/release/sweep --extra-body '{\"a\": 1}' --reps 3 --resume 'out dir/journal.jsonl'"
         );
     }
 

@@ -14,8 +14,14 @@ async fn main() -> ExitCode {
     match vernier_sim_server::run(&args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            // The error's message already names its cause.
-            eprintln!("error: failed to {error}");
+            let mut message = format!("error: failed to {error}");
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                message.push_str(": ");
+                message.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            eprintln!("{message}");
             ExitCode::from(2)
         }
     }

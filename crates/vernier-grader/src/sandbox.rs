@@ -366,7 +366,9 @@ impl Grader {
     }
 
     fn labels(&self, wall_time: Duration) -> HashMap<String, String> {
-        let deadline = unix_seconds(SystemTime::now() + wall_time + DEADLINE_GRACE);
+        // Saturating: an absurd wall-clock limit gives a far deadline, not a panic.
+        let deadline = unix_seconds(SystemTime::now())
+            .saturating_add(wall_time.saturating_add(DEADLINE_GRACE).as_secs());
         let mut labels: HashMap<String, String> = self
             .inner
             .config

@@ -191,19 +191,16 @@ impl ClientBuilder {
             api_key
                 .map(|key| {
                     let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim()))
-                        .map_err(|_| Error::InvalidUrl {
-                            url: self.base_url.clone(),
-                            reason: "the API key holds characters not allowed in a header"
-                                .to_owned(),
+                        .map_err(|_| Error::InvalidHeader {
+                            what: "the API key",
                         })?;
                     value.set_sensitive(true);
                     Ok::<_, Error>(value)
                 })
                 .transpose()?;
         let user_agent =
-            HeaderValue::from_str(&self.user_agent).map_err(|_| Error::InvalidUrl {
-                url: self.base_url.clone(),
-                reason: "the user agent holds characters not allowed in a header".to_owned(),
+            HeaderValue::from_str(&self.user_agent).map_err(|_| Error::InvalidHeader {
+                what: "the user agent",
             })?;
         let tls = match (endpoint.https, self.tls) {
             (_, Some(config)) => Some(http1_only(config)),
@@ -306,7 +303,8 @@ impl Client {
     ) -> Result<Response, Error> {
         let start = Instant::now();
         let timeouts = self.inner.timeouts;
-        let total_deadline = timeouts.total.map(|total| start + total);
+        // A total timeout too large for an `Instant` is no deadline at all.
+        let total_deadline = timeouts.total.and_then(|total| start.checked_add(total));
         let connect_deadline = earliest(
             after(start, timeouts.connect, TimeoutKind::Connect),
             total_deadline,

@@ -49,6 +49,15 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// The API key or the user agent cannot be sent as an HTTP header value. The value itself
+    /// is never part of the message.
+    #[error(
+        "build the request headers: {what} holds characters not allowed in an HTTP header (use visible ASCII, without line breaks)"
+    )]
+    InvalidHeader {
+        /// `the API key` or `the user agent`.
+        what: &'static str,
+    },
     /// The API key variable was not set.
     #[error(
         "read the API key from environment variable {var}: it is not set or not unicode (export {var}=... or drop the key option)"
@@ -58,7 +67,7 @@ pub enum Error {
         var: String,
     },
     /// The TCP connection could not be opened.
-    #[error("connect to {address}: {source} (is the server running and the URL right?)")]
+    #[error("connect to {address} (is the server running and the URL right?)")]
     Connect {
         /// host:port tried.
         address: String,
@@ -67,9 +76,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The TLS handshake failed.
-    #[error(
-        "complete the TLS handshake with {host}: {source} (check the certificate or use http://)"
-    )]
+    #[error("complete the TLS handshake with {host} (check the certificate or use http://)")]
     Tls {
         /// The server name used for verification.
         host: String,
@@ -78,7 +85,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The HTTP exchange failed before any response headers arrived.
-    #[error("send {what}: {source}")]
+    #[error("send {what}")]
     Request {
         /// Method and path.
         what: String,
@@ -115,7 +122,10 @@ pub enum Error {
         events_received: usize,
     },
     /// The connection ended before `[DONE]` or a finish reason.
-    #[error("read the stream to its end: the connection ended after {events_received} events{}", fmt_source(.source.as_ref()))]
+    #[error(
+        "read the stream to its end: the connection ended after {events_received} events{}",
+        clean_close_note(.source.as_ref())
+    )]
     StreamDropped {
         /// Events received before the connection ended.
         events_received: usize,
@@ -158,7 +168,7 @@ pub enum Error {
         reason: String,
     },
     /// Some other I/O failure.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     Io {
         /// What was being done.
         what: String,
@@ -168,11 +178,14 @@ pub enum Error {
     },
 }
 
-fn fmt_source(source: Option<&BoxError>) -> String {
-    source.map_or_else(
-        || " (clean close before [DONE])".to_owned(),
-        |error| format!(": {error}"),
-    )
+/// Says so when the stream ended without a transport error; a transport error is left to the
+/// cause chain.
+fn clean_close_note(source: Option<&BoxError>) -> &'static str {
+    if source.is_none() {
+        " (clean close before [DONE])"
+    } else {
+        ""
+    }
 }
 
 impl Error {

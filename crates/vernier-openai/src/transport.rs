@@ -177,12 +177,14 @@ pub(crate) fn earliest(
     }
 }
 
+/// The deadline `duration` after `start`; none when there is no duration or when the sum is
+/// beyond what an [`Instant`] can hold (such a deadline never comes).
 pub(crate) fn after(
     start: Instant,
     duration: Option<Duration>,
     kind: TimeoutKind,
 ) -> Option<(Instant, TimeoutKind)> {
-    duration.map(|duration| (start + duration, kind))
+    duration.and_then(|duration| Some((start.checked_add(duration)?, kind)))
 }
 
 /// Runs `future` until `deadline`, turning expiry into [`Error::Timeout`].

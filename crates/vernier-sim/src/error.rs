@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum SimError {
     /// The listening socket could not be bound.
-    #[error("bind the simulator to {addr}: {source} (choose a free port or port 0)")]
+    #[error("bind the simulator to {addr} (choose a free port or port 0)")]
     Bind {
         /// The address that was asked for.
         addr: std::net::SocketAddr,
@@ -25,7 +25,7 @@ pub enum SimError {
         reason: String,
     },
     /// A script rule's pattern is not a valid regular expression.
-    #[error("compile script pattern `{pattern}`: {source} (fix the regular expression)")]
+    #[error("compile script pattern `{pattern}` (fix the regular expression)")]
     ScriptPattern {
         /// The pattern as written.
         pattern: String,
@@ -33,7 +33,7 @@ pub enum SimError {
         source: regex::Error,
     },
     /// A script file could not be read.
-    #[error("read script file {path}: {source} (check the path)")]
+    #[error("read script file {path} (check the path)")]
     ScriptRead {
         /// The path given.
         path: PathBuf,
@@ -42,16 +42,14 @@ pub enum SimError {
     },
     /// A script in JSON could not be parsed.
     #[error(
-        "parse script JSON: {0} (expected {{\"rules\": [{{\"pattern\": ..., \"reply\": {{...}}}}]}} or a bare array of rules)"
+        "parse script JSON (expected {{\"rules\": [{{\"pattern\": ..., \"reply\": {{...}}}}]}} or a bare array of rules)"
     )]
     ScriptJson(#[source] serde_json::Error),
     /// A script in TOML could not be parsed.
-    #[error("parse script TOML: {0} (expected [[rules]] tables with pattern and reply)")]
+    #[error("parse script TOML (expected [[rules]] tables with pattern and reply)")]
     ScriptToml(#[source] toml::de::Error),
     /// The ground-truth file could not be opened for appending.
-    #[error(
-        "open ground-truth file {path}: {source} (check that its folder exists and is writable)"
-    )]
+    #[error("open ground-truth file {path} (check that its folder exists and is writable)")]
     GroundTruthFile {
         /// The path given.
         path: PathBuf,

@@ -307,5 +307,10 @@ mod tests {
             error.to_string().contains("/no/such/script.json"),
             "{error}"
         );
+        // The cause is left to the error chain, not repeated in the message.
+        let cause = std::error::Error::source(&error)
+            .expect("an I/O cause")
+            .to_string();
+        assert!(!error.to_string().contains(&cause), "{error}");
     }
 }

@@ -7,9 +7,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum SuiteError {
     /// A file could not be read.
-    #[error(
-        "read {path}: {source}; check the path (code-task files are relative to the suite file)"
-    )]
+    #[error("read {path}; check the path (code-task files are relative to the suite file)")]
     Read {
         /// The file.
         path: PathBuf,

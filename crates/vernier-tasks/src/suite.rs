@@ -373,16 +373,17 @@ impl CodeEntry {
         if cases.is_empty() {
             return Err(invalid("the cases file holds no cases".to_owned()));
         }
-        if !(self.time_floor_seconds.is_finite() && self.time_floor_seconds > 0.0) {
-            return Err(invalid(
-                "time_floor_seconds must be a positive number".to_owned(),
-            ));
-        }
-        let mut check = CodeCheck::new(
-            harness,
-            cases,
-            Duration::from_secs_f64(self.time_floor_seconds),
-        );
+        // `try_from_secs_f64` refuses NaN, negative and too-large values instead of panicking.
+        let time_floor = Duration::try_from_secs_f64(self.time_floor_seconds)
+            .ok()
+            .filter(|floor| !floor.is_zero())
+            .ok_or_else(|| {
+                invalid(format!(
+                    "time_floor_seconds = {} is not a usable time limit; give a positive number of seconds such as 5.0",
+                    self.time_floor_seconds
+                ))
+            })?;
+        let mut check = CodeCheck::new(harness, cases, time_floor);
         check.guards = self
             .guards
             .iter()

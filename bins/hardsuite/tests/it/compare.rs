@@ -73,6 +73,7 @@ async fn compare_on_two_journals_matches_published_and_scipy_values() {
     write_journal(&path_a, "model-a", &a, 1200);
     write_journal(&path_b, "model-b", &b, 3400);
     let markdown = dir.path().join("compare.md");
+    let json = dir.path().join("compare.json");
     let output = run_cli(&[
         "hardsuite",
         "compare",
@@ -80,6 +81,8 @@ async fn compare_on_two_journals_matches_published_and_scipy_values() {
         arg(&path_b),
         "--markdown",
         arg(&markdown),
+        "--json",
+        arg(&json),
     ])
     .await
     .expect("compare");
@@ -134,6 +137,12 @@ async fn compare_on_two_journals_matches_published_and_scipy_values() {
     );
     let written = std::fs::read_to_string(&markdown).expect("markdown written");
     assert!(written.starts_with("# hardsuite compare: model-a vs model-b"));
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).expect("JSON");
+    assert_eq!(written["n_items"], 161);
+    assert_eq!(written["a_model"], "model-a");
+    assert!(written["task_clustered"].is_null());
+    assert!(written["newcombe"]["low"].is_f64());
 }
 
 #[tokio::test]

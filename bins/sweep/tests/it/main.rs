@@ -1,5 +1,6 @@
 //! Integration tests of the sweep against the in-process simulator over loopback.
 
+mod arguments;
 mod calibration;
 mod report;
 mod resume;

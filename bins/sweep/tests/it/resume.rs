@@ -1,6 +1,7 @@
 //! A run cut short by a dead server resumes without measuring anything twice.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::time::Duration;
 
 use vernier_sim::{Sim, SimConfig};
@@ -13,6 +14,26 @@ fn sim_config(bind: std::net::SocketAddr) -> SimConfig {
         .decode_step(Duration::from_millis(5))
         .prefill_tokens_per_s(50_000.0)
         .build()
+}
+
+/// Polls the journal until it holds `n` `rep_done` lines; fails after two minutes, or when the
+/// run ends first.
+async fn wait_for_rep_done<T>(journal: &Path, n: usize, run: &tokio::task::JoinHandle<T>) {
+    tokio::time::timeout(Duration::from_secs(120), async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let text = std::fs::read_to_string(journal).unwrap_or_default();
+            if text.matches("\"type\":\"rep_done\"").count() >= n {
+                break;
+            }
+            assert!(
+                !run.is_finished(),
+                "the run ended before {n} repetitions were journaled"
+            );
+        }
+    })
+    .await
+    .expect("the repetitions are journaled within two minutes");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -39,13 +60,7 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
         vec!["sweep".to_owned()],
     ));
     // Let a few repetitions finish, then kill the server mid-run.
-    loop {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let text = std::fs::read_to_string(&journal).unwrap_or_default();
-        if text.matches("\"type\":\"rep_done\"").count() >= 5 {
-            break;
-        }
-    }
+    wait_for_rep_done(&journal, 5, &first).await;
     sim.shutdown().await;
     let error = first
         .await

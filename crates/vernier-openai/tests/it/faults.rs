@@ -94,6 +94,13 @@ async fn dropped_connection_keeps_the_partial_stream() {
     );
     assert_eq!(stream.accumulated().content(), "ababab");
     assert!(stream.finished_at().is_some());
+    // The transport error is the cause, printed by the chain, not repeated in the message.
+    let cause = std::error::Error::source(&error)
+        .expect("a cause")
+        .to_string();
+    let message = error.to_string();
+    assert!(!message.contains(&cause), "{message} repeats {cause}");
+    assert!(message.ends_with("after 3 events"), "{message}");
 }
 
 #[tokio::test]
@@ -357,6 +364,66 @@ async fn missing_key_variable_and_bad_url_are_named() {
         ClientBuilder::new("localhost:8000").build(),
         Err(Error::InvalidUrl { .. })
     ));
+}
+
+#[tokio::test]
+async fn header_values_that_cannot_be_sent_are_named_without_the_key() {
+    let error = ClientBuilder::new("http://127.0.0.1:1")
+        .api_key("sk-secret\nvalue".to_owned())
+        .build()
+        .expect_err("a line break cannot be sent");
+    assert!(
+        matches!(
+            error,
+            Error::InvalidHeader {
+                what: "the API key"
+            }
+        ),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(message.contains("the API key"), "{message}");
+    assert!(
+        !message.contains("sk-secret"),
+        "the key must not be printed"
+    );
+    assert!(!message.contains("base url"), "{message}");
+
+    let error = ClientBuilder::new("http://127.0.0.1:1")
+        .user_agent("agent\r\nX-Injected: 1")
+        .build()
+        .expect_err("a line break cannot be sent");
+    assert!(
+        matches!(
+            error,
+            Error::InvalidHeader {
+                what: "the user agent"
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("the user agent"), "{error}");
+}
+
+#[tokio::test]
+async fn huge_timeouts_mean_no_deadline() {
+    let wire = chunked_response(
+        "200 OK",
+        "text/event-stream",
+        &[EVENT, EVENT, b"data: [DONE]\n\n"],
+        true,
+    );
+    let huge = Some(Duration::MAX);
+    let timeouts = Timeouts::none()
+        .connect(huge)
+        .first_byte(huge)
+        .idle(huge)
+        .total(huge);
+    let client = client_for(vec![Step::Write(wire)], timeouts).await;
+    let accumulated = collect_chat(&client)
+        .await
+        .expect("no deadline can overflow");
+    assert_eq!(accumulated.content(), "abab");
 }
 
 #[tokio::test]

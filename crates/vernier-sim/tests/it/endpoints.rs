@@ -5,7 +5,7 @@ use serde_json::json;
 use vernier_sim::{GroundTruth, TokensPerEvent, sim_chat_tokenize, sim_tokenize};
 
 use crate::client::{get, post, request};
-use crate::{chat, fast, post_chat, start};
+use crate::{chat, fast, post_chat, start, wait_for};
 
 #[tokio::test]
 async fn models_version_health_and_unknown_paths() {
@@ -221,15 +221,21 @@ async fn max_num_seqs_makes_requests_wait() {
     )
     .await;
     let addr = sim.addr();
-    let first = tokio::spawn(async move { post_chat(addr, "one", 40).await });
-    // Wait until the first request holds the only slot.
-    while sim.metrics().num_requests_running == 0 {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    // 200 steps of 5 ms: the first request holds the only slot for about a second, long
+    // enough for the second to be queued behind it on any machine.
+    let first = tokio::spawn(async move { post_chat(addr, "one", 200).await });
+    wait_for("the first request to hold the only slot", || {
+        sim.metrics().num_requests_running == 1
+    })
+    .await;
     let second = tokio::spawn(async move { post_chat(addr, "two", 5).await });
-    while sim.metrics().num_requests_waiting == 0 {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    // The waiting must be observed at least once, within the deadline.
+    wait_for("the second request to wait", || {
+        let metrics = sim.metrics();
+        metrics.num_requests_waiting == 1 && metrics.num_requests_running == 1
+    })
+    .await;
+    // The first request still has most of its second to run, so /metrics shows the same.
     let metrics = String::from_utf8(get(addr, "/metrics").await.body).expect("text");
     assert_eq!(sample(&metrics, "vllm:num_requests_waiting"), "1.0");
     assert_eq!(sample(&metrics, "vllm:num_requests_running"), "1.0");
@@ -278,9 +284,10 @@ async fn shutdown_drops_streams_and_the_port_can_be_reused() {
     let sim = start(fast().decode_step(Duration::from_millis(20)).build()).await;
     let addr = sim.addr();
     let in_flight = tokio::spawn(async move { post_chat(addr, "long", 500).await });
-    while sim.metrics().generation_tokens_total < 3 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_for("three generated tokens", || {
+        sim.metrics().generation_tokens_total >= 3
+    })
+    .await;
     sim.shutdown().await;
     let cut = in_flight.await.expect("client task");
     assert!(cut.truncated, "the stream ended without its final chunk");

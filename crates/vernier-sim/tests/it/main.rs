@@ -39,6 +39,19 @@ fn chat(prompt: &str, max_tokens: u32, extra: &Value) -> Value {
     body
 }
 
+/// Polls `done` every millisecond until it holds; fails the test naming `what` if it does not
+/// hold within 10 seconds, so a missed condition cannot hang the test.
+async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "gave up after 10 s waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
 /// Posts a streamed chat request for `prompt` with no extra fields.
 async fn post_chat(addr: SocketAddr, prompt: &str, max_tokens: u32) -> client::RawResponse {
     client::post(

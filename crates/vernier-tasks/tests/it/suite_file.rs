@@ -188,6 +188,56 @@ fn missing_code_files_name_the_file() {
     .expect("write");
     let error = Suite::from_path(&path).expect_err("missing harness");
     assert!(error.to_string().contains("h.py"), "{error}");
+    // The operating system's reason is the cause, printed by the chain, not repeated.
+    let cause = std::error::Error::source(&error)
+        .expect("an I/O cause")
+        .to_string();
+    assert!(
+        !error.to_string().contains(&cause),
+        "{error} repeats {cause}"
+    );
+}
+
+#[test]
+fn unusable_time_floors_are_named_without_panicking() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("h.py"),
+        "def run_case(case):\n    return case\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("c.json"),
+        r#"[{"name": "one", "input": 1, "expected": 1}]"#,
+    )
+    .expect("write");
+    let path = dir.path().join("suite.toml");
+    for floor in ["1e300", "-1.0", "nan", "inf", "0.0", "1e-12"] {
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"c\"\n[[tasks]]\nid = \"slow\"\ncategory = \"code\"\nprompt = \"p\"\n[tasks.code]\nharness = \"h.py\"\ncases = \"c.json\"\ntime_floor_seconds = {floor}\n"
+            ),
+        )
+        .expect("write");
+        let error = Suite::from_path(&path).expect_err(floor);
+        assert!(
+            matches!(&error, SuiteError::InvalidTask { id, .. } if id == "slow"),
+            "{floor}: {error}"
+        );
+        assert!(error.to_string().contains("time_floor_seconds"), "{error}");
+    }
+    // A sane floor loads.
+    std::fs::write(
+        &path,
+        "name = \"c\"\n[[tasks]]\nid = \"slow\"\ncategory = \"code\"\nprompt = \"p\"\n[tasks.code]\nharness = \"h.py\"\ncases = \"c.json\"\ntime_floor_seconds = 2.5\n",
+    )
+    .expect("write");
+    let suite = Suite::from_path(&path).expect("a usable floor");
+    let Checker::Code(check) = &suite.tasks[0].checker else {
+        panic!("not a code task")
+    };
+    assert_eq!(check.time_floor, std::time::Duration::from_millis(2500));
 }
 
 #[test]

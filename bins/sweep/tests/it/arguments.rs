@@ -1,0 +1,62 @@
+//! Arguments and the output folder are checked before any network or simulator work, so a typo
+//! or a second run into the same folder fails at once, naming what to change.
+
+use crate::support::run_sweep;
+
+/// A loopback URL nobody listens on: any request to it would fail with a connection error.
+fn nobody_listening() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    let addr = listener.local_addr().expect("its address");
+    drop(listener);
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_bad_extra_body_or_wait_fails_before_the_server_is_asked() {
+    let out = tempfile::tempdir().expect("temporary folder");
+    let url = nobody_listening();
+    for (flags, flag) in [
+        (["--extra-body", "{\"a\":"], "--extra-body"),
+        (["--idle-timeout-s", "1e20"], "--idle-timeout-s"),
+        (["--busy-wait-cap-s", "1e20"], "--busy-wait-cap-s"),
+    ] {
+        let error = run_sweep(&url, out.path(), &flags)
+            .await
+            .expect_err("a bad argument is refused");
+        assert!(
+            matches!(&error, sweep::SweepError::InvalidArgument { what, .. } if what == flag),
+            "{flags:?}: {error}"
+        );
+    }
+    assert!(
+        !out.path().join("journal.jsonl").exists(),
+        "nothing is written"
+    );
+}
+
+#[tokio::test]
+async fn a_second_run_into_the_same_folder_says_how_to_resume_or_start_anew() {
+    let out = tempfile::tempdir().expect("temporary folder");
+    let journal = out.path().join("journal.jsonl");
+    std::fs::write(&journal, "{}\n").expect("an earlier run's journal");
+    let error = run_sweep(&nobody_listening(), out.path(), &[])
+        .await
+        .expect_err("an existing journal is not overwritten");
+    let message = error.to_string();
+    assert!(
+        matches!(error, sweep::SweepError::JournalExists { .. }),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!(
+            "pass --resume {} to continue it, or --out DIR for a new run",
+            journal.display()
+        )),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&journal).expect("the journal"),
+        "{}\n",
+        "the journal is untouched"
+    );
+}
