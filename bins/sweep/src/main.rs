@@ -13,6 +13,8 @@ enum Exit {
     Success = 0,
     /// Anything else went wrong.
     Failure = 1,
+    /// A flag's value was refused (by clap, or by the sweep's own checks).
+    BadArguments = 2,
     /// The server was busy before the start (see --allow-busy).
     ServerBusy = 3,
     /// The server stopped answering; the run can be resumed.
@@ -86,6 +88,9 @@ fn main() -> ExitCode {
             match error {
                 sweep::SweepError::ServerBusy { .. } => Exit::ServerBusy.into(),
                 sweep::SweepError::ServerStopped { .. } => Exit::ServerStopped.into(),
+                sweep::SweepError::InvalidArgument { ref what, .. } if what.starts_with("--") => {
+                    Exit::BadArguments.into()
+                }
                 _ => Exit::Failure.into(),
             }
         }

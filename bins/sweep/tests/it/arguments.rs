@@ -60,3 +60,17 @@ async fn a_second_run_into_the_same_folder_says_how_to_resume_or_start_anew() {
         "the journal is untouched"
     );
 }
+
+#[test]
+fn the_binary_exits_with_2_for_a_refused_flag_and_names_it() {
+    let out = tempfile::tempdir().expect("temporary folder");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(["--base-url", &nobody_listening(), "--out"])
+        .arg(out.path())
+        .args(["--extra-body", "{\"a\":", "--quiet"])
+        .output()
+        .expect("run the sweep binary");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--extra-body"), "{stderr}");
+}
