@@ -162,6 +162,23 @@ impl From<vernier_journal::JournalError> for HardsuiteError {
     }
 }
 
+/// An error and its causes: "message: cause: cause", as the command line prints it.
+pub fn cause_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// An error and its causes on one line: [`cause_chain`] with line breaks as spaces.
+pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
+    cause_chain(error).replace('\n', " ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,7 +61,7 @@ pub use compare::{
 pub use demo::{
     SIMULATOR_BANNER, ScriptedKind, ScriptedTask, demo_script, demo_simulator_config, scripted_plan,
 };
-pub use error::HardsuiteError;
+pub use error::{HardsuiteError, cause_chain};
 pub use journal::{
     AttemptRecord, BudgetFlags, JOURNAL_VERSION, JournalLine, LoadedJournal, Phase, RunHeader,
     Sampling, read_journal,

@@ -63,14 +63,11 @@ fn main() -> ExitCode {
             Exit::Success.into()
         }
         Err(error) => {
-            let mut message = format!("error: failed to {error}");
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                message.push_str(": ");
-                message.push_str(&cause.to_string());
-                source = cause.source();
-            }
-            let _ = writeln!(std::io::stderr(), "{message}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: failed to {}",
+                hardsuite::cause_chain(&error)
+            );
             match error {
                 hardsuite::HardsuiteError::SelfCheck(_) => Exit::SelfCheckFailed.into(),
                 hardsuite::HardsuiteError::ServerStopped { .. } => Exit::ServerStopped.into(),

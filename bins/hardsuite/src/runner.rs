@@ -12,7 +12,7 @@ use vernier_meter::{Measurement, Meter};
 use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions, Tool};
 use vernier_tasks::{OutcomeKind, Reply, ReplyToolCall, Task};
 
-use crate::error::HardsuiteError;
+use crate::error::{HardsuiteError, one_line};
 use crate::journal::{AttemptRecord, JournalLine, JournalWriter, Phase, Sampling};
 use crate::report::thousands;
 
@@ -275,18 +275,6 @@ pub(crate) fn build_request(
         fields.remove("stop");
     }
     serde_json::from_value(body).map_err(|error| error.to_string())
-}
-
-/// An error and its causes on one line.
-pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text.replace('\n', " ")
 }
 
 fn empty_record(

@@ -138,8 +138,8 @@ impl From<vernier_journal::JournalError> for SweepError {
     }
 }
 
-/// An error and its causes on one line: "message: cause: cause".
-pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
+/// An error and its causes: "message: cause: cause", as the command line prints it.
+pub fn cause_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -147,5 +147,10 @@ pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
         text.push_str(&cause.to_string());
         source = cause.source();
     }
-    text.replace('\n', " ")
+    text
+}
+
+/// An error and its causes on one line: [`cause_chain`] with line breaks as spaces.
+pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
+    cause_chain(error).replace('\n', " ")
 }

@@ -45,7 +45,7 @@ pub use cli::Args;
 pub use command::{RunOutcome, SIMULATOR_BANNER, demo_simulator_config, run};
 pub use config::{CellKey, SweepConfig, Workload};
 pub use environment::{ClientMachine, Environment, GpuInfo, ModelInfo, ServerInfo, ToolInfo};
-pub use error::SweepError;
+pub use error::{SweepError, cause_chain};
 pub use journal::{
     Attempt, Calibration, CellWindow, Header, JOURNAL_VERSION, JournalLine, LoadedJournal, Phase,
     RepDone, RequestSpecDecode, Resumed, Status, read_journal,

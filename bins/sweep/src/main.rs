@@ -1,6 +1,5 @@
 //! `sweep` command line: parse, run, print, map errors to exit codes.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -78,13 +77,11 @@ fn main() -> ExitCode {
             }
         }
         Err(error) => {
-            let mut message = format!("error: failed to {error}");
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                let _ = write!(message, ": {cause}");
-                source = cause.source();
-            }
-            let _ = writeln!(std::io::stderr(), "{message}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: failed to {}",
+                sweep::cause_chain(&error)
+            );
             match error {
                 sweep::SweepError::ServerBusy { .. } => Exit::ServerBusy.into(),
                 sweep::SweepError::ServerStopped { .. } => Exit::ServerStopped.into(),

@@ -170,15 +170,15 @@ async fn generation_moving(client: &Client, name: &str, gap: Duration) -> Option
 async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Failure> {
     let mut future = pin!(future);
     let mut waited = Duration::ZERO;
-    let gap = shared.idle_timeout.min(Duration::from_secs(3));
+    let client = &shared.client;
+    let idle = shared.idle_timeout;
+    let counter = shared.generation_counter;
+    let gap = idle.min(Duration::from_secs(3));
     loop {
-        let client = shared.client.clone();
-        let idle = shared.idle_timeout;
-        let counter = shared.generation_counter;
         let check = pin!(async move {
             tokio::time::sleep(idle).await;
             match counter {
-                Some(name) => generation_moving(&client, name, gap).await,
+                Some(name) => generation_moving(client, name, gap).await,
                 None => None,
             }
         });
@@ -299,12 +299,12 @@ async fn run_stream(
     start.wait().await;
     let corpus = &shared.corpora[&job.cell.workload];
     let retries = shared.config.retries;
+    let placement = NoncePlacement::from_suffix(shared.config.nonce_as_suffix);
     for attempt in 0..=retries {
         let nonce = shared
             .config
             .defeat_prefix_cache
             .then(|| shared.nonces.next());
-        let placement = NoncePlacement::from_suffix(shared.config.nonce_as_suffix);
         let prompt = corpus.prompt(nonce.as_deref(), placement, job.n_units);
         let request = build_request(
             &shared.config,

@@ -15,7 +15,14 @@ const MAX_RENDERED: usize = 200;
 /// Rules: integers compare exactly; an integer and a float, or two floats, compare with
 /// relative tolerance 1e-9 (so `1 == 1.0`); booleans are not numbers; strings, `null` and
 /// lists compare exactly, lists element by element; objects key by key.
-pub(crate) fn compare(expected: &Value, actual: &Value) -> Result<(), String> {
+///
+/// ```
+/// use serde_json::json;
+///
+/// assert!(vernier_grader::compare(&json!([1, {"a": 0.3}]), &json!([1.0, {"a": 0.1 + 0.2}])).is_ok());
+/// assert_eq!(vernier_grader::compare(&json!([true]), &json!([1])), Err("at [0]: expected true, got 1".to_owned()));
+/// ```
+pub fn compare(expected: &Value, actual: &Value) -> Result<(), String> {
     let mut path = String::new();
     compare_at(expected, actual, &mut path).map_err(|message| {
         if path.is_empty() {
@@ -158,6 +165,8 @@ mod tests {
         assert!(compare(&json!({"a": 1}), &json!({"a": 1, "b": 2})).is_err());
         assert!(compare(&json!(null), &json!(0)).is_err());
         assert!(compare(&json!("1"), &json!(1)).is_err());
+        assert!(compare(&json!("a"), &json!(["a"])).is_err());
+        assert!(compare(&json!({"a": [1]}), &json!({"a": [1.0]})).is_ok());
     }
 
     #[test]

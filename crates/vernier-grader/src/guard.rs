@@ -9,8 +9,9 @@ use unicode_normalization::UnicodeNormalization;
 
 use crate::config::Guard;
 
-/// Returns the first guard the code violates, as the forbidden name.
-pub(crate) fn violated_guard(code: &str, guards: &[Guard]) -> Option<String> {
+/// Returns the first guard the code violates, as the forbidden name: the static check
+/// the grader makes before it starts a container.
+pub fn violated_guard(code: &str, guards: &[Guard]) -> Option<String> {
     if guards.is_empty() {
         return None;
     }

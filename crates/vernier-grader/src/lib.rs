@@ -6,7 +6,9 @@
 //! [`Guard`]s) gets its own container and volume, removed on every path, and comes back
 //! as a [`Grade`]: a [`GradeReason`], one [`CaseOutcome`] per case, bounded output
 //! excerpts, wall time, exit code, the OOM flag, and the image ID it ran in.
-//! [`extract_code`] finds the code in a model's reply.
+//! [`extract_code`] finds the code in a model's reply; [`compare`] and [`violated_guard`]
+//! are the grader's value comparison and static guard check, for callers that check
+//! results without a container.
 //!
 //! # The sandbox
 //!
@@ -111,8 +113,10 @@ mod protocol;
 mod sandbox;
 mod verdict;
 
+pub use compare::compare;
 pub use config::{Case, DEFAULT_IMAGE, Expected, GraderConfig, Guard, Limits, Submission};
 pub use error::GraderError;
 pub use extract::extract_code;
 pub use grade::{CaseOutcome, Grade, GradeReason};
+pub use guard::violated_guard;
 pub use sandbox::{GRADER_LABEL, Grader};

@@ -73,22 +73,15 @@ impl Grader {
                 .ok()
                 .filter(|host| !host.is_empty())
         });
-        let (docker, host) = if let Some(host) = host {
-            let docker =
-                Docker::connect_with_host(&host).map_err(|source| GraderError::Connect {
-                    host: host.clone(),
-                    source,
-                })?;
-            (docker, host)
-        } else {
-            let host = "the local socket".to_owned();
-            let docker =
-                Docker::connect_with_local_defaults().map_err(|source| GraderError::Connect {
-                    host: host.clone(),
-                    source,
-                })?;
-            (docker, host)
+        let connected = match &host {
+            Some(host) => Docker::connect_with_host(host),
+            None => Docker::connect_with_local_defaults(),
         };
+        let host = host.unwrap_or_else(|| "the local socket".to_owned());
+        let docker = connected.map_err(|source| GraderError::Connect {
+            host: host.clone(),
+            source,
+        })?;
         // Older engines (20.10 speaks API 1.41) refuse a newer client version.
         let docker = docker
             .negotiate_version()

@@ -142,11 +142,7 @@ fn judge_case(expected: &Expected, record: &Value) -> (bool, String) {
                     }),
                 Expected::Value(_) => false,
             };
-        return if raised_expected {
-            (true, format!("raised {summary}"))
-        } else {
-            (false, format!("raised {summary}"))
-        };
+        return (raised_expected, format!("raised {summary}"));
     }
     if let Some(why) = record.get("unserialisable") {
         let why = why.as_str().unwrap_or("?");

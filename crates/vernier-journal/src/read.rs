@@ -123,13 +123,9 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_reported_with_its_offset_not_parsed() {
         let (_dir, path) = journal_with("1\n22\n{\"broken");
-        let journal = read::<u32>(&path).expect("a torn tail is tolerated");
+        let mut journal = read::<u32>(&path).expect("a torn tail is tolerated");
+        let tail = journal.torn_tail.take().expect("the torn tail");
         assert_eq!(journal.into_values(), [1, 22]);
-        let (_dir, path) = journal_with("1\n22\n{\"broken");
-        let tail = read::<u32>(&path)
-            .expect("a torn tail is tolerated")
-            .torn_tail
-            .expect("the torn tail");
         assert_eq!(tail.offset, 5);
         assert_eq!(tail.number, 3);
         assert_eq!(tail.text, "{\"broken");

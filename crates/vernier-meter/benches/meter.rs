@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use vernier_meter::{Meter, Observation};
-use vernier_openai::{ChatChunk, SseDecoder, SseEvent};
+use vernier_openai::{ChatChunk, SseDecoder, SseEvent, StampedChunk, observation};
 
 const EVENTS_PER_BATCH: usize = 1024;
 
@@ -39,24 +39,6 @@ const VLLM_CHUNK: &[u8] = br#"data: {"id":"chatcmpl-8f3c2a9e1b7d4c6f9a0e","objec
 
 "#;
 
-fn clamp_u32(value: usize) -> u32 {
-    u32::try_from(value).unwrap_or(u32::MAX)
-}
-
-fn observation_of(chunk: &ChatChunk, at: Instant) -> Observation {
-    let mut observation = Observation::new(at)
-        .with_content_bytes(clamp_u32(chunk.content_len()))
-        .with_reasoning_bytes(clamp_u32(chunk.reasoning_len()))
-        .with_tool_call_bytes(clamp_u32(chunk.tool_call_len()));
-    if let Some(n_token_ids) = chunk.token_id_count() {
-        observation = observation.with_token_ids(clamp_u32(n_token_ids));
-    }
-    if let Some(usage) = &chunk.usage {
-        observation = observation.with_cumulative_completion_tokens(usage.completion_tokens);
-    }
-    observation
-}
-
 fn decode_parse_observe(criterion: &mut Criterion) {
     assert!(
         (250..=350).contains(&VLLM_CHUNK.len()),
@@ -84,7 +66,11 @@ fn decode_parse_observe(criterion: &mut Criterion) {
                     for event in events.iter() {
                         let chunk: ChatChunk =
                             serde_json::from_str(&event.data).expect("valid chunk JSON");
-                        meter.observe(&observation_of(&chunk, at));
+                        meter.observe(&observation(&StampedChunk {
+                            arrived_at: at,
+                            chunk,
+                            n_bytes: event.data.len(),
+                        }));
                     }
                 }
                 assert_eq!(meter.n_events(), EVENTS_PER_BATCH);

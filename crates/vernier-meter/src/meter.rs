@@ -92,6 +92,19 @@ struct TokenEvent {
     logprob_tokens: Option<u32>,
 }
 
+impl TokenEvent {
+    /// Tokens in this event by a per-event `source`; `None` when the event does not carry it or
+    /// the source is a per-request total.
+    fn tokens(&self, source: TokenSource) -> Option<u64> {
+        match source {
+            TokenSource::TokenIds => self.token_ids.map(u64::from),
+            TokenSource::ContinuousUsage => self.usage_delta,
+            TokenSource::Logprobs => self.logprob_tokens.map(u64::from),
+            _ => None,
+        }
+    }
+}
+
 /// Totals of one token source over the request.
 #[derive(Debug, Clone, Copy)]
 struct SourceTotal {
@@ -163,15 +176,11 @@ impl<'a> Computation<'a> {
     }
 
     /// Sum of a per-event count when every token-bearing event carries it; warns on partial presence.
-    fn per_event_total(
-        &mut self,
-        source: TokenSource,
-        count: impl Fn(&TokenEvent) -> Option<u64>,
-    ) -> Option<u64> {
+    fn per_event_total(&mut self, source: TokenSource) -> Option<u64> {
         let present = self
             .token_events
             .iter()
-            .filter(|event| count(event).is_some())
+            .filter(|event| event.tokens(source).is_some())
             .count();
         if present == 0 {
             return None;
@@ -183,23 +192,24 @@ impl<'a> Computation<'a> {
             ));
             return None;
         }
-        Some(self.token_events.iter().filter_map(&count).sum())
+        Some(
+            self.token_events
+                .iter()
+                .filter_map(|event| event.tokens(source))
+                .sum(),
+        )
     }
 
     /// Every source present, best first.
     fn available_sources(&mut self) -> Vec<SourceTotal> {
         let mut sources = Vec::with_capacity(6);
-        if let Some(tokens) = self.per_event_total(TokenSource::TokenIds, |event| {
-            event.token_ids.map(u64::from)
-        }) {
+        if let Some(tokens) = self.per_event_total(TokenSource::TokenIds) {
             sources.push(SourceTotal {
                 source: TokenSource::TokenIds,
                 tokens,
             });
         }
-        if self
-            .per_event_total(TokenSource::ContinuousUsage, |event| event.usage_delta)
-            .is_some()
+        if self.per_event_total(TokenSource::ContinuousUsage).is_some()
             && let Some(tokens) = self.max_cumulative_usage
         {
             sources.push(SourceTotal {
@@ -207,9 +217,7 @@ impl<'a> Computation<'a> {
                 tokens,
             });
         }
-        if let Some(tokens) = self.per_event_total(TokenSource::Logprobs, |event| {
-            event.logprob_tokens.map(u64::from)
-        }) {
+        if let Some(tokens) = self.per_event_total(TokenSource::Logprobs) {
             sources.push(SourceTotal {
                 source: TokenSource::Logprobs,
                 tokens,
@@ -236,16 +244,10 @@ impl<'a> Computation<'a> {
 
     /// Tokens in each token-bearing event by a per-event source.
     fn tokens_by_event(&self, source: TokenSource) -> Option<Vec<u64>> {
-        let count = |event: &TokenEvent| match source {
-            TokenSource::TokenIds => event.token_ids.map(u64::from),
-            TokenSource::ContinuousUsage => event.usage_delta,
-            TokenSource::Logprobs => event.logprob_tokens.map(u64::from),
-            _ => None,
-        };
         source.is_per_event().then(|| {
             self.token_events
                 .iter()
-                .map(|event| count(event).unwrap_or(0))
+                .map(|event| event.tokens(source).unwrap_or(0))
                 .collect()
         })
     }

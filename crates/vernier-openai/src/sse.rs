@@ -188,10 +188,7 @@ impl SseDecoder {
             self.data.push('\n');
         }
         self.has_data = true;
-        match std::str::from_utf8(value) {
-            Ok(text) => self.data.push_str(text),
-            Err(_) => self.data.push_str(&String::from_utf8_lossy(value)),
-        }
+        self.data.push_str(&String::from_utf8_lossy(value));
         Ok(())
     }
 

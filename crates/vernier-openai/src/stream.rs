@@ -90,7 +90,6 @@ pub(crate) struct EventStream<C> {
     last_event_at: Option<Instant>,
     eof: bool,
     state: State,
-    events_received: usize,
     finished_at: Option<Instant>,
     accumulator: ChatAccumulator,
     chunk_type: PhantomData<fn() -> C>,
@@ -108,11 +107,15 @@ impl<C: StreamChunk> EventStream<C> {
             last_event_at: None,
             eof: false,
             state: State::Open,
-            events_received: 0,
             finished_at: None,
             accumulator: ChatAccumulator::new(),
             chunk_type: PhantomData,
         }
+    }
+
+    /// Events parsed and handed out so far: the accumulator counts each one.
+    fn events_received(&self) -> usize {
+        self.accumulator.n_events()
     }
 
     pub(crate) async fn next_event(&mut self) -> Option<Result<StampedChunk<C>, Error>> {
@@ -136,7 +139,7 @@ impl<C: StreamChunk> EventStream<C> {
                     return None;
                 }
                 let error = Error::StreamDropped {
-                    events_received: self.events_received,
+                    events_received: self.events_received(),
                     source: None,
                 };
                 return Some(Err(self.fail(error)));
@@ -153,7 +156,7 @@ impl<C: StreamChunk> EventStream<C> {
         match error {
             Error::LineTooLong { limit, .. } => Error::LineTooLong {
                 limit,
-                events_received: self.events_received,
+                events_received: self.events_received(),
             },
             other => other,
         }
@@ -172,7 +175,7 @@ impl<C: StreamChunk> EventStream<C> {
             ),
         };
         let deadline = earliest(phase, self.opened.total_deadline);
-        let frame = within(deadline, self.events_received, self.opened.body.frame()).await?;
+        let frame = within(deadline, self.events_received(), self.opened.body.frame()).await?;
         let arrived_at = Instant::now();
         match frame {
             None => {
@@ -183,7 +186,7 @@ impl<C: StreamChunk> EventStream<C> {
             }
             Some(Err(error)) => {
                 return Err(Error::StreamDropped {
-                    events_received: self.events_received,
+                    events_received: self.events_received(),
                     source: Some(Box::new(error)),
                 });
             }
@@ -223,26 +226,26 @@ impl<C: StreamChunk> EventStream<C> {
                 .unwrap_or_else(|_| Value::String(event.data.clone()));
             let error = Error::ServerErrorEvent {
                 error,
-                events_received: self.events_received,
+                events_received: self.events_received(),
             };
             return Some(Err(self.fail(error)));
         }
         let chunk = match serde_json::from_str::<C>(&event.data) {
             Ok(chunk) => chunk,
             Err(error) => {
-                let what = format!("{} {}", C::WHAT, self.events_received + 1);
-                let error = Error::json(what, event.data.as_bytes(), &error, self.events_received);
+                let what = format!("{} {}", C::WHAT, self.events_received() + 1);
+                let error =
+                    Error::json(what, event.data.as_bytes(), &error, self.events_received());
                 return Some(Err(self.fail(error)));
             }
         };
         if let Some(error) = chunk.error_object() {
             let error = Error::ServerErrorEvent {
                 error,
-                events_received: self.events_received,
+                events_received: self.events_received(),
             };
             return Some(Err(self.fail(error)));
         }
-        self.events_received += 1;
         chunk.accumulate(&mut self.accumulator);
         Some(Ok(StampedChunk {
             arrived_at,
@@ -299,7 +302,7 @@ macro_rules! stream_type {
 
             /// Events parsed and handed out so far.
             pub fn events_received(&self) -> usize {
-                self.inner.events_received
+                self.inner.events_received()
             }
 
             /// The sum of the events so far.

@@ -11,7 +11,6 @@ use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
 use crate::ground_truth::GroundTruth;
-use crate::metrics::add;
 use crate::plan::Planned;
 use crate::state::RunningGuard;
 
@@ -196,11 +195,7 @@ impl EventStream {
                     spec,
                 } => {
                     self.last_token_deadline = Some(target);
-                    let counters = &self.guard.state().counters;
-                    add(&counters.generation_tokens, u64::from(tokens));
-                    add(&counters.drafts, spec.drafts);
-                    add(&counters.draft_tokens, spec.draft_tokens);
-                    add(&counters.accepted_tokens, spec.accepted_tokens);
+                    self.guard.state().counters.count_step(tokens, spec);
                     self.unstamped_tokens = Some(tokens);
                     return Poll::Ready(Some(Ok(self.send(bytes))));
                 }
@@ -226,11 +221,7 @@ impl EventStream {
         let now = Instant::now();
         self.last_write = now;
         if let (Some(tokens), Some(record)) = (self.unstamped_tokens.take(), self.record.as_mut()) {
-            let offset = now.duration_since(self.arrival).as_nanos();
-            record
-                .event_offsets_ns
-                .push(u64::try_from(offset).unwrap_or(u64::MAX));
-            record.tokens_per_event.push(tokens);
+            record.push_event(self.arrival, now, tokens);
         }
         Frame::data(bytes)
     }

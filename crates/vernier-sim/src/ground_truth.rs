@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
 
 use crate::config::Fault;
 use crate::error::SimError;
@@ -61,6 +62,14 @@ pub struct GroundTruth {
 }
 
 impl GroundTruth {
+    /// Records one token-bearing event carrying `tokens`, sent (or computed) at `at`.
+    pub(crate) fn push_event(&mut self, arrival: Instant, at: Instant, tokens: u32) {
+        let offset = at.duration_since(arrival).as_nanos();
+        self.event_offsets_ns
+            .push(u64::try_from(offset).unwrap_or(u64::MAX));
+        self.tokens_per_event.push(tokens);
+    }
+
     pub(crate) fn finish_rates(&mut self) {
         self.first_token_event_ns = self.event_offsets_ns.first().copied();
         let (Some(first), Some(last), Some(first_tokens)) = (

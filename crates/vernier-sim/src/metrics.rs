@@ -3,6 +3,8 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::plan::SpecCounts;
+
 /// A snapshot of the simulator's counters (the same numbers `/metrics` serves).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -48,6 +50,14 @@ pub(crate) fn add(counter: &AtomicU64, value: u64) {
 }
 
 impl Counters {
+    /// Counts one engine step's tokens and speculative-decoding numbers.
+    pub(crate) fn count_step(&self, tokens: u32, spec: SpecCounts) {
+        add(&self.generation_tokens, u64::from(tokens));
+        add(&self.drafts, spec.drafts);
+        add(&self.draft_tokens, spec.draft_tokens);
+        add(&self.accepted_tokens, spec.accepted_tokens);
+    }
+
     pub(crate) fn snapshot(&self) -> SimMetrics {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         SimMetrics {

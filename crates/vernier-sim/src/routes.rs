@@ -19,8 +19,9 @@ use crate::rng::SplitMix64;
 use crate::state::State;
 use crate::tokenizer::{looks_like_code, sim_chat_tokenize, sim_tokenize};
 use crate::wire::{
-    ChatChoice, ChatLogprobs, ChatRequest, ChatResponse, CompletionChoice, CompletionRequest,
-    CompletionResponse, ErrorBody, FunctionCall, ResponseMessage, TokenizeRequest, ToolCall,
+    ChatChoice, ChatLogprobs, ChatMessage, ChatRequest, ChatResponse, CompletionChoice,
+    CompletionRequest, CompletionResponse, ErrorBody, FunctionCall, ResponseMessage,
+    TokenizeRequest, ToolCall,
 };
 
 /// Completion length when the request names none.
@@ -154,13 +155,7 @@ fn tokenize(state: &State, body: &TokenizeRequest) -> Reply {
         return unknown_model(model);
     }
     let tokens = match (&body.messages, &body.prompt) {
-        (Some(messages), _) => {
-            let texts: Vec<(String, String)> = messages
-                .iter()
-                .map(|m| (m.role.clone(), m.text()))
-                .collect();
-            sim_chat_tokenize(texts.iter().map(|(r, c)| (r.as_str(), c.as_str())))
-        }
+        (Some(messages), _) => chat_prompt(messages).1,
         (None, Some(prompt)) => sim_tokenize(prompt),
         (None, None) => {
             return error_reply(
@@ -188,6 +183,16 @@ fn unknown_model(model: &str) -> Reply {
     )
 }
 
+/// The `(role, text)` of each message and the prompt tokens they make.
+fn chat_prompt(messages: &[ChatMessage]) -> (Vec<(String, String)>, Vec<u32>) {
+    let texts: Vec<(String, String)> = messages
+        .iter()
+        .map(|m| (m.role.clone(), m.text()))
+        .collect();
+    let tokens = sim_chat_tokenize(texts.iter().map(|(r, c)| (r.as_str(), c.as_str())));
+    (texts, tokens)
+}
+
 /// A chat or completions request reduced to what generation needs.
 #[derive(Debug)]
 #[expect(
@@ -213,12 +218,7 @@ struct Prepared {
 
 impl Prepared {
     fn chat(request: ChatRequest) -> Self {
-        let texts: Vec<(String, String)> = request
-            .messages
-            .iter()
-            .map(|m| (m.role.clone(), m.text()))
-            .collect();
-        let prompt_tokens = sim_chat_tokenize(texts.iter().map(|(r, c)| (r.as_str(), c.as_str())));
+        let (texts, prompt_tokens) = chat_prompt(&request.messages);
         let match_text = texts
             .iter()
             .rev()
@@ -267,10 +267,6 @@ impl Prepared {
             sim_fault: request.sim_fault,
         }
     }
-}
-
-fn nanos_since(earlier: Instant, later: Instant) -> u64 {
-    u64::try_from(later.duration_since(earlier).as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[expect(
@@ -390,8 +386,7 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         request.is_code,
         &mut rng,
     );
-    let sent_total: u32 = steps.iter().map(crate::plan::Step::tokens).sum();
-    record.completion_tokens = generation.reported_completion_tokens.unwrap_or(sent_total);
+    record.completion_tokens = generation.completion_tokens(&steps);
     record.reasoning_tokens = generation.reasoning_tokens();
     record.finish_reason.clone_from(&generation.finish_reason);
     let first_token_deadline = scheduled + prefill;
@@ -429,14 +424,8 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
             deadline += state.current_step();
         }
         tokio::time::sleep_until(deadline).await;
-        add(&state.counters.generation_tokens, u64::from(step.tokens()));
-        add(&state.counters.drafts, step.spec.drafts);
-        add(&state.counters.draft_tokens, step.spec.draft_tokens);
-        add(&state.counters.accepted_tokens, step.spec.accepted_tokens);
-        record
-            .event_offsets_ns
-            .push(nanos_since(arrival, Instant::now()));
-        record.tokens_per_event.push(step.tokens());
+        state.counters.count_step(step.tokens(), step.spec);
+        record.push_event(arrival, Instant::now(), step.tokens());
     }
     match &fault {
         Some(Fault::StallAfterEvents { ms, .. }) => {

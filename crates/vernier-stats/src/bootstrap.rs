@@ -58,6 +58,22 @@ fn check_inputs(data: &[f64], resamples: usize, confidence: f64, what: &'static 
     check_confidence(confidence, what)
 }
 
+/// `resamples` finite values of `replicate`, each drawn with the one seeded generator, sorted.
+fn sorted_replicates(
+    resamples: usize,
+    seed: u64,
+    what: &'static str,
+    mut replicate: impl FnMut(&mut ChaCha8Rng) -> f64,
+) -> Result<Vec<f64>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut replicates = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        replicates.push(finite_statistic(replicate(&mut rng), what)?);
+    }
+    replicates.sort_unstable_by(f64::total_cmp);
+    Ok(replicates)
+}
+
 /// The sorted bootstrap distribution of `statistic` over `resamples` resamples of `data`.
 fn bootstrap_distribution(
     data: &[f64],
@@ -66,17 +82,13 @@ fn bootstrap_distribution(
     seed: u64,
     what: &'static str,
 ) -> Result<Vec<f64>> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut buffer = vec![0.0; data.len()];
-    let mut replicates = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
+    sorted_replicates(resamples, seed, what, |rng| {
         for slot in &mut buffer {
-            *slot = data[draw_index(&mut rng, data.len())];
+            *slot = data[draw_index(rng, data.len())];
         }
-        replicates.push(finite_statistic(statistic(&buffer), what)?);
-    }
-    replicates.sort_unstable_by(f64::total_cmp);
-    Ok(replicates)
+        statistic(&buffer)
+    })
 }
 
 fn percentile_interval(sorted_replicates: &[f64], confidence: f64) -> Interval {
@@ -208,19 +220,15 @@ pub fn paired_bootstrap_diff(
     }
     check_inputs(a, resamples, confidence, WHAT)?;
     check_finite(b, WHAT)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (mut buffer_a, mut buffer_b) = (vec![0.0; a.len()], vec![0.0; b.len()]);
-    let mut differences = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
+    let differences = sorted_replicates(resamples, seed, WHAT, |rng| {
         for (slot_a, slot_b) in buffer_a.iter_mut().zip(buffer_b.iter_mut()) {
-            let index = draw_index(&mut rng, a.len());
+            let index = draw_index(rng, a.len());
             *slot_a = a[index];
             *slot_b = b[index];
         }
-        let difference = statistic(&buffer_a) - statistic(&buffer_b);
-        differences.push(finite_statistic(difference, WHAT)?);
-    }
-    differences.sort_unstable_by(f64::total_cmp);
+        statistic(&buffer_a) - statistic(&buffer_b)
+    })?;
     Ok(percentile_interval(&differences, confidence))
 }
 

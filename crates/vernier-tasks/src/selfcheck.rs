@@ -544,7 +544,7 @@ async fn sandbox_checks(task: &Task, check: &CodeCheck, grader: &Grader) -> Sand
         .grade(&calibrating.submission(reference.clone()))
         .await;
     result.n_checks += 1;
-    if !matches!(grade.reason, GradeReason::Passed) {
+    if !grade.reason.is_passed() {
         let cases: Vec<String> = grade
             .cases
             .iter()
@@ -590,7 +590,7 @@ async fn sandbox_checks(task: &Task, check: &CodeCheck, grader: &Grader) -> Sand
                 &mut result,
                 format!("{kind} {} could not be graded (infra: {why})", control.name),
             );
-        } else if matches!(grade.reason, GradeReason::Passed) {
+        } else if grade.reason.is_passed() {
             fail(
                 &mut result,
                 format!(

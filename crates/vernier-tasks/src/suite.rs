@@ -7,7 +7,7 @@ use serde::Deserialize;
 use vernier_grader::{Case, Guard};
 
 use crate::answer::{gcd, parse_fraction};
-use crate::code::{ControlFailure, code_task_specs, integrity_controls};
+use crate::code::{code_task_specs, integrity_controls};
 use crate::error::SuiteError;
 use crate::math::bundled_problems;
 use crate::task::{Category, Checker, CodeCheck, CodeControl, ExpectedFailure, Message, Task};
@@ -94,7 +94,7 @@ impl Suite {
             .map(|control| CodeControl {
                 name: control.name.to_owned(),
                 code: control.code.to_owned(),
-                must_fail_with: expected_failure(control.must_fail_with),
+                must_fail_with: control.must_fail_with,
                 integrity: true,
             })
             .collect();
@@ -108,7 +108,7 @@ impl Suite {
                 .map(|control| CodeControl {
                     name: control.name.to_owned(),
                     code: control.code.to_owned(),
-                    must_fail_with: expected_failure(control.must_fail_with),
+                    must_fail_with: control.must_fail_with,
                     integrity: false,
                 })
                 .collect();
@@ -184,16 +184,6 @@ impl Suite {
             tasks.push(entry.into_task(path, base, &budgets)?);
         }
         Ok(Self::new(file.name, tasks))
-    }
-}
-
-fn expected_failure(failure: ControlFailure) -> ExpectedFailure {
-    match failure {
-        ControlFailure::FailedCases => ExpectedFailure::FailedCases,
-        ControlFailure::Timeout => ExpectedFailure::Timeout,
-        ControlFailure::OutOfMemory => ExpectedFailure::OutOfMemory,
-        ControlFailure::GuardViolation => ExpectedFailure::GuardViolation,
-        ControlFailure::AnyFailure => ExpectedFailure::AnyFailure,
     }
 }
 

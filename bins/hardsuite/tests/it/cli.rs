@@ -201,12 +201,7 @@ async fn client_settings_are_checked_before_docker_and_the_self_check() {
     ])
     .await
     .expect_err("unset API key variable");
-    let message = std::iter::successors(Some(&error as &dyn std::error::Error), |error| {
-        error.source()
-    })
-    .map(ToString::to_string)
-    .collect::<Vec<_>>()
-    .join(": ");
+    let message = hardsuite::cause_chain(&error);
     assert!(
         matches!(error, HardsuiteError::Client { .. }),
         "expected a client error, got {message}"

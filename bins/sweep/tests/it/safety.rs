@@ -72,31 +72,7 @@ async fn a_busy_server_is_refused_unless_allowed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prefix_cache_hits_are_flagged_when_not_defeated() {
-    let sim = start_sim(
-        SimConfig::builder()
-            .decode_step(Duration::from_millis(1))
-            .prefix_cache(true)
-            .build(),
-    )
-    .await;
-    let out = tempfile::tempdir().expect("temporary folder");
-    let outcome = run_sweep(
-        &sim.base_url(),
-        out.path(),
-        &[
-            "--workload",
-            "code",
-            "--prompt-tokens",
-            "500",
-            "--output-tokens",
-            "8",
-            "--reps",
-            "2",
-            "--unsafe-allow-prefix-cache",
-        ],
-    )
-    .await
-    .expect("the sweep runs");
+    let (outcome, _truth, _out) = cached_sweep(&["--unsafe-allow-prefix-cache"]).await;
     let cell = &outcome.run.cells[0];
     // The warm-up (and calibration) sent the same prompt before: every measured request hits.
     assert_eq!(cell.n_cache_hits, 2, "{cell:?}");
@@ -110,7 +86,6 @@ async fn prefix_cache_hits_are_flagged_when_not_defeated() {
         markdown.contains("nothing (testing mode: the cache may hit)"),
         "{markdown}"
     );
-    sim.shutdown().await;
 }
 
 /// A one-cell code sweep on a simulator with a prefix cache; returns the outcome, the

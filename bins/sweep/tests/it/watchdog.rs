@@ -51,6 +51,19 @@ fn infra_errors(lines: &[serde_json::Value]) -> Vec<String> {
         .collect()
 }
 
+/// The run finished both repetitions of its one cell, with exactly one attempt journaled as
+/// infra on the way.
+fn assert_complete_after_one_infra_attempt(run: &sweep::RunFile) {
+    assert!(run.complete);
+    let cell = &run.cells[0];
+    assert_eq!(
+        (cell.n_reps, cell.n_ok, cell.n_failed),
+        (2, 2, 0),
+        "{cell:?}"
+    );
+    assert_eq!(cell.n_infra_attempts, 1, "{cell:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_stream_with_a_still_counter_is_hung_stops_the_run_and_resumes() {
     let sim = start_sim(
@@ -100,14 +113,7 @@ async fn a_stalled_stream_with_a_still_counter_is_hung_stops_the_run_and_resumes
     let outcome = run_sweep(&sim.base_url(), out.path(), &resumed)
         .await
         .expect("the resumed run finishes");
-    assert!(outcome.run.complete);
-    let cell = &outcome.run.cells[0];
-    assert_eq!(
-        (cell.n_reps, cell.n_ok, cell.n_failed),
-        (2, 2, 0),
-        "{cell:?}"
-    );
-    assert_eq!(cell.n_infra_attempts, 1, "{cell:?}");
+    assert_complete_after_one_infra_attempt(&outcome.run);
     let stalled = sim.ground_truth();
     assert_eq!(
         stalled.iter().filter(|t| t.fault.is_some()).count(),
@@ -162,14 +168,7 @@ async fn a_stalled_stream_on_a_busy_server_is_waited_for_then_retried_past_the_c
         .expect("a busy server is waited for, then the request is retried");
     // The stalled request was not judged hung: the counter moved, so the sweep waited up to the
     // cap, journaled it as infra, retried it, and carried on.
-    assert!(outcome.run.complete);
-    let cell = &outcome.run.cells[0];
-    assert_eq!(
-        (cell.n_reps, cell.n_ok, cell.n_failed),
-        (2, 2, 0),
-        "{cell:?}"
-    );
-    assert_eq!(cell.n_infra_attempts, 1, "{cell:?}");
+    assert_complete_after_one_infra_attempt(&outcome.run);
     let lines = journal_values(&outcome.journal);
     let errors = infra_errors(&lines);
     assert_eq!(errors.len(), 1, "{errors:?}");

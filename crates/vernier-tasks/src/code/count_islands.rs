@@ -1,9 +1,10 @@
 //! `count-islands`: 4-connected components of land, without recursion trouble.
 
 use serde_json::{Value, json};
+use vernier_grader::Case;
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, single_control_spec, value_case};
+use super::{CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r"Write a Python function
 
@@ -95,7 +96,7 @@ fn checkerboard(side: usize) -> Vec<Vec<u8>> {
 }
 
 fn case(name: &str, grid: &[Vec<u8>]) -> vernier_grader::Case {
-    value_case(name, json!(grid), Value::from(count(grid)))
+    Case::new(name, json!(grid), Value::from(count(grid)))
 }
 
 pub(super) fn spec() -> CodeTaskSpec {

@@ -1,9 +1,10 @@
 //! `csv-split`: one RFC 4180 line to its fields.
 
 use serde_json::{Value, json};
+use vernier_grader::Case;
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
+use super::{CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -100,8 +101,8 @@ fn random_line(seed: u64, count: usize) -> String {
 fn case(name: &str, line: &str) -> vernier_grader::Case {
     let input = Value::String(line.to_owned());
     match split(line) {
-        Some(fields) => value_case(name, input, json!(fields)),
-        None => raises_case(name, input, "ValueError"),
+        Some(fields) => Case::new(name, input, json!(fields)),
+        None => Case::raises(name, input, "ValueError"),
     }
 }
 

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 use vernier_grader::{Case, Guard};
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, raises_case, value_case};
+use super::{CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -270,9 +270,9 @@ fn generated_expression(seed: u64) -> String {
 fn case(name: &str, expression: &str) -> Case {
     let input = Value::String(expression.to_owned());
     match evaluate(expression) {
-        Ok(result) => value_case(name, input, json!(result)),
-        Err(EvaluationError::Malformed) => raises_case(name, input, "ValueError"),
-        Err(EvaluationError::DivisionByZero) => raises_case(name, input, "ZeroDivisionError"),
+        Ok(result) => Case::new(name, input, json!(result)),
+        Err(EvaluationError::Malformed) => Case::raises(name, input, "ValueError"),
+        Err(EvaluationError::DivisionByZero) => Case::raises(name, input, "ZeroDivisionError"),
     }
 }
 
@@ -330,12 +330,12 @@ pub(super) fn spec() -> CodeTaskSpec {
             NegativeControl {
                 name: "uses-eval",
                 code: include_str!("python/expression_eval/control_eval.py"),
-                must_fail_with: ControlFailure::GuardViolation,
+                must_fail_with: ExpectedFailure::GuardViolation,
             },
             NegativeControl {
                 name: "right-associative",
                 code: include_str!("python/expression_eval/control_right_associative.py"),
-                must_fail_with: ControlFailure::FailedCases,
+                must_fail_with: ExpectedFailure::FailedCases,
             },
         ],
         cases,

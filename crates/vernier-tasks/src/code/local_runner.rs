@@ -1,6 +1,7 @@
-//! Test-only: runs a submission against a task's cases with the local `python3`,
-//! the way the sandbox runner does (same harness, same comparison rules), so the
-//! references and negative controls are proven in seconds without Docker.
+//! Test-only: runs a submission against a task's cases with the local `python3`, the
+//! way the sandbox runner does (same harness, and the grader's own guard check and
+//! comparison), so the references and negative controls are proven in seconds without
+//! Docker.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -8,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use vernier_grader::{Case, Expected, Guard};
+use vernier_grader::{Case, Expected, Guard, compare, violated_guard};
 
 const RUNNER: &str = include_str!("python/local_runner.py");
 
@@ -37,31 +38,6 @@ pub(super) struct LocalRun {
     pub(super) elapsed: Duration,
 }
 
-/// Numbers numerically (relative tolerance 1e-9, booleans are not numbers), strings
-/// and lists exactly, objects key by key: the grader's comparison rules.
-pub(super) fn matches(expected: &Value, actual: &Value) -> bool {
-    match (expected, actual) {
-        (Value::Number(left), Value::Number(right)) => match (left.as_f64(), right.as_f64()) {
-            (Some(left), Some(right)) => (left - right).abs() <= 1e-9 * left.abs().max(right.abs()),
-            _ => false,
-        },
-        (Value::Array(left), Value::Array(right)) => {
-            left.len() == right.len()
-                && left
-                    .iter()
-                    .zip(right)
-                    .all(|(left, right)| matches(left, right))
-        }
-        (Value::Object(left), Value::Object(right)) => {
-            left.len() == right.len()
-                && left
-                    .iter()
-                    .all(|(key, left)| right.get(key).is_some_and(|right| matches(left, right)))
-        }
-        _ => expected == actual,
-    }
-}
-
 fn work_dir() -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -79,26 +55,20 @@ pub(super) fn run(
     guards: &[Guard],
     limit: Duration,
 ) -> LocalRun {
+    if let Some(name) = violated_guard(code, guards) {
+        return LocalRun {
+            outcome: LocalOutcome::Guard(name),
+            elapsed: Duration::ZERO,
+        };
+    }
     let dir = work_dir();
     std::fs::create_dir_all(&dir).expect("create the local work directory");
     let inputs: Vec<&Value> = cases.iter().map(|case| &case.input).collect();
-    let forbidden: Vec<&str> = guards
-        .iter()
-        .map(|guard| match guard {
-            Guard::ForbiddenName(name) => name.as_str(),
-            _ => "",
-        })
-        .collect();
     std::fs::write(
         dir.join("inputs.json"),
         serde_json::to_vec(&inputs).expect("inputs serialise"),
     )
     .expect("write inputs");
-    std::fs::write(
-        dir.join("guards.json"),
-        serde_json::to_vec(&forbidden).expect("guards serialise"),
-    )
-    .expect("write guards");
     std::fs::write(dir.join("solution.py"), code).expect("write solution");
     std::fs::write(dir.join("harness.py"), harness).expect("write harness");
     std::fs::write(dir.join("runner.py"), RUNNER).expect("write runner");
@@ -150,9 +120,6 @@ pub(super) fn run(
 }
 
 fn judge(cases: &[Case], results: &Value) -> LocalOutcome {
-    if let Some(name) = results.get("guard").and_then(Value::as_str) {
-        return LocalOutcome::Guard(name.to_owned());
-    }
     let empty = Vec::new();
     let results = results
         .get("results")
@@ -171,7 +138,7 @@ fn judge(cases: &[Case], results: &Value) -> LocalOutcome {
         let passed = match (&case.expected, result) {
             (Expected::Value(expected), Some(result)) => result
                 .get("value")
-                .is_some_and(|actual| matches(expected, actual)),
+                .is_some_and(|actual| compare(expected, actual).is_ok()),
             (Expected::Raises(exception), Some(result)) => result
                 .get("mro")
                 .and_then(Value::as_array)
@@ -189,23 +156,5 @@ fn judge(cases: &[Case], results: &Value) -> LocalOutcome {
         LocalOutcome::Passed
     } else {
         LocalOutcome::FailedCases { failed, raised }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn comparison_follows_the_grader_rules() {
-        assert!(matches(&json!(1), &json!(1.0)));
-        assert!(matches(&json!(0.1 + 0.2), &json!(0.3)));
-        assert!(!matches(&json!(1), &json!(true)));
-        assert!(!matches(&json!([1, 2]), &json!([1, 2, 3])));
-        assert!(!matches(&json!("a"), &json!(["a"])));
-        assert!(matches(&json!({"a": [1]}), &json!({"a": [1.0]})));
-        assert!(!matches(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
     }
 }

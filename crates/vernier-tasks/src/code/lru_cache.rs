@@ -9,9 +9,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
+use vernier_grader::Case;
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, value_case};
+use super::{CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
 
 const DESCRIPTION: &str = r"Write a Python class
 
@@ -134,7 +135,7 @@ fn case(name: &str, capacity: usize, ops: &[i64], summarise: bool) -> vernier_gr
     } else {
         json!(simulation.gets)
     };
-    value_case(
+    Case::new(
         name,
         json!({"capacity": capacity, "ops": ops, "summary": summarise}),
         expected,
@@ -202,12 +203,12 @@ pub(super) fn spec() -> CodeTaskSpec {
             NegativeControl {
                 name: "put-does-not-refresh",
                 code: include_str!("python/lru_cache/control_put_no_refresh.py"),
-                must_fail_with: ControlFailure::FailedCases,
+                must_fail_with: ExpectedFailure::FailedCases,
             },
             NegativeControl {
                 name: "linear-eviction-scan",
                 code: include_str!("python/lru_cache/control_linear_eviction.py"),
-                must_fail_with: ControlFailure::Timeout,
+                must_fail_with: ExpectedFailure::Timeout,
             },
         ],
         cases,

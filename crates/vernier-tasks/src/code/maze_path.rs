@@ -3,9 +3,10 @@
 use std::collections::VecDeque;
 
 use serde_json::{Value, json};
+use vernier_grader::Case;
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, single_control_spec, value_case};
+use super::{CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r##"Write a Python function
 
@@ -137,7 +138,7 @@ fn detour_maze() -> Vec<String> {
 
 fn case(name: &str, maze: &[String]) -> vernier_grader::Case {
     let steps = shortest(maze).map_or(Value::from(-1), Value::from);
-    value_case(name, json!(maze), steps)
+    Case::new(name, json!(maze), steps)
 }
 
 fn owned(maze: &[&str]) -> Vec<String> {

@@ -1,9 +1,10 @@
 //! `merge-intervals`: merge overlapping and touching closed intervals.
 
 use serde_json::{Value, json};
+use vernier_grader::Case;
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ControlFailure, NegativeControl, harness, value_case};
+use super::{CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
 
 const DESCRIPTION: &str = r"Write a Python function
 
@@ -42,7 +43,7 @@ fn to_json(intervals: &[(i64, i64)]) -> Value {
 }
 
 fn case(name: &str, intervals: &[(i64, i64)]) -> vernier_grader::Case {
-    value_case(name, to_json(intervals), to_json(&merge(intervals)))
+    Case::new(name, to_json(intervals), to_json(&merge(intervals)))
 }
 
 /// Many short intervals on a crowded line, so overlaps, touches, nesting and
@@ -85,12 +86,12 @@ pub(super) fn spec() -> CodeTaskSpec {
             NegativeControl {
                 name: "returns-input-unchanged",
                 code: include_str!("python/merge_intervals/control_unchanged.py"),
-                must_fail_with: ControlFailure::FailedCases,
+                must_fail_with: ExpectedFailure::FailedCases,
             },
             NegativeControl {
                 name: "merges-overlapping-not-touching",
                 code: include_str!("python/merge_intervals/control_not_touching.py"),
-                must_fail_with: ControlFailure::FailedCases,
+                must_fail_with: ExpectedFailure::FailedCases,
             },
         ],
         cases,

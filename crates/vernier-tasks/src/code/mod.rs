@@ -33,8 +33,9 @@ mod wrap_text;
 
 use std::time::Duration;
 
-use serde_json::Value;
 use vernier_grader::{Case, Guard};
+
+use crate::task::ExpectedFailure;
 
 /// One coding task: prompt, hidden harness, reference, controls and cases.
 pub(crate) struct CodeTaskSpec {
@@ -82,24 +83,7 @@ pub(crate) struct NegativeControl {
     /// The Python source submitted.
     pub(crate) code: &'static str,
     /// The failure it must produce.
-    pub(crate) must_fail_with: ControlFailure,
-}
-
-/// The failure a control must produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ControlFailure {
-    /// Ran to the end and got at least one case wrong (or gave too few results).
-    FailedCases,
-    /// Killed at the wall-time limit.
-    Timeout,
-    /// Killed for memory.
-    OutOfMemory,
-    /// Refused by a static guard before running.
-    GuardViolation,
-    /// Any failure except an infrastructure one: used where more than one verdict is
-    /// right (a submission that exits at import gives no results; the grader may call
-    /// that failed cases or a crash).
-    AnyFailure,
+    pub(crate) must_fail_with: ExpectedFailure,
 }
 
 /// The coding tasks, in the catalogue's order.
@@ -127,37 +111,37 @@ pub(crate) fn integrity_controls() -> Vec<NegativeControl> {
         NegativeControl {
             name: "eq-always-true",
             code: include_str!("python/integrity/always_equal.py"),
-            must_fail_with: ControlFailure::FailedCases,
+            must_fail_with: ExpectedFailure::FailedCases,
         },
         NegativeControl {
             name: "sys-exit-at-import",
             code: include_str!("python/integrity/exit_at_import.py"),
-            must_fail_with: ControlFailure::AnyFailure,
+            must_fail_with: ExpectedFailure::AnyFailure,
         },
         NegativeControl {
             name: "exit-during-call",
             code: include_str!("python/integrity/exit_during_call.py"),
-            must_fail_with: ControlFailure::AnyFailure,
+            must_fail_with: ExpectedFailure::AnyFailure,
         },
         NegativeControl {
             name: "forged-result-lines",
             code: include_str!("python/integrity/forged_results.py"),
-            must_fail_with: ControlFailure::FailedCases,
+            must_fail_with: ExpectedFailure::FailedCases,
         },
         NegativeControl {
             name: "infinite-loop",
             code: include_str!("python/integrity/infinite_loop.py"),
-            must_fail_with: ControlFailure::Timeout,
+            must_fail_with: ExpectedFailure::Timeout,
         },
         NegativeControl {
             name: "memory-bomb",
             code: include_str!("python/integrity/memory_bomb.py"),
-            must_fail_with: ControlFailure::OutOfMemory,
+            must_fail_with: ExpectedFailure::OutOfMemory,
         },
         NegativeControl {
             name: "fork-bomb",
             code: include_str!("python/integrity/fork_bomb.py"),
-            must_fail_with: ControlFailure::Timeout,
+            must_fail_with: ExpectedFailure::Timeout,
         },
         NegativeControl {
             name: "network-call",
@@ -165,7 +149,7 @@ pub(crate) fn integrity_controls() -> Vec<NegativeControl> {
                 include_str!("python/integrity/network_call.py"),
                 include_str!("python/integrity/correct_merge.py")
             ),
-            must_fail_with: ControlFailure::FailedCases,
+            must_fail_with: ExpectedFailure::FailedCases,
         },
         NegativeControl {
             name: "write-outside-tmp",
@@ -173,7 +157,7 @@ pub(crate) fn integrity_controls() -> Vec<NegativeControl> {
                 include_str!("python/integrity/write_outside.py"),
                 include_str!("python/integrity/correct_merge.py")
             ),
-            must_fail_with: ControlFailure::FailedCases,
+            must_fail_with: ExpectedFailure::FailedCases,
         },
         NegativeControl {
             name: "write-work-dir",
@@ -181,7 +165,7 @@ pub(crate) fn integrity_controls() -> Vec<NegativeControl> {
                 include_str!("python/integrity/write_work_dir.py"),
                 include_str!("python/integrity/correct_merge.py")
             ),
-            must_fail_with: ControlFailure::FailedCases,
+            must_fail_with: ExpectedFailure::FailedCases,
         },
     ]
 }
@@ -214,7 +198,7 @@ macro_rules! single_control_spec {
             negative_controls: vec![$crate::code::NegativeControl {
                 name: $control,
                 code: include_str!(concat!("python/", $folder, "/", $file)),
-                must_fail_with: $crate::code::ControlFailure::FailedCases,
+                must_fail_with: $crate::task::ExpectedFailure::FailedCases,
             }],
             cases: $cases,
             ..$crate::code::CodeTaskSpec::described($description)
@@ -231,16 +215,6 @@ fn prompt(description: &str) -> String {
          Answer with your complete solution in one final ```python fenced code block.",
         description.trim_end()
     )
-}
-
-/// A case whose `run_case` result must equal `expected`.
-fn value_case(name: &str, input: Value, expected: Value) -> Case {
-    Case::new(name, input, expected)
-}
-
-/// A case whose `run_case` must raise `exception`.
-fn raises_case(name: &str, input: Value, exception: &str) -> Case {
-    Case::raises(name, input, exception)
 }
 
 /// The usual floor of a task's wall-time limit: covers interpreter start and slow
@@ -355,21 +329,21 @@ mod tests {
             }
             for control in &spec.negative_controls {
                 let limit = match control.must_fail_with {
-                    ControlFailure::Timeout => spec.time_floor.max(reference.elapsed * 30),
+                    ExpectedFailure::Timeout => spec.time_floor.max(reference.elapsed * 30),
                     _ => generous,
                 };
                 let run =
                     local_runner::run(control.code, spec.harness, &spec.cases, &spec.guards, limit);
                 let right = match (control.must_fail_with, &run.outcome) {
                     (
-                        ControlFailure::FailedCases,
+                        ExpectedFailure::FailedCases,
                         local_runner::LocalOutcome::FailedCases { .. },
                     )
-                    | (ControlFailure::Timeout, local_runner::LocalOutcome::Timeout)
-                    | (ControlFailure::GuardViolation, local_runner::LocalOutcome::Guard(_)) => {
+                    | (ExpectedFailure::Timeout, local_runner::LocalOutcome::Timeout)
+                    | (ExpectedFailure::GuardViolation, local_runner::LocalOutcome::Guard(_)) => {
                         true
                     }
-                    (ControlFailure::AnyFailure, outcome) => {
+                    (ExpectedFailure::AnyFailure, outcome) => {
                         *outcome != local_runner::LocalOutcome::Passed
                     }
                     _ => false,
@@ -479,15 +453,15 @@ mod tests {
                 .unwrap_or_else(|| panic!("missing control {name}"))
                 .must_fail_with
         };
-        assert_eq!(failure("eq-always-true"), ControlFailure::FailedCases);
-        assert_eq!(failure("sys-exit-at-import"), ControlFailure::AnyFailure);
-        assert_eq!(failure("forged-result-lines"), ControlFailure::FailedCases);
-        assert_eq!(failure("infinite-loop"), ControlFailure::Timeout);
-        assert_eq!(failure("memory-bomb"), ControlFailure::OutOfMemory);
-        assert_eq!(failure("fork-bomb"), ControlFailure::Timeout);
-        assert_eq!(failure("network-call"), ControlFailure::FailedCases);
-        assert_eq!(failure("write-outside-tmp"), ControlFailure::FailedCases);
-        assert_eq!(failure("write-work-dir"), ControlFailure::FailedCases);
+        assert_eq!(failure("eq-always-true"), ExpectedFailure::FailedCases);
+        assert_eq!(failure("sys-exit-at-import"), ExpectedFailure::AnyFailure);
+        assert_eq!(failure("forged-result-lines"), ExpectedFailure::FailedCases);
+        assert_eq!(failure("infinite-loop"), ExpectedFailure::Timeout);
+        assert_eq!(failure("memory-bomb"), ExpectedFailure::OutOfMemory);
+        assert_eq!(failure("fork-bomb"), ExpectedFailure::Timeout);
+        assert_eq!(failure("network-call"), ExpectedFailure::FailedCases);
+        assert_eq!(failure("write-outside-tmp"), ExpectedFailure::FailedCases);
+        assert_eq!(failure("write-work-dir"), ExpectedFailure::FailedCases);
         for control in &controls {
             assert!(
                 control.code.contains("def merge_intervals("),

@@ -1,8 +1,9 @@
 //! `parse-duration`: durations like `"1h30m15s"` to seconds.
 
 use serde_json::Value;
+use vernier_grader::Case;
 
-use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
+use super::{CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -56,8 +57,8 @@ pub(super) fn parse(text: &str) -> Option<u64> {
 fn case(name: &str, text: &str) -> vernier_grader::Case {
     let input = Value::String(text.to_owned());
     match parse(text) {
-        Some(seconds) => value_case(name, input, Value::from(seconds)),
-        None => raises_case(name, input, "ValueError"),
+        Some(seconds) => Case::new(name, input, Value::from(seconds)),
+        None => Case::raises(name, input, "ValueError"),
     }
 }
 

@@ -3,8 +3,9 @@
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
+use vernier_grader::Case;
 
-use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
+use super::{CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r#"Write two Python functions
 
@@ -70,16 +71,16 @@ fn canonical_table() -> HashMap<String, u32> {
 fn to_roman_case(name: &str, n: i64) -> vernier_grader::Case {
     let input = json!({"function": "to_roman", "argument": n});
     match u32::try_from(n).ok().and_then(to_roman) {
-        Some(numeral) => value_case(name, input, Value::String(numeral)),
-        None => raises_case(name, input, "ValueError"),
+        Some(numeral) => Case::new(name, input, Value::String(numeral)),
+        None => Case::raises(name, input, "ValueError"),
     }
 }
 
 fn from_roman_case(name: &str, numeral: &str) -> vernier_grader::Case {
     let input = json!({"function": "from_roman", "argument": numeral});
     match from_roman(numeral) {
-        Some(n) => value_case(name, input, Value::from(n)),
-        None => raises_case(name, input, "ValueError"),
+        Some(n) => Case::new(name, input, Value::from(n)),
+        None => Case::raises(name, input, "ValueError"),
     }
 }
 
@@ -95,17 +96,17 @@ pub(super) fn spec() -> CodeTaskSpec {
         to_roman_case("to_negative", -7),
         from_roman_case("from_mmxxvi", "MMXXVI"),
         from_roman_case("from_mcmxciv", "MCMXCIV"),
-        value_case(
+        Case::new(
             "to_roman_all",
             json!({"function": "to_roman", "arguments": all}),
             json!(numerals),
         ),
-        value_case(
+        Case::new(
             "from_roman_all",
             json!({"function": "from_roman", "arguments": numerals}),
             json!(all),
         ),
-        value_case(
+        Case::new(
             "round_trip_all",
             json!({"function": "round_trip", "arguments": all}),
             json!(all),

@@ -7,9 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
+use vernier_grader::Case;
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
+use super::{CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -133,8 +134,8 @@ fn to_json(dependencies: &[(String, Vec<String>)]) -> Value {
 fn case(name: &str, dependencies: &[(String, Vec<String>)]) -> vernier_grader::Case {
     let input = to_json(dependencies);
     match order(dependencies) {
-        Some(placed) => value_case(name, input, json!(placed)),
-        None => raises_case(name, input, "ValueError"),
+        Some(placed) => Case::new(name, input, json!(placed)),
+        None => Case::raises(name, input, "ValueError"),
     }
 }
 

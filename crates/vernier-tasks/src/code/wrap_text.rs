@@ -1,9 +1,10 @@
 //! `wrap-text`: greedy word wrap that cuts words longer than the width.
 
 use serde_json::json;
+use vernier_grader::Case;
 
 use super::rng::SplitMix64;
-use super::{CodeTaskSpec, raises_case, single_control_spec, value_case};
+use super::{CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -76,8 +77,8 @@ fn random_text(seed: u64, words: usize) -> String {
 fn case(name: &str, text: &str, width: i64) -> vernier_grader::Case {
     let input = json!({"text": text, "width": width});
     match usize::try_from(width) {
-        Ok(width) if width >= 1 => value_case(name, input, json!(wrap(text, width))),
-        _ => raises_case(name, input, "ValueError"),
+        Ok(width) if width >= 1 => Case::new(name, input, json!(wrap(text, width))),
+        _ => Case::raises(name, input, "ValueError"),
     }
 }
 

@@ -394,9 +394,11 @@ fn tool_none_needs_a_clean_stop_without_call_like_text() {
 #[test]
 fn code_tasks_without_a_grader_are_infra_and_without_code_no_answer() {
     let suite = crate::bundled_suite();
-    let Some(task) = suite.tasks.iter().find(|t| t.category == Category::Code) else {
-        return; // the coding tasks are not bundled in this build
-    };
+    let task = suite
+        .tasks
+        .iter()
+        .find(|t| t.category == Category::Code)
+        .expect("the coding tasks are bundled");
     let outcome = check(
         task,
         &Reply::stopped("```python\ndef f():\n    return 1\n```"),

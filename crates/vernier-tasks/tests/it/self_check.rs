@@ -47,11 +47,8 @@ fn the_bundled_math_and_tool_tasks_pass_without_docker() {
 fn code_tasks_need_a_grader() {
     let suite = crate::bundled_suite();
     let n_code_tasks = suite.count(Category::Code);
-    let result = block_on(self_check(suite, None));
-    if n_code_tasks == 0 {
-        return; // the coding tasks are not bundled in this build
-    }
-    match result {
+    assert_eq!(n_code_tasks, 10, "the 10 coding tasks are bundled");
+    match block_on(self_check(suite, None)) {
         Err(SelfCheckError::GraderRequired { n_code_tasks: n }) => assert_eq!(n, n_code_tasks),
         other => panic!("expected GraderRequired, got {other:?}"),
     }

@@ -1,29 +1,13 @@
 # Test-only stand-in for the sandbox runner: runs a submission's cases with the
 # task's harness on this machine's python3. Used by the crate's unit tests to prove
 # references pass and controls fail without Docker; the sandbox proof is the
-# self-check. Usage: python3 local_runner.py WORK_DIR
+# self-check. The guard check and the comparison are the grader's own, on the Rust
+# side. Usage: python3 local_runner.py WORK_DIR
 import importlib.util
-import io
 import json
 import sys
-import tokenize
 
 work = sys.argv[1]
-with open(f"{work}/guards.json") as handle:
-    forbidden = set(json.load(handle))
-with open(f"{work}/solution.py") as handle:
-    source = handle.read()
-names = {
-    token.string
-    for token in tokenize.generate_tokens(io.StringIO(source).readline)
-    if token.type == tokenize.NAME
-}
-hits = sorted(names & forbidden)
-if hits:
-    with open(f"{work}/results.json", "w") as handle:
-        json.dump({"guard": hits[0]}, handle)
-    sys.exit(0)
-
 with open(f"{work}/inputs.json") as handle:
     inputs = json.load(handle)
 
