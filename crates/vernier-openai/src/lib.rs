@@ -47,6 +47,7 @@ mod error;
 #[cfg(feature = "meter")]
 mod meter;
 mod metrics;
+mod server_metrics;
 mod sse;
 mod stream;
 mod transport;
@@ -66,8 +67,12 @@ pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
 pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, Error, TimeoutKind};
 #[cfg(feature = "meter")]
-pub use meter::{final_counts, observation};
+pub use meter::{Metered, MeteredStream, final_counts, observation};
 pub use metrics::{MetricsSnapshot, Sample};
+pub use server_metrics::{
+    KNOWN_METRICS, MetricNames, ServerLoad, generation_counter, generation_metric_names,
+    load_metric_names, metric_sums, server_load, spec_decode_counters,
+};
 pub use sse::{DEFAULT_MAX_LINE_BYTES, SseDecoder, SseEvent};
 pub use stream::{ChatStream, CompletionStream, StampedChunk};
 pub use usage::{CompletionTokensDetails, PromptTokensDetails, Timings, Usage};

@@ -1,10 +1,147 @@
-//! Adapters from stream events to `vernier-meter` (feature `meter`).
+//! Adapters from stream events to `vernier-meter` (feature `meter`), and the one metered
+//! stream every tool uses: [`MeteredStream`].
 
 use std::time::Instant;
 
-use vernier_meter::{Final, LlamaTimings, Observation};
+use vernier_meter::{Final, LlamaTimings, Measurement, Meter, Observation};
 
-use crate::{ChatAccumulator, StampedChunk};
+use crate::{ChatAccumulator, ChatRequest, ChatStream, Client, Error, StampedChunk};
+
+/// Events the meter reserves room for when the request names no token budget.
+const DEFAULT_EXPECTED_EVENTS: u64 = 256;
+/// The most events reserved up front; a longer stream grows the buffer once in a while.
+const MAX_RESERVED_EVENTS: u64 = 65_536;
+/// Room beyond the budget: the role chunk, the usage chunk, keep-alive-free extras.
+const EXTRA_EVENTS: usize = 16;
+
+/// A [`ChatStream`] whose every event is observed by a [`Meter`] on its way to the caller.
+///
+/// The caller drives it with [`next_event`](Self::next_event) (and may wrap each call, as the
+/// sweep does with its watchdog), then calls [`finish`](Self::finish) for the
+/// [`Measurement`]. What a broken stream yields is decided here, once, for every tool:
+///
+/// - the error is handed to the caller by `next_event`, and the stream ends;
+/// - `finish` still measures the events that arrived, ends the measurement at the instant the
+///   stream ended (never at the moment `finish` happens to be called), and adds a warning that
+///   the stream broke off; [`Metered::broken`] says so in a field.
+#[derive(Debug)]
+pub struct MeteredStream {
+    stream: ChatStream,
+    meter: Meter,
+    requested_max_tokens: Option<u64>,
+    last_event_at: Instant,
+    broken: bool,
+}
+
+/// A finished [`MeteredStream`]: the measurement, the sum of the events, and whether the
+/// stream broke off before its end.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Metered {
+    /// What the meter measured (over the events that arrived, when broken).
+    pub measurement: Measurement,
+    /// Content, reasoning, tool calls, usage and finish reason of the events that arrived.
+    pub accumulated: ChatAccumulator,
+    /// True when the stream ended with an error rather than `[DONE]` or a clean end.
+    pub broken: bool,
+}
+
+impl MeteredStream {
+    /// Meters `stream`, whose request asked for at most `requested_max_tokens` (used to size
+    /// the meter's buffer and to flag completions of another length).
+    pub fn new(stream: ChatStream, requested_max_tokens: Option<u64>) -> Self {
+        let expected = requested_max_tokens
+            .unwrap_or(DEFAULT_EXPECTED_EVENTS)
+            .min(MAX_RESERVED_EVENTS);
+        let expected = usize::try_from(expected)
+            .unwrap_or(usize::MAX)
+            .saturating_add(EXTRA_EVENTS);
+        let mut meter = Meter::new(stream.request_sent_at(), expected);
+        meter.headers_received(stream.headers_at());
+        let last_event_at = stream.headers_at();
+        Self {
+            stream,
+            meter,
+            requested_max_tokens,
+            last_event_at,
+            broken: false,
+        }
+    }
+
+    /// The next event, observed by the meter first; `None` at the end of the stream and after
+    /// an error (the error itself is returned once).
+    pub async fn next_event(&mut self) -> Option<Result<StampedChunk, Error>> {
+        if self.broken {
+            return None;
+        }
+        match self.stream.next_event().await? {
+            Ok(event) => {
+                self.meter.observe(&observation(&event));
+                self.last_event_at = event.arrived_at;
+                Some(Ok(event))
+            }
+            Err(error) => {
+                self.broken = true;
+                Some(Err(error))
+            }
+        }
+    }
+
+    /// The stream underneath: its send instant, headers and events so far.
+    pub fn stream(&self) -> &ChatStream {
+        &self.stream
+    }
+
+    /// The sum of the events so far.
+    pub fn accumulated(&self) -> &ChatAccumulator {
+        self.stream.accumulated()
+    }
+
+    /// Measures what arrived. See the type's documentation for a broken stream.
+    pub fn finish(self) -> Metered {
+        let completed_at = self.stream.finished_at().unwrap_or(self.last_event_at);
+        let mut counts = final_counts(self.stream.accumulated(), completed_at);
+        if let Some(max_tokens) = self.requested_max_tokens {
+            counts = counts.with_requested_max_tokens(max_tokens);
+        }
+        let mut measurement = self.meter.finish(&counts);
+        if self.broken {
+            measurement.warnings.push(format!(
+                "the stream broke off after {} events; the figures cover only what arrived",
+                self.stream.events_received()
+            ));
+        }
+        Metered {
+            measurement,
+            accumulated: self.stream.into_accumulated(),
+            broken: self.broken,
+        }
+    }
+}
+
+impl Client {
+    /// Opens a streamed chat completion and meters it ([`MeteredStream`]); the requested
+    /// budget is the request's `max_tokens`, or else its `max_completion_tokens`.
+    pub async fn metered_chat_stream(&self, request: &ChatRequest) -> Result<MeteredStream, Error> {
+        let stream = self.chat_stream(request).await?;
+        let requested = request.max_tokens.or(request.max_completion_tokens);
+        Ok(MeteredStream::new(stream, requested))
+    }
+
+    /// Streams `request` to its end through a [`MeteredStream`] and measures it. A stream that
+    /// breaks off is still measured (see [`MeteredStream`]); its error comes back beside the
+    /// result. Only a stream that fails to open is an `Err`.
+    pub async fn measure_chat(&self, request: &ChatRequest) -> Result<(Metered, Option<Error>), Error> {
+        let mut stream = self.metered_chat_stream(request).await?;
+        let mut stream_error = None;
+        while let Some(event) = stream.next_event().await {
+            if let Err(error) = event {
+                stream_error = Some(error);
+            }
+        }
+        Ok((stream.finish(), stream_error))
+    }
+}
 
 fn saturating_u32(value: usize) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)

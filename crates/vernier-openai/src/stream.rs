@@ -310,6 +310,11 @@ macro_rules! stream_type {
                 &self.inner.accumulator
             }
 
+            /// The sum of the events so far, taking the stream apart.
+            pub fn into_accumulated(self) -> ChatAccumulator {
+                self.inner.accumulator
+            }
+
             /// Reads the rest of the stream, returning the sum of all events.
             pub async fn collect(mut self) -> Result<ChatAccumulator, Error> {
                 while let Some(event) = self.next_event().await {

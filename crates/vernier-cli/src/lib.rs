@@ -1,0 +1,228 @@
+//! Command-line plumbing shared by Vernier's binaries (`sweep`, `hardsuite`,
+//! `vernier-sim-server`) and the engines behind them.
+//!
+//! - [`exit_code`]: the documented exit codes, one table for every binary.
+//! - [`cause_chain`] and [`one_line`]: an error and its causes, printed once.
+//! - [`write_stdout`]: write a result to stdout, where a closed pipe (`| head`) is success.
+//! - [`shell_quote`] and [`resume_command`]: the exact command that continues a run.
+//!
+//! This crate depends on nothing and prints nothing by itself; [`report_error`] writes to the
+//! standard error stream only when a binary calls it.
+//!
+//! ```
+//! use vernier_cli::{exit_code, resume_command};
+//!
+//! let line: Vec<String> = ["sweep", "--reps", "3"].iter().map(|s| (*s).to_owned()).collect();
+//! let command = resume_command("sweep", &line, "--resume", "out dir/journal.jsonl");
+//! assert_eq!(command, "sweep --reps 3 --resume 'out dir/journal.jsonl'");
+//! assert_eq!(exit_code::USAGE, 2);
+//! ```
+#![warn(missing_docs)]
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+/// The exit codes every Vernier binary uses. Scripts may rely on them; they are listed in the
+/// README and in `docs/architecture.md`.
+pub mod exit_code {
+    /// The command finished.
+    pub const SUCCESS: u8 = 0;
+    /// It failed while running: the server refused a request, a file could not be written, a
+    /// journal was unreadable, the grader's engine was missing, ...
+    pub const FAILURE: u8 = 1;
+    /// A flag or argument was refused before any work started (clap's own usage errors exit
+    /// with this code too).
+    pub const USAGE: u8 = 2;
+    /// The server had requests in flight before a sweep began (see `--allow-busy`).
+    pub const SERVER_BUSY: u8 = 3;
+    /// The server stopped answering; everything measured is on disk and the run resumes with
+    /// the printed command.
+    pub const SERVER_STOPPED: u8 = 4;
+    /// The suite's self-check failed: no model saw it.
+    pub const SELF_CHECK_FAILED: u8 = 5;
+    /// Interrupted (Ctrl-C); what was measured was written.
+    pub const INTERRUPTED: u8 = 130;
+
+    /// Every code with its name, in the order above (for tables and tests).
+    pub const ALL: [(u8, &str); 7] = [
+        (SUCCESS, "success"),
+        (FAILURE, "failure"),
+        (USAGE, "usage"),
+        (SERVER_BUSY, "server busy"),
+        (SERVER_STOPPED, "server stopped"),
+        (SELF_CHECK_FAILED, "self-check failed"),
+        (INTERRUPTED, "interrupted"),
+    ];
+}
+
+/// An [`ExitCode`] from one of [`exit_code`]'s constants.
+pub fn exit(code: u8) -> ExitCode {
+    ExitCode::from(code)
+}
+
+/// An error and its causes: "message: cause: cause". Each cause is printed once, even when
+/// an error's message already repeats its source's text at its end.
+pub fn cause_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// [`cause_chain`] on one line: line breaks become spaces (for journals and progress lines).
+pub fn one_line(error: &dyn std::error::Error) -> String {
+    cause_chain(error).replace(['\n', '\r'], " ")
+}
+
+/// Writes `text` to stdout and flushes it. A closed pipe (the reader went away, as with
+/// `| head`) is success: `Ok(())`.
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error),
+        _ => Ok(()),
+    }
+}
+
+/// Writes `error: failed to <cause chain>` to stderr, the form every binary uses.
+pub fn report_error(error: &dyn std::error::Error) {
+    let _ = writeln!(std::io::stderr().lock(), "error: failed to {}", cause_chain(error));
+}
+
+/// Writes one line to stderr; a closed stderr is ignored.
+pub fn note(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// `word` as a POSIX shell reads it: unchanged when it is made of safe characters only,
+/// otherwise in single quotes.
+pub fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+".contains(c))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The command that continues a run: `program` (as the user ran it this time, e.g. `sweep` or
+/// `target/release/sweep`), the original arguments (`command_line` without its program, and
+/// without any earlier `resume_flag VALUE` or `resume_flag=VALUE`), then `resume_flag JOURNAL`.
+pub fn resume_command(
+    program: &str,
+    command_line: &[String],
+    resume_flag: &str,
+    journal: &str,
+) -> String {
+    let mut words = vec![shell_quote(program)];
+    let mut skip_next = false;
+    let with_value = format!("{resume_flag}=");
+    for argument in command_line.iter().skip(1) {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if argument == resume_flag {
+            skip_next = true;
+            continue;
+        }
+        if argument.starts_with(&with_value) {
+            continue;
+        }
+        words.push(shell_quote(argument));
+    }
+    words.push(resume_flag.to_owned());
+    words.push(shell_quote(journal));
+    words.join(" ")
+}
+
+/// The program as the user ran it: the first word of `command_line`, or `fallback`.
+pub fn program_name<'a>(command_line: &'a [String], fallback: &'a str) -> &'a str {
+    command_line
+        .first()
+        .filter(|word| !word.is_empty())
+        .map_or(fallback, String::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Chained(&'static str, Option<Box<Chained>>);
+
+    impl std::fmt::Display for Chained {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Chained {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|e| e as _)
+        }
+    }
+
+    #[test]
+    fn causes_are_printed_once_each() {
+        let error = Chained(
+            "read the journal",
+            Some(Box::new(Chained(
+                "open x: no such file",
+                Some(Box::new(Chained("no such file", None))),
+            ))),
+        );
+        assert_eq!(
+            cause_chain(&error),
+            "read the journal: open x: no such file"
+        );
+        let multi = Chained("a\nb", Some(Box::new(Chained("c", None))));
+        assert_eq!(one_line(&multi), "a b: c");
+    }
+
+    #[test]
+    fn resume_command_replaces_an_old_resume_and_quotes() {
+        let line: Vec<String> = [
+            "/x/sweep",
+            "--extra-body",
+            "{\"a\": 1}",
+            "--resume",
+            "old.jsonl",
+            "--resume=older.jsonl",
+            "--reps",
+            "3",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let command = resume_command(
+            "target/release/sweep",
+            &line,
+            "--resume",
+            "out dir/journal.jsonl",
+        );
+        assert_eq!(
+            command,
+            "target/release/sweep --extra-body '{\"a\": 1}' --reps 3 --resume 'out dir/journal.jsonl'"
+        );
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn exit_codes_are_distinct() {
+        let mut codes: Vec<u8> = exit_code::ALL.iter().map(|(code, _)| *code).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), exit_code::ALL.len());
+    }
+}
