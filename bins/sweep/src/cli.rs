@@ -1,8 +1,11 @@
 //! Command-line arguments.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use crate::config::Workload;
+use clap::parser::ValueSource;
+use clap::{CommandFactory as _, FromArgMatches as _};
+use vernier_sweep::{SweepConfig, SweepError, Workload};
 
 /// `sweep`: measure prefill and decode speed of an OpenAI-compatible server.
 ///
@@ -37,7 +40,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = [1_u32])]
     pub concurrency: Vec<u32>,
     /// Workloads: natural prose and natural code.
-    #[arg(long, value_delimiter = ',', default_values_t = [Workload::Prose, Workload::Code])]
+    #[arg(long, value_delimiter = ',', default_values_t = [Workload::Prose, Workload::Code], value_parser = parse_workload)]
     pub workload: Vec<Workload>,
     /// Sampling temperature (0 is greedy).
     #[arg(long, default_value_t = 0.0)]
@@ -57,7 +60,10 @@ pub struct Args {
     /// Output folder for the journal, run file and reports.
     #[arg(long, default_value = "sweep-out")]
     pub out: PathBuf,
-    /// Continue the run recorded in this journal (its folder becomes the output folder).
+    /// Continue the run recorded in this journal (its folder becomes the output folder). The
+    /// configuration comes from the journal: `--resume JOURNAL` alone is enough; flags given
+    /// beside it must agree with the journal, except `--base-url` (a server that came back at
+    /// another address), `--api-key-env`, `--label`, `--quiet` and `--allow-busy`.
     #[arg(long)]
     pub resume: Option<PathBuf>,
     /// Run even if the server already has requests running or waiting, or its `/metrics`
@@ -109,4 +115,101 @@ pub struct Args {
     /// showing that a suffix nonce leaves the prefix cache free to hit.
     #[arg(long, hide = true)]
     pub unsafe_nonce_as_suffix: bool,
+}
+
+fn parse_workload(text: &str) -> Result<Workload, String> {
+    text.parse()
+}
+
+/// The parsed command line, and which flags were typed (not defaulted).
+#[derive(Debug, Clone)]
+pub struct Cli {
+    /// The arguments.
+    pub args: Args,
+    /// Ids of the arguments given on the command line.
+    pub typed: BTreeSet<String>,
+}
+
+impl Cli {
+    /// Parses `words` (the program first), exiting with clap's message and code 2 on a usage
+    /// error, as the binary does.
+    pub fn parse_from<I, T>(words: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = Args::command().get_matches_from(words);
+        let args = match Args::from_arg_matches(&matches) {
+            Ok(args) => args,
+            Err(error) => error.exit(),
+        };
+        let typed = matches
+            .ids()
+            .filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+            .map(|id| id.as_str().to_owned())
+            .collect();
+        Self { args, typed }
+    }
+}
+
+/// Flags that may differ from the journal on `--resume`: operational, not part of what was
+/// measured.
+const OPERATIONAL: [&str; 7] = [
+    "base_url",
+    "api_key_env",
+    "label",
+    "quiet",
+    "resume",
+    "out",
+    "gpu_info_cmd",
+];
+
+/// The configuration field each configuration flag sets (when the names differ).
+fn field_of(flag_id: &str) -> &str {
+    match flag_id {
+        "workload" => "workloads",
+        "until_ci" => "until_ci_percent",
+        "no_force_length" => "force_length",
+        "no_cache_salt" => "cache_salt",
+        "no_cache_prompt_field" => "cache_prompt_field",
+        "no_token_ids" => "token_ids",
+        "no_continuous_usage" => "continuous_usage",
+        "unsafe_allow_prefix_cache" => "defeat_prefix_cache",
+        "unsafe_nonce_as_suffix" => "nonce_as_suffix",
+        other => other,
+    }
+}
+
+/// Checks the flags typed beside `--resume` against the journal's configuration: each must
+/// agree (the label and the operational flags may change).
+pub(crate) fn check_resume_flags(
+    cli: &Cli,
+    journal: &std::path::Path,
+    recorded: &SweepConfig,
+    original_command: &[String],
+) -> Result<(), SweepError> {
+    let wanted = crate::command::config_from(&cli.args)?;
+    let differences = recorded.differences(&wanted);
+    let mut refused = Vec::new();
+    for flag in &cli.typed {
+        if OPERATIONAL.contains(&flag.as_str()) || flag == "allow_busy" {
+            continue;
+        }
+        let field = field_of(flag);
+        let prefix = format!("{field}: ");
+        refused.extend(differences.iter().filter(|d| d.starts_with(&prefix)).cloned());
+        if flag == "model" && !recorded.model.is_empty() && cli.args.model.as_deref() != Some(recorded.model.as_str()) {
+            refused.push(format!("model: journal {:?}, now {:?}", recorded.model, cli.args.model.as_deref().unwrap_or_default()));
+        }
+    }
+    refused.sort();
+    refused.dedup();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    Err(SweepError::ConfigMismatch {
+        path: journal.to_path_buf(),
+        differences: refused.join("; "),
+        original_command: original_command.join(" "),
+    })
 }

@@ -1,39 +1,12 @@
-//! `sweep` command line: parse, run, print, map errors to exit codes.
+//! `sweep` command line: parse, run, print, map errors to the shared exit codes.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
-use clap::Parser as _;
-
-/// Exit codes scripts can rely on.
-#[derive(Debug, Clone, Copy)]
-enum Exit {
-    /// The sweep finished.
-    Success = 0,
-    /// Anything else went wrong.
-    Failure = 1,
-    /// A flag's value was refused (by clap, or by the sweep's own checks).
-    BadArguments = 2,
-    /// The server was busy before the start (see --allow-busy).
-    ServerBusy = 3,
-    /// The server stopped answering; the run can be resumed.
-    ServerStopped = 4,
-    /// Ctrl-C; what was measured was written.
-    Interrupted = 130,
-}
-
-impl From<Exit> for ExitCode {
-    fn from(exit: Exit) -> Self {
-        Self::from(exit as u8)
-    }
-}
-
-fn is_broken_pipe(error: &std::io::Error) -> bool {
-    error.kind() == std::io::ErrorKind::BrokenPipe
-}
+use vernier_cli::{exit, exit_code, note, report_error, write_stdout};
+use vernier_sweep::SweepError;
 
 fn main() -> ExitCode {
-    let args = sweep::Args::parse();
+    let cli = sweep::Cli::parse_from(std::env::args_os());
     let command_line: Vec<String> = std::env::args().collect();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -41,55 +14,39 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "error: failed to start the async runtime: {error}"
-            );
-            return Exit::Failure.into();
+            note(&format!("error: failed to start the async runtime: {error}"));
+            return exit(exit_code::FAILURE);
         }
     };
-    match runtime.block_on(sweep::run(args, command_line)) {
+    match runtime.block_on(sweep::run(cli, command_line)) {
         Ok(outcome) => {
-            let mut stdout = std::io::stdout().lock();
-            if let Err(error) = stdout
-                .write_all(outcome.table.as_bytes())
-                .and_then(|()| stdout.flush())
-                && !is_broken_pipe(&error)
-            {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "error: failed to write the table: {error}"
-                );
-                return Exit::Failure.into();
+            if let Err(error) = write_stdout(&vernier_sweep::terminal_table(&outcome.run)) {
+                note(&format!("error: failed to write the table: {error}"));
+                return exit(exit_code::FAILURE);
             }
-            let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "run file: {}", outcome.files.run_file.display());
-            let _ = writeln!(stderr, "report:   {}", outcome.files.markdown.display());
-            let _ = writeln!(stderr, "csv:      {}", outcome.files.csv.display());
+            note(&format!("run file: {}", outcome.files.run_file.display()));
+            note(&format!("report:   {}", outcome.files.markdown.display()));
+            note(&format!("csv:      {}", outcome.files.csv.display()));
             for chart in &outcome.files.charts {
-                let _ = writeln!(stderr, "chart:    {}", chart.display());
+                note(&format!("chart:    {}", chart.display()));
             }
-            let _ = writeln!(stderr, "journal:  {}", outcome.journal.display());
-            if outcome.interrupted {
-                Exit::Interrupted.into()
+            note(&format!("journal:  {}", outcome.journal.display()));
+            exit(if outcome.interrupted {
+                exit_code::INTERRUPTED
             } else {
-                Exit::Success.into()
-            }
+                exit_code::SUCCESS
+            })
         }
         Err(error) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "error: failed to {}",
-                sweep::cause_chain(&error)
-            );
-            match error {
-                sweep::SweepError::ServerBusy { .. } => Exit::ServerBusy.into(),
-                sweep::SweepError::ServerStopped { .. } => Exit::ServerStopped.into(),
-                sweep::SweepError::InvalidArgument { ref what, .. } if what.starts_with("--") => {
-                    Exit::BadArguments.into()
-                }
-                _ => Exit::Failure.into(),
-            }
+            report_error(&error);
+            exit(match error {
+                SweepError::InvalidArgument { .. }
+                | SweepError::ConfigMismatch { .. }
+                | SweepError::JournalExists { .. } => exit_code::USAGE,
+                SweepError::ServerBusy { .. } => exit_code::SERVER_BUSY,
+                SweepError::ServerStopped { .. } => exit_code::SERVER_STOPPED,
+                _ => exit_code::FAILURE,
+            })
         }
     }
 }

@@ -3,6 +3,7 @@
 use std::io::Write as _;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use vernier_sweep::SweepObserver;
 
 /// The progress bar, or nothing when quiet.
 #[derive(Debug, Clone)]
@@ -27,22 +28,8 @@ impl Progress {
         Self { bar, quiet }
     }
 
-    pub(crate) fn start(&self, total: u64, done: u64) {
-        self.bar.set_length(total);
-        self.bar.set_position(done);
-        self.bar.reset_eta();
-    }
-
-    pub(crate) fn set_message(&self, message: &str) {
-        self.bar.set_message(message.to_owned());
-    }
-
-    pub(crate) fn inc(&self) {
-        self.bar.inc(1);
-    }
-
     /// A line above the bar (dropped when quiet).
-    pub(crate) fn note(&self, message: &str) {
+    pub(crate) fn note_line(&self, message: &str) {
         if self.quiet {
             return;
         }
@@ -50,15 +37,35 @@ impl Progress {
             let _ = writeln!(std::io::stderr(), "{message}");
         });
     }
+}
+
+impl SweepObserver for Progress {
+    fn note(&self, message: &str) {
+        self.note_line(message);
+    }
 
     /// A warning above the bar, printed also when quiet.
-    pub(crate) fn warn(&self, message: &str) {
+    fn warn(&self, message: &str) {
         self.bar.suspend(|| {
             let _ = writeln!(std::io::stderr(), "warning: {message}");
         });
     }
 
-    pub(crate) fn finish(&self) {
+    fn planned(&self, total_requests: u64, already_done: u64) {
+        self.bar.set_length(total_requests);
+        self.bar.set_position(already_done);
+        self.bar.reset_eta();
+    }
+
+    fn status(&self, message: &str) {
+        self.bar.set_message(message.to_owned());
+    }
+
+    fn request_measured(&self) {
+        self.bar.inc(1);
+    }
+
+    fn finished(&self) {
         self.bar.finish_and_clear();
     }
 }

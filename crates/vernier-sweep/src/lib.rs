@@ -1,1 +1,85 @@
-//! placeholder
+//! The prefill/decode sweep of an OpenAI-compatible inference server, as a library.
+//!
+//! For every cell of workload (prose, code) × prompt length × output length × concurrency, the
+//! engine ([`run_sweep`], feature `engine`, on by default) measures TTFT, time to first byte,
+//! prefill and decode tokens per second counted in the server's own tokens, the event-count
+//! rate beside the true one, tokens per event, inter-token latency and end-to-end time, over
+//! warm-up-then-measured repetitions, and reports medians with p10/p90 and a bootstrap
+//! interval on the median.
+//!
+//! The run journal (`OUT/journal.jsonl`, one JSON line per request attempt, flushed before the
+//! next request starts) is the source of truth: the run file ([`RunFile`], `OUT/run.json`,
+//! schema in `docs/run-file.md`), the Markdown report, the CSV and the SVG charts are derived
+//! from it by [`summarise`] and [`write_reports`], and [`SweepStart::Resume`] continues a
+//! crashed run from it without measuring any request twice.
+//!
+//! **The reading side.** With `default-features = false` the crate holds the journal and
+//! run-file types, [`read_sweep_journal`], [`summarise`] and the report writers, and depends
+//! on no async runtime, HTTP stack or simulator.
+//!
+//! ```no_run
+//! # #[cfg(feature = "engine")]
+//! # async fn demo() -> Result<(), vernier_sweep::SweepError> {
+//! use std::sync::Arc;
+//! use vernier_sweep::{QuietObserver, RunContext, SweepConfig, SweepStart, run_sweep, sweep_client};
+//!
+//! let mut config = SweepConfig::default();
+//! config.prompt_tokens = vec![100, 400];
+//! config.output_tokens = vec![64];
+//! let client = sweep_client("http://127.0.0.1:8000", None)?;
+//! let start = SweepStart::New { config: Box::new(config), out: "sweep-out".into() };
+//! let outcome = run_sweep(client, start, RunContext::default(), Arc::new(QuietObserver), None).await?;
+//! for cell in &outcome.run.cells {
+//!     println!("{}: {:?} tok/s", cell.key, cell.median.decode_tokens_per_s);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+#![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+#[cfg(feature = "engine")]
+mod calibrate;
+mod config;
+#[cfg(feature = "engine")]
+mod corpus;
+#[cfg(feature = "engine")]
+mod engine;
+mod environment;
+mod error;
+mod journal;
+mod lag;
+mod observer;
+#[cfg(feature = "engine")]
+mod probe;
+mod report;
+#[cfg(feature = "engine")]
+mod runner;
+#[cfg(feature = "engine")]
+mod simulator;
+mod summary;
+
+pub use config::{CellKey, SweepConfig, Workload};
+#[cfg(feature = "engine")]
+pub use engine::{
+    Interrupt, RunContext, SIMULATOR_BANNER, SweepOutcome, SweepStart, demo_simulator_config,
+    read_resumable, run_sweep, sweep_client,
+};
+pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerInfo, ToolInfo};
+pub use error::{StopReason, SweepError};
+pub use journal::{
+    Attempt, Calibration, CellWindow, Header, LoadedSweepJournal, RepDone, RepPhase,
+    RequestSpecDecode, Resumed, SWEEP_JOURNAL_VERSION, Status, SweepJournalLine, journal_path,
+    read_sweep_journal,
+};
+pub use lag::{LagHistogram, LagSummary};
+pub use observer::{QuietObserver, SweepObserver};
+pub use report::{
+    Chart, ReportFiles, csv_report, markdown_report, svg_charts, terminal_table, write_reports,
+};
+#[cfg(feature = "engine")]
+pub use simulator::InProcessSimulator;
+pub use summary::{
+    CellSummary, ClientLag, Figures, MedianIntervals, PerRequestSpecDecode,
+    RUN_FILE_SCHEMA_VERSION, RunFile, SpecDecode, Spread, summarise,
+};

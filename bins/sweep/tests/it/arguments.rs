@@ -24,7 +24,7 @@ async fn a_bad_extra_body_or_wait_fails_before_the_server_is_asked() {
             .await
             .expect_err("a bad argument is refused");
         assert!(
-            matches!(&error, sweep::SweepError::InvalidArgument { what, .. } if what == flag),
+            matches!(&error, vernier_sweep::SweepError::InvalidArgument { what, .. } if what == flag),
             "{flags:?}: {error}"
         );
     }
@@ -44,7 +44,7 @@ async fn a_second_run_into_the_same_folder_says_how_to_resume_or_start_anew() {
         .expect_err("an existing journal is not overwritten");
     let message = error.to_string();
     assert!(
-        matches!(error, sweep::SweepError::JournalExists { .. }),
+        matches!(error, vernier_sweep::SweepError::JournalExists { .. }),
         "{message}"
     );
     assert!(

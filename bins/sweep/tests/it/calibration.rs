@@ -96,7 +96,7 @@ async fn sweep_prompt_lengths(
     sim: &SimHandle,
     out: &Path,
     prompt_tokens: &str,
-) -> sweep::RunOutcome {
+) -> vernier_sweep::SweepOutcome {
     let outcome = run_sweep(
         &sim.base_url(),
         out,

@@ -2,7 +2,6 @@
 
 mod arguments;
 mod calibration;
-mod report;
 mod resume;
 mod safety;
 mod support;

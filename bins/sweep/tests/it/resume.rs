@@ -68,7 +68,7 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
         .expect_err("the run stops when the server dies");
     let message = error.to_string();
     assert!(
-        matches!(error, sweep::SweepError::ServerStopped { .. }),
+        matches!(error, vernier_sweep::SweepError::ServerStopped { .. }),
         "{message}"
     );
     assert!(

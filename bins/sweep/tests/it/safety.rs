@@ -50,7 +50,7 @@ async fn a_busy_server_is_refused_unless_allowed() {
         .expect_err("a busy server is refused");
     let message = error.to_string();
     assert!(
-        matches!(error, sweep::SweepError::ServerBusy { running, .. } if running >= 1.0),
+        matches!(error, vernier_sweep::SweepError::ServerBusy { running, .. } if running >= 1.0),
         "{message}"
     );
     assert!(message.contains("--allow-busy"), "{message}");
@@ -93,7 +93,7 @@ async fn prefix_cache_hits_are_flagged_when_not_defeated() {
 async fn cached_sweep(
     extra: &[&str],
 ) -> (
-    sweep::RunOutcome,
+    vernier_sweep::SweepOutcome,
     Vec<vernier_sim::GroundTruth>,
     tempfile::TempDir,
 ) {

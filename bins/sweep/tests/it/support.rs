@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use clap::Parser as _;
 use vernier_sim::{Sim, SimConfig, SimHandle};
 
 /// Starts the in-process simulator.
@@ -12,11 +11,11 @@ pub(crate) async fn start_sim(config: SimConfig) -> SimHandle {
 }
 
 /// Arguments for a quiet sweep against `base_url` writing into `out`, plus `extra`.
-pub(crate) fn args(base_url: &str, out: &Path, extra: &[&str]) -> sweep::Args {
+pub(crate) fn args(base_url: &str, out: &Path, extra: &[&str]) -> sweep::Cli {
     let out = out.display().to_string();
     let mut words = vec!["sweep", "--base-url", base_url, "--out", &out, "--quiet"];
     words.extend_from_slice(extra);
-    sweep::Args::parse_from(words)
+    sweep::Cli::parse_from(words)
 }
 
 /// Runs a quiet sweep against `base_url` writing into `out`, with the flags in `extra`.
@@ -24,7 +23,7 @@ pub(crate) async fn run_sweep(
     base_url: &str,
     out: &Path,
     extra: &[&str],
-) -> Result<sweep::RunOutcome, sweep::SweepError> {
+) -> Result<vernier_sweep::SweepOutcome, vernier_sweep::SweepError> {
     sweep::run(args(base_url, out, extra), vec!["sweep".to_owned()]).await
 }
 
@@ -38,12 +37,12 @@ pub(crate) fn journal_values(path: &Path) -> Vec<serde_json::Value> {
 }
 
 /// The Markdown report the run wrote.
-pub(crate) fn read_markdown(outcome: &sweep::RunOutcome) -> String {
+pub(crate) fn read_markdown(outcome: &vernier_sweep::SweepOutcome) -> String {
     std::fs::read_to_string(&outcome.files.markdown).expect("report.md")
 }
 
 /// The run file the run wrote, as JSON.
-pub(crate) fn read_run_file(outcome: &sweep::RunOutcome) -> serde_json::Value {
+pub(crate) fn read_run_file(outcome: &vernier_sweep::SweepOutcome) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(&outcome.files.run_file).expect("run.json"))
         .expect("run.json is JSON")
 }

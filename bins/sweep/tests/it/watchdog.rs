@@ -53,7 +53,7 @@ fn infra_errors(lines: &[serde_json::Value]) -> Vec<String> {
 
 /// The run finished both repetitions of its one cell, with exactly one attempt journaled as
 /// infra on the way.
-fn assert_complete_after_one_infra_attempt(run: &sweep::RunFile) {
+fn assert_complete_after_one_infra_attempt(run: &vernier_sweep::RunFile) {
     assert!(run.complete);
     let cell = &run.cells[0];
     assert_eq!(
@@ -80,7 +80,7 @@ async fn a_stalled_stream_with_a_still_counter_is_hung_stops_the_run_and_resumes
         .expect_err("a hung server stops the run");
     let message = error.to_string();
     assert!(
-        matches!(error, sweep::SweepError::ServerStopped { .. }),
+        matches!(error, vernier_sweep::SweepError::ServerStopped { .. }),
         "{message}"
     );
     assert!(message.contains("looks hung"), "{message}");
@@ -97,7 +97,7 @@ async fn a_stalled_stream_with_a_still_counter_is_hung_stops_the_run_and_resumes
         "{errors:?}"
     );
     assert!(!lines.iter().any(|l| l["status"] == "ok"));
-    let run: sweep::RunFile = serde_json::from_str(
+    let run: vernier_sweep::RunFile = serde_json::from_str(
         &std::fs::read_to_string(out.path().join("run.json")).expect("run.json after the stop"),
     )
     .expect("run.json parses");

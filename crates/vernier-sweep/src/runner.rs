@@ -1,25 +1,24 @@
 //! Running the sweep: set-up checks, calibration, cells, repetitions, streams, retries.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use vernier_meter::Meter;
 use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions};
 
 use crate::calibrate::{self, CountMethod, Counter};
 use crate::config::{CellKey, SweepConfig, Workload};
 use crate::corpus::{Corpus, NoncePlacement, NonceSource};
 use crate::error::SweepError;
+use crate::error::StopReason;
 use crate::journal::{
-    Attempt, Calibration, CellWindow, JournalLine, JournalWriter, LoadedJournal, Phase, RepDone,
-    RequestSpecDecode, Status,
+    Attempt, Calibration, CellWindow, JournalWriter, LoadedSweepJournal, RepDone, RepPhase,
+    RequestSpecDecode, Status, SweepJournalLine,
 };
-use crate::lag::{LagHistogram, SchedulerProbe};
-use crate::progress::Progress;
-use crate::server_metrics;
+use crate::lag::LagHistogram;
+use crate::observer::SweepObserver;
+use crate::probe::SchedulerProbe;
 use crate::summary;
 
 /// Everything the stream tasks share.
@@ -35,7 +34,7 @@ pub(crate) struct Shared {
     /// The generated-tokens counter the watchdog reads; `None` when `/metrics` has no known one.
     pub(crate) generation_counter: Option<&'static str>,
     pub(crate) resume_command: String,
-    pub(crate) progress: Progress,
+    pub(crate) observer: Arc<dyn SweepObserver>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -132,7 +131,7 @@ impl Failure {
 }
 
 fn classify(error: &vernier_openai::Error) -> Failure {
-    let message = crate::error::one_line(error);
+    let message = vernier_cli::one_line(error);
     match error {
         vernier_openai::Error::Connect { .. } => Failure::Unreachable(message),
         vernier_openai::Error::Http {
@@ -189,7 +188,7 @@ async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Fai
                 waited += if counter.is_some() { idle + gap } else { idle };
                 match verdict {
                     Some(true) if waited < shared.busy_wait_cap => {
-                        shared.progress.note(&format!(
+                        shared.observer.note(&format!(
                             "no event for {:.0} s but the server's generation counter moves: busy, still waiting",
                             waited.as_secs_f64()
                         ));
@@ -216,7 +215,7 @@ async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Fai
                             None => Failure::Retryable(format!(
                                 "no event for {:.0} s; {}",
                                 waited.as_secs_f64(),
-                                server_metrics::watchdog_blind(shared.has_metrics)
+                                watchdog_blind(shared.has_metrics)
                             )),
                         });
                     }
@@ -236,16 +235,12 @@ struct Measured {
 async fn measure_once(
     shared: &Shared,
     request: &ChatRequest,
-    output_tokens: u32,
 ) -> Result<Measured, (Failure, LagHistogram)> {
     let mut lag = LagHistogram::new();
-    let opened = Box::pin(watched(shared, shared.client.chat_stream(request)))
+    let opened = Box::pin(watched(shared, shared.client.metered_chat_stream(request)))
         .await
         .map_err(|f| (f, LagHistogram::new()))?;
     let mut stream = opened.map_err(|error| (classify(&error), LagHistogram::new()))?;
-    let mut meter = Meter::new(stream.request_sent_at(), output_tokens as usize + 16);
-    meter.headers_received(stream.headers_at());
-    let mut last_at = stream.headers_at();
     loop {
         let next = match watched(shared, stream.next_event()).await {
             Ok(next) => next,
@@ -253,39 +248,32 @@ async fn measure_once(
         };
         match next {
             None => break,
-            Some(Ok(event)) => {
-                meter.observe(&vernier_openai::observation(&event));
-                last_at = event.arrived_at;
-                lag.record_since(event.arrived_at);
-            }
+            Some(Ok(event)) => lag.record_since(event.arrived_at),
             Some(Err(error)) => return Err((classify(&error), lag)),
         }
     }
-    let mut final_counts = vernier_openai::final_counts(
-        stream.accumulated(),
-        stream.finished_at().unwrap_or(last_at),
-    );
-    final_counts.requested_max_tokens = Some(u64::from(output_tokens));
+    let metered = stream.finish();
     Ok(Measured {
-        measurement: meter.finish(&final_counts),
-        spec_decode: stream
-            .accumulated()
+        spec_decode: metered
+            .accumulated
             .timings()
             .and_then(RequestSpecDecode::from_timings),
+        measurement: metered.measurement,
         lag,
     })
 }
 
 /// How one stream of a repetition ended.
 enum StreamEnd {
-    Measured,
+    /// Measured, with the request's decode rate when it had one.
+    Measured(Option<f64>),
     Failed,
     Stop(Failure),
 }
 
 struct StreamJob {
     cell: CellKey,
-    phase: Phase,
+    phase: RepPhase,
     rep: u32,
     stream: u32,
     n_units: usize,
@@ -312,7 +300,7 @@ async fn run_stream(
             nonce.as_deref(),
             job.cell.output_tokens,
         );
-        let result = Box::pin(measure_once(&shared, &request, job.cell.output_tokens)).await;
+        let result = Box::pin(measure_once(&shared, &request)).await;
         let mut line = Attempt {
             cell: job.cell,
             phase: job.phase,
@@ -336,6 +324,7 @@ async fn run_stream(
         match result {
             Ok(measured) => {
                 let m = measured.measurement;
+                let decode_rate = m.decode_tokens_per_s;
                 line.prompt_tokens_actual = m.prompt_tokens;
                 line.cached_prompt_tokens = m.cached_prompt_tokens;
                 line.completion_tokens = Some(m.completion_tokens);
@@ -347,8 +336,8 @@ async fn run_stream(
                 line.client_lag = measured.lag;
                 shared
                     .journal
-                    .append(&JournalLine::Attempt(Box::new(line)))?;
-                return Ok(StreamEnd::Measured);
+                    .append(&SweepJournalLine::Attempt(Box::new(line)))?;
+                return Ok(StreamEnd::Measured(decode_rate));
             }
             Err((failure, lag)) => {
                 line.status = Status::Infra;
@@ -356,14 +345,14 @@ async fn run_stream(
                 line.client_lag = lag;
                 shared
                     .journal
-                    .append(&JournalLine::Attempt(Box::new(line)))?;
+                    .append(&SweepJournalLine::Attempt(Box::new(line)))?;
                 match failure {
                     Failure::Fatal(_) | Failure::Hung(_) => return Ok(StreamEnd::Stop(failure)),
                     Failure::Unreachable(_) if attempt == retries => {
                         return Ok(StreamEnd::Stop(failure));
                     }
                     Failure::Retryable(_) | Failure::Unreachable(_) => {
-                        shared.progress.note(&format!(
+                        shared.observer.note(&format!(
                             "{} rep {} stream {}: attempt {} failed: {}",
                             job.cell,
                             job.rep,
@@ -383,14 +372,21 @@ async fn run_stream(
     Ok(StreamEnd::Failed)
 }
 
-/// Runs `concurrency` streams at once; `Ok((n_ok, n_failed))` or a stop.
+/// What one repetition produced.
+struct RepResult {
+    n_ok: u32,
+    n_failed: u32,
+    decode_rates: Vec<f64>,
+}
+
+/// Runs `concurrency` streams at once; the counts and decode rates, or a stop.
 async fn run_rep(
     shared: &Arc<Shared>,
     cell: CellKey,
-    phase: Phase,
+    phase: RepPhase,
     rep: u32,
     n_units: usize,
-) -> Result<(u32, u32), SweepError> {
+) -> Result<RepResult, SweepError> {
     let start = Arc::new(tokio::sync::Barrier::new(cell.concurrency as usize));
     let mut set = tokio::task::JoinSet::new();
     for stream in 0..cell.concurrency {
@@ -403,7 +399,7 @@ async fn run_rep(
         };
         set.spawn(run_stream(Arc::clone(shared), job, Arc::clone(&start)));
     }
-    let (mut n_ok, mut n_failed) = (0, 0);
+    let (mut n_ok, mut n_failed, mut decode_rates) = (0, 0, Vec::new());
     while let Some(joined) = set.join_next().await {
         let end = joined.map_err(|error| SweepError::Journal {
             what: "run a stream task for",
@@ -411,18 +407,25 @@ async fn run_rep(
             source: std::io::Error::other(error),
         })??;
         match end {
-            StreamEnd::Measured => n_ok += 1,
+            StreamEnd::Measured(rate) => {
+                n_ok += 1;
+                decode_rates.extend(rate);
+            }
             StreamEnd::Failed => n_failed += 1,
             StreamEnd::Stop(failure) => {
                 set.abort_all();
                 return Err(stop_error(shared, &failure));
             }
         }
-        if phase == Phase::Measured {
-            shared.progress.inc();
+        if phase == RepPhase::Measured {
+            shared.observer.request_measured();
         }
     }
-    Ok((n_ok, n_failed))
+    Ok(RepResult {
+        n_ok,
+        n_failed,
+        decode_rates,
+    })
 }
 
 fn stop_error(shared: &Shared, failure: &Failure) -> SweepError {
@@ -430,18 +433,29 @@ fn stop_error(shared: &Shared, failure: &Failure) -> SweepError {
         Failure::Fatal(detail) => SweepError::ServerRejected {
             detail: detail.clone(),
         },
-        other => SweepError::ServerStopped {
-            detail: other.message().to_owned(),
-            journal: shared.journal.path().to_owned(),
-            resume_command: shared.resume_command.clone(),
-        },
+        Failure::Hung(detail) => shared.stopped(StopReason::ServerHung, detail.clone()),
+        Failure::Unreachable(detail) | Failure::Retryable(detail) => {
+            shared.stopped(StopReason::ServerUnreachable, detail.clone())
+        }
+    }
+}
+
+impl Shared {
+    /// The error that stops the run for `reason`, with the journal and the resume command.
+    pub(crate) fn stopped(&self, reason: StopReason, detail: String) -> SweepError {
+        SweepError::ServerStopped {
+            reason,
+            detail,
+            journal: self.journal.path().to_owned(),
+            resume_command: self.resume_command.clone(),
+        }
     }
 }
 
 /// Sums of every non-bucket metric, by name; `None` when `/metrics` does not answer.
 pub(crate) async fn metric_sums(client: &Client) -> Option<BTreeMap<String, f64>> {
     let snapshot = client.metrics().await.ok()?;
-    Some(server_metrics::sums(&snapshot))
+    Some(vernier_openai::metric_sums(&snapshot))
 }
 
 /// Progress through the journal so far, for resuming.
@@ -451,34 +465,42 @@ pub(crate) struct ResumeState {
     done_reps: BTreeMap<CellKey, BTreeSet<u32>>,
     next_rep: BTreeMap<CellKey, u32>,
     next_warmup: BTreeMap<CellKey, u32>,
+    /// Decode rates of the counted requests per cell, for `--until-ci` (kept in memory so
+    /// the journal is read once, at resume, not after every repetition).
+    decode_rates: BTreeMap<CellKey, Vec<f64>>,
 }
 
 impl ResumeState {
-    pub(crate) fn from_journal(journal: &LoadedJournal) -> Self {
+    pub(crate) fn from_journal(journal: &LoadedSweepJournal) -> Self {
         let mut state = Self::default();
         for line in &journal.lines {
             match line {
-                JournalLine::Calibration(c) => {
+                SweepJournalLine::Calibration(c) => {
                     state
                         .calibrations
                         .insert((c.workload, c.prompt_tokens_target), c.n_units);
                 }
-                JournalLine::RepDone(done) => {
+                SweepJournalLine::RepDone(done) => {
                     state
                         .done_reps
                         .entry(done.cell)
                         .or_default()
                         .insert(done.rep);
                 }
-                JournalLine::Attempt(attempt) => {
+                SweepJournalLine::Attempt(attempt) => {
                     let next = match attempt.phase {
-                        Phase::Measured => state.next_rep.entry(attempt.cell).or_default(),
-                        Phase::Warmup => state.next_warmup.entry(attempt.cell).or_default(),
+                        RepPhase::Measured => state.next_rep.entry(attempt.cell).or_default(),
+                        RepPhase::Warmup => state.next_warmup.entry(attempt.cell).or_default(),
                     };
                     *next = (*next).max(attempt.rep + 1);
                 }
                 _ => {}
             }
+        }
+        for (cell, attempts) in summary::counted_attempts(journal) {
+            state
+                .decode_rates
+                .insert(cell, summary::decode_rates(&attempts));
         }
         state
     }
@@ -510,7 +532,7 @@ pub(crate) async fn calibrate_all(
                 method = Some(chosen);
                 chosen
             };
-            shared.progress.set_message(&format!(
+            shared.observer.status(&format!(
                 "calibrating {workload} prompt to {target} tokens ({})",
                 method.as_str()
             ));
@@ -541,7 +563,7 @@ pub(crate) async fn calibrate_all(
                 })?;
             shared
                 .journal
-                .append(&JournalLine::Calibration(Calibration {
+                .append(&SweepJournalLine::Calibration(Calibration {
                     workload,
                     prompt_tokens_target: target,
                     n_units: calibrated.n_units,
@@ -557,21 +579,25 @@ pub(crate) async fn calibrate_all(
     Ok(())
 }
 
-fn until_ci_met(
-    config: &SweepConfig,
-    journal_path: &Path,
-    cell: &CellKey,
-) -> Result<bool, SweepError> {
-    let Some(percent) = config.until_ci_percent else {
-        return Ok(true);
+/// Whether `cell` is finished after `done` measured repetitions: the cap reached, or with
+/// `--until-ci`, the minimum reached and the interval narrow enough.
+fn finished(config: &SweepConfig, state: &ResumeState, cell: &CellKey, done: u32) -> bool {
+    let cap = if config.until_ci_percent.is_some() {
+        config.max_reps.max(config.reps)
+    } else {
+        config.reps
     };
-    let journal = crate::journal::read_journal(journal_path)?;
-    let counted = summary::counted_attempts(&journal);
-    let rates = counted
-        .get(cell)
-        .map(|attempts| summary::decode_rates(attempts))
-        .unwrap_or_default();
-    Ok(summary::until_ci_met(percent, &rates))
+    if done >= cap {
+        return true;
+    }
+    if done < config.reps {
+        return false;
+    }
+    let Some(percent) = config.until_ci_percent else {
+        return true;
+    };
+    let rates = state.decode_rates.get(cell).map_or(&[][..], Vec::as_slice);
+    summary::until_ci_met(percent, rates)
 }
 
 /// Runs every cell not yet finished.
@@ -589,7 +615,7 @@ pub(crate) async fn run_cells(
         .iter()
         .map(|c| u64::from(state.done(c).min(config.reps)) * u64::from(c.concurrency))
         .sum();
-    shared.progress.start(planned, already);
+    shared.observer.planned(planned, already);
     for cell in cells {
         let Some(&n_units) = state
             .calibrations
@@ -598,22 +624,13 @@ pub(crate) async fn run_cells(
             continue;
         };
         let mut done = state.done(&cell);
-        let cap = if config.until_ci_percent.is_some() {
-            config.max_reps.max(config.reps)
-        } else {
-            config.reps
-        };
-        let finished = |done: u32| -> Result<bool, SweepError> {
-            Ok(done >= cap
-                || (done >= config.reps && until_ci_met(config, shared.journal.path(), &cell)?))
-        };
-        if finished(done)? {
+        if finished(config, state, &cell, done) {
             continue;
         }
         let next_warmup = state.next_warmup.entry(cell).or_default();
         for _ in 0..config.warmup {
-            shared.progress.set_message(&format!("{cell}: warm-up"));
-            run_rep(shared, cell, Phase::Warmup, *next_warmup, n_units).await?;
+            shared.observer.status(&format!("{cell}: warm-up"));
+            run_rep(shared, cell, RepPhase::Warmup, *next_warmup, n_units).await?;
             *next_warmup += 1;
         }
         let metrics_before = if shared.has_metrics {
@@ -624,23 +641,23 @@ pub(crate) async fn run_cells(
         let probe = SchedulerProbe::start();
         let mut failed_in_a_row = 0;
         let result = async {
-            let next_rep = state.next_rep.entry(cell).or_default();
-            while !finished(done)? {
-                let rep = *next_rep;
-                shared.progress.set_message(&format!("{cell}: rep {}/{}", done + 1, config.reps.max(done + 1)));
-                let (n_ok, n_failed) = run_rep(shared, cell, Phase::Measured, rep, n_units).await?;
-                *next_rep += 1;
-                shared.journal.append(&JournalLine::RepDone(RepDone { cell, rep, n_ok, n_failed }))?;
+            while !finished(config, state, &cell, done) {
+                let rep = *state.next_rep.entry(cell).or_default();
+                shared.observer.status(&format!("{cell}: rep {}/{}", done + 1, config.reps.max(done + 1)));
+                let RepResult { n_ok, n_failed, decode_rates } =
+                    run_rep(shared, cell, RepPhase::Measured, rep, n_units).await?;
+                state.next_rep.insert(cell, rep + 1);
+                shared.journal.append(&SweepJournalLine::RepDone(RepDone { cell, rep, n_ok, n_failed }))?;
                 shared.journal.sync()?;
                 state.done_reps.entry(cell).or_default().insert(rep);
+                state.decode_rates.entry(cell).or_default().extend(decode_rates);
                 done += 1;
                 failed_in_a_row = if n_ok == 0 { failed_in_a_row + 1 } else { 0 };
                 if failed_in_a_row >= 2 {
-                    return Err(SweepError::ServerStopped {
-                        detail: format!("every request of {failed_in_a_row} repetitions in a row failed in {cell}"),
-                        journal: shared.journal.path().to_owned(),
-                        resume_command: shared.resume_command.clone(),
-                    });
+                    return Err(shared.stopped(
+                        StopReason::RepeatedFailures,
+                        format!("every request of {failed_in_a_row} repetitions in a row failed in {cell}"),
+                    ));
                 }
             }
             Ok(())
@@ -654,7 +671,7 @@ pub(crate) async fn run_cells(
         };
         shared
             .journal
-            .append(&JournalLine::CellWindow(Box::new(CellWindow {
+            .append(&SweepJournalLine::CellWindow(Box::new(CellWindow {
                 cell,
                 metrics_before,
                 metrics_after,
@@ -666,75 +683,9 @@ pub(crate) async fn run_cells(
     Ok(())
 }
 
-/// The command that continues a run: `program` (the program as the user ran it this time,
-/// e.g. `sweep` or `target/release/sweep`), then the original arguments with `--resume JOURNAL`.
-pub(crate) fn resume_command(program: &str, command_line: &[String], journal: &Path) -> String {
-    let mut words = vec![shell_quote(program)];
-    let mut skip_next = false;
-    for argument in command_line.iter().skip(1) {
-        if skip_next {
-            skip_next = false;
-            continue;
-        }
-        if argument == "--resume" {
-            skip_next = true;
-            continue;
-        }
-        if argument.starts_with("--resume=") {
-            continue;
-        }
-        words.push(shell_quote(argument));
-    }
-    words.push("--resume".to_owned());
-    words.push(shell_quote(&journal.display().to_string()));
-    words.join(" ")
-}
-
-fn shell_quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:@%+".contains(c))
-    {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-/// Where the journal lives for a fresh run.
-pub(crate) fn journal_path(out: &Path) -> PathBuf {
-    out.join("journal.jsonl")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn resume_command_replaces_an_old_resume_and_quotes() {
-        let line: Vec<String> = [
-            "/x/sweep",
-            "--extra-body",
-            "{\"a\": 1}",
-            "--resume",
-            "old.jsonl",
-            "--reps",
-            "3",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        let command = resume_command(
-            "target/release/sweep",
-            &line,
-            Path::new("out dir/journal.jsonl"),
-        );
-        assert_eq!(
-            command,
-            "target/release/sweep --extra-body '{\"a\": 1}' --reps 3 --resume 'out dir/journal.jsonl'"
-        );
-    }
 
     #[test]
     fn unknown_field_errors_name_the_flag() {
@@ -753,4 +704,31 @@ mod tests {
         };
         assert!(matches!(classify(&error), Failure::Retryable(_)));
     }
+}
+
+/// The warning when the busy check cannot run; `has_metrics` is false when `/metrics` itself
+/// did not answer.
+pub(crate) fn busy_check_unavailable(has_metrics: bool) -> String {
+    let source = if has_metrics {
+        "/metrics has none of"
+    } else {
+        "the server has no /metrics (llama.cpp serves it only with --metrics), so none of"
+    };
+    format!(
+        "busy check unavailable: {source} {}; pass --allow-busy to silence",
+        vernier_openai::load_metric_names()
+    )
+}
+
+/// Why the watchdog cannot tell a hung server from a busy one.
+pub(crate) fn watchdog_blind(has_metrics: bool) -> String {
+    let source = if has_metrics {
+        "/metrics has none of"
+    } else {
+        "the server has no /metrics, so none of"
+    };
+    format!(
+        "the watchdog cannot tell hung from busy: {source} {}; a stream silent for --idle-timeout-s is abandoned and retried",
+        vernier_openai::generation_metric_names()
+    )
 }

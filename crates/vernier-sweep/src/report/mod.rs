@@ -7,10 +7,10 @@ mod table;
 
 use std::path::{Path, PathBuf};
 
-pub use csv::render_csv;
-pub use markdown::render_markdown;
-pub use svg::{Chart, render_charts};
-pub use table::render_table;
+pub use csv::csv_report;
+pub use markdown::markdown_report;
+pub use svg::{Chart, svg_charts};
+pub use table::terminal_table;
 
 use crate::error::SweepError;
 use crate::summary::RunFile;
@@ -52,10 +52,10 @@ pub fn write_reports(run: &RunFile, out: &Path) -> Result<ReportFiles, SweepErro
         source: std::io::Error::other(error),
     })?;
     let run_file = write(out.join("run.json"), &(json + "\n"))?;
-    let markdown = write(out.join("report.md"), &render_markdown(run))?;
-    let csv = write(out.join("report.csv"), &render_csv(run))?;
+    let markdown = write(out.join("report.md"), &markdown_report(run))?;
+    let csv = write(out.join("report.csv"), &csv_report(run))?;
     let mut charts = Vec::new();
-    for chart in render_charts(run) {
+    for chart in svg_charts(run) {
         charts.push(write(out.join(chart.file_name), &chart.svg)?);
     }
     Ok(ReportFiles {

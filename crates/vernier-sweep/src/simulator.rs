@@ -7,16 +7,18 @@ use vernier_sim::{Sim, SimConfig};
 
 use crate::error::SweepError;
 
-/// A simulator serving on a dedicated thread until dropped or shut down.
+/// A simulator serving on a dedicated thread, with a runtime of its own, until dropped or
+/// shut down.
 #[derive(Debug)]
-pub(crate) struct SimulatorThread {
+pub struct InProcessSimulator {
     base_url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl SimulatorThread {
-    pub(crate) async fn start(config: SimConfig) -> Result<Self, SweepError> {
+impl InProcessSimulator {
+    /// Starts the simulator with `config` and waits until it answers.
+    pub async fn start(config: SimConfig) -> Result<Self, SweepError> {
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<Result<String, SweepError>>();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -63,12 +65,13 @@ impl SimulatorThread {
         })
     }
 
-    pub(crate) fn base_url(&self) -> &str {
+    /// Where the simulator answers.
+    pub fn base_url(&self) -> &str {
         &self.base_url
     }
 
     /// Stops the simulator and waits for its thread.
-    pub(crate) async fn shutdown(mut self) {
+    pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -78,7 +81,7 @@ impl SimulatorThread {
     }
 }
 
-impl Drop for SimulatorThread {
+impl Drop for InProcessSimulator {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());

@@ -31,7 +31,7 @@ fn sources(cell: &CellSummary) -> String {
     clippy::too_many_lines,
     reason = "one section after another, in reading order"
 )]
-pub fn render_markdown(run: &RunFile) -> String {
+pub fn markdown_report(run: &RunFile) -> String {
     let mut out = String::new();
     let env = &run.environment;
     let title = run.label.clone().unwrap_or_else(|| env.model.id.clone());

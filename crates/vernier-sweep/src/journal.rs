@@ -13,13 +13,13 @@ use crate::error::SweepError;
 use crate::lag::LagHistogram;
 
 /// Version of the journal line format.
-pub const JOURNAL_VERSION: u32 = 1;
+pub const SWEEP_JOURNAL_VERSION: u32 = 1;
 
 /// One line of the journal.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum JournalLine {
+pub enum SweepJournalLine {
     /// First line: what was run, where, with what.
     Header(Box<Header>),
     /// A resumed run continues here.
@@ -38,7 +38,7 @@ pub enum JournalLine {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Header {
-    /// [`JOURNAL_VERSION`].
+    /// [`SWEEP_JOURNAL_VERSION`].
     pub journal_version: u32,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
@@ -90,7 +90,7 @@ pub struct Calibration {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum Phase {
+pub enum RepPhase {
     /// Discarded.
     Warmup,
     /// Counted.
@@ -115,7 +115,7 @@ pub struct Attempt {
     /// The cell.
     pub cell: CellKey,
     /// Warm-up or measured.
-    pub phase: Phase,
+    pub phase: RepPhase,
     /// Repetition number within the phase (0-based).
     pub rep: u32,
     /// Stream number within the repetition (0..concurrency).
@@ -166,6 +166,7 @@ pub struct RequestSpecDecode {
 impl RequestSpecDecode {
     /// The counts in a `timings` object, when it has both (servers leave them out when
     /// speculative decoding is off).
+    #[cfg(feature = "engine")]
     pub(crate) fn from_timings(timings: &vernier_openai::Timings) -> Option<Self> {
         let count = |name: &str| timings.extra.get(name).and_then(serde_json::Value::as_u64);
         Some(Self {
@@ -206,11 +207,18 @@ pub struct CellWindow {
     pub timer_overshoot: LagHistogram,
 }
 
+/// Where the journal of a run in the folder `out` lives.
+pub fn journal_path(out: &Path) -> std::path::PathBuf {
+    out.join("journal.jsonl")
+}
+
 /// Appends lines; each line is written with one `write` call and flushed to the kernel before
 /// `append` returns, so it survives a crash of this process.
 #[derive(Debug)]
+#[cfg(feature = "engine")]
 pub(crate) struct JournalWriter(vernier_journal::JournalWriter);
 
+#[cfg(feature = "engine")]
 impl JournalWriter {
     pub(crate) fn create(path: &Path) -> Result<Self, SweepError> {
         Ok(Self(vernier_journal::JournalWriter::create_new(path)?))
@@ -225,7 +233,7 @@ impl JournalWriter {
         self.0.path()
     }
 
-    pub(crate) fn append(&self, line: &JournalLine) -> Result<(), SweepError> {
+    pub(crate) fn append(&self, line: &SweepJournalLine) -> Result<(), SweepError> {
         Ok(self.0.append(line)?)
     }
 
@@ -237,20 +245,20 @@ impl JournalWriter {
 
 /// A journal read back.
 #[derive(Debug, Clone)]
-pub struct LoadedJournal {
+pub struct LoadedSweepJournal {
     /// Every complete line, in order.
-    pub lines: Vec<JournalLine>,
+    pub lines: Vec<SweepJournalLine>,
     /// Bytes up to the end of the last complete line.
     pub valid_len: u64,
     /// True when a torn last line (a crash mid-write) was ignored.
     pub torn_tail: bool,
 }
 
-impl LoadedJournal {
+impl LoadedSweepJournal {
     /// The header (first line).
     pub fn header(&self) -> Option<&Header> {
         match self.lines.first() {
-            Some(JournalLine::Header(header)) => Some(header),
+            Some(SweepJournalLine::Header(header)) => Some(header),
             _ => None,
         }
     }
@@ -258,9 +266,9 @@ impl LoadedJournal {
 
 /// Reads a journal. A last line without its newline is a torn write and is ignored; any other
 /// bad line is an error.
-pub fn read_journal(path: &Path) -> Result<LoadedJournal, SweepError> {
-    let journal = vernier_journal::read::<JournalLine>(path)?;
-    Ok(LoadedJournal {
+pub fn read_sweep_journal(path: &Path) -> Result<LoadedSweepJournal, SweepError> {
+    let journal = vernier_journal::read::<SweepJournalLine>(path)?;
+    Ok(LoadedSweepJournal {
         valid_len: journal.valid_len,
         torn_tail: journal.torn_tail.is_some(),
         lines: journal.into_values(),

@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::SweepError;
+
 /// What kind of text the prompts are made of.
 #[derive(
     Debug,
@@ -16,7 +18,6 @@ use serde::{Deserialize, Serialize};
     Hash,
     Serialize,
     Deserialize,
-    clap::ValueEnum,
 )]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -33,6 +34,18 @@ impl Workload {
         match self {
             Self::Prose => "prose",
             Self::Code => "code",
+        }
+    }
+}
+
+impl std::str::FromStr for Workload {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "prose" => Ok(Self::Prose),
+            "code" => Ok(Self::Code),
+            other => Err(format!("unknown workload {other:?}: give prose or code")),
         }
     }
 }
@@ -154,7 +167,77 @@ pub struct SweepConfig {
     pub label: Option<String>,
 }
 
+impl Default for SweepConfig {
+    /// The command line's defaults: prose and code at 111, 364, 5,378 and 10,714 prompt
+    /// tokens, 512 output tokens, one stream, five measured repetitions after one warm-up,
+    /// greedy, with every cache defeat and every token source asked for. `model` is empty
+    /// (taken from `/v1/models`), as are `target` and `prompt_set_sha256` (filled in by the run).
+    fn default() -> Self {
+        Self {
+            target: String::new(),
+            model: String::new(),
+            workloads: vec![Workload::Prose, Workload::Code],
+            prompt_tokens: vec![111, 364, 5378, 10714],
+            output_tokens: vec![512],
+            concurrency: vec![1],
+            reps: 5,
+            warmup: 1,
+            until_ci_percent: None,
+            max_reps: 30,
+            retries: 2,
+            temperature: 0.0,
+            seed: None,
+            extra_body: serde_json::Map::new(),
+            force_length: true,
+            cache_salt: true,
+            cache_prompt_field: true,
+            token_ids: true,
+            continuous_usage: true,
+            defeat_prefix_cache: true,
+            nonce_as_suffix: false,
+            idle_timeout_s: Some(60.0),
+            busy_wait_cap_s: Some(900.0),
+            allow_busy: Some(false),
+            prompt_set_sha256: String::new(),
+            label: None,
+        }
+    }
+}
+
+fn invalid(what: &str, detail: &str) -> SweepError {
+    SweepError::InvalidArgument {
+        what: what.to_owned(),
+        detail: detail.to_owned(),
+    }
+}
+
 impl SweepConfig {
+    /// Checks the values a run cannot work with; the error names the flag and the fix.
+    pub fn check(&self) -> Result<(), SweepError> {
+        if self.reps == 0 {
+            return Err(invalid("--reps", "at least one measured repetition is needed"));
+        }
+        if self.prompt_tokens.is_empty() || self.prompt_tokens.contains(&0) {
+            return Err(invalid("--prompt-tokens", "give positive lengths, e.g. 111,364"));
+        }
+        if self.output_tokens.is_empty() || self.output_tokens.iter().any(|&t| t < 2) {
+            return Err(invalid("--output-tokens", "a decode rate needs at least 2 output tokens"));
+        }
+        if self.concurrency.is_empty() || self.concurrency.contains(&0) {
+            return Err(invalid("--concurrency", "give positive stream counts, e.g. 1,2,4,8"));
+        }
+        if self.workloads.is_empty() {
+            return Err(invalid("--workload", "give prose, code or both"));
+        }
+        if self.until_ci_percent.is_some_and(|pct| !(pct > 0.0 && pct.is_finite())) {
+            return Err(invalid("--until-ci", "give a positive percentage, e.g. 2"));
+        }
+        if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
+            return Err(invalid("--temperature", "give a temperature of 0 or more, e.g. 0"));
+        }
+        Ok(())
+    }
+
     /// Every cell in run order: workload, then prompt length, output length, concurrency.
     pub fn cells(&self) -> Vec<CellKey> {
         let mut cells = Vec::new();

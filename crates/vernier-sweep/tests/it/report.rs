@@ -2,28 +2,27 @@
 
 use std::path::Path;
 
-use crate::support::journal_values;
 
-fn fixture() -> sweep::RunFile {
+fn fixture() -> vernier_sweep::RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
-    let journal = sweep::read_journal(&path).expect("read the fixed journal");
-    sweep::summarise(&journal).expect("the journal has a header")
+    let journal = vernier_sweep::read_sweep_journal(&path).expect("read the fixed journal");
+    vernier_sweep::summarise(&journal).expect("the journal has a header")
 }
 
 #[test]
 fn markdown_report_from_a_fixed_journal() {
-    insta::assert_snapshot!(sweep::render_markdown(&fixture()));
+    insta::assert_snapshot!(vernier_sweep::markdown_report(&fixture()));
 }
 
 #[test]
 fn terminal_table_from_a_fixed_journal() {
-    insta::assert_snapshot!(sweep::render_table(&fixture()));
+    insta::assert_snapshot!(vernier_sweep::terminal_table(&fixture()));
 }
 
 #[test]
 fn csv_has_one_row_per_cell_with_fixed_columns() {
     let run = fixture();
-    let csv = sweep::render_csv(&run);
+    let csv = vernier_sweep::csv_report(&run);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), run.cells.len() + 1);
     let columns = lines[0].split(',').count();
@@ -34,7 +33,7 @@ fn csv_has_one_row_per_cell_with_fixed_columns() {
 #[test]
 fn reports_are_written_to_the_output_folder() {
     let out = tempfile::tempdir().expect("temporary folder");
-    let files = sweep::write_reports(&fixture(), out.path()).expect("write reports");
+    let files = vernier_sweep::write_reports(&fixture(), out.path()).expect("write reports");
     for name in [
         "run.json",
         "report.md",
@@ -51,7 +50,7 @@ fn reports_are_written_to_the_output_folder() {
 
 /// The fixed journal rewritten as if the server were llama.cpp without speculative decoding
 /// counters in `/metrics` and its set-up checks had warned; summarised.
-fn without_spec_counters_and_with_warnings() -> sweep::RunFile {
+fn without_spec_counters_and_with_warnings() -> vernier_sweep::RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
     let mut lines = journal_values(&path);
     for line in &mut lines {
@@ -74,8 +73,8 @@ fn without_spec_counters_and_with_warnings() -> sweep::RunFile {
         .join("\n");
     text.push('\n');
     std::fs::write(&rewritten, text).expect("write the journal");
-    let journal = sweep::read_journal(&rewritten).expect("read the rewritten journal");
-    sweep::summarise(&journal).expect("the journal has a header")
+    let journal = vernier_sweep::read_sweep_journal(&rewritten).expect("read the rewritten journal");
+    vernier_sweep::summarise(&journal).expect("the journal has a header")
 }
 
 #[test]
@@ -93,7 +92,7 @@ fn absent_spec_decode_counters_are_said_to_be_not_reported() {
             .iter()
             .all(|c| c.spec_decode_reported == Some(false))
     );
-    let markdown = sweep::render_markdown(&run);
+    let markdown = vernier_sweep::markdown_report(&run);
     assert!(
         markdown
             .contains("## Speculative decoding (server counters)\n\nNot reported by this server"),
@@ -110,9 +109,18 @@ fn set_up_warnings_reach_the_run_file_and_the_report() {
         "{:?}",
         run.warnings
     );
-    let markdown = sweep::render_markdown(&run);
+    let markdown = vernier_sweep::markdown_report(&run);
     assert!(
         markdown.contains("## Notes\n\n- busy check unavailable: test warning"),
         "{markdown}"
     );
+}
+
+/// Every journal line as JSON.
+fn journal_values(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .expect("read the journal")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every journal line is JSON"))
+        .collect()
 }

@@ -9,10 +9,9 @@ use vernier_stats::Interval;
 use crate::config::{CellKey, SweepConfig, Workload};
 use crate::environment::Environment;
 use crate::journal::{
-    Attempt, Calibration, JournalLine, LoadedJournal, Phase, RequestSpecDecode, Status,
+    Attempt, Calibration, SweepJournalLine, LoadedSweepJournal, RepPhase, RequestSpecDecode, Status,
 };
 use crate::lag::{LagHistogram, LagSummary};
-use crate::server_metrics;
 
 /// Version of the run-file schema (`docs/run-file.md`).
 pub const RUN_FILE_SCHEMA_VERSION: u32 = 1;
@@ -259,19 +258,19 @@ struct CellAccumulator<'a> {
 
 /// Measured attempts that count: status ok in a repetition that finished (a repetition cut
 /// short by a crash is redone under a new number on resume, so none is counted twice).
-pub(crate) fn counted_attempts(journal: &LoadedJournal) -> BTreeMap<CellKey, Vec<&Attempt>> {
+pub(crate) fn counted_attempts(journal: &LoadedSweepJournal) -> BTreeMap<CellKey, Vec<&Attempt>> {
     let done: BTreeSet<(CellKey, u32)> = journal
         .lines
         .iter()
         .filter_map(|line| match line {
-            JournalLine::RepDone(done) => Some((done.cell, done.rep)),
+            SweepJournalLine::RepDone(done) => Some((done.cell, done.rep)),
             _ => None,
         })
         .collect();
     let mut out: BTreeMap<CellKey, Vec<&Attempt>> = BTreeMap::new();
     for line in &journal.lines {
-        if let JournalLine::Attempt(attempt) = line
-            && attempt.phase == Phase::Measured
+        if let SweepJournalLine::Attempt(attempt) = line
+            && attempt.phase == RepPhase::Measured
             && attempt.status == Status::Ok
             && done.contains(&(attempt.cell, attempt.rep))
         {
@@ -282,11 +281,11 @@ pub(crate) fn counted_attempts(journal: &LoadedJournal) -> BTreeMap<CellKey, Vec
 }
 
 /// The set-up warnings of the start and of every resume, each once.
-fn set_up_warnings(journal: &LoadedJournal) -> Vec<String> {
+fn set_up_warnings(journal: &LoadedSweepJournal) -> Vec<String> {
     let mut warnings: Vec<String> = Vec::new();
     let all = journal.lines.iter().flat_map(|line| match line {
-        JournalLine::Header(header) => header.warnings.as_slice(),
-        JournalLine::Resumed(resumed) => resumed.warnings.as_slice(),
+        SweepJournalLine::Header(header) => header.warnings.as_slice(),
+        SweepJournalLine::Resumed(resumed) => resumed.warnings.as_slice(),
         _ => &[],
     });
     for warning in all {
@@ -297,8 +296,27 @@ fn set_up_warnings(journal: &LoadedJournal) -> Vec<String> {
     warnings
 }
 
+/// The speculative-decoding counters (verification steps, draft tokens, accepted draft tokens)
+/// among recorded `/metrics` sums: the first prefix `P` (in name order) for which
+/// `P:spec_decode_num_drafts_total`, `P:spec_decode_num_draft_tokens_total` and
+/// `P:spec_decode_num_accepted_tokens_total` are all present. This is the naming every server
+/// in `vernier_openai::KNOWN_METRICS` uses (a test checks it), read here without the client
+/// so that summarising a journal needs no HTTP stack.
+pub(crate) fn spec_decode_counters(sums: &BTreeMap<String, f64>) -> Option<[String; 3]> {
+    const SUFFIXES: [&str; 3] = [
+        ":spec_decode_num_drafts_total",
+        ":spec_decode_num_draft_tokens_total",
+        ":spec_decode_num_accepted_tokens_total",
+    ];
+    sums.keys().find_map(|name| {
+        let prefix = name.strip_suffix(SUFFIXES[0])?;
+        let names = SUFFIXES.map(|suffix| format!("{prefix}{suffix}"));
+        names.iter().all(|name| sums.contains_key(name)).then_some(names)
+    })
+}
+
 /// Builds the run file from a journal. `None` when the journal has no header.
-pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
+pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
     let header = journal.header()?;
     let config = &header.config;
     let mut cells: BTreeMap<CellKey, CellAccumulator<'_>> = BTreeMap::new();
@@ -307,35 +325,35 @@ pub fn summarise(journal: &LoadedJournal) -> Option<RunFile> {
     let mut calibrations: BTreeMap<(Workload, u32), Calibration> = BTreeMap::new();
     for line in &journal.lines {
         match line {
-            JournalLine::Attempt(attempt) if attempt.status == Status::Infra => {
+            SweepJournalLine::Attempt(attempt) if attempt.status == Status::Infra => {
                 cells.entry(attempt.cell).or_default().n_infra_attempts += 1;
             }
-            JournalLine::RepDone(done) => {
+            SweepJournalLine::RepDone(done) => {
                 let cell = cells.entry(done.cell).or_default();
                 if cell.reps.insert(done.rep) {
                     cell.n_failed += done.n_failed;
                 }
             }
-            JournalLine::CellWindow(window) => {
+            SweepJournalLine::CellWindow(window) => {
                 let cell = cells.entry(window.cell).or_default();
                 cell.windows += 1;
                 cell.scheduler_delay.merge(&window.scheduler_delay);
                 cell.timer_overshoot.merge(&window.timer_overshoot);
-                let names = server_metrics::spec_decode_counters(&window.metrics_before);
-                for (slot, name) in cell.spec.iter_mut().zip(names.into_iter().flatten()) {
+                let names = spec_decode_counters(&window.metrics_before);
+                for (slot, name) in cell.spec.iter_mut().zip(names.iter().flatten()) {
                     if let (Some(before), Some(after)) = (
-                        window.metrics_before.get(name),
-                        window.metrics_after.get(name),
+                        window.metrics_before.get(name.as_str()),
+                        window.metrics_after.get(name.as_str()),
                     ) {
                         *slot += after - before;
                         cell.spec_seen = true;
                     }
                 }
             }
-            JournalLine::Resumed(resumed) => {
+            SweepJournalLine::Resumed(resumed) => {
                 environments_at_resume.push(resumed.environment.clone());
             }
-            JournalLine::Calibration(calibration) => {
+            SweepJournalLine::Calibration(calibration) => {
                 calibrations.insert(
                     (calibration.workload, calibration.prompt_tokens_target),
                     calibration.clone(),
@@ -566,6 +584,24 @@ fn summarise_cell(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spec_decode_counters_are_found_for_every_known_server() {
+        for names in &vernier_openai::KNOWN_METRICS {
+            let Some(known) = names.spec_decode else {
+                continue;
+            };
+            let sums: BTreeMap<String, f64> = known
+                .iter()
+                .map(|name| ((*name).to_owned(), 1.0))
+                .chain([("other:spec_decode_num_drafts_total".to_owned(), 1.0)])
+                .collect();
+            assert_eq!(spec_decode_counters(&sums), Some(known.map(str::to_owned)));
+        }
+        let partial: BTreeMap<String, f64> =
+            [("vllm:spec_decode_num_drafts_total".to_owned(), 1.0)].into();
+        assert_eq!(spec_decode_counters(&partial), None);
+    }
 
     fn counts(draft_tokens: u64, accepted_tokens: u64) -> RequestSpecDecode {
         let timings: vernier_openai::Timings = serde_json::from_value(serde_json::json!({

@@ -1,6 +1,7 @@
 //! What a run records about the server, the client machine and the tool.
 
 use std::collections::BTreeMap;
+#[cfg(feature = "engine")]
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,7 @@ pub struct Environment {
     /// The server measured.
     pub server: ServerInfo,
     /// The model measured.
-    pub model: ModelInfo,
+    pub model: ServedModel,
     /// `/metrics` at the start (sums over label sets), empty when the server has none.
     pub metrics_at_start: BTreeMap<String, f64>,
     /// The machine running the sweep.
@@ -44,7 +45,7 @@ pub struct ServerInfo {
 /// The model.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct ModelInfo {
+pub struct ServedModel {
     /// Model id as the server names it.
     pub id: String,
     /// Maximum context, when the server says.
@@ -96,6 +97,7 @@ pub struct GpuInfo {
 }
 
 /// The tool's identity.
+#[cfg(feature = "engine")]
 pub(crate) fn tool_info() -> ToolInfo {
     ToolInfo {
         name: "sweep".to_owned(),
@@ -107,6 +109,7 @@ pub(crate) fn tool_info() -> ToolInfo {
 }
 
 /// Reads the client machine's description from `/etc/os-release`, `/proc` and `uname`.
+#[cfg(feature = "engine")]
 pub(crate) fn client_machine() -> ClientMachine {
     let os = std::fs::read_to_string("/etc/os-release")
         .ok()
@@ -152,8 +155,10 @@ pub(crate) fn client_machine() -> ClientMachine {
     }
 }
 
+#[cfg(feature = "engine")]
 const CAPTURE_LIMIT: usize = 64 * 1024;
 
+#[cfg(feature = "engine")]
 fn capped(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     if text.len() <= CAPTURE_LIMIT {
@@ -167,6 +172,7 @@ fn capped(bytes: &[u8]) -> String {
 }
 
 /// Runs `command` with `sh -c` and keeps its output.
+#[cfg(feature = "engine")]
 pub(crate) fn gpu_info(command: &str) -> GpuInfo {
     match Command::new("sh").arg("-c").arg(command).output() {
         Ok(output) => GpuInfo {

@@ -6,7 +6,7 @@ use super::number;
 use crate::summary::RunFile;
 
 /// A plain-text table, one row per cell, medians.
-pub fn render_table(run: &RunFile) -> String {
+pub fn terminal_table(run: &RunFile) -> String {
     let headers = [
         "workload",
         "prompt",

@@ -27,7 +27,7 @@ const FIGURES: [(&str, Getter); 10] = [
 ];
 
 /// The CSV text.
-pub fn render_csv(run: &RunFile) -> String {
+pub fn csv_report(run: &RunFile) -> String {
     let mut out = String::from(
         "workload,prompt_tokens_target,output_tokens,concurrency,n_reps,n_ok,n_failed,cached_prompt_tokens_max,n_length_mismatch,token_sources",
     );

@@ -15,6 +15,7 @@ pub enum SweepError {
         detail: String,
     },
     /// The HTTP client could not be built or a set-up call failed.
+    #[cfg(feature = "engine")]
     #[error("{what}")]
     Client {
         /// What was being done.
@@ -24,9 +25,11 @@ pub enum SweepError {
         source: vernier_openai::Error,
     },
     /// The in-process simulator did not start.
+    #[cfg(feature = "engine")]
     #[error("start the in-process simulator")]
     Simulator(#[source] vernier_sim::SimError),
     /// The simulator's thread or runtime could not start.
+    #[cfg(feature = "engine")]
     #[error("start the in-process simulator's thread")]
     SimulatorThread(#[source] std::io::Error),
     /// The server had requests in flight before the sweep began.
@@ -50,6 +53,8 @@ pub enum SweepError {
     /// The server stopped answering; the journal holds everything measured so far.
     #[error("keep measuring: {detail}; everything measured is in {journal}; continue with: {resume_command}", journal = journal.display())]
     ServerStopped {
+        /// Why the run stopped.
+        reason: StopReason,
         /// What was seen (connect refused, hung stream, ...).
         detail: String,
         /// The journal to resume from.
@@ -88,8 +93,26 @@ pub enum SweepError {
         /// The parser's message.
         detail: String,
     },
+    /// The journal was written by a version of the sweep whose format this one cannot continue.
+    #[error("resume {path}: it is a version {found} journal and this sweep continues version {supported}; finish it with the sweep that started it, or start a new run with --out DIR", path = path.display())]
+    JournalVersion {
+        /// The journal.
+        path: PathBuf,
+        /// The version the journal records.
+        found: u32,
+        /// The version this sweep writes.
+        supported: u32,
+    },
+    /// A resumed run found another model or another server than the journal records.
+    #[error("resume {path}: the server is not the one the journal measured ({differences}); point --base-url at that server, or start a new run with --out DIR", path = path.display())]
+    ServerChanged {
+        /// The journal.
+        path: PathBuf,
+        /// What differs, `name: journal X, now Y`.
+        differences: String,
+    },
     /// A resumed run was started with a different configuration.
-    #[error("resume {path}: the configuration differs from the journal's ({differences}); rerun the original command: {original_command}", path = path.display())]
+    #[error("resume {path}: flags given beside --resume differ from the journal's configuration ({differences}); leave them out, --resume alone continues with the journal's configuration (the run was started as: {original_command})", path = path.display())]
     ConfigMismatch {
         /// The journal.
         path: PathBuf,
@@ -138,19 +161,25 @@ impl From<vernier_journal::JournalError> for SweepError {
     }
 }
 
-/// An error and its causes: "message: cause: cause", as the command line prints it.
-pub fn cause_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+/// Why a run stopped before its end, with everything measured on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// A stream went silent and the server's generation counter stood still.
+    ServerHung,
+    /// The server refused connections, or a stream could not be measured after every retry.
+    ServerUnreachable,
+    /// Every request of two repetitions in a row failed.
+    RepeatedFailures,
 }
 
-/// An error and its causes on one line: [`cause_chain`] with line breaks as spaces.
-pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
-    cause_chain(error).replace('\n', " ")
+impl StopReason {
+    /// A short name (`server_hung`, `server_unreachable`, `repeated_failures`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ServerHung => "server_hung",
+            Self::ServerUnreachable => "server_unreachable",
+            Self::RepeatedFailures => "repeated_failures",
+        }
+    }
 }

@@ -74,7 +74,7 @@ impl Counter<'_> {
                     .tokenize_chat(self.model, &request.messages)
                     .await
                     .map(|tokenized| tokenized.count as u64)
-                    .map_err(|error| crate::error::one_line(&error))
+                    .map_err(|error| vernier_cli::one_line(&error))
             }
             CountMethod::ProbeRequests => {
                 let request = (self.build)(prompt, nonce.as_deref(), 1);
@@ -82,7 +82,7 @@ impl Counter<'_> {
                     .client
                     .chat(&request)
                     .await
-                    .map_err(|error| crate::error::one_line(&error))?;
+                    .map_err(|error| vernier_cli::one_line(&error))?;
                 response
                     .usage
                     .map(|usage| usage.prompt_tokens)

@@ -316,7 +316,7 @@ fn grouped(run: &RunFile, figure: fn(&Figures) -> Option<f64>) -> (Vec<String>, 
 
 /// The four charts: prefill rate and TTFT against prompt length, decode rate per workload,
 /// tokens per event.
-pub fn render_charts(run: &RunFile) -> Vec<Chart> {
+pub fn svg_charts(run: &RunFile) -> Vec<Chart> {
     let source = |cells: &[CellSummary]| {
         let mut names: Vec<&str> = cells
             .iter()

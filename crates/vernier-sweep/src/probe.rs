@@ -1,0 +1,78 @@
+//! The 1 ms scheduler probe: how long a ready task waits for the runtime during a cell.
+
+use std::time::{Duration, Instant};
+
+use crate::lag::LagHistogram;
+
+/// What a [`SchedulerProbe`] measured.
+#[derive(Debug, Default)]
+pub(crate) struct ProbeResult {
+    /// Yield → polled again: how long a ready task waits for the runtime.
+    pub(crate) scheduler_delay: LagHistogram,
+    /// Timer deadline → the task woken: tokio's timer granularity (about 1 ms) plus the
+    /// scheduling delay. Reported apart; it is not the client's lag.
+    pub(crate) timer_overshoot: LagHistogram,
+}
+
+/// Measures tokio's scheduling delay. Every millisecond (by tokio's timer) the probe task
+/// records how late the timer woke it, then yields and records how long the runtime takes to
+/// poll it again. The yield is timed from `Instant::now()` just before `yield_now()`, so the
+/// timer's granularity is not part of the scheduling delay.
+#[derive(Debug)]
+pub(crate) struct SchedulerProbe {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<ProbeResult>,
+}
+
+impl SchedulerProbe {
+    pub(crate) fn start() -> Self {
+        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let mut result = ProbeResult::default();
+            let mut ticker = tokio::time::interval(Duration::from_millis(1));
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => break,
+                    deadline = ticker.tick() => {
+                        result.timer_overshoot.record(
+                            tokio::time::Instant::now().saturating_duration_since(deadline),
+                        );
+                        let before = Instant::now();
+                        tokio::task::yield_now().await;
+                        result.scheduler_delay.record(before.elapsed());
+                    }
+                }
+            }
+            result
+        });
+        Self { stop, task }
+    }
+
+    pub(crate) async fn finish(self) -> ProbeResult {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_records_one_yield_and_one_timer_wake_per_tick() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
+        let result = runtime.block_on(async {
+            let probe = SchedulerProbe::start();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            probe.finish().await
+        });
+        let ticks = result.timer_overshoot.count();
+        assert!(ticks >= 1, "{result:?}");
+        assert_eq!(result.scheduler_delay.count(), ticks, "{result:?}");
+    }
+
+}

@@ -1,0 +1,3 @@
+//! Integration tests of the reading side: a fixed journal summarised and reported.
+
+mod report;
