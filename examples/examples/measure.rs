@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use vernier_examples::{max_tokens_rejected, measure_chat_stream, pick_generation_model};
+use vernier_examples::{max_tokens_rejected, pick_generation_model};
 use vernier_meter::Measurement;
 use vernier_openai::{ChatMessage, ChatRequest, Client, ClientBuilder, StreamOptions};
 use vernier_sim::{Sim, SimConfig, SimHandle, TokensPerEvent};
@@ -203,8 +203,8 @@ async fn measure(
     client: &Client,
     request: &ChatRequest,
 ) -> Result<(Measurement, Option<String>), String> {
-    let (measurement, stream_error) =
-        measure_chat_stream(client, request)
+    let (metered, stream_error) =
+        client.measure_chat(request)
             .await
             .map_err(|error| {
                 let hint = if request.max_tokens.is_some() && max_tokens_rejected(&error) {
@@ -214,5 +214,5 @@ async fn measure(
                 };
                 format!("failed to start the chat stream: {error}{hint}")
             })?;
-    Ok((measurement, stream_error.map(|error| error.to_string())))
+    Ok((metered.measurement, stream_error.map(|error| error.to_string())))
 }

@@ -1,4 +1,5 @@
 //! Command line for running the Vernier simulator as a standalone server.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -114,16 +115,27 @@ pub fn config(args: &Args) -> Result<SimConfig, SimError> {
         .build())
 }
 
-/// Starts the simulator, prints its base URL, and serves until Ctrl-C.
-pub async fn run(args: &Args) -> Result<(), SimError> {
+/// Starts the simulator, hands its base URL to `on_ready` (the binary prints it), and
+/// serves until `stop` completes (the binary passes Ctrl-C). Prints nothing itself.
+pub async fn run(
+    args: &Args,
+    on_ready: impl FnOnce(&str),
+    stop: impl Future<Output = ()>,
+) -> Result<(), SimError> {
     let sim = Sim::start(config(args)?).await?;
-    #[expect(clippy::print_stdout, reason = "the base URL is this command's output")]
-    {
-        println!("{}", sim.base_url());
-    }
-    let _ = tokio::signal::ctrl_c().await;
+    on_ready(&sim.base_url());
+    stop.await;
     sim.shutdown().await;
     Ok(())
+}
+
+/// Whether `error` comes from the command line's values (exit code 2) rather than from the
+/// machine (a port taken, a file that cannot be written: exit code 1).
+pub fn is_usage_error(error: &SimError) -> bool {
+    !matches!(
+        error,
+        SimError::Bind { .. } | SimError::GroundTruthFile { .. }
+    )
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@ mod accuracy;
 
 use std::time::Duration;
 
-use vernier_examples::measure_chat_stream;
 use vernier_meter::Measurement;
 use vernier_openai::{ChatMessage, ChatRequest, ClientBuilder, StreamOptions};
 use vernier_sim::{GroundTruth, Sim, SimConfigBuilder, SimHandle};
@@ -58,14 +57,15 @@ pub(crate) async fn measure(sim: &SimHandle, ask: Ask) -> Measurement {
     if ask.token_ids {
         request = request.with_extra("return_token_ids", true);
     }
-    let (measurement, stream_error) = measure_chat_stream(&client, &request)
+    let (metered, stream_error) = client.measure_chat(&request)
         .await
         .expect("stream opens");
     assert!(
         stream_error.is_none(),
         "a well-formed stream: {stream_error:?}"
     );
-    measurement
+    assert!(!metered.broken);
+    metered.measurement
 }
 
 /// The simulator's record of the only request it served.
