@@ -5,7 +5,11 @@
 //! ```text
 //! cargo run --release --example library_sweep -- --base-url http://127.0.0.1:8000 --model M
 //! ```
-#![expect(clippy::print_stdout, clippy::print_stderr, reason = "an example prints its result")]
+#![expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "an example prints its result"
+)]
 
 use std::sync::Arc;
 
@@ -16,7 +20,10 @@ use vernier_sweep::{
 
 fn flag(name: &str) -> Option<String> {
     let words: Vec<String> = std::env::args().collect();
-    words.iter().position(|w| w == name).and_then(|i| words.get(i + 1).cloned())
+    words
+        .iter()
+        .position(|w| w == name)
+        .and_then(|i| words.get(i + 1).cloned())
 }
 
 #[tokio::main]
@@ -39,7 +46,10 @@ async fn main() -> std::process::ExitCode {
     config.output_tokens = vec![64];
     config.reps = 3;
     let out = std::env::temp_dir().join(format!("vernier-library-sweep-{}", std::process::id()));
-    let start = SweepStart::New { config: Box::new(config), out };
+    let start = SweepStart::New {
+        config: Box::new(config),
+        out,
+    };
     let context = RunContext::default().simulator(simulator.is_some());
     let result = match sweep_client(&base_url, None) {
         Ok(client) => run_sweep(client, start, context, Arc::new(QuietObserver), None).await,

@@ -214,5 +214,8 @@ async fn measure(
                 };
                 format!("failed to start the chat stream: {error}{hint}")
             })?;
-    Ok((metered.measurement, stream_error.map(|error| error.to_string())))
+    Ok((
+        metered.measurement,
+        stream_error.map(|error| error.to_string()),
+    ))
 }

@@ -4,7 +4,11 @@
 //! ```text
 //! cargo run --release --example read_run -- sweep-out/run.json
 //! ```
-#![expect(clippy::print_stdout, clippy::print_stderr, reason = "an example prints its result")]
+#![expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "an example prints its result"
+)]
 
 use std::process::ExitCode;
 
@@ -15,8 +19,16 @@ fn figure(value: Option<f64>) -> String {
 }
 
 fn sources(cell: &vernier_sweep::CellSummary) -> String {
-    let names: Vec<&str> = cell.token_sources.iter().map(|source| source.as_str()).collect();
-    if names.is_empty() { "no source".to_owned() } else { names.join(", ") }
+    let names: Vec<&str> = cell
+        .token_sources
+        .iter()
+        .map(|source| source.as_str())
+        .collect();
+    if names.is_empty() {
+        "no source".to_owned()
+    } else {
+        names.join(", ")
+    }
 }
 
 fn main() -> ExitCode {

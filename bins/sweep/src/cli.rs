@@ -197,9 +197,21 @@ pub(crate) fn check_resume_flags(
         }
         let field = field_of(flag);
         let prefix = format!("{field}: ");
-        refused.extend(differences.iter().filter(|d| d.starts_with(&prefix)).cloned());
-        if flag == "model" && !recorded.model.is_empty() && cli.args.model.as_deref() != Some(recorded.model.as_str()) {
-            refused.push(format!("model: journal {:?}, now {:?}", recorded.model, cli.args.model.as_deref().unwrap_or_default()));
+        refused.extend(
+            differences
+                .iter()
+                .filter(|d| d.starts_with(&prefix))
+                .cloned(),
+        );
+        if flag == "model"
+            && !recorded.model.is_empty()
+            && cli.args.model.as_deref() != Some(recorded.model.as_str())
+        {
+            refused.push(format!(
+                "model: journal {:?}, now {:?}",
+                recorded.model,
+                cli.args.model.as_deref().unwrap_or_default()
+            ));
         }
     }
     refused.sort();

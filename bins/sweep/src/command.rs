@@ -96,9 +96,10 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     };
     let progress = Progress::new(args.quiet);
     // The server: --base-url, else the one the journal recorded, else the simulator.
-    let base_url = args.base_url.clone().or_else(|| {
-        recorded_target.filter(|target| target != "simulator")
-    });
+    let base_url = args
+        .base_url
+        .clone()
+        .or_else(|| recorded_target.filter(|target| target != "simulator"));
     let mut simulator = None;
     let base_url = if let Some(url) = base_url {
         url

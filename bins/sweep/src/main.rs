@@ -14,7 +14,9 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            note(&format!("error: failed to start the async runtime: {error}"));
+            note(&format!(
+                "error: failed to start the async runtime: {error}"
+            ));
             return exit(exit_code::FAILURE);
         }
     };

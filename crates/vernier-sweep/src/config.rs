@@ -7,18 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::SweepError;
 
 /// What kind of text the prompts are made of.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Workload {
@@ -215,25 +204,43 @@ impl SweepConfig {
     /// Checks the values a run cannot work with; the error names the flag and the fix.
     pub fn check(&self) -> Result<(), SweepError> {
         if self.reps == 0 {
-            return Err(invalid("--reps", "at least one measured repetition is needed"));
+            return Err(invalid(
+                "--reps",
+                "at least one measured repetition is needed",
+            ));
         }
         if self.prompt_tokens.is_empty() || self.prompt_tokens.contains(&0) {
-            return Err(invalid("--prompt-tokens", "give positive lengths, e.g. 111,364"));
+            return Err(invalid(
+                "--prompt-tokens",
+                "give positive lengths, e.g. 111,364",
+            ));
         }
         if self.output_tokens.is_empty() || self.output_tokens.iter().any(|&t| t < 2) {
-            return Err(invalid("--output-tokens", "a decode rate needs at least 2 output tokens"));
+            return Err(invalid(
+                "--output-tokens",
+                "a decode rate needs at least 2 output tokens",
+            ));
         }
         if self.concurrency.is_empty() || self.concurrency.contains(&0) {
-            return Err(invalid("--concurrency", "give positive stream counts, e.g. 1,2,4,8"));
+            return Err(invalid(
+                "--concurrency",
+                "give positive stream counts, e.g. 1,2,4,8",
+            ));
         }
         if self.workloads.is_empty() {
             return Err(invalid("--workload", "give prose, code or both"));
         }
-        if self.until_ci_percent.is_some_and(|pct| !(pct > 0.0 && pct.is_finite())) {
+        if self
+            .until_ci_percent
+            .is_some_and(|pct| !(pct > 0.0 && pct.is_finite()))
+        {
             return Err(invalid("--until-ci", "give a positive percentage, e.g. 2"));
         }
         if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
-            return Err(invalid("--temperature", "give a temperature of 0 or more, e.g. 0"));
+            return Err(invalid(
+                "--temperature",
+                "give a temperature of 0 or more, e.g. 0",
+            ));
         }
         Ok(())
     }
@@ -309,6 +316,48 @@ mod tests {
             prompt_set_sha256: "abc".to_owned(),
             label: None,
         }
+    }
+
+    fn refused(config: &SweepConfig) -> String {
+        match config.check() {
+            Err(SweepError::InvalidArgument { what, .. }) => what,
+            other => panic!("{config:?} was not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn check_names_the_flag_of_every_unusable_value() {
+        assert!(SweepConfig::default().check().is_ok());
+        let c = SweepConfig {
+            reps: 0,
+            ..SweepConfig::default()
+        };
+        assert_eq!(refused(&c), "--reps");
+        let c = SweepConfig {
+            output_tokens: vec![1],
+            ..SweepConfig::default()
+        };
+        assert_eq!(refused(&c), "--output-tokens");
+        let c = SweepConfig {
+            concurrency: vec![4, 0],
+            ..SweepConfig::default()
+        };
+        assert_eq!(refused(&c), "--concurrency");
+        let c = SweepConfig {
+            until_ci_percent: Some(f64::NAN),
+            ..SweepConfig::default()
+        };
+        assert_eq!(refused(&c), "--until-ci");
+        let c = SweepConfig {
+            temperature: -1.0,
+            ..SweepConfig::default()
+        };
+        assert_eq!(refused(&c), "--temperature");
+        let mut c = SweepConfig::default();
+        c.workloads.clear();
+        assert_eq!(refused(&c), "--workload");
+        assert_eq!("code".parse::<Workload>(), Ok(Workload::Code));
+        assert!("poetry".parse::<Workload>().is_err());
     }
 
     #[test]

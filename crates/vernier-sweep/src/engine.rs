@@ -148,15 +148,28 @@ pub fn read_resumable(path: &Path) -> Result<(LoadedSweepJournal, Header), Sweep
 /// The longest watchdog wait a configuration may ask for: seven days.
 const MAX_WAIT_S: f64 = 7.0 * 24.0 * 3600.0;
 
-fn wait(what: &str, seconds: Option<f64>, default_s: f64, allow_zero: bool) -> Result<Duration, SweepError> {
+fn wait(
+    what: &str,
+    seconds: Option<f64>,
+    default_s: f64,
+    allow_zero: bool,
+) -> Result<Duration, SweepError> {
     let seconds = seconds.unwrap_or(default_s);
-    let low_ok = if allow_zero { seconds >= 0.0 } else { seconds > 0.0 };
+    let low_ok = if allow_zero {
+        seconds >= 0.0
+    } else {
+        seconds > 0.0
+    };
     if !(low_ok && seconds <= MAX_WAIT_S) {
         return Err(SweepError::InvalidArgument {
             what: what.to_owned(),
             detail: format!(
                 "give a number of seconds {} 604800 (7 days)",
-                if allow_zero { "from 0 to" } else { "above 0, at most" }
+                if allow_zero {
+                    "from 0 to"
+                } else {
+                    "above 0, at most"
+                }
             ),
         });
     }
@@ -177,15 +190,32 @@ const fn kind_name(kind: ServerKind) -> &'static str {
 
 /// The model to measure and its context: `wanted` when given (checked against the list when
 /// the server has one), else the first model listed.
-async fn resolve_model(client: &Client, wanted: &str) -> Result<(String, Option<u64>), SweepError> {
+async fn resolve_model(
+    client: &Client,
+    wanted: &str,
+    resumed_journal: Option<&Path>,
+) -> Result<(String, Option<u64>), SweepError> {
     let models = client.models().await.map_err(|source| SweepError::Client {
-        what: format!("list models at {}/v1/models (or pass --model)", client.base_url()),
+        what: format!(
+            "list models at {}/v1/models (or pass --model)",
+            client.base_url()
+        ),
         source,
     });
     match (wanted.is_empty(), models) {
         (false, Ok(list)) => {
-            let max = list.iter().find(|m| m.id == wanted).and_then(|m| m.max_model_len);
-            Ok((wanted.to_owned(), max))
+            let found = list.iter().find(|m| m.id == wanted);
+            if let (None, Some(journal), false) = (found, resumed_journal, list.is_empty()) {
+                let served: Vec<&str> = list.iter().map(|m| m.id.as_str()).collect();
+                return Err(SweepError::ServerChanged {
+                    path: journal.to_path_buf(),
+                    differences: format!(
+                        "model: journal {wanted:?}, the server lists {}",
+                        served.join(", ")
+                    ),
+                });
+            }
+            Ok((wanted.to_owned(), found.and_then(|m| m.max_model_len)))
         }
         (false, Err(_)) => Ok((wanted.to_owned(), None)),
         (true, Ok(list)) => match list.first() {
@@ -201,13 +231,23 @@ async fn resolve_model(client: &Client, wanted: &str) -> Result<(String, Option<
 
 /// A resumed run must measure the same model on the same kind and version of server; a new
 /// address alone is an operational change.
-fn check_same_server(journal: &Path, recorded: &Environment, now: &Environment) -> Result<(), SweepError> {
+fn check_same_server(
+    journal: &Path,
+    recorded: &Environment,
+    now: &Environment,
+) -> Result<(), SweepError> {
     let mut differences = Vec::new();
     if recorded.model.id != now.model.id {
-        differences.push(format!("model: journal {:?}, now {:?}", recorded.model.id, now.model.id));
+        differences.push(format!(
+            "model: journal {:?}, now {:?}",
+            recorded.model.id, now.model.id
+        ));
     }
     if recorded.server.kind != now.server.kind {
-        differences.push(format!("server kind: journal {}, now {}", recorded.server.kind, now.server.kind));
+        differences.push(format!(
+            "server kind: journal {}, now {}",
+            recorded.server.kind, now.server.kind
+        ));
     }
     if let (Some(before), Some(after)) = (&recorded.server.version, &now.server.version)
         && before != after
@@ -252,7 +292,9 @@ pub async fn run_sweep(
         }
         SweepStart::Resume { journal } => {
             let (loaded, header) = read_resumable(&journal)?;
-            let out = journal.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+            let out = journal
+                .parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
             (header.config.clone(), Some((journal, loaded, header)), out)
         }
     };
@@ -260,7 +302,8 @@ pub async fn run_sweep(
     let busy_wait_cap = wait("--busy-wait-cap-s", config.busy_wait_cap_s, 900.0, true)?;
     let allow_busy = config.allow_busy.unwrap_or(false);
 
-    let (model, max_model_len) = resolve_model(&client, &config.model).await?;
+    let resumed_journal = resumed.as_ref().map(|(path, _, _)| path.as_path());
+    let (model, max_model_len) = resolve_model(&client, &config.model, resumed_journal).await?;
     if let Some(max) = max_model_len {
         for &prompt in &config.prompt_tokens {
             for &output in &config.output_tokens {
@@ -292,7 +335,9 @@ pub async fn run_sweep(
         None if allow_busy => {}
         None => warnings.push(runner::busy_check_unavailable(metrics.is_some())),
     }
-    let generation_counter = metrics.as_ref().and_then(vernier_openai::generation_counter);
+    let generation_counter = metrics
+        .as_ref()
+        .and_then(vernier_openai::generation_counter);
     if generation_counter.is_none() {
         warnings.push(runner::watchdog_blind(metrics.is_some()));
     }
@@ -303,14 +348,17 @@ pub async fn run_sweep(
     let identity = client.server_identity().await;
     let environment = Environment {
         server: ServerInfo {
-            base_url: client.base_url().to_owned(),
+            base_url: client.base_url().clone(),
             simulator: context.simulator,
             kind: kind_name(identity.kind).to_owned(),
             server_header: identity.server_header.clone(),
             version: identity.version_json.clone(),
             props: identity.props_json.clone(),
         },
-        model: ServedModel { id: model.clone(), max_model_len },
+        model: ServedModel {
+            id: model.clone(),
+            max_model_len,
+        },
         metrics_at_start: metrics.clone().unwrap_or_default(),
         client: environment::client_machine(),
         tool: environment::tool_info(),
@@ -340,9 +388,16 @@ pub async fn run_sweep(
     } else {
         let out = &new_out;
         config.model.clone_from(&model);
-        config.target = if context.simulator { "simulator".to_owned() } else { client.base_url().to_owned() };
+        config.target = if context.simulator {
+            "simulator".to_owned()
+        } else {
+            client.base_url().clone()
+        };
         config.prompt_set_sha256 = corpus::prompt_set_sha256();
-        std::fs::create_dir_all(out).map_err(|source| SweepError::WriteReport { path: out.clone(), source })?;
+        std::fs::create_dir_all(out).map_err(|source| SweepError::WriteReport {
+            path: out.clone(),
+            source,
+        })?;
         let path = journal::journal_path(out);
         let writer = JournalWriter::create(&path)?;
         writer.append(&SweepJournalLine::Header(Box::new(Header {
@@ -365,7 +420,11 @@ pub async fn run_sweep(
     );
     let shared = Arc::new(Shared {
         client,
-        corpora: config.workloads.iter().map(|&w| (w, Corpus::new(w))).collect::<BTreeMap<_, _>>(),
+        corpora: config
+            .workloads
+            .iter()
+            .map(|&w| (w, Corpus::new(w)))
+            .collect::<BTreeMap<_, _>>(),
         config,
         journal: writer,
         nonces: NonceSource::new(),
@@ -395,12 +454,71 @@ pub async fn run_sweep(
     }
     // Reports come from the journal alone, also after a failure.
     let loaded = journal::read_sweep_journal(&journal_path)?;
-    let written = summary::summarise(&loaded).map(|run| report::write_reports(&run, &out_dir).map(|files| (run, files)));
+    let written = summary::summarise(&loaded)
+        .map(|run| report::write_reports(&run, &out_dir).map(|files| (run, files)));
     result?;
     let (run, files) = written.ok_or_else(|| SweepError::JournalParse {
         path: journal_path.clone(),
         line: 1,
         detail: "the journal has no header".to_owned(),
     })??;
-    Ok(SweepOutcome { run, files, journal: journal_path, interrupted })
+    Ok(SweepOutcome {
+        run,
+        files,
+        journal: journal_path,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_of_another_version_is_refused_naming_both_versions() {
+        let folder = tempfile::tempdir().expect("temporary folder");
+        let path = folder.path().join("journal.jsonl");
+        let header = Header {
+            journal_version: journal::SWEEP_JOURNAL_VERSION + 1,
+            started_unix_ms: 0,
+            command_line: vec!["sweep".to_owned()],
+            config: SweepConfig::default(),
+            environment: Environment::default(),
+            warnings: Vec::new(),
+        };
+        let line = serde_json::to_string(&SweepJournalLine::Header(Box::new(header)))
+            .expect("serialise the header");
+        std::fs::write(&path, line + "\n").expect("write the journal");
+        match read_resumable(&path) {
+            Err(SweepError::JournalVersion {
+                found, supported, ..
+            }) => {
+                assert_eq!(
+                    (found, supported),
+                    (supported + 1, journal::SWEEP_JOURNAL_VERSION)
+                );
+            }
+            other => panic!("not refused for its version: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn waits_beyond_seven_days_or_not_positive_are_refused() {
+        assert!(wait("--idle-timeout-s", Some(1e20), 60.0, false).is_err());
+        assert!(wait("--idle-timeout-s", Some(0.0), 60.0, false).is_err());
+        assert!(wait("--idle-timeout-s", Some(f64::NAN), 60.0, false).is_err());
+        assert!(wait("--busy-wait-cap-s", Some(f64::INFINITY), 900.0, true).is_err());
+        assert_eq!(
+            wait("--idle-timeout-s", Some(604_800.0), 60.0, false).ok(),
+            Some(Duration::from_secs(604_800))
+        );
+        assert_eq!(
+            wait("--busy-wait-cap-s", Some(0.0), 900.0, true).ok(),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            wait("--idle-timeout-s", None, 60.0, false).ok(),
+            Some(Duration::from_secs(60))
+        );
+    }
 }

@@ -30,7 +30,7 @@
 //! let start = SweepStart::New { config: Box::new(config), out: "sweep-out".into() };
 //! let outcome = run_sweep(client, start, RunContext::default(), Arc::new(QuietObserver), None).await?;
 //! for cell in &outcome.run.cells {
-//!     println!("{}: {:?} tok/s", cell.key, cell.median.decode_tokens_per_s);
+//!     println!("{} c{}: {:?} tok/s", cell.workload, cell.concurrency, cell.median.decode_tokens_per_s);
 //! }
 //! # Ok(())
 //! # }

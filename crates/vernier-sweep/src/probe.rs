@@ -74,5 +74,4 @@ mod tests {
         assert!(ticks >= 1, "{result:?}");
         assert_eq!(result.scheduler_delay.count(), ticks, "{result:?}");
     }
-
 }

@@ -10,8 +10,8 @@ use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions};
 use crate::calibrate::{self, CountMethod, Counter};
 use crate::config::{CellKey, SweepConfig, Workload};
 use crate::corpus::{Corpus, NoncePlacement, NonceSource};
-use crate::error::SweepError;
 use crate::error::StopReason;
+use crate::error::SweepError;
 use crate::journal::{
     Attempt, Calibration, CellWindow, JournalWriter, LoadedSweepJournal, RepDone, RepPhase,
     RequestSpecDecode, Status, SweepJournalLine,
@@ -683,29 +683,6 @@ pub(crate) async fn run_cells(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_field_errors_name_the_flag() {
-        let error = vernier_openai::Error::Http {
-            status: 400,
-            body: "unknown field: cache_salt".to_owned(),
-        };
-        let failure = classify(&error);
-        assert!(
-            matches!(&failure, Failure::Fatal(m) if m.contains("--no-cache-salt")),
-            "{failure:?}"
-        );
-        let error = vernier_openai::Error::Http {
-            status: 503,
-            body: "overloaded".to_owned(),
-        };
-        assert!(matches!(classify(&error), Failure::Retryable(_)));
-    }
-}
-
 /// The warning when the busy check cannot run; `has_metrics` is false when `/metrics` itself
 /// did not answer.
 pub(crate) fn busy_check_unavailable(has_metrics: bool) -> String {
@@ -731,4 +708,27 @@ pub(crate) fn watchdog_blind(has_metrics: bool) -> String {
         "the watchdog cannot tell hung from busy: {source} {}; a stream silent for --idle-timeout-s is abandoned and retried",
         vernier_openai::generation_metric_names()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_field_errors_name_the_flag() {
+        let error = vernier_openai::Error::Http {
+            status: 400,
+            body: "unknown field: cache_salt".to_owned(),
+        };
+        let failure = classify(&error);
+        assert!(
+            matches!(&failure, Failure::Fatal(m) if m.contains("--no-cache-salt")),
+            "{failure:?}"
+        );
+        let error = vernier_openai::Error::Http {
+            status: 503,
+            body: "overloaded".to_owned(),
+        };
+        assert!(matches!(classify(&error), Failure::Retryable(_)));
+    }
 }

@@ -9,7 +9,7 @@ use vernier_stats::Interval;
 use crate::config::{CellKey, SweepConfig, Workload};
 use crate::environment::Environment;
 use crate::journal::{
-    Attempt, Calibration, SweepJournalLine, LoadedSweepJournal, RepPhase, RequestSpecDecode, Status,
+    Attempt, Calibration, LoadedSweepJournal, RepPhase, RequestSpecDecode, Status, SweepJournalLine,
 };
 use crate::lag::{LagHistogram, LagSummary};
 
@@ -311,7 +311,10 @@ pub(crate) fn spec_decode_counters(sums: &BTreeMap<String, f64>) -> Option<[Stri
     sums.keys().find_map(|name| {
         let prefix = name.strip_suffix(SUFFIXES[0])?;
         let names = SUFFIXES.map(|suffix| format!("{prefix}{suffix}"));
-        names.iter().all(|name| sums.contains_key(name)).then_some(names)
+        names
+            .iter()
+            .all(|name| sums.contains_key(name))
+            .then_some(names)
     })
 }
 

@@ -57,9 +57,7 @@ pub(crate) async fn measure(sim: &SimHandle, ask: Ask) -> Measurement {
     if ask.token_ids {
         request = request.with_extra("return_token_ids", true);
     }
-    let (metered, stream_error) = client.measure_chat(&request)
-        .await
-        .expect("stream opens");
+    let (metered, stream_error) = client.measure_chat(&request).await.expect("stream opens");
     assert!(
         stream_error.is_none(),
         "a well-formed stream: {stream_error:?}"

@@ -74,3 +74,44 @@ fn the_binary_exits_with_2_for_a_refused_flag_and_names_it() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--extra-body"), "{stderr}");
 }
+
+#[test]
+fn the_binary_exits_with_1_when_the_run_fails_and_0_when_it_finishes() {
+    let out = tempfile::tempdir().expect("temporary folder");
+    // A runtime failure: the journal to resume is not a sweep journal.
+    let not_a_journal = out.path().join("notes.jsonl");
+    std::fs::write(&not_a_journal, "{\"type\":\"something_else\"}\n").expect("write a file");
+    let failed = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .arg("--resume")
+        .arg(&not_a_journal)
+        .arg("--quiet")
+        .output()
+        .expect("run the sweep binary");
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("notes.jsonl"), "{stderr}");
+    // Success: a one-cell sweep of the in-process simulator.
+    let run_out = out.path().join("run");
+    let finished = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args([
+            "--workload",
+            "prose",
+            "--prompt-tokens",
+            "64",
+            "--output-tokens",
+            "8",
+        ])
+        .args(["--reps", "1", "--warmup", "0", "--out"])
+        .arg(&run_out)
+        .output()
+        .expect("run the sweep binary");
+    let stderr = String::from_utf8_lossy(&finished.stderr);
+    assert_eq!(finished.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("measuring the bundled simulator"),
+        "{stderr}"
+    );
+    let table = String::from_utf8_lossy(&finished.stdout);
+    assert!(table.contains("prose"), "{table}");
+    assert!(run_out.join("run.json").exists());
+}

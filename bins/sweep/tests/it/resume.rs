@@ -81,10 +81,11 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
     let sim = Sim::start(sim_config(addr))
         .await
         .expect("restart the simulator on the same port");
-    let mut resumed_flags = flags.to_vec();
+    // `--resume JOURNAL` alone: the configuration comes from the journal, and so does the
+    // server's address (the simulator came back on the same port).
     let journal_text = journal.display().to_string();
-    resumed_flags.extend_from_slice(&["--resume", &journal_text]);
-    let outcome = run_sweep(&base_url, out.path(), &resumed_flags)
+    let resumed_alone = sweep::Cli::parse_from(["sweep", "--resume", &journal_text, "--quiet"]);
+    let outcome = sweep::run(resumed_alone, vec!["sweep".to_owned()])
         .await
         .expect("the resumed run finishes");
     assert!(outcome.run.complete);
@@ -130,4 +131,57 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
         "{error}"
     );
     sim.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_back_at_another_address_resumes_but_another_model_is_refused() {
+    let sim = start_sim(sim_config("127.0.0.1:0".parse().expect("address"))).await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let journal = out.path().join("journal.jsonl");
+    let flags = [
+        "--workload",
+        "prose",
+        "--prompt-tokens",
+        "80",
+        "--output-tokens",
+        "16",
+        "--reps",
+        "2",
+    ];
+    run_sweep(&sim.base_url(), out.path(), &flags)
+        .await
+        .expect("the first run finishes");
+    sim.shutdown().await;
+    // Another model at another address: refused, naming the model.
+    let other = start_sim(
+        SimConfig::builder()
+            .model("another-model")
+            .decode_step(Duration::from_millis(5))
+            .build(),
+    )
+    .await;
+    let journal_text = journal.display().to_string();
+    let error = run_sweep(&other.base_url(), out.path(), &["--resume", &journal_text])
+        .await
+        .expect_err("another model is refused");
+    assert!(
+        matches!(error, vernier_sweep::SweepError::ServerChanged { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("another-model"), "{error}");
+    other.shutdown().await;
+    // The same model at a new address: an operational change, recorded.
+    let moved = start_sim(sim_config("127.0.0.1:0".parse().expect("address"))).await;
+    let outcome = run_sweep(&moved.base_url(), out.path(), &["--resume", &journal_text])
+        .await
+        .expect("the same server at a new address resumes");
+    assert!(outcome.run.complete);
+    let lines = journal_values(&journal);
+    let resumed: Vec<_> = lines.iter().filter(|l| l["type"] == "resumed").collect();
+    assert_eq!(resumed.len(), 1);
+    assert_eq!(
+        resumed[0]["environment"]["server"]["base_url"].as_str(),
+        Some(moved.base_url().as_str())
+    );
+    moved.shutdown().await;
 }

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-
 fn fixture() -> vernier_sweep::RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
     let journal = vernier_sweep::read_sweep_journal(&path).expect("read the fixed journal");
@@ -73,7 +72,8 @@ fn without_spec_counters_and_with_warnings() -> vernier_sweep::RunFile {
         .join("\n");
     text.push('\n');
     std::fs::write(&rewritten, text).expect("write the journal");
-    let journal = vernier_sweep::read_sweep_journal(&rewritten).expect("read the rewritten journal");
+    let journal =
+        vernier_sweep::read_sweep_journal(&rewritten).expect("read the rewritten journal");
     vernier_sweep::summarise(&journal).expect("the journal has a header")
 }
 
