@@ -190,7 +190,7 @@ pub(crate) fn gpu_info(command: &str) -> GpuInfo {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "engine"))]
 mod tests {
     use super::*;
 

@@ -166,7 +166,7 @@ pub struct RequestSpecDecode {
 impl RequestSpecDecode {
     /// The counts in a `timings` object, when it has both (servers leave them out when
     /// speculative decoding is off).
-    #[cfg(feature = "engine")]
+    #[cfg(any(feature = "engine", test))]
     pub(crate) fn from_timings(timings: &vernier_openai::Timings) -> Option<Self> {
         let count = |name: &str| timings.extra.get(name).and_then(serde_json::Value::as_u64);
         Some(Self {
