@@ -18,6 +18,7 @@
 //! assert_eq!(exit_code::USAGE, 2);
 //! ```
 #![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -85,7 +86,10 @@ pub fn one_line(error: &dyn std::error::Error) -> String {
 /// `| head`) is success: `Ok(())`.
 pub fn write_stdout(text: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error),
         _ => Ok(()),
     }
@@ -93,7 +97,11 @@ pub fn write_stdout(text: &str) -> std::io::Result<()> {
 
 /// Writes `error: failed to <cause chain>` to stderr, the form every binary uses.
 pub fn report_error(error: &dyn std::error::Error) {
-    let _ = writeln!(std::io::stderr().lock(), "error: failed to {}", cause_chain(error));
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "error: failed to {}",
+        cause_chain(error)
+    );
 }
 
 /// Writes one line to stderr; a closed stderr is ignored.

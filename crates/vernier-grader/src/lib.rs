@@ -102,6 +102,7 @@
 //! # }
 //! ```
 #![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod compare;
 mod config;

@@ -10,6 +10,7 @@
 //! Every fallible function returns [`JournalError`].
 
 #![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod error;
 mod read;

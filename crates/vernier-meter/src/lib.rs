@@ -39,6 +39,7 @@
 //! assert!((event_rate - 50.0).abs() < 1e-9);
 //! ```
 #![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod measurement;
 mod meter;
