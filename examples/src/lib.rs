@@ -8,7 +8,7 @@
 //! [`pick_generation_model`] and [`max_tokens_rejected`] are the `measure` example's choices,
 //! kept here so they are unit-tested.
 
-use vernier_openai::Error;
+use vernier_openai::ClientError;
 
 /// Parts of a model id that mark a model which does not generate chat text.
 const NOT_GENERATION_MARKERS: [&str; 5] = ["embed", "rerank", "whisper", "tts", "moderation"];
@@ -28,8 +28,8 @@ pub fn pick_generation_model<'a>(ids: impl IntoIterator<Item = &'a str>) -> Opti
 
 /// Whether `error` is the server refusing a request with 400 and a body naming `max_tokens`,
 /// as hosted models that only accept `max_completion_tokens` do.
-pub fn max_tokens_rejected(error: &Error) -> bool {
-    matches!(error, Error::Http { status: 400, body } if body.contains("max_tokens"))
+pub fn max_tokens_rejected(error: &ClientError) -> bool {
+    matches!(error, ClientError::Http { status: 400, body } if body.contains("max_tokens"))
 }
 
 #[cfg(test)]
@@ -64,7 +64,7 @@ mod tests {
     #[test]
     fn only_a_400_naming_max_tokens_is_a_max_tokens_rejection() {
         let rejected = |status: u16, body: &str| {
-            max_tokens_rejected(&Error::Http {
+            max_tokens_rejected(&ClientError::Http {
                 status,
                 body: body.to_owned(),
             })

@@ -1,8 +1,12 @@
-//! Command-line arguments.
+//! Command-line arguments, and their translation into the engine's configuration.
 
 use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+use vernier_hardsuite::{
+    BudgetFlags, CompareOptions, DEFAULT_OUT, HardsuiteError, RunConfig, RunTarget, SamplingPreset,
+    SuiteSelection,
+};
 
 /// Run the hard suite (28 judge-free tasks: math, code in a sandbox, tool calls) against an
 /// OpenAI-compatible server, or compare two runs.
@@ -171,6 +175,86 @@ pub struct SelfCheckArgs {
     /// Suite and task selection.
     #[command(flatten)]
     pub suite: SuiteArgs,
+}
+
+impl From<Preset> for SamplingPreset {
+    fn from(preset: Preset) -> Self {
+        match preset {
+            Preset::Default => Self::Default,
+            Preset::QwenThinking => Self::QwenThinking,
+        }
+    }
+}
+
+impl SuiteArgs {
+    /// The engine's suite selection.
+    pub fn selection(&self) -> SuiteSelection {
+        let mut budgets = BudgetFlags::default();
+        budgets.math = self.budget_math;
+        budgets.code = self.budget_code;
+        budgets.tools = self.budget_tools;
+        let mut selection = SuiteSelection::default();
+        selection.suite.clone_from(&self.suite);
+        selection.tasks.clone_from(&self.tasks);
+        selection.grader_image.clone_from(&self.grader_image);
+        selection.budgets = budgets;
+        selection
+    }
+}
+
+impl RunArgs {
+    /// The engine's configuration and where the run writes. `--extra-body` must be JSON here;
+    /// the engine checks the rest.
+    pub fn to_config(&self) -> Result<(RunConfig, RunTarget), HardsuiteError> {
+        let extra_body = match &self.extra_body {
+            Some(text) => Some(serde_json::from_str(text).map_err(|error| {
+                HardsuiteError::invalid("--extra-body", format!("it is not JSON: {error}"))
+            })?),
+            None => None,
+        };
+        let mut config = RunConfig::default();
+        config.base_url.clone_from(&self.base_url);
+        config.model.clone_from(&self.model);
+        config.api_key_env.clone_from(&self.api_key_env);
+        config.suite = self.suite.selection();
+        config.samples = self.samples;
+        config.concurrency = self.concurrency;
+        config.preset = self.preset.map(SamplingPreset::from);
+        config.temperature = self.temperature;
+        config.top_p = self.top_p;
+        config.top_k = self.top_k;
+        config.presence_penalty = self.presence_penalty;
+        config.extra_body = extra_body;
+        config.rerun_cut_off = self.rerun_cut_off;
+        config.max_tries = self.max_tries;
+        config.request_timeout_secs = self.request_timeout;
+        config.idle_timeout_secs = self.idle_timeout;
+        config.skip_self_check = self.skip_self_check;
+        let target = match &self.resume {
+            Some(journal) => RunTarget::Resume {
+                journal: journal.clone(),
+                out_dir: self.out.clone(),
+            },
+            None => RunTarget::new_run(
+                self.out
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT)),
+            ),
+        };
+        Ok((config, target))
+    }
+}
+
+impl CompareArgs {
+    /// The engine's comparison options.
+    pub fn options(&self) -> CompareOptions {
+        let mut options = CompareOptions::default();
+        options.markdown.clone_from(&self.markdown);
+        options.json.clone_from(&self.json);
+        options.resamples = self.resamples;
+        options.seed = self.seed;
+        options
+    }
 }
 
 #[cfg(test)]

@@ -1,73 +1,136 @@
-//! `hardsuite`: the 28-task quality suite, run against an OpenAI-compatible server.
-//!
-//! `hardsuite run --base-url URL` self-checks the suite (a failure stops the run, naming the
-//! task and the reason), then streams every task through `vernier-openai` and `vernier-meter`
-//! (so tokens and time per task are measured, not guessed), grades the final content — never
-//! the reasoning — and the tool calls with `vernier-tasks` (code in the `vernier-grader`
-//! sandbox), and writes:
-//!
-//! - `OUT/journal.jsonl`: one line per try, flushed before the worker's next request; the
-//!   source of truth. `--resume` continues from it without redoing finished attempts.
-//! - `OUT/results.json` ([`ResultsFile`], schema in `docs/hardsuite.md`).
-//! - `OUT/report.md` and the terminal table: pass counts with Wilson 95% intervals per
-//!   category (with `--samples K` > 1, the mean of per-task pass fractions with a
-//!   task-clustered interval, [`ClusteredRate`]), cut-offs apart from wrong answers, median tokens per solved task, the tasks that
-//!   ended inside their reasoning or hit the budget, time per task.
-//!
-//! Infrastructure failures (HTTP errors, dropped streams, grader trouble) are retried a bounded
-//! number of times and never scored. A server that refuses every connection stops the run with
-//! everything on disk and the command that resumes it.
-//!
-//! `hardsuite compare A B` pairs two runs task by task: Newcombe's paired interval on the
-//! difference and exact `McNemar` (with one sample per task), or a task-clustered interval on
-//! the per-task differences (with more, [`ClusteredDifference`]), a paired bootstrap over tasks
-//! as a cross-check, median tokens, and the smallest difference the suite can detect.
-//!
-//! Without `--base-url` the in-process simulator answers with a script built from the suite's
-//! own gold answers and reference code ([`demo_script`], [`scripted_plan`]), so the score is
-//! known before the run starts.
+//! `hardsuite`: the command line of the hard suite. The engine is the `vernier-hardsuite`
+//! crate; this crate parses the flags into its configuration (the `cli` module), prints progress through
+//! a [`RunObserver`] ([`TerminalObserver`]), and maps errors to exit codes and messages.
 //!
 //! ```no_run
 //! use clap::Parser as _;
 //!
-//! # async fn demo() -> Result<(), hardsuite::HardsuiteError> {
+//! # async fn demo() -> Result<(), vernier_hardsuite::HardsuiteError> {
 //! // Math and tool tasks against the simulator: no Docker engine needed.
 //! let args = hardsuite::Args::parse_from([
 //!     "hardsuite", "run", "--tasks", "domino-tiling,tool-search,tool-none", "--out", "/tmp/hs",
 //! ]);
 //! let output = hardsuite::run(args, vec!["hardsuite".to_owned()]).await?;
-//! println!("{}", output.text());
+//! vernier_cli::write_stdout(output.text()).ok();
 //! # Ok(())
 //! # }
 //! ```
 #![warn(missing_docs)]
 
 mod cli;
-mod command;
-mod compare;
-mod demo;
-mod error;
-mod journal;
-mod report;
-mod results;
-mod runner;
+mod observer;
 
 pub use cli::{Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, SuiteArgs};
-pub use command::{CommandOutput, RunFiles, RunOutcome, render_self_check, run};
-pub use compare::{
-    ClusteredDifference, Comparison, POWER, TaskComparison, compare, render_comparison,
-    render_comparison_markdown,
+pub use observer::{TerminalObserver, progress_line};
+use vernier_cli::exit_code;
+use vernier_hardsuite::{
+    Comparison, HardsuiteError, HardsuiteOutcome, RunObserver, compare_files, render_comparison,
+    render_self_check, run_suite, self_check_suite,
 };
-pub use demo::{
-    SIMULATOR_BANNER, ScriptedKind, ScriptedTask, demo_script, demo_simulator_config, scripted_plan,
-};
-pub use error::{HardsuiteError, cause_chain};
-pub use journal::{
-    AttemptRecord, BudgetFlags, JOURNAL_VERSION, JournalLine, LoadedJournal, Phase, RunHeader,
-    Sampling, read_journal,
-};
-pub use report::{render_markdown, render_table, thousands};
-pub use results::{
-    ASSUMED_DISCORDANCE, CONFIDENCE, CONFIDENCE_Z, ClusteredRate, RESULTS_SCHEMA_VERSION,
-    ResultsFile, SampleResult, Score, Scoreboard, TaskResult, difference_half_width_points,
-};
+
+/// What a command gives back for printing.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CommandOutput {
+    /// `run`.
+    Run(Box<HardsuiteOutcome>),
+    /// `compare`: the comparison and its text.
+    Compare(Box<Comparison>, String),
+    /// `self-check`: the printed report.
+    SelfCheck(String),
+}
+
+impl CommandOutput {
+    /// The text for standard output.
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Run(outcome) => &outcome.table,
+            Self::Compare(_, text) | Self::SelfCheck(text) => text,
+        }
+    }
+}
+
+/// Runs the command the arguments name (`run` when none), printing progress on stderr unless
+/// `--quiet`.
+pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput, HardsuiteError> {
+    let observer = TerminalObserver::new(args.run.quiet);
+    match args.command {
+        None => run_command(&args.run, command_line, &observer).await,
+        Some(Command::Run(run_args)) => {
+            let observer = TerminalObserver::new(run_args.quiet);
+            run_command(&run_args, command_line, &observer).await
+        }
+        Some(Command::Compare(compare_args)) => {
+            let comparison =
+                compare_files(&compare_args.a, &compare_args.b, &compare_args.options())?;
+            let text = render_comparison(&comparison);
+            Ok(CommandOutput::Compare(Box::new(comparison), text))
+        }
+        Some(Command::SelfCheck(check_args)) => {
+            let (suite, report) = self_check_suite(&check_args.suite.selection()).await?;
+            Ok(CommandOutput::SelfCheck(render_self_check(&suite, &report)))
+        }
+    }
+}
+
+async fn run_command(
+    args: &RunArgs,
+    command_line: Vec<String>,
+    observer: &dyn RunObserver,
+) -> Result<CommandOutput, HardsuiteError> {
+    let (config, target) = args.to_config()?;
+    let outcome = run_suite(&config, &target, command_line, observer).await?;
+    Ok(CommandOutput::Run(Box::new(outcome)))
+}
+
+/// The command that continues a stopped run (`None` for any other error): the program as it
+/// was run, `run`, the server and key flags again, then `--resume JOURNAL`.
+pub fn resume_command(error: &HardsuiteError, command_line: &[String]) -> Option<String> {
+    let HardsuiteError::ServerStopped {
+        journal,
+        base_url,
+        api_key_env,
+        ..
+    } = error
+    else {
+        return None;
+    };
+    let program = vernier_cli::program_name(command_line, "hardsuite");
+    let mut words = vec![program.to_owned(), "run".to_owned()];
+    if let Some(url) = base_url {
+        words.extend(["--base-url".to_owned(), url.clone()]);
+    }
+    if let Some(var) = api_key_env {
+        words.extend(["--api-key-env".to_owned(), var.clone()]);
+    }
+    Some(vernier_cli::resume_command(
+        program,
+        &words,
+        "--resume",
+        &journal.display().to_string(),
+    ))
+}
+
+/// The error as printed: `error: failed to <cause chain>`, and for a stopped run the command
+/// that continues it.
+pub fn error_text(error: &HardsuiteError, command_line: &[String]) -> String {
+    let mut text = format!("error: failed to {}", vernier_cli::cause_chain(error));
+    if let Some(command) = resume_command(error, command_line) {
+        text.push_str("; continue with: ");
+        text.push_str(&command);
+    }
+    text
+}
+
+/// The exit code of an error ([`vernier_cli::exit_code`]): a refused flag or setting is a usage
+/// error (2), a stopped server 4, a failed self-check 5, anything else 1.
+pub fn exit_code_of(error: &HardsuiteError) -> u8 {
+    match error {
+        HardsuiteError::InvalidArgument { .. }
+        | HardsuiteError::ConfigMismatch { .. }
+        | HardsuiteError::JournalExists { .. } => exit_code::USAGE,
+        HardsuiteError::SelfCheck(_) => exit_code::SELF_CHECK_FAILED,
+        HardsuiteError::ServerStopped { .. } => exit_code::SERVER_STOPPED,
+        _ => exit_code::FAILURE,
+    }
+}

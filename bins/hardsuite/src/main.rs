@@ -1,30 +1,12 @@
 //! `hardsuite` command line: parse, run, print, map errors to exit codes.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Parser as _;
-
-/// Exit codes scripts can rely on.
-#[derive(Debug, Clone, Copy)]
-enum Exit {
-    /// The command finished.
-    Success = 0,
-    /// Anything else went wrong.
-    Failure = 1,
-    /// The self-check failed: no model saw the suite.
-    SelfCheckFailed = 2,
-    /// The server stopped answering; the run can be resumed.
-    ServerStopped = 4,
-}
-
-impl From<Exit> for ExitCode {
-    fn from(exit: Exit) -> Self {
-        Self::from(exit as u8)
-    }
-}
+use vernier_cli::{exit, exit_code, note};
 
 fn main() -> ExitCode {
+    // clap prints usage errors itself and exits with 2 (`exit_code::USAGE`).
     let args = hardsuite::Args::parse();
     let command_line: Vec<String> = std::env::args().collect();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -33,46 +15,28 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            let _ = writeln!(
-                std::io::stderr(),
+            note(&format!(
                 "error: failed to start the async runtime: {error}"
-            );
-            return Exit::Failure.into();
+            ));
+            return exit(exit_code::FAILURE);
         }
     };
-    match runtime.block_on(hardsuite::run(args, command_line)) {
+    match runtime.block_on(hardsuite::run(args, command_line.clone())) {
         Ok(output) => {
-            let mut stdout = std::io::stdout().lock();
-            if let Err(error) = stdout
-                .write_all(output.text().as_bytes())
-                .and_then(|()| stdout.flush())
-                && error.kind() != std::io::ErrorKind::BrokenPipe
-            {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "error: failed to write the output: {error}"
-                );
-                return Exit::Failure.into();
+            if let Err(error) = vernier_cli::write_stdout(output.text()) {
+                note(&format!("error: failed to write the output: {error}"));
+                return exit(exit_code::FAILURE);
             }
             if let hardsuite::CommandOutput::Run(outcome) = &output {
-                let mut stderr = std::io::stderr().lock();
-                let _ = writeln!(stderr, "journal: {}", outcome.files.journal.display());
-                let _ = writeln!(stderr, "results: {}", outcome.files.results.display());
-                let _ = writeln!(stderr, "report:  {}", outcome.files.report.display());
+                note(&format!("journal: {}", outcome.files.journal.display()));
+                note(&format!("results: {}", outcome.files.results.display()));
+                note(&format!("report:  {}", outcome.files.report.display()));
             }
-            Exit::Success.into()
+            exit(exit_code::SUCCESS)
         }
         Err(error) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "error: failed to {}",
-                hardsuite::cause_chain(&error)
-            );
-            match error {
-                hardsuite::HardsuiteError::SelfCheck(_) => Exit::SelfCheckFailed.into(),
-                hardsuite::HardsuiteError::ServerStopped { .. } => Exit::ServerStopped.into(),
-                _ => Exit::Failure.into(),
-            }
+            note(&hardsuite::error_text(&error, &command_line));
+            exit(hardsuite::exit_code_of(&error))
         }
     }
 }

@@ -234,3 +234,8 @@ mod tests {
         assert_eq!(codes.len(), exit_code::ALL.len());
     }
 }
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -9,20 +9,69 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+pub use vernier_stats::ClusteredDifference;
 use vernier_stats::{
-    Interval, clustered_mean_se, mcnemar_exact, mcnemar_mid_p, median, min_detectable_difference,
-    newcombe_paired, paired_bootstrap_diff,
+    Interval, clustered_paired_difference, mcnemar_exact, mcnemar_mid_p, median,
+    min_detectable_difference, newcombe_paired, paired_bootstrap_diff,
 };
 use vernier_tasks::{Category, OutcomeKind};
 
 use crate::error::HardsuiteError;
 use crate::report::{round_count, thousands};
-use crate::results::{
-    CONFIDENCE, ResultsFile, SampleResult, difference_half_width_points, normal_interval,
-};
+use crate::results::{CONFIDENCE, ResultsFile, SampleResult, difference_half_width_points};
 
 /// Power at which [`Comparison::min_detectable_difference`] is computed.
 pub const POWER: f64 = 0.8;
+
+/// How [`compare_files`] compares and what it writes besides the comparison it returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompareOptions {
+    /// Also write the comparison as Markdown to this file.
+    pub markdown: Option<PathBuf>,
+    /// Also write the comparison as JSON to this file (schema in `docs/hardsuite.md`).
+    pub json: Option<PathBuf>,
+    /// Bootstrap resamples for the cross-check (default 10 000).
+    pub resamples: usize,
+    /// Bootstrap seed (default 2026).
+    pub seed: u64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        Self {
+            markdown: None,
+            json: None,
+            resamples: 10_000,
+            seed: 2026,
+        }
+    }
+}
+
+/// Loads two runs (each a `results.json` or a `journal.jsonl`), compares them with
+/// [`compare`], and writes the Markdown and JSON forms where `options` asks for them.
+pub fn compare_files(
+    a: &Path,
+    b: &Path,
+    options: &CompareOptions,
+) -> Result<Comparison, HardsuiteError> {
+    let a = ResultsFile::load(a)?;
+    let b = ResultsFile::load(b)?;
+    let comparison = compare(&a, &b, options.resamples, options.seed)?;
+    if let Some(path) = &options.markdown {
+        std::fs::write(path, render_comparison_markdown(&comparison))
+            .map_err(|source| HardsuiteError::io("write", path, source))?;
+    }
+    if let Some(path) = &options.json {
+        let mut text = serde_json::to_string_pretty(&comparison)
+            .map_err(|error| HardsuiteError::io("encode", path, error.into()))?;
+        text.push('\n');
+        std::fs::write(path, text).map_err(|source| HardsuiteError::io("write", path, source))?;
+    }
+    Ok(comparison)
+}
 
 /// One task, side by side.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -40,23 +89,6 @@ pub struct TaskComparison {
     pub a_tokens: Vec<Option<u64>>,
     /// B's completion tokens of each sample.
     pub b_tokens: Vec<Option<u64>>,
-}
-
-/// The difference A − B as the mean over tasks of each task's difference in pass fraction
-/// (on the samples scored on both sides), with errors clustered by task: computed when some
-/// task has more than one paired sample.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[non_exhaustive]
-pub struct ClusteredDifference {
-    /// Mean of the per-task differences.
-    pub mean: f64,
-    /// Standard error of `mean`: the sample standard deviation (n − 1) of the per-task
-    /// differences over √(tasks) (absent with fewer than two tasks).
-    pub se: Option<f64>,
-    /// Paired tasks (the clusters).
-    pub n_tasks: usize,
-    /// Normal interval mean ± z·se at 95%, clamped to [−1, 1] (absent without `se`).
-    pub interval: Option<Interval>,
 }
 
 /// The paired comparison of run A with run B (differences are A − B).
@@ -254,7 +286,12 @@ pub fn compare(
     let (pass_rate_a, pass_rate_b) = (mean(&task_rates_a), mean(&task_rates_b));
     let (newcombe, mcnemar_exact_p, mcnemar_mid_p, task_clustered) = if max_samples_per_task > 1 {
         // A task's samples are not independent: no statistic may treat them as separate pairs.
-        (None, None, None, clustered_difference(&task_differences))
+        (
+            None,
+            None,
+            None,
+            clustered_paired_difference(&task_differences, CONFIDENCE).ok(),
+        )
     } else {
         (
             Some(
@@ -310,28 +347,6 @@ pub fn compare(
         median_tokens_both_solved_b: median(&both_tokens_b).ok(),
         min_detectable_difference: min_detectable,
         difference_half_width_points: difference_half_width_points(n_tasks as f64),
-    })
-}
-
-/// The task-clustered mean of the per-task differences (each task's per-sample differences
-/// averaged first), with mean ± z·se clamped to [−1, 1].
-/// `None` when there is no task.
-fn clustered_difference(task_differences: &[Vec<f64>]) -> Option<ClusteredDifference> {
-    if let [only] = task_differences {
-        // One task: its difference, but no spread between tasks to estimate an error from.
-        return Some(ClusteredDifference {
-            mean: only.iter().sum::<f64>() / only.len() as f64,
-            se: None,
-            n_tasks: 1,
-            interval: None,
-        });
-    }
-    let estimate = clustered_mean_se(task_differences).ok()?;
-    Some(ClusteredDifference {
-        mean: estimate.mean,
-        se: Some(estimate.se),
-        n_tasks: estimate.n_clusters,
-        interval: Some(normal_interval(estimate.mean, estimate.se, -1.0, 1.0)),
     })
 }
 

@@ -8,8 +8,8 @@ use vernier_tasks::{ArgRule, Category, Checker, ExpectedFailure, OutcomeKind, Su
 
 use crate::error::HardsuiteError;
 
-/// Printed when no `--base-url` is given.
-pub const SIMULATOR_BANNER: &str = "No --base-url given: running against the in-process \
+/// The banner a caller shows when the in-process simulator answers (no `--base-url` given).
+pub const HARDSUITE_SIMULATOR_BANNER: &str = "No --base-url given: running against the in-process \
 simulator with scripted answers (right, wrong, cut off, tool calls, one dropped stream). The \
 score below measures this harness, not a model. Pass --base-url URL to test a server.";
 
@@ -220,7 +220,7 @@ pub fn demo_script(suite: &Suite) -> Result<Script, HardsuiteError> {
 }
 
 /// The simulator configuration of the demo run: fast decoding, four tokens per event.
-pub fn demo_simulator_config(suite: &Suite) -> Result<SimConfig, HardsuiteError> {
+pub fn hardsuite_demo_simulator_config(suite: &Suite) -> Result<SimConfig, HardsuiteError> {
     Ok(SimConfig::builder()
         .max_model_len(1_000_000)
         .decode_step(std::time::Duration::from_millis(1))

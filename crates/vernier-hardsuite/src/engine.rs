@@ -1,14 +1,12 @@
-//! The commands: `run`, `compare` and `self-check`.
+//! The engine: self-check, run (new or resumed) and the files it writes.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use clap::ValueEnum as _;
 use futures::StreamExt as _;
 use serde_json::{Map, Value};
 use vernier_grader::{Grader, GraderConfig};
@@ -16,14 +14,15 @@ use vernier_openai::{ClientBuilder, Timeouts};
 use vernier_sim::{Sim, SimHandle};
 use vernier_tasks::{Category, OutcomeKind, SelfCheckReport, Suite, self_check};
 
-use crate::cli::{Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, SuiteArgs};
-use crate::compare::{Comparison, compare, render_comparison, render_comparison_markdown};
-use crate::demo::{SIMULATOR_BANNER, demo_simulator_config};
+use crate::config::{MAX_TIMEOUT_SECS, RunConfig, RunTarget, SuiteSelection};
+use crate::demo::{HARDSUITE_SIMULATOR_BANNER, hardsuite_demo_simulator_config};
 use crate::error::HardsuiteError;
 use crate::journal::{
-    BudgetFlags, JOURNAL_VERSION, JournalLine, JournalWriter, LoadedJournal, Phase, RunHeader,
-    Sampling, read_journal, unix_ms,
+    AttemptPhase, BudgetFlags, HARDSUITE_JOURNAL_VERSION, HardsuiteJournalLine,
+    HardsuiteJournalWriter, LoadedHardsuiteJournal, RunHeader, Sampling, read_hardsuite_journal,
+    unix_ms,
 };
+use crate::observer::RunObserver;
 use crate::report::{render_markdown, render_table};
 use crate::results::ResultsFile;
 use crate::runner::{AttemptEnd, Runner};
@@ -43,73 +42,28 @@ pub struct RunFiles {
 /// What a finished run gives back.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct RunOutcome {
+pub struct HardsuiteOutcome {
     /// The results, as written to `results.json`.
     pub results: ResultsFile,
     /// The terminal table.
     pub table: String,
     /// Where everything was written.
     pub files: RunFiles,
-    /// Scored attempts kept from the journal by `--resume`.
+    /// Scored attempts kept from the journal by a resume.
     pub kept_attempts: usize,
 }
 
-/// What a command gives back for printing.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum CommandOutput {
-    /// `run`.
-    Run(Box<RunOutcome>),
-    /// `compare`: the comparison and its text.
-    Compare(Box<Comparison>, String),
-    /// `self-check`: the printed report.
-    SelfCheck(String),
+/// Loads the suite (bundled, or the selection's file), applies the budgets and keeps the
+/// selected tasks.
+pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
+    load_suite_from(
+        selection.suite.as_deref(),
+        selection.budgets,
+        selection.tasks.as_deref(),
+    )
 }
 
-impl CommandOutput {
-    /// The text for standard output.
-    pub fn text(&self) -> &str {
-        match self {
-            Self::Run(outcome) => &outcome.table,
-            Self::Compare(_, text) | Self::SelfCheck(text) => text,
-        }
-    }
-}
-
-/// Runs the command the arguments name (`run` when none).
-pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput, HardsuiteError> {
-    match args.command {
-        None => Ok(CommandOutput::Run(Box::new(
-            run_suite(args.run, command_line).await?,
-        ))),
-        Some(Command::Run(run_args)) => Ok(CommandOutput::Run(Box::new(
-            run_suite(run_args, command_line).await?,
-        ))),
-        Some(Command::Compare(compare_args)) => run_compare(&compare_args),
-        Some(Command::SelfCheck(check_args)) => run_self_check(&check_args).await,
-    }
-}
-
-fn run_compare(args: &CompareArgs) -> Result<CommandOutput, HardsuiteError> {
-    let a = ResultsFile::load(&args.a)?;
-    let b = ResultsFile::load(&args.b)?;
-    let comparison = compare(&a, &b, args.resamples, args.seed)?;
-    if let Some(path) = &args.markdown {
-        std::fs::write(path, render_comparison_markdown(&comparison))
-            .map_err(|source| HardsuiteError::io("write", path, source))?;
-    }
-    if let Some(path) = &args.json {
-        let mut text = serde_json::to_string_pretty(&comparison)
-            .map_err(|error| HardsuiteError::io("encode", path, error.into()))?;
-        text.push('\n');
-        std::fs::write(path, text).map_err(|source| HardsuiteError::io("write", path, source))?;
-    }
-    let text = render_comparison(&comparison);
-    Ok(CommandOutput::Compare(Box::new(comparison), text))
-}
-
-/// Loads the suite, applies budget flags and keeps the selected tasks.
-fn load_suite(
+fn load_suite_from(
     suite_path: Option<&Path>,
     budgets: BudgetFlags,
     selected: Option<&[String]>,
@@ -145,14 +99,6 @@ fn load_suite(
         ));
     }
     Ok(suite)
-}
-
-fn budget_flags(args: &SuiteArgs) -> BudgetFlags {
-    BudgetFlags {
-        math: args.budget_math,
-        code: args.budget_code,
-        tools: args.budget_tools,
-    }
 }
 
 async fn connect_grader(
@@ -195,15 +141,15 @@ fn leave_out_code_tasks(suite: &Suite) -> String {
     }
 }
 
-async fn run_self_check(args: &SelfCheckArgs) -> Result<CommandOutput, HardsuiteError> {
-    let suite = load_suite(
-        args.suite.suite.as_deref(),
-        budget_flags(&args.suite),
-        args.suite.tasks.as_deref(),
-    )?;
-    let grader = connect_grader(&suite, args.suite.grader_image.as_deref()).await?;
+/// Loads the selected suite, connects the grader when it has code tasks, and self-checks it:
+/// the suite and what was proved ([`render_self_check`] prints it).
+pub async fn self_check_suite(
+    selection: &SuiteSelection,
+) -> Result<(Suite, SelfCheckReport), HardsuiteError> {
+    let suite = load_suite(selection)?;
+    let grader = connect_grader(&suite, selection.grader_image.as_deref()).await?;
     let report = self_check(&suite, grader.as_ref()).await?;
-    Ok(CommandOutput::SelfCheck(render_self_check(&suite, &report)))
+    Ok((suite, report))
 }
 
 /// The self-check report: what was proved, per task.
@@ -245,30 +191,24 @@ pub fn render_self_check(suite: &Suite, report: &SelfCheckReport) -> String {
     out
 }
 
-fn sampling_from(args: &RunArgs) -> Sampling {
-    let mut sampling = match args.preset.unwrap_or_default() {
-        Preset::QwenThinking => Sampling::qwen_thinking(),
-        _ => Sampling::seed_default(),
-    };
-    if args.temperature.is_some() {
-        sampling.temperature = args.temperature;
+fn sampling_from(config: &RunConfig) -> Sampling {
+    let mut sampling = config.preset.unwrap_or_default().sampling();
+    if config.temperature.is_some() {
+        sampling.temperature = config.temperature;
     }
-    if args.top_p.is_some() {
-        sampling.top_p = args.top_p;
+    if config.top_p.is_some() {
+        sampling.top_p = config.top_p;
     }
-    if args.top_k.is_some() {
-        sampling.top_k = args.top_k;
+    if config.top_k.is_some() {
+        sampling.top_k = config.top_k;
     }
-    if args.presence_penalty.is_some() {
-        sampling.presence_penalty = args.presence_penalty;
+    if config.presence_penalty.is_some() {
+        sampling.presence_penalty = config.presence_penalty;
     }
     sampling
 }
 
-fn parse_extra_body(text: &str) -> Result<Map<String, Value>, HardsuiteError> {
-    let value: Value = serde_json::from_str(text).map_err(|error| {
-        HardsuiteError::invalid("--extra-body", format!("it is not JSON: {error}"))
-    })?;
+fn check_extra_body(value: &Value) -> Result<Map<String, Value>, HardsuiteError> {
     let Value::Object(fields) = value else {
         return Err(HardsuiteError::invalid(
             "--extra-body",
@@ -281,19 +221,13 @@ fn parse_extra_body(text: &str) -> Result<Map<String, Value>, HardsuiteError> {
             "it sets `stop`; hardsuite never sends stop sequences (they would end answers early); remove it",
         ));
     }
-    Ok(fields)
+    Ok(fields.clone())
 }
 
-/// The longest `--request-timeout` or `--idle-timeout` taken: 7 days, in seconds.
-const MAX_TIMEOUT_SECS: u64 = 7 * 24 * 60 * 60;
-
-/// The output directory when `--out` is not given.
-const DEFAULT_OUT: &str = "hardsuite-out";
-
-fn validate(args: &RunArgs) -> Result<(), HardsuiteError> {
+fn validate(config: &RunConfig) -> Result<(), HardsuiteError> {
     for (flag, seconds) in [
-        ("--request-timeout", args.request_timeout),
-        ("--idle-timeout", args.idle_timeout),
+        ("--request-timeout", config.request_timeout_secs),
+        ("--idle-timeout", config.idle_timeout_secs),
     ] {
         if seconds > MAX_TIMEOUT_SECS {
             return Err(HardsuiteError::invalid(
@@ -302,29 +236,32 @@ fn validate(args: &RunArgs) -> Result<(), HardsuiteError> {
             ));
         }
     }
-    if args.samples == Some(0) {
-        return Err(HardsuiteError::invalid(
+    let positive = [
+        (
             "--samples",
+            config.samples == Some(0),
             "it must be at least 1",
-        ));
-    }
-    if args.concurrency == 0 {
-        return Err(HardsuiteError::invalid(
+        ),
+        (
             "--concurrency",
+            config.concurrency == 0,
             "it must be at least 1",
-        ));
-    }
-    if args.max_tries == 0 {
-        return Err(HardsuiteError::invalid(
+        ),
+        (
             "--max-tries",
+            config.max_tries == 0,
             "it must be at least 1",
-        ));
-    }
-    if args.rerun_cut_off == Some(0) {
-        return Err(HardsuiteError::invalid(
+        ),
+        (
             "--rerun-cut-off",
+            config.rerun_cut_off == Some(0),
             "the budget must be positive",
-        ));
+        ),
+    ];
+    for (flag, refused, detail) in positive {
+        if refused {
+            return Err(HardsuiteError::invalid(flag, detail));
+        }
     }
     Ok(())
 }
@@ -345,12 +282,13 @@ fn shown<T: std::fmt::Display>(value: Option<T>, absent: &str) -> String {
 /// The run-shaping flags given with `--resume` that differ from the journal's run, one entry
 /// each; flags left out take the journal's values.
 fn resume_differences(
-    args: &RunArgs,
+    config: &RunConfig,
     header: &RunHeader,
     journal_dir: &Path,
+    out_given: Option<&Path>,
 ) -> Result<Vec<String>, HardsuiteError> {
     let mut differences = Vec::new();
-    if let Some(path) = &args.suite.suite
+    if let Some(path) = &config.suite.suite
         && !header
             .suite_path
             .as_deref()
@@ -365,7 +303,7 @@ fn resume_differences(
             )
         ));
     }
-    if let Some(ids) = &args.suite.tasks {
+    if let Some(ids) = &config.suite.tasks {
         let sorted = |ids: &[String]| {
             let mut ids = ids.to_vec();
             ids.sort();
@@ -380,7 +318,7 @@ fn resume_differences(
             ));
         }
     }
-    if let Some(model) = &args.model
+    if let Some(model) = &config.model
         && *model != header.model
     {
         differences.push(format!(
@@ -388,16 +326,16 @@ fn resume_differences(
             header.model
         ));
     }
-    if let Some(url) = &args.base_url
+    if let Some(url) = &config.base_url
         && header.simulated
     {
         differences.push(format!(
             "--base-url {url} (the journal's run used the in-process simulator; resume it without --base-url)"
         ));
     }
-    sampling_differences(args, header, &mut differences);
-    if let Some(text) = &args.extra_body {
-        let given = parse_extra_body(text)?;
+    sampling_differences(config, header, &mut differences);
+    if let Some(value) = &config.extra_body {
+        let given = check_extra_body(value)?;
         let recorded = match &header.extra_body {
             Some(Value::Object(fields)) => fields.clone(),
             _ => Map::new(),
@@ -410,32 +348,33 @@ fn resume_differences(
             ));
         }
     }
-    other_differences(args, header, journal_dir, &mut differences);
+    other_differences(config, header, journal_dir, out_given, &mut differences);
     Ok(differences)
 }
 
 /// Budgets, samples, the re-run budget and the output directory given with `--resume` that
 /// differ from the journal's run.
 fn other_differences(
-    args: &RunArgs,
+    config: &RunConfig,
     header: &RunHeader,
     journal_dir: &Path,
+    out_given: Option<&Path>,
     differences: &mut Vec<String>,
 ) {
     let budgets = [
         (
             "--budget-math",
-            args.suite.budget_math,
+            config.suite.budgets.math,
             header.budget_flags.math,
         ),
         (
             "--budget-code",
-            args.suite.budget_code,
+            config.suite.budgets.code,
             header.budget_flags.code,
         ),
         (
             "--budget-tools",
-            args.suite.budget_tools,
+            config.suite.budgets.tools,
             header.budget_flags.tools,
         ),
     ];
@@ -449,7 +388,7 @@ fn other_differences(
             ));
         }
     }
-    if let Some(samples) = args.samples
+    if let Some(samples) = config.samples
         && samples != header.samples
     {
         differences.push(format!(
@@ -457,7 +396,7 @@ fn other_differences(
             header.samples
         ));
     }
-    if let Some(budget) = args.rerun_cut_off
+    if let Some(budget) = config.rerun_cut_off
         && Some(budget) != header.rerun_budget
     {
         differences.push(format!(
@@ -465,7 +404,7 @@ fn other_differences(
             shown(header.rerun_budget, "no re-run")
         ));
     }
-    if let Some(out) = &args.out
+    if let Some(out) = out_given
         && !same_path(out, journal_dir)
     {
         differences.push(format!(
@@ -478,13 +417,11 @@ fn other_differences(
 
 /// The sampling flags given with `--resume` that differ from the journal's sampling: with
 /// `--preset`, the sampling the flags make; without it, each flag given.
-fn sampling_differences(args: &RunArgs, header: &RunHeader, differences: &mut Vec<String>) {
-    if let Some(preset) = args.preset {
-        let sampling = sampling_from(args);
+fn sampling_differences(config: &RunConfig, header: &RunHeader, differences: &mut Vec<String>) {
+    if let Some(preset) = config.preset {
+        let sampling = sampling_from(config);
         if sampling != header.sampling {
-            let name = preset
-                .to_possible_value()
-                .map_or_else(String::new, |value| value.get_name().to_owned());
+            let name = preset.as_str();
             differences.push(format!(
                 "--preset {name} and the sampling flags give {sampling} (the journal's run: {})",
                 header.sampling
@@ -493,11 +430,11 @@ fn sampling_differences(args: &RunArgs, header: &RunHeader, differences: &mut Ve
     } else {
         let recorded = header.sampling;
         let floats = [
-            ("--temperature", args.temperature, recorded.temperature),
-            ("--top-p", args.top_p, recorded.top_p),
+            ("--temperature", config.temperature, recorded.temperature),
+            ("--top-p", config.top_p, recorded.top_p),
             (
                 "--presence-penalty",
-                args.presence_penalty,
+                config.presence_penalty,
                 recorded.presence_penalty,
             ),
         ];
@@ -511,7 +448,7 @@ fn sampling_differences(args: &RunArgs, header: &RunHeader, differences: &mut Ve
                 ));
             }
         }
-        if let Some(value) = args.top_k
+        if let Some(value) = config.top_k
             && Some(value) != recorded.top_k
         {
             differences.push(format!(
@@ -520,17 +457,6 @@ fn sampling_differences(args: &RunArgs, header: &RunHeader, differences: &mut Ve
             ));
         }
     }
-}
-
-fn resume_command(journal: &Path, args: &RunArgs, simulated: bool) -> String {
-    let mut command = format!("hardsuite run --resume {}", journal.display());
-    if !simulated && let Some(url) = &args.base_url {
-        let _ = write!(command, " --base-url {url}");
-    }
-    if let Some(var) = &args.api_key_env {
-        let _ = write!(command, " --api-key-env {var}");
-    }
-    command
 }
 
 /// What a run is: from the journal on `--resume`, else from the flags.
@@ -545,7 +471,10 @@ struct Settings {
     extra_body: Map<String, Value>,
 }
 
-fn settings(args: &RunArgs, previous: Option<&LoadedJournal>) -> Result<Settings, HardsuiteError> {
+fn settings(
+    config: &RunConfig,
+    previous: Option<&LoadedHardsuiteJournal>,
+) -> Result<Settings, HardsuiteError> {
     Ok(match previous {
         Some(journal) => {
             let header = &journal.header;
@@ -564,46 +493,44 @@ fn settings(args: &RunArgs, previous: Option<&LoadedJournal>) -> Result<Settings
             }
         }
         None => Settings {
-            suite_path: args.suite.suite.clone(),
-            flags: budget_flags(&args.suite),
-            selected: args.suite.tasks.clone(),
-            samples: args.samples.unwrap_or(1),
-            sampling: sampling_from(args),
-            rerun_budget: args.rerun_cut_off,
-            simulated: args.base_url.is_none(),
-            extra_body: match &args.extra_body {
-                Some(text) => parse_extra_body(text)?,
+            suite_path: config.suite.suite.clone(),
+            flags: config.suite.budgets,
+            selected: config.suite.tasks.clone(),
+            samples: config.samples.unwrap_or(1),
+            sampling: sampling_from(config),
+            rerun_budget: config.rerun_cut_off,
+            simulated: config.base_url.is_none(),
+            extra_body: match &config.extra_body {
+                Some(value) => check_extra_body(value)?,
                 None => Map::new(),
             },
         },
     })
 }
 
-/// The resumed journal (if any), the output directory and the journal's path, once the flags
-/// are checked against a resumed journal and a new run is known not to overwrite a journal.
-type Destination = (Option<LoadedJournal>, PathBuf, PathBuf);
+/// The resumed journal (if any), the output directory and the journal's path, once the
+/// settings are checked against a resumed journal and a new run is known not to overwrite a
+/// journal.
+type Destination = (Option<LoadedHardsuiteJournal>, PathBuf, PathBuf);
 
-fn destination(args: &RunArgs) -> Result<Destination, HardsuiteError> {
-    let previous = match &args.resume {
-        Some(path) => Some(read_journal(path)?),
-        None => None,
+fn destination(config: &RunConfig, target: &RunTarget) -> Result<Destination, HardsuiteError> {
+    let (previous, out_dir, journal_path) = match target {
+        RunTarget::Resume { journal, .. } => (
+            Some(read_hardsuite_journal(journal)?),
+            journal
+                .parent()
+                .filter(|parent| !parent.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+            journal.clone(),
+        ),
+        RunTarget::New { out_dir } => (None, out_dir.clone(), out_dir.join("journal.jsonl")),
     };
-    let out_dir = match &args.resume {
-        Some(path) => path
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-        None => args
-            .out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_OUT)),
-    };
-    let journal_path = match &args.resume {
-        Some(path) => path.clone(),
-        None => out_dir.join("journal.jsonl"),
+    let out_given = match target {
+        RunTarget::Resume { out_dir, .. } => out_dir.as_deref(),
+        RunTarget::New { .. } => None,
     };
     if let Some(journal) = &previous {
-        let differences = resume_differences(args, &journal.header, &out_dir)?;
+        let differences = resume_differences(config, &journal.header, &out_dir, out_given)?;
         if !differences.is_empty() {
             return Err(HardsuiteError::ConfigMismatch {
                 journal: journal_path,
@@ -622,21 +549,22 @@ fn destination(args: &RunArgs) -> Result<Destination, HardsuiteError> {
 /// Starts the in-process simulator and a client for it; gives the simulator, its URL, the
 /// client and the model id to send.
 async fn start_simulator(
-    args: &RunArgs,
-    previous: Option<&LoadedJournal>,
+    config: &RunConfig,
+    previous: Option<&LoadedHardsuiteJournal>,
     suite: &Suite,
+    observer: &dyn RunObserver,
 ) -> Result<(SimHandle, String, vernier_openai::Client, String), HardsuiteError> {
-    let sim = Sim::start(demo_simulator_config(suite)?)
+    let sim = Sim::start(hardsuite_demo_simulator_config(suite)?)
         .await
         .map_err(HardsuiteError::Simulator)?;
-    let _ = writeln!(std::io::stderr().lock(), "{SIMULATOR_BANNER}");
+    observer.simulator_started(HARDSUITE_SIMULATOR_BANNER);
     let base_url = sim.base_url();
-    let model = match (previous, &args.model) {
+    let model = match (previous, &config.model) {
         (Some(journal), _) => journal.header.model.clone(),
         (None, Some(model)) => model.clone(),
         (None, None) => "vernier-sim".to_owned(),
     };
-    match build_client(args, &base_url) {
+    match build_client(config, &base_url) {
         Ok(client) => Ok((sim, base_url, client, model)),
         Err(error) => {
             sim.shutdown().await;
@@ -645,13 +573,26 @@ async fn start_simulator(
     }
 }
 
-async fn run_suite(args: RunArgs, command_line: Vec<String>) -> Result<RunOutcome, HardsuiteError> {
+/// Runs the suite: checks the configuration (against the journal when resuming), connects to
+/// the server named by `config.base_url` (or starts the in-process simulator), connects the
+/// grader for code tasks, self-checks, runs every attempt not yet finished, then writes
+/// `results.json` and `report.md` next to the journal. `command_line` is recorded in a new
+/// journal's header. Progress goes to `observer`.
+///
+/// A server that stops answering ends the run with [`HardsuiteError::ServerStopped`] once
+/// everything measured is on disk; resume it with [`RunTarget::Resume`].
+pub async fn run_suite(
+    config: &RunConfig,
+    target: &RunTarget,
+    command_line: Vec<String>,
+    observer: &dyn RunObserver,
+) -> Result<HardsuiteOutcome, HardsuiteError> {
     // Everything that can be checked without Docker or the network is checked first, so a typo
     // fails at once rather than after the self-check.
-    validate(&args)?;
-    let (previous, out_dir, journal_path) = destination(&args)?;
-    let settings = settings(&args, previous.as_ref())?;
-    let mut suite = load_suite(
+    validate(config)?;
+    let (previous, out_dir, journal_path) = destination(config, target)?;
+    let settings = settings(config, previous.as_ref())?;
+    let mut suite = load_suite_from(
         settings.suite_path.as_deref(),
         settings.flags,
         settings.selected.as_deref(),
@@ -659,40 +600,38 @@ async fn run_suite(args: RunArgs, command_line: Vec<String>) -> Result<RunOutcom
     let server_client = if settings.simulated {
         None
     } else {
-        let Some(base_url) = args.base_url.clone() else {
+        let Some(base_url) = config.base_url.clone() else {
             return Err(HardsuiteError::invalid(
                 "--resume",
                 "the journal records a server run; pass --base-url URL to continue it",
             ));
         };
-        let client = build_client(&args, &base_url)?;
-        let model = resolve_model(&args, previous.as_ref(), &client, &base_url).await?;
+        let client = build_client(config, &base_url)?;
+        let model = resolve_model(config, previous.as_ref(), &client, &base_url).await?;
         Some((base_url, client, model))
     };
-    let grader = connect_grader(&suite, args.suite.grader_image.as_deref()).await?;
-    let self_checked = if args.skip_self_check {
+    let grader = connect_grader(&suite, config.suite.grader_image.as_deref()).await?;
+    let self_checked = if config.skip_self_check {
         false
     } else {
         let report = self_check(&suite, grader.as_ref()).await?;
         report.apply(&mut suite);
-        if !args.quiet {
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "self-check passed: {} checks on {} tasks",
-                report.n_checks(),
-                report.tasks.len()
-            );
-        }
+        observer.note(&format!(
+            "self-check passed: {} checks on {} tasks",
+            report.n_checks(),
+            report.tasks.len()
+        ));
         true
     };
     let (simulator, base_url, client, model) = if let Some((url, client, model)) = server_client {
         (None, url, client, model)
     } else {
-        let (sim, url, client, model) = start_simulator(&args, previous.as_ref(), &suite).await?;
+        let (sim, url, client, model) =
+            start_simulator(config, previous.as_ref(), &suite, observer).await?;
         (Some(sim), url, client, model)
     };
     let result = run_on_server(RunPlan {
-        args: &args,
+        config,
         command_line,
         suite: &suite,
         grader,
@@ -704,6 +643,7 @@ async fn run_suite(args: RunArgs, command_line: Vec<String>) -> Result<RunOutcom
         journal_path,
         settings,
         self_checked,
+        observer,
     })
     .await;
     if let Some(sim) = simulator {
@@ -713,22 +653,23 @@ async fn run_suite(args: RunArgs, command_line: Vec<String>) -> Result<RunOutcom
 }
 
 struct RunPlan<'a> {
-    args: &'a RunArgs,
+    config: &'a RunConfig,
     command_line: Vec<String>,
     suite: &'a Suite,
     grader: Option<Grader>,
     client: vernier_openai::Client,
     model: String,
     base_url: String,
-    previous: Option<&'a LoadedJournal>,
+    previous: Option<&'a LoadedHardsuiteJournal>,
     out_dir: PathBuf,
     journal_path: PathBuf,
     settings: Settings,
     self_checked: bool,
+    observer: &'a dyn RunObserver,
 }
 
-async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> {
-    let args = plan.args;
+async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteError> {
+    let config = plan.config;
     std::fs::create_dir_all(&plan.out_dir)
         .map_err(|source| HardsuiteError::io("create", &plan.out_dir, source))?;
     let journal_path = plan.journal_path.clone();
@@ -740,9 +681,9 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
         extra_body: plan.settings.extra_body.clone(),
         grader: plan.grader.clone(),
         journal: Arc::clone(&journal),
-        max_tries: args.max_tries,
+        max_tries: config.max_tries,
         retry_backoff: Duration::from_millis(250),
-        progress: !args.quiet,
+        observer: plan.observer,
         stop: AtomicBool::new(false),
         n_done: AtomicUsize::new(0),
         n_planned: AtomicUsize::new(0),
@@ -754,7 +695,9 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
         .enumerate()
         .flat_map(|(index, task)| {
             (0..plan.settings.samples)
-                .filter(|sample| !finished.contains(&(task.id.clone(), *sample, Phase::Main)))
+                .filter(|sample| {
+                    !finished.contains(&(task.id.clone(), *sample, AttemptPhase::Main))
+                })
                 .map(move |sample| (index, sample))
                 .collect::<Vec<_>>()
         })
@@ -763,28 +706,28 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
         &runner,
         plan.suite,
         &main_jobs,
-        Phase::Main,
+        AttemptPhase::Main,
         None,
-        args.concurrency,
+        config.concurrency,
     )
     .await?;
     if server_down.is_none()
         && let Some(budget) = plan.settings.rerun_budget
     {
-        let loaded = read_journal(&journal_path)?;
+        let loaded = read_hardsuite_journal(&journal_path)?;
         let so_far = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
         let rerun_jobs = cut_off_jobs(plan.suite, &so_far, &finished);
         server_down = run_phase(
             &runner,
             plan.suite,
             &rerun_jobs,
-            Phase::Rerun,
+            AttemptPhase::Rerun,
             Some(budget),
-            args.concurrency,
+            config.concurrency,
         )
         .await?;
     }
-    let loaded = read_journal(&journal_path)?;
+    let loaded = read_hardsuite_journal(&journal_path)?;
     let results = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
     let files = RunFiles {
         journal: journal_path.clone(),
@@ -797,12 +740,15 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
     if let Some(detail) = server_down {
         return Err(HardsuiteError::ServerStopped {
             detail,
-            journal: journal_path.clone(),
-            resume_command: resume_command(&journal_path, args, plan.settings.simulated),
+            journal: journal_path,
+            base_url: (!plan.settings.simulated)
+                .then(|| config.base_url.clone())
+                .flatten(),
+            api_key_env: config.api_key_env.clone(),
         });
     }
     let table = render_table(&results);
-    Ok(RunOutcome {
+    Ok(HardsuiteOutcome {
         results,
         table,
         files,
@@ -812,10 +758,10 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<RunOutcome, HardsuiteError> 
 
 /// Runs the jobs with `concurrency` in flight; returns why the server was given up on, if it was.
 async fn run_phase(
-    runner: &Runner,
+    runner: &Runner<'_>,
     suite: &Suite,
     jobs: &[(usize, u32)],
-    phase: Phase,
+    phase: AttemptPhase,
     budget: Option<u32>,
     concurrency: usize,
 ) -> Result<Option<String>, HardsuiteError> {
@@ -843,12 +789,12 @@ async fn run_phase(
 }
 
 async fn resolve_model(
-    args: &RunArgs,
-    previous: Option<&LoadedJournal>,
+    config: &RunConfig,
+    previous: Option<&LoadedHardsuiteJournal>,
     client: &vernier_openai::Client,
     base_url: &str,
 ) -> Result<String, HardsuiteError> {
-    match (previous, &args.model) {
+    match (previous, &config.model) {
         (Some(journal), _) => Ok(journal.header.model.clone()),
         (None, Some(model)) => Ok(model.clone()),
         (None, None) => {
@@ -868,12 +814,11 @@ async fn resolve_model(
         }
     }
 }
-
 /// The main-run samples that were cut off and have no finished re-run yet.
 fn cut_off_jobs(
     suite: &Suite,
     so_far: &ResultsFile,
-    finished: &HashSet<(String, u32, Phase)>,
+    finished: &HashSet<(String, u32, AttemptPhase)>,
 ) -> Vec<(usize, u32)> {
     let mut jobs = Vec::new();
     for (index, task) in suite.tasks.iter().enumerate() {
@@ -882,7 +827,7 @@ fn cut_off_jobs(
         };
         for sample in &result.samples {
             if sample.outcome == OutcomeKind::CutOff
-                && !finished.contains(&(task.id.clone(), sample.sample, Phase::Rerun))
+                && !finished.contains(&(task.id.clone(), sample.sample, AttemptPhase::Rerun))
             {
                 jobs.push((index, sample.sample));
             }
@@ -890,17 +835,21 @@ fn cut_off_jobs(
     }
     jobs
 }
-
-fn build_client(args: &RunArgs, base_url: &str) -> Result<vernier_openai::Client, HardsuiteError> {
+fn build_client(
+    config: &RunConfig,
+    base_url: &str,
+) -> Result<vernier_openai::Client, HardsuiteError> {
     let mut builder = ClientBuilder::new(base_url).timeouts(
         Timeouts::new()
             .first_byte(Some(Duration::from_secs(
-                args.idle_timeout.max(1).saturating_mul(2),
+                config.idle_timeout_secs.max(1).saturating_mul(2),
             )))
-            .idle(Some(Duration::from_secs(args.idle_timeout.max(1))))
-            .total(Some(Duration::from_secs(args.request_timeout.max(1)))),
+            .idle(Some(Duration::from_secs(config.idle_timeout_secs.max(1))))
+            .total(Some(Duration::from_secs(
+                config.request_timeout_secs.max(1),
+            ))),
     );
-    if let Some(var) = &args.api_key_env {
+    if let Some(var) = &config.api_key_env {
         builder = builder.api_key_from_env(var);
     }
     builder.build().map_err(|source| HardsuiteError::Client {
@@ -909,37 +858,36 @@ fn build_client(args: &RunArgs, base_url: &str) -> Result<vernier_openai::Client
     })
 }
 
-type Finished = HashSet<(String, u32, Phase)>;
+type Finished = HashSet<(String, u32, AttemptPhase)>;
 
 /// Opens the journal: a new one with its header, or the resumed one with a `resumed` line;
 /// returns the finished attempts and how many there are.
 fn open_journal(
     plan: &RunPlan<'_>,
     journal_path: &Path,
-) -> Result<(Arc<JournalWriter>, Finished, usize), HardsuiteError> {
-    let args = plan.args;
-    let journal = Arc::new(JournalWriter::open(journal_path, plan.previous.is_some())?);
+) -> Result<(Arc<HardsuiteJournalWriter>, Finished, usize), HardsuiteError> {
+    let journal = Arc::new(HardsuiteJournalWriter::open(
+        journal_path,
+        plan.previous.is_some(),
+    )?);
     let mut kept_attempts = 0;
-    let mut finished: HashSet<(String, u32, Phase)> = HashSet::new();
+    let mut finished: HashSet<(String, u32, AttemptPhase)> = HashSet::new();
     if let Some(previous) = plan.previous {
         for attempt in previous.attempts.iter().filter(|a| a.is_scored()) {
             finished.insert((attempt.task_id.clone(), attempt.sample, attempt.phase));
         }
         kept_attempts = finished.len();
-        journal.append(&JournalLine::Resumed {
+        journal.append(&HardsuiteJournalLine::Resumed {
             kept_attempts,
             at_unix_ms: unix_ms(),
         })?;
-        if !args.quiet {
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "resuming {}: {kept_attempts} finished attempts kept",
-                journal_path.display()
-            );
-        }
+        plan.observer.note(&format!(
+            "resuming {}: {kept_attempts} finished attempts kept",
+            journal_path.display()
+        ));
     } else {
-        journal.append(&JournalLine::Header(RunHeader {
-            journal_version: JOURNAL_VERSION,
+        journal.append(&HardsuiteJournalLine::Header(RunHeader {
+            journal_version: HARDSUITE_JOURNAL_VERSION,
             suite: plan.suite.name.clone(),
             suite_path: plan.settings.suite_path.clone(),
             task_ids: plan

@@ -15,18 +15,21 @@ pub enum HardsuiteError {
         detail: String,
     },
     /// The HTTP client could not be built or a set-up call failed.
+    #[cfg(feature = "engine")]
     #[error("{what}")]
     Client {
         /// What was being done.
         what: String,
         /// The client's error.
         #[source]
-        source: vernier_openai::Error,
+        source: vernier_openai::ClientError,
     },
     /// The in-process simulator did not start.
+    #[cfg(feature = "engine")]
     #[error("start the in-process simulator")]
     Simulator(#[source] vernier_sim::SimError),
     /// The Docker engine or the grader image is not usable, and the suite has code tasks.
+    #[cfg(feature = "engine")]
     #[error(
         "connect the grader for the {n_code_tasks} code tasks: they need a Docker engine and the \
          grader image; from the repository run `docker/setup-engine.sh && \
@@ -45,6 +48,7 @@ pub enum HardsuiteError {
     #[error(transparent)]
     Suite(#[from] vernier_tasks::SuiteError),
     /// The self-check did not prove the suite; no model saw it.
+    #[cfg(feature = "engine")]
     #[error(transparent)]
     SelfCheck(#[from] vernier_tasks::SelfCheckError),
     /// A file or directory could not be read or written.
@@ -115,9 +119,11 @@ pub enum HardsuiteError {
         /// The server's body.
         body: String,
     },
-    /// The server stopped answering; the journal holds every finished attempt.
+    /// The server stopped answering; the journal holds every finished attempt, and the run
+    /// continues with a [`crate::RunTarget::Resume`] of `journal` (on the command line:
+    /// `hardsuite run --resume JOURNAL`, with `--base-url` and `--api-key-env` again).
     #[error(
-        "keep running the suite: {detail}; every finished attempt is in {journal}; continue with: {resume_command}",
+        "keep running the suite: {detail}; every finished attempt is in {journal}",
         journal = journal.display()
     )]
     ServerStopped {
@@ -125,13 +131,17 @@ pub enum HardsuiteError {
         detail: String,
         /// The journal to resume from.
         journal: PathBuf,
-        /// The exact command that continues the run.
-        resume_command: String,
+        /// The server's base URL, to pass again on resuming (`None` for the in-process
+        /// simulator, which a resumed run starts again by itself).
+        base_url: Option<String>,
+        /// The environment variable holding the API key, to name again on resuming.
+        api_key_env: Option<String>,
     },
 }
 
 impl HardsuiteError {
-    pub(crate) fn io(what: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    /// A failed read or write of `path`; `what` is e.g. `read`, `write`, `create`.
+    pub fn io(what: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             what,
             path: path.into(),
@@ -139,7 +149,8 @@ impl HardsuiteError {
         }
     }
 
-    pub(crate) fn invalid(what: impl Into<String>, detail: impl Into<String>) -> Self {
+    /// A refused argument or setting: `what` names the flag (e.g. `--samples`).
+    pub fn invalid(what: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::InvalidArgument {
             what: what.into(),
             detail: detail.into(),
@@ -160,23 +171,6 @@ impl From<vernier_journal::JournalError> for HardsuiteError {
             },
         }
     }
-}
-
-/// An error and its causes: "message: cause: cause", as the command line prints it.
-pub fn cause_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-/// An error and its causes on one line: [`cause_chain`] with line breaks as spaces.
-pub(crate) fn one_line(error: &dyn std::error::Error) -> String {
-    cause_chain(error).replace('\n', " ")
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use vernier_tasks::{Category, OutcomeKind};
 use crate::error::HardsuiteError;
 
 /// Version of the journal line format.
-pub const JOURNAL_VERSION: u32 = 1;
+pub const HARDSUITE_JOURNAL_VERSION: u32 = 1;
 
 /// Sampling parameters sent with every request (`None`: not sent).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -98,7 +98,7 @@ impl BudgetFlags {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunHeader {
-    /// [`JOURNAL_VERSION`].
+    /// [`HARDSUITE_JOURNAL_VERSION`].
     pub journal_version: u32,
     /// Suite name (`hardsuite` for the bundled one).
     pub suite: String,
@@ -136,7 +136,7 @@ pub struct RunHeader {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum Phase {
+pub enum AttemptPhase {
     /// Every task at its category budget.
     Main,
     /// Cut-off tasks again, at the re-run budget.
@@ -154,7 +154,7 @@ pub struct AttemptRecord {
     /// Sample number, from 0.
     pub sample: u32,
     /// Main run or cut-off re-run.
-    pub phase: Phase,
+    pub phase: AttemptPhase,
     /// Try number, from 1; tries after the first follow infrastructure failures.
     pub try_number: u32,
     /// `max_tokens` sent.
@@ -206,7 +206,7 @@ impl AttemptRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum JournalLine {
+pub enum HardsuiteJournalLine {
     /// The run's settings (first line).
     Header(RunHeader),
     /// One try.
@@ -223,7 +223,7 @@ pub enum JournalLine {
 /// A journal read back.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct LoadedJournal {
+pub struct LoadedHardsuiteJournal {
     /// The header.
     pub header: RunHeader,
     /// Every attempt line, in file order.
@@ -235,8 +235,8 @@ pub struct LoadedJournal {
 /// Reads a journal. A last line without its newline is what a crash leaves (each line is written
 /// with its newline in one call), so it is ignored, even when it happens to parse: resuming cuts it
 /// off and runs that attempt again, so reading and resuming agree on what was finished.
-pub fn read_journal(path: &Path) -> Result<LoadedJournal, HardsuiteError> {
-    let journal = vernier_journal::read::<JournalLine>(path)?;
+pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, HardsuiteError> {
+    let journal = vernier_journal::read::<HardsuiteJournalLine>(path)?;
     let lines = journal
         .lines
         .into_iter()
@@ -246,16 +246,16 @@ pub fn read_journal(path: &Path) -> Result<LoadedJournal, HardsuiteError> {
     let mut n_resumes = 0;
     for (number, line) in lines {
         match line {
-            JournalLine::Header(found) if header.is_none() => header = Some(found),
-            JournalLine::Header(_) => {
+            HardsuiteJournalLine::Header(found) if header.is_none() => header = Some(found),
+            HardsuiteJournalLine::Header(_) => {
                 return Err(HardsuiteError::Parse {
                     path: path.to_owned(),
                     line: number,
                     message: "a second header line".to_owned(),
                 });
             }
-            JournalLine::Attempt(attempt) => attempts.push(attempt),
-            JournalLine::Resumed { .. } => n_resumes += 1,
+            HardsuiteJournalLine::Attempt(attempt) => attempts.push(attempt),
+            HardsuiteJournalLine::Resumed { .. } => n_resumes += 1,
         }
     }
     let header = header.ok_or_else(|| HardsuiteError::Parse {
@@ -263,17 +263,17 @@ pub fn read_journal(path: &Path) -> Result<LoadedJournal, HardsuiteError> {
         line: 1,
         message: "no header line".to_owned(),
     })?;
-    if header.journal_version != JOURNAL_VERSION {
+    if header.journal_version != HARDSUITE_JOURNAL_VERSION {
         return Err(HardsuiteError::Parse {
             path: path.to_owned(),
             line: 1,
             message: format!(
-                "journal version {} (this hardsuite reads version {JOURNAL_VERSION})",
+                "journal version {} (this hardsuite reads version {HARDSUITE_JOURNAL_VERSION})",
                 header.journal_version
             ),
         });
     }
-    Ok(LoadedJournal {
+    Ok(LoadedHardsuiteJournal {
         header,
         attempts,
         n_resumes,
@@ -281,10 +281,12 @@ pub fn read_journal(path: &Path) -> Result<LoadedJournal, HardsuiteError> {
 }
 
 /// An open journal; every append is written and flushed before it returns.
+#[cfg(feature = "engine")]
 #[derive(Debug)]
-pub(crate) struct JournalWriter(vernier_journal::JournalWriter);
+pub(crate) struct HardsuiteJournalWriter(vernier_journal::JournalWriter);
 
-impl JournalWriter {
+#[cfg(feature = "engine")]
+impl HardsuiteJournalWriter {
     /// Creates the journal at `path`, refusing one that already exists (a second run with the
     /// same `--out` must not empty the first one's journal), or appends to it; appending first
     /// cuts off a partial last line a crash may have left (it was never finished).
@@ -310,12 +312,13 @@ impl JournalWriter {
     }
 
     /// Appends one line and flushes it.
-    pub(crate) fn append(&self, line: &JournalLine) -> Result<(), HardsuiteError> {
+    pub(crate) fn append(&self, line: &HardsuiteJournalLine) -> Result<(), HardsuiteError> {
         Ok(self.0.append(line)?)
     }
 }
 
 /// Milliseconds since the Unix epoch.
+#[cfg(feature = "engine")]
 pub(crate) fn unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -324,7 +327,7 @@ pub(crate) fn unix_ms() -> u64 {
         })
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "engine"))]
 mod tests {
     use super::*;
 
@@ -334,21 +337,21 @@ mod tests {
         let path = dir.path().join("journal.jsonl");
         let header = r#"{"type":"header","journal_version":1,"suite":"s","suite_path":null,"task_ids":[],"model":"m","base_url":"u","simulated":true,"sampling":{"temperature":null,"top_p":null,"top_k":null,"presence_penalty":null},"extra_body":null,"budget_flags":{"math":null,"code":null,"tools":null},"samples":1,"rerun_budget":null,"self_checked":true,"grader_image":null,"command_line":[],"started_unix_ms":0}"#;
         std::fs::write(&path, format!("{header}\n{{\"type\":\"attem")).expect("write");
-        let loaded = read_journal(&path).expect("partial last line tolerated");
+        let loaded = read_hardsuite_journal(&path).expect("partial last line tolerated");
         assert!(loaded.attempts.is_empty());
-        let writer = JournalWriter::open(&path, true).expect("append");
+        let writer = HardsuiteJournalWriter::open(&path, true).expect("append");
         writer
-            .append(&JournalLine::Resumed {
+            .append(&HardsuiteJournalLine::Resumed {
                 kept_attempts: 0,
                 at_unix_ms: 1,
             })
             .expect("append");
         let text = std::fs::read_to_string(&path).expect("read");
         assert_eq!(text.lines().count(), 2, "{text}");
-        assert_eq!(read_journal(&path).expect("read").n_resumes, 1);
+        assert_eq!(read_hardsuite_journal(&path).expect("read").n_resumes, 1);
         // A broken line in the middle is an error naming the line.
         std::fs::write(&path, format!("{header}\nnot json\n")).expect("write");
-        let error = read_journal(&path).expect_err("broken line");
+        let error = read_hardsuite_journal(&path).expect_err("broken line");
         assert!(error.to_string().contains("line 2"), "{error}");
         // A last line that parses but lacks its newline was never finished: reading ignores it
         // and resuming cuts it off, so the two agree and the attempt runs again.
@@ -357,12 +360,12 @@ mod tests {
             format!("{header}\n{{\"type\":\"resumed\",\"kept_attempts\":0,\"at_unix_ms\":5}}"),
         )
         .expect("write");
-        assert_eq!(read_journal(&path).expect("read").n_resumes, 0);
-        drop(JournalWriter::open(&path, true).expect("append"));
+        assert_eq!(read_hardsuite_journal(&path).expect("read").n_resumes, 0);
+        drop(HardsuiteJournalWriter::open(&path, true).expect("append"));
         let text = std::fs::read_to_string(&path).expect("read");
         assert_eq!(text, format!("{header}\n"));
         // A new journal never empties an existing one.
-        let error = JournalWriter::open(&path, false).expect_err("the journal exists");
+        let error = HardsuiteJournalWriter::open(&path, false).expect_err("the journal exists");
         assert!(
             matches!(error, HardsuiteError::JournalExists { .. }),
             "{error}"

@@ -1,1 +1,95 @@
-//! placeholder
+//! `vernier-hardsuite`: the engine of the 28-task quality suite, run against an
+//! OpenAI-compatible server, and the reading side of what it writes.
+//!
+//! With the default feature `engine`, [`run_suite`] self-checks the suite (a failure stops the
+//! run, naming the task and the reason), then streams every task through `vernier-openai`'s
+//! metered stream (so tokens and time per task are measured, not guessed), grades the final
+//! content — never the reasoning — and the tool calls with `vernier-tasks` (code in the
+//! `vernier-grader` sandbox), and writes:
+//!
+//! - `OUT/journal.jsonl`: one line per try ([`HardsuiteJournalLine`]), flushed before the
+//!   worker's next request; the source of truth. A [`RunTarget::Resume`] continues from it
+//!   without redoing finished attempts.
+//! - `OUT/results.json` ([`ResultsFile`], schema in `docs/hardsuite.md`).
+//! - `OUT/report.md` ([`render_markdown`]) and the terminal table ([`render_table`]).
+//!
+//! Every progress line and the simulator banner reach the caller through a [`RunObserver`];
+//! this crate prints nothing. Infrastructure failures are retried a bounded number of times and
+//! never scored; a server that refuses every connection stops the run with
+//! [`HardsuiteError::ServerStopped`], which names the journal to resume.
+//!
+//! Without default features the crate is the reading side only: [`read_hardsuite_journal`],
+//! [`ResultsFile`], [`compare`] of two results and the renderers, with no async runtime, HTTP
+//! client or Docker client in its dependencies.
+//!
+//! ```
+//! # fn main() -> Result<(), vernier_hardsuite::HardsuiteError> {
+//! # let dir = std::env::temp_dir().join(format!("vernier-hardsuite-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).expect("temporary directory");
+//! # let path = dir.join("journal.jsonl");
+//! # std::fs::write(&path, concat!(
+//! #     r#"{"type":"header","journal_version":1,"suite":"s","suite_path":null,"task_ids":["crt"],"#,
+//! #     r#""model":"m","base_url":"http://127.0.0.1:1","simulated":false,"sampling":{"temperature":null,"#,
+//! #     r#""top_p":null,"top_k":null,"presence_penalty":null},"extra_body":null,"budget_flags":{"math":null,"#,
+//! #     r#""code":null,"tools":null},"samples":1,"rerun_budget":null,"self_checked":true,"grader_image":null,"#,
+//! #     r#""command_line":[],"started_unix_ms":0}"#, "\n",
+//! # )).expect("write");
+//! let results = vernier_hardsuite::ResultsFile::load(&path)?;
+//! assert_eq!(results.model, "m");
+//! println!("{}", vernier_hardsuite::render_table(&results));
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(())
+//! # }
+//! ```
+#![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod compare;
+#[cfg(feature = "engine")]
+mod config;
+#[cfg(feature = "engine")]
+mod demo;
+#[cfg(feature = "engine")]
+mod engine;
+mod error;
+mod journal;
+#[cfg(feature = "engine")]
+mod observer;
+mod report;
+mod results;
+#[cfg(feature = "engine")]
+mod runner;
+
+pub use compare::{
+    ClusteredDifference, CompareOptions, Comparison, POWER, TaskComparison, compare, compare_files,
+    render_comparison, render_comparison_markdown,
+};
+#[cfg(feature = "engine")]
+pub use config::{
+    DEFAULT_OUT, MAX_TIMEOUT_SECS, RunConfig, RunTarget, SamplingPreset, SuiteSelection,
+};
+#[cfg(feature = "engine")]
+pub use demo::{
+    HARDSUITE_SIMULATOR_BANNER, ScriptedKind, ScriptedTask, demo_script,
+    hardsuite_demo_simulator_config, scripted_plan,
+};
+#[cfg(feature = "engine")]
+pub use engine::{
+    HardsuiteOutcome, RunFiles, load_suite, render_self_check, run_suite, self_check_suite,
+};
+pub use error::HardsuiteError;
+pub use journal::{
+    AttemptPhase, AttemptRecord, BudgetFlags, HARDSUITE_JOURNAL_VERSION, HardsuiteJournalLine,
+    LoadedHardsuiteJournal, RunHeader, Sampling, read_hardsuite_journal,
+};
+#[cfg(feature = "engine")]
+pub use observer::{RunObserver, SilentObserver};
+pub use report::{render_markdown, render_table, thousands};
+pub use results::{
+    ASSUMED_DISCORDANCE, CONFIDENCE, ClusteredRate, RESULTS_SCHEMA_VERSION, ResultsFile,
+    SampleResult, Score, Scoreboard, TaskResult, difference_half_width_points,
+};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

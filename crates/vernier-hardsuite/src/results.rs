@@ -5,22 +5,22 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use vernier_stats::{Interval, clustered_mean_se, median, wilson};
+use vernier_stats::{
+    Interval, clustered_mean_se, median, normal_interval, paired_difference_half_width, wilson,
+};
 use vernier_tasks::{Category, OutcomeKind};
 
 use crate::error::HardsuiteError;
-use crate::journal::{AttemptRecord, LoadedJournal, Phase, RunHeader, Sampling, read_journal};
+use crate::journal::{
+    AttemptPhase, AttemptRecord, LoadedHardsuiteJournal, RunHeader, Sampling,
+    read_hardsuite_journal,
+};
 
 /// Version of the `results.json` schema.
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
 
 /// The confidence level of every interval in the reports.
 pub const CONFIDENCE: f64 = 0.95;
-
-/// The two-sided normal quantile of [`CONFIDENCE`], Φ⁻¹(0.975)
-/// (`python3 -c "from scipy.stats import norm; print(norm.ppf(0.975))"` → 1.959963984540054),
-/// for the normal intervals mean ± z·se.
-pub const CONFIDENCE_Z: f64 = 1.959_963_984_540_054;
 
 /// Share of items on which two runs are assumed to disagree when the reports state the width
 /// of a difference's interval (Connor 1987: half-width = z·√(ψ/n)); 15% gives the ±14 points
@@ -162,18 +162,9 @@ impl ClusteredRate {
             mean: estimate.mean,
             se: Some(estimate.se),
             n_tasks: estimate.n_clusters,
-            interval: Some(normal_interval(estimate.mean, estimate.se, 0.0, 1.0)),
+            interval: normal_interval(estimate.mean, estimate.se, CONFIDENCE, 0.0, 1.0).ok(),
         })
     }
-}
-
-/// mean ± z·se at [`CONFIDENCE`], clamped to `low..=high` (the range the estimate can take).
-pub(crate) fn normal_interval(mean: f64, se: f64, low: f64, high: f64) -> Interval {
-    Interval::new(
-        (mean - CONFIDENCE_Z * se).clamp(low, high),
-        (mean + CONFIDENCE_Z * se).clamp(low, high),
-        CONFIDENCE,
-    )
 }
 
 /// Scores of one view of the run (the main run, or the main run with re-run results in place
@@ -233,7 +224,7 @@ pub struct ResultsFile {
 impl ResultsFile {
     /// Derives the results from a journal's header and attempts.
     pub fn from_journal(header: &RunHeader, attempts: &[AttemptRecord]) -> Self {
-        let mut by_key: HashMap<(&str, u32, Phase), Vec<&AttemptRecord>> = HashMap::new();
+        let mut by_key: HashMap<(&str, u32, AttemptPhase), Vec<&AttemptRecord>> = HashMap::new();
         let mut categories: HashMap<&str, Category> = HashMap::new();
         for attempt in attempts {
             by_key
@@ -247,7 +238,7 @@ impl ResultsFile {
             let Some(category) = categories.get(id.as_str()).copied() else {
                 continue;
             };
-            let collect = |phase: Phase| -> Vec<SampleResult> {
+            let collect = |phase: AttemptPhase| -> Vec<SampleResult> {
                 (0..header.samples)
                     .filter_map(|sample| {
                         by_key
@@ -259,8 +250,8 @@ impl ResultsFile {
             tasks.push(TaskResult {
                 id: id.clone(),
                 category,
-                samples: collect(Phase::Main),
-                rerun: collect(Phase::Rerun),
+                samples: collect(AttemptPhase::Main),
+                rerun: collect(AttemptPhase::Rerun),
             });
         }
         let n_infra_tries = attempts.iter().filter(|a| !a.is_scored()).count();
@@ -301,9 +292,9 @@ impl ResultsFile {
                     line.contains("\"type\":\"header\"") || line.contains("\"type\": \"header\"")
                 });
         if is_journal {
-            let LoadedJournal {
+            let LoadedHardsuiteJournal {
                 header, attempts, ..
-            } = read_journal(path)?;
+            } = read_hardsuite_journal(path)?;
             return Ok(Self::from_journal(&header, &attempts));
         }
         let results: Self = serde_json::from_str(&text).map_err(|error| HardsuiteError::Parse {
@@ -340,12 +331,11 @@ impl ResultsFile {
 
 /// Half-width in points of a 95% interval on a paired difference over `n_items` independent
 /// items (tasks, when each task's samples are averaged first), at the assumed discordance:
-/// 1.96·√(ψ/n)·100.
+/// 1.96·√(ψ/n)·100 ([`vernier_stats::paired_difference_half_width`]); NaN when there is no
+/// item (written as `null` in `results.json`).
 pub fn difference_half_width_points(n_items: f64) -> f64 {
-    if n_items <= 0.0 {
-        return f64::NAN;
-    }
-    CONFIDENCE_Z * (ASSUMED_DISCORDANCE / n_items).sqrt() * 100.0
+    paired_difference_half_width(n_items, ASSUMED_DISCORDANCE, CONFIDENCE)
+        .map_or(f64::NAN, |half_width| half_width * 100.0)
 }
 
 /// The sample's scored try, else its last try (infra after every try).
@@ -493,7 +483,8 @@ mod tests {
         .expect("four tasks");
         assert_eq!((rate.mean, rate.se, rate.n_tasks), (0.875, Some(0.125), 4));
         let interval = rate.interval.expect("four tasks");
-        assert!((interval.low - (0.875 - CONFIDENCE_Z * 0.125)).abs() < 1e-15);
+        // 0.875 − 1.9599639845400536 · 0.125 = 0.6300045019324934 (python3, by hand).
+        assert!((interval.low - 0.630_004_501_932_493_4).abs() < 1e-15);
         assert_eq!(interval.high, 1.0);
     }
 

@@ -1,33 +1,35 @@
 //! Running attempts: build the request, stream it through the meter, grade the reply, retry
 //! infrastructure failures, journal every try.
 
-use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 use vernier_grader::Grader;
-use vernier_meter::{Measurement, Meter};
+use vernier_meter::Measurement;
 use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions, Tool};
 use vernier_tasks::{OutcomeKind, Reply, ReplyToolCall, Task};
 
-use crate::error::{HardsuiteError, one_line};
-use crate::journal::{AttemptRecord, JournalLine, JournalWriter, Phase, Sampling};
-use crate::report::thousands;
+use vernier_cli::one_line;
+
+use crate::error::HardsuiteError;
+use crate::journal::{
+    AttemptPhase, AttemptRecord, HardsuiteJournalLine, HardsuiteJournalWriter, Sampling,
+};
+use crate::observer::RunObserver;
 
 /// Everything the workers share.
-#[derive(Debug)]
-pub(crate) struct Runner {
+pub(crate) struct Runner<'a> {
     pub(crate) client: Client,
     pub(crate) model: String,
     pub(crate) sampling: Sampling,
     pub(crate) extra_body: Map<String, Value>,
     pub(crate) grader: Option<Grader>,
-    pub(crate) journal: Arc<JournalWriter>,
+    pub(crate) journal: Arc<HardsuiteJournalWriter>,
     pub(crate) max_tries: u32,
     pub(crate) retry_backoff: Duration,
-    pub(crate) progress: bool,
+    pub(crate) observer: &'a dyn RunObserver,
     pub(crate) stop: AtomicBool,
     pub(crate) n_done: AtomicUsize,
     pub(crate) n_planned: AtomicUsize,
@@ -50,13 +52,22 @@ struct Try {
     rejected: Option<(u16, String)>,
 }
 
-impl Runner {
+impl std::fmt::Debug for Runner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("model", &self.model)
+            .field("max_tries", &self.max_tries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runner<'_> {
     /// Runs one task sample until a scored outcome or `max_tries` infrastructure failures.
     pub(crate) async fn attempt(
         &self,
         task: &Task,
         sample: u32,
-        phase: Phase,
+        phase: AttemptPhase,
         budget_tokens: u32,
     ) -> Result<AttemptEnd, HardsuiteError> {
         let mut n_refused = 0;
@@ -73,7 +84,7 @@ impl Runner {
                 .one_try(task, sample, phase, budget_tokens, try_number)
                 .await;
             self.journal
-                .append(&JournalLine::Attempt(attempt.record.clone()))?;
+                .append(&HardsuiteJournalLine::Attempt(attempt.record.clone()))?;
             if let Some((status, body)) = attempt.rejected {
                 self.stop.store(true, Ordering::SeqCst);
                 return Err(HardsuiteError::Rejected {
@@ -111,35 +122,15 @@ impl Runner {
 
     fn report_progress(&self, record: &AttemptRecord) {
         let done = self.n_done.fetch_add(1, Ordering::SeqCst) + 1;
-        if !self.progress {
-            return;
-        }
         let planned = self.n_planned.load(Ordering::SeqCst);
-        let tokens = record
-            .completion_tokens
-            .map_or_else(|| "-".to_owned(), thousands);
-        let seconds = record
-            .elapsed_ms
-            .map_or_else(|| "-".to_owned(), |ms| format!("{:.1} s", ms / 1e3));
-        let phase = match record.phase {
-            Phase::Main => "",
-            Phase::Rerun => " (re-run)",
-        };
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "[{done:>3}/{planned}] {:<20} #{} {:<11} {tokens:>7} tok {seconds:>8}{phase}  {}",
-            record.task_id,
-            record.sample,
-            record.outcome.as_str(),
-            record.detail,
-        );
+        self.observer.attempt_done(done, planned, record);
     }
 
     async fn one_try(
         &self,
         task: &Task,
         sample: u32,
-        phase: Phase,
+        phase: AttemptPhase,
         budget_tokens: u32,
         try_number: u32,
     ) -> Try {
@@ -161,12 +152,12 @@ impl Runner {
                 };
             }
         };
-        let mut stream = match self.client.chat_stream(&request).await {
+        let mut stream = match self.client.metered_chat_stream(&request).await {
             Ok(stream) => stream,
             Err(error) => {
-                let connect_refused = matches!(error, vernier_openai::Error::Connect { .. });
+                let connect_refused = matches!(error, vernier_openai::ClientError::Connect { .. });
                 let rejected = match &error {
-                    vernier_openai::Error::Http { status, body }
+                    vernier_openai::ClientError::Http { status, body }
                         if matches!(status, 400 | 401 | 403 | 404 | 422) =>
                     {
                         Some((*status, body.clone()))
@@ -181,30 +172,21 @@ impl Runner {
                 };
             }
         };
-        let capacity = usize::try_from(budget_tokens)
-            .unwrap_or(usize::MAX)
-            .min(65_536)
-            + 16;
-        let mut meter = Meter::new(stream.request_sent_at(), capacity);
-        meter.headers_received(stream.headers_at());
         while let Some(event) = stream.next_event().await {
-            match event {
-                Ok(event) => meter.observe(&vernier_openai::observation(&event)),
-                Err(error) => {
-                    record.detail = format!("infra:{}", one_line(&error));
-                    record.elapsed_ms =
-                        Some(stream.request_sent_at().elapsed().as_secs_f64() * 1e3);
-                    return Try {
-                        record,
-                        connect_refused: false,
-                        rejected: None,
-                    };
-                }
+            if let Err(error) = event {
+                // A stream that breaks off is an infrastructure try: never scored, retried.
+                record.detail = format!("infra:{}", one_line(&error));
+                record.elapsed_ms =
+                    Some(stream.stream().request_sent_at().elapsed().as_secs_f64() * 1e3);
+                return Try {
+                    record,
+                    connect_refused: false,
+                    rejected: None,
+                };
             }
         }
-        let completed_at = stream.finished_at().unwrap_or_else(Instant::now);
-        let accumulated = stream.accumulated();
-        let measurement = meter.finish(&vernier_openai::final_counts(accumulated, completed_at));
+        let metered = stream.finish();
+        let (measurement, accumulated) = (&metered.measurement, &metered.accumulated);
         let reasoning = accumulated.reasoning();
         let reply = Reply {
             content: accumulated.content().to_owned(),
@@ -216,7 +198,7 @@ impl Runner {
                 .collect(),
             finish_reason: accumulated.finish_reason().map(str::to_owned),
         };
-        record_measurement(&mut record, &measurement, &reply, budget_tokens);
+        record_measurement(&mut record, measurement, &reply, budget_tokens);
         let grade_started = Instant::now();
         let outcome = task.check(&reply, self.grader.as_ref()).await;
         record.grade_ms = Some(grade_started.elapsed().as_secs_f64() * 1e3);
@@ -280,7 +262,7 @@ pub(crate) fn build_request(
 fn empty_record(
     task: &Task,
     sample: u32,
-    phase: Phase,
+    phase: AttemptPhase,
     budget_tokens: u32,
     try_number: u32,
 ) -> AttemptRecord {

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use crate::measurement::{CrossCheck, Measurement, TokenSource, TokensPerEventHistogram};
 use crate::observation::{Final, Observation};
-use crate::summary::summarize;
+use crate::summary::summarise;
 
 /// Records the events of one streamed request and measures them.
 ///
@@ -384,8 +384,8 @@ impl<'a> Computation<'a> {
             event_rate_per_s,
             tokens_per_event: estimated_tokens_per_event,
             tokens_per_event_histogram: histogram,
-            inter_token_latency_ms: summarize(per_token),
-            event_gap_ms: summarize(gaps),
+            inter_token_latency_ms: summarise(per_token),
+            event_gap_ms: summarise(gaps),
             n_events: self.meter.observations.len() as u64,
             n_token_events,
             completion_tokens,

@@ -6,7 +6,7 @@ use crate::measurement::LatencySummary;
 ///
 /// The q-quantile is the smallest value whose cumulative weight reaches `q` of the total
 /// (nearest rank); with unit weights this is the textbook nearest-rank percentile.
-pub(crate) fn summarize(mut samples: Vec<(f64, f64)>) -> Option<LatencySummary> {
+pub(crate) fn summarise(mut samples: Vec<(f64, f64)>) -> Option<LatencySummary> {
     samples.retain(|&(value, weight)| weight > 0.0 && value.is_finite());
     if samples.is_empty() {
         return None;
@@ -37,7 +37,7 @@ pub(crate) fn summarize(mut samples: Vec<(f64, f64)>) -> Option<LatencySummary> 
 
 #[cfg(test)]
 mod tests {
-    use super::summarize;
+    use super::summarise;
 
     #[test]
     fn nearest_rank_matches_textbook_example() {
@@ -47,7 +47,7 @@ mod tests {
             .iter()
             .map(|&value| (value, 1.0))
             .collect();
-        let summary = summarize(samples).expect("non-empty");
+        let summary = summarise(samples).expect("non-empty");
         assert!((summary.median_ms - 35.0).abs() < f64::EPSILON);
         assert!((summary.p90_ms - 50.0).abs() < f64::EPSILON);
         assert!((summary.max_ms - 50.0).abs() < f64::EPSILON);
@@ -56,9 +56,9 @@ mod tests {
 
     #[test]
     fn weights_act_as_repeated_values() {
-        let weighted = summarize(vec![(10.0, 3.0), (1.0, 1.0)]).expect("non-empty");
+        let weighted = summarise(vec![(10.0, 3.0), (1.0, 1.0)]).expect("non-empty");
         let repeated =
-            summarize(vec![(10.0, 1.0), (10.0, 1.0), (10.0, 1.0), (1.0, 1.0)]).expect("non-empty");
+            summarise(vec![(10.0, 1.0), (10.0, 1.0), (10.0, 1.0), (1.0, 1.0)]).expect("non-empty");
         assert_eq!(weighted, repeated);
         assert!((weighted.median_ms - 10.0).abs() < f64::EPSILON);
         assert!((weighted.mean_ms - 7.75).abs() < 1e-12);
@@ -66,7 +66,7 @@ mod tests {
 
     #[test]
     fn empty_or_weightless_is_none() {
-        assert!(summarize(Vec::new()).is_none());
-        assert!(summarize(vec![(5.0, 0.0)]).is_none());
+        assert!(summarise(Vec::new()).is_none());
+        assert!(summarise(vec![(5.0, 0.0)]).is_none());
     }
 }

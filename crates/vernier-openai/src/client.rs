@@ -14,11 +14,11 @@ use serde::de::DeserializeOwned;
 use crate::stream::Opened;
 use crate::transport::{Endpoint, after, connect, earliest, read_body, within};
 use crate::{
-    ChatRequest, ChatResponse, ChatStream, CompletionRequest, CompletionResponse, CompletionStream,
-    Error, ResponseEnvelope, TimeoutKind, sse::DEFAULT_MAX_LINE_BYTES,
+    ChatRequest, ChatResponse, ChatStream, ClientError, CompletionRequest, CompletionResponse,
+    CompletionStream, ResponseEnvelope, TimeoutKind, sse::DEFAULT_MAX_LINE_BYTES,
 };
 
-/// Cap on an error body kept in [`Error::Http`].
+/// Cap on an error body kept in [`ClientError::Http`].
 const ERROR_BODY_CAP: usize = 64 * 1024;
 /// Cap on a non-streamed response body.
 const RESPONSE_BODY_CAP: usize = 64 * 1024 * 1024;
@@ -140,7 +140,7 @@ impl ClientBuilder {
     }
 
     /// Reads the key from environment variable `var` at [`build`](Self::build), which fails
-    /// with [`Error::MissingApiKey`] naming `var` if it is unset.
+    /// with [`ClientError::MissingApiKey`] naming `var` if it is unset.
     #[must_use]
     pub fn api_key_from_env(mut self, var: &str) -> Self {
         self.key = KeySource::Env(var.to_owned());
@@ -178,28 +178,28 @@ impl ClientBuilder {
     }
 
     /// Builds the client.
-    pub fn build(self) -> Result<Client, Error> {
+    pub fn build(self) -> Result<Client, ClientError> {
         let endpoint = Endpoint::parse(&self.base_url)?;
         let api_key = match self.key {
             KeySource::None => None,
             KeySource::Value(key) => Some(key),
             KeySource::Env(var) => {
-                Some(std::env::var(&var).map_err(|_| Error::MissingApiKey { var })?)
+                Some(std::env::var(&var).map_err(|_| ClientError::MissingApiKey { var })?)
             }
         };
         let authorization =
             api_key
                 .map(|key| {
                     let mut value = HeaderValue::from_str(&format!("Bearer {}", key.trim()))
-                        .map_err(|_| Error::InvalidHeader {
+                        .map_err(|_| ClientError::InvalidHeader {
                             what: "the API key",
                         })?;
                     value.set_sensitive(true);
-                    Ok::<_, Error>(value)
+                    Ok::<_, ClientError>(value)
                 })
                 .transpose()?;
         let user_agent =
-            HeaderValue::from_str(&self.user_agent).map_err(|_| Error::InvalidHeader {
+            HeaderValue::from_str(&self.user_agent).map_err(|_| ClientError::InvalidHeader {
                 what: "the user agent",
             })?;
         let tls = match (endpoint.https, self.tls) {
@@ -234,12 +234,12 @@ fn http1_only(config: Arc<rustls::ClientConfig>) -> Arc<rustls::ClientConfig> {
     Arc::new(config)
 }
 
-fn default_tls_config(endpoint: &Endpoint) -> Result<Arc<rustls::ClientConfig>, Error> {
+fn default_tls_config(endpoint: &Endpoint) -> Result<Arc<rustls::ClientConfig>, ClientError> {
     use hyper_rustls::ConfigBuilderExt as _;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|error| Error::Tls {
+        .map_err(|error| ClientError::Tls {
             host: endpoint.host.clone(),
             source: std::io::Error::other(error),
         })?
@@ -300,7 +300,7 @@ impl Client {
         path: &str,
         body: Option<Bytes>,
         accept: &'static str,
-    ) -> Result<Response, Error> {
+    ) -> Result<Response, ClientError> {
         let start = Instant::now();
         let timeouts = self.inner.timeouts;
         // A total timeout too large for an `Instant` is no deadline at all.
@@ -330,7 +330,7 @@ impl Client {
         }
         let request = builder
             .body(Full::new(body.unwrap_or_default()))
-            .map_err(|error| Error::InvalidUrl {
+            .map_err(|error| ClientError::InvalidUrl {
                 url: format!("{}{path}", self.inner.endpoint.root_url()),
                 reason: error.to_string(),
             })?;
@@ -344,7 +344,7 @@ impl Client {
         );
         let response = within(deadline, 0, sending)
             .await?
-            .map_err(|source| Error::Request { what, source })?;
+            .map_err(|source| ClientError::Request { what, source })?;
         let headers_at = Instant::now();
         let request_sent_at = connection.first_write.get().copied().unwrap_or(before_send);
         let (parts, body) = response.into_parts();
@@ -368,7 +368,7 @@ impl Client {
         &self,
         response: &mut Response,
         cap: usize,
-    ) -> Result<(Vec<u8>, bool), Error> {
+    ) -> Result<(Vec<u8>, bool), ClientError> {
         let opened = &mut response.opened;
         read_body(
             &mut opened.body,
@@ -384,8 +384,8 @@ impl Client {
         .await
     }
 
-    /// Fails with [`Error::Http`] (keeping the body) unless the status is a success.
-    async fn check_status(&self, response: &mut Response) -> Result<(), Error> {
+    /// Fails with [`ClientError::Http`] (keeping the body) unless the status is a success.
+    async fn check_status(&self, response: &mut Response) -> Result<(), ClientError> {
         let status = response.opened.status;
         if status.is_success() {
             return Ok(());
@@ -398,7 +398,7 @@ impl Client {
         if cut {
             body.push_str(" [cut at 64 KiB]");
         }
-        Err(Error::Http {
+        Err(ClientError::Http {
             status: status.as_u16(),
             body,
         })
@@ -410,19 +410,19 @@ impl Client {
         path: &str,
         body: Option<Bytes>,
         what: &str,
-    ) -> Result<(T, HeaderMap), Error> {
+    ) -> Result<(T, HeaderMap), ClientError> {
         let mut response = self.send(method, path, body, "application/json").await?;
         self.check_status(&mut response).await?;
         let (bytes, _) = self.read_all(&mut response, RESPONSE_BODY_CAP).await?;
-        let value =
-            serde_json::from_slice(&bytes).map_err(|error| Error::json(what, &bytes, &error, 0))?;
+        let value = serde_json::from_slice(&bytes)
+            .map_err(|error| ClientError::json(what, &bytes, &error, 0))?;
         Ok((value, std::mem::take(&mut response.opened.headers)))
     }
 
-    fn encode<T: Serialize>(value: &T, what: &str) -> Result<Bytes, Error> {
+    fn encode<T: Serialize>(value: &T, what: &str) -> Result<Bytes, ClientError> {
         serde_json::to_vec(value)
             .map(Bytes::from)
-            .map_err(|error| Error::Json {
+            .map_err(|error| ClientError::Json {
                 what: what.to_owned(),
                 offset: 0,
                 snippet: String::new(),
@@ -432,7 +432,7 @@ impl Client {
     }
 
     /// `POST /v1/<route>` streaming, after checking the status.
-    async fn open_stream(&self, route: &str, body: Bytes) -> Result<Opened, Error> {
+    async fn open_stream(&self, route: &str, body: Bytes) -> Result<Opened, ClientError> {
         let path = self.inner.endpoint.api_path(route);
         let mut response = self
             .send(Method::POST, &path, Some(body), "text/event-stream")
@@ -447,13 +447,13 @@ impl Client {
         route: &str,
         body: Bytes,
         what: &str,
-    ) -> Result<ResponseEnvelope<C>, Error> {
+    ) -> Result<ResponseEnvelope<C>, ClientError> {
         let path = self.inner.endpoint.api_path(route);
         let (response, _): (ResponseEnvelope<C>, _) = self
             .json_call(Method::POST, &path, Some(body), what)
             .await?;
         if let Some(error) = response.extra.get("error") {
-            return Err(Error::ServerErrorEvent {
+            return Err(ClientError::ServerErrorEvent {
                 error: error.clone(),
                 events_received: 0,
             });
@@ -462,7 +462,7 @@ impl Client {
     }
 
     /// `POST /v1/chat/completions` without streaming (`stream` is sent as false).
-    pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, Error> {
+    pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ClientError> {
         let mut request = request.clone();
         request.stream = Some(false);
         request.stream_options = None;
@@ -471,7 +471,7 @@ impl Client {
     }
 
     /// `POST /v1/chat/completions` streaming (`stream` is forced to true).
-    pub async fn chat_stream(&self, request: &ChatRequest) -> Result<ChatStream, Error> {
+    pub async fn chat_stream(&self, request: &ChatRequest) -> Result<ChatStream, ClientError> {
         let body = if request.stream == Some(true) {
             Self::encode(request, "chat request")?
         } else {
@@ -488,7 +488,7 @@ impl Client {
     pub async fn completion(
         &self,
         request: &CompletionRequest,
-    ) -> Result<CompletionResponse, Error> {
+    ) -> Result<CompletionResponse, ClientError> {
         let mut request = request.clone();
         request.stream = Some(false);
         request.stream_options = None;
@@ -501,7 +501,7 @@ impl Client {
     pub async fn completion_stream(
         &self,
         request: &CompletionRequest,
-    ) -> Result<CompletionStream, Error> {
+    ) -> Result<CompletionStream, ClientError> {
         let mut request = request.clone();
         request.stream = Some(true);
         let body = Self::encode(&request, "completion request")?;
@@ -512,7 +512,10 @@ impl Client {
 
     /// `GET <root>/<path>` returning the status, headers and body (capped at 64 MiB), whatever
     /// the status.
-    pub async fn get_raw(&self, path: &str) -> Result<(StatusCode, HeaderMap, Vec<u8>), Error> {
+    pub async fn get_raw(
+        &self,
+        path: &str,
+    ) -> Result<(StatusCode, HeaderMap, Vec<u8>), ClientError> {
         let path = self.inner.endpoint.root_path(path.trim_start_matches('/'));
         let mut response = self.send(Method::GET, &path, None, "*/*").await?;
         let (body, _) = self.read_all(&mut response, RESPONSE_BODY_CAP).await?;
@@ -523,11 +526,11 @@ impl Client {
         ))
     }
 
-    /// `GET <root>/<path>` parsed as JSON, failing with [`Error::Http`] on a non-success status.
+    /// `GET <root>/<path>` parsed as JSON, failing with [`ClientError::Http`] on a non-success status.
     pub(crate) async fn get_json<T: DeserializeOwned>(
         &self,
         path: &str,
-    ) -> Result<(T, HeaderMap), Error> {
+    ) -> Result<(T, HeaderMap), ClientError> {
         let full = self.inner.endpoint.root_path(path.trim_start_matches('/'));
         self.json_call(Method::GET, &full, None, path).await
     }
@@ -537,7 +540,7 @@ impl Client {
         &self,
         path: &str,
         body: &serde_json::Value,
-    ) -> Result<T, Error> {
+    ) -> Result<T, ClientError> {
         let full = self.inner.endpoint.root_path(path.trim_start_matches('/'));
         let body = Self::encode(body, path)?;
         Ok(self
@@ -547,12 +550,12 @@ impl Client {
     }
 
     /// `GET <root>/health`: succeeds when the server answers with a success status.
-    pub async fn health(&self) -> Result<(), Error> {
+    pub async fn health(&self) -> Result<(), ClientError> {
         let (status, _, body) = self.get_raw("health").await?;
         if status.is_success() {
             return Ok(());
         }
-        Err(Error::Http {
+        Err(ClientError::Http {
             status: status.as_u16(),
             body: String::from_utf8_lossy(&body).into_owned(),
         })

@@ -4,7 +4,7 @@ use http::header::SERVER;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::{ChatMessage, Client, Error, MetricsSnapshot};
+use crate::{ChatMessage, Client, ClientError, MetricsSnapshot};
 
 /// One entry of `/v1/models`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -99,14 +99,14 @@ fn tokenized_from(value: &Value) -> Option<Tokenized> {
 
 impl Client {
     /// `GET /v1/models`.
-    pub async fn models(&self) -> Result<Vec<ModelInfo>, Error> {
+    pub async fn models(&self) -> Result<Vec<ModelInfo>, ClientError> {
         let (list, _): (ModelList, _) = self.get_json("v1/models").await?;
         Ok(list.data)
     }
 
     /// Tokenizes `text`: vLLM's `POST /tokenize {model, prompt}` first (its answer has a
     /// `count`), then llama.cpp's `{content}` shape.
-    pub async fn tokenize(&self, model: &str, text: &str) -> Result<Tokenized, Error> {
+    pub async fn tokenize(&self, model: &str, text: &str) -> Result<Tokenized, ClientError> {
         let first = self
             .post_json::<Value>("tokenize", &json!({ "model": model, "prompt": text }))
             .await;
@@ -120,7 +120,7 @@ impl Client {
             .post_json::<Value>("tokenize", &json!({ "content": text }))
             .await
         {
-            Ok(value) => tokenized_from(&value).ok_or_else(|| Error::Json {
+            Ok(value) => tokenized_from(&value).ok_or_else(|| ClientError::Json {
                 what: "tokenize response".to_owned(),
                 offset: 0,
                 snippet: value.to_string().chars().take(80).collect(),
@@ -138,7 +138,7 @@ impl Client {
         &self,
         model: &str,
         messages: &[ChatMessage],
-    ) -> Result<Tokenized, Error> {
+    ) -> Result<Tokenized, ClientError> {
         let first = self
             .post_json::<Value>("tokenize", &json!({ "model": model, "messages": messages }))
             .await;
@@ -163,7 +163,7 @@ impl Client {
                 let value = self
                     .post_json::<Value>("tokenize", &json!({ "content": prompt }))
                     .await?;
-                tokenized_from(&value).ok_or(Error::Json {
+                tokenized_from(&value).ok_or(ClientError::Json {
                     what: "tokenize response".to_owned(),
                     offset: 0,
                     snippet: String::new(),
@@ -171,7 +171,7 @@ impl Client {
                     events_received: 0,
                 })
             }
-            None => Err(first.err().unwrap_or(Error::Http {
+            None => Err(first.err().unwrap_or(ClientError::Http {
                 status: 404,
                 body:
                     "the server offers neither vLLM's chat tokenize nor llama.cpp's /apply-template"
@@ -181,11 +181,11 @@ impl Client {
     }
 
     /// `GET /metrics`, parsed.
-    pub async fn metrics(&self) -> Result<MetricsSnapshot, Error> {
+    pub async fn metrics(&self) -> Result<MetricsSnapshot, ClientError> {
         let (status, _, body) = self.get_raw("metrics").await?;
         let text = String::from_utf8_lossy(&body);
         if !status.is_success() {
-            return Err(Error::Http {
+            return Err(ClientError::Http {
                 status: status.as_u16(),
                 body: text.chars().take(64 * 1024).collect(),
             });

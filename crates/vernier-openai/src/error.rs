@@ -38,7 +38,7 @@ impl fmt::Display for TimeoutKind {
 /// keeps the events it already got, and the stream's accumulator still holds their sum.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum ClientError {
     /// The base URL could not be used.
     #[error(
         "parse base url {url:?}: {reason} (expected e.g. http://127.0.0.1:8000 or https://host/v1)"
@@ -188,7 +188,7 @@ fn clean_close_note(source: Option<&BoxError>) -> &'static str {
     }
 }
 
-impl Error {
+impl ClientError {
     /// Stream events received before this error, for errors that end a stream.
     pub fn events_received(&self) -> Option<usize> {
         match self {
@@ -257,9 +257,9 @@ mod tests {
         let payload = br#"{"choices":[{"delta":{"content":"hi"}},]}"#;
         let error =
             serde_json::from_slice::<serde_json::Value>(payload).expect_err("trailing comma");
-        let Error::Json {
+        let ClientError::Json {
             offset, snippet, ..
-        } = Error::json("chunk", payload, &error, 3)
+        } = ClientError::json("chunk", payload, &error, 3)
         else {
             panic!("not a json error");
         };

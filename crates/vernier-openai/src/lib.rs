@@ -19,7 +19,7 @@
 //! ```no_run
 //! use vernier_openai::{ChatMessage, ChatRequest, ClientBuilder, StreamOptions};
 //!
-//! # async fn run() -> Result<(), vernier_openai::Error> {
+//! # async fn run() -> Result<(), vernier_openai::ClientError> {
 //! let client = ClientBuilder::new("http://127.0.0.1:8000/v1").build()?;
 //! let mut request = ChatRequest::new("my-model", vec![ChatMessage::user("Say hello.")]);
 //! request.max_tokens = Some(32);
@@ -66,7 +66,7 @@ pub use completion::{
 };
 pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
 pub use envelope::ResponseEnvelope;
-pub use error::{BoxError, Error, TimeoutKind};
+pub use error::{BoxError, ClientError, TimeoutKind};
 #[cfg(feature = "meter")]
 pub use meter::{Metered, MeteredStream, final_counts, observation};
 pub use metrics::{MetricsSnapshot, Sample};
@@ -87,6 +87,6 @@ mod tests {
         shareable::<crate::Client>();
         sendable::<crate::ChatStream>();
         sendable::<crate::CompletionStream>();
-        sendable::<crate::Error>();
+        sendable::<crate::ClientError>();
     }
 }

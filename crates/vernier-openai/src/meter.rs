@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use vernier_meter::{Final, LlamaTimings, Measurement, Meter, Observation};
 
-use crate::{ChatAccumulator, ChatRequest, ChatStream, Client, Error, StampedChunk};
+use crate::{ChatAccumulator, ChatRequest, ChatStream, Client, ClientError, StampedChunk};
 
 /// Events the meter reserves room for when the request names no token budget.
 const DEFAULT_EXPECTED_EVENTS: u64 = 256;
@@ -70,7 +70,7 @@ impl MeteredStream {
 
     /// The next event, observed by the meter first; `None` at the end of the stream and after
     /// an error (the error itself is returned once).
-    pub async fn next_event(&mut self) -> Option<Result<StampedChunk, Error>> {
+    pub async fn next_event(&mut self) -> Option<Result<StampedChunk, ClientError>> {
         if self.broken {
             return None;
         }
@@ -122,7 +122,10 @@ impl MeteredStream {
 impl Client {
     /// Opens a streamed chat completion and meters it ([`MeteredStream`]); the requested
     /// budget is the request's `max_tokens`, or else its `max_completion_tokens`.
-    pub async fn metered_chat_stream(&self, request: &ChatRequest) -> Result<MeteredStream, Error> {
+    pub async fn metered_chat_stream(
+        &self,
+        request: &ChatRequest,
+    ) -> Result<MeteredStream, ClientError> {
         let stream = self.chat_stream(request).await?;
         let requested = request.max_tokens.or(request.max_completion_tokens);
         Ok(MeteredStream::new(stream, requested))
@@ -131,7 +134,10 @@ impl Client {
     /// Streams `request` to its end through a [`MeteredStream`] and measures it. A stream that
     /// breaks off is still measured (see [`MeteredStream`]); its error comes back beside the
     /// result. Only a stream that fails to open is an `Err`.
-    pub async fn measure_chat(&self, request: &ChatRequest) -> Result<(Metered, Option<Error>), Error> {
+    pub async fn measure_chat(
+        &self,
+        request: &ChatRequest,
+    ) -> Result<(Metered, Option<ClientError>), ClientError> {
         let mut stream = self.metered_chat_stream(request).await?;
         let mut stream_error = None;
         while let Some(event) = stream.next_event().await {

@@ -1,6 +1,6 @@
 //! A Prometheus text-format parser for `/metrics`.
 
-use crate::Error;
+use crate::ClientError;
 
 /// One sample: a metric name, its labels and its value.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,14 +34,14 @@ impl MetricsSnapshot {
     /// Parses Prometheus text exposition format: `# HELP`/`# TYPE` and other comments are
     /// skipped, label values may hold escaped `\\`, `\"` and `\n`, an optional timestamp after
     /// the value is ignored.
-    pub fn parse(text: &str) -> Result<Self, Error> {
+    pub fn parse(text: &str) -> Result<Self, ClientError> {
         let mut samples = Vec::new();
         for (index, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let fail = |reason: &str| Error::Metrics {
+            let fail = |reason: &str| ClientError::Metrics {
                 line: index + 1,
                 reason: format!("{reason} in {line:?}"),
             };
@@ -173,6 +173,9 @@ mod tests {
     #[test]
     fn bad_lines_name_the_line() {
         let error = MetricsSnapshot::parse("ok 1\nbroken{a=\"x} 1\n").expect_err("unclosed");
-        assert!(matches!(error, Error::Metrics { line: 2, .. }), "{error}");
+        assert!(
+            matches!(error, ClientError::Metrics { line: 2, .. }),
+            "{error}"
+        );
     }
 }

@@ -221,7 +221,9 @@ sglang:gen_throughput{model_name=\"qwen\",engine_type=\"unified\",tp_rank=\"0\"}
         assert_eq!(server_load(&sums), None);
         assert_eq!(generation_counter(&sums), None);
         assert_eq!(spec_decode_counters(&sums), None);
-        assert!(load_metric_names().starts_with("vllm:num_requests_running, vllm:num_requests_waiting, llamacpp:requests_processing"));
+        assert!(load_metric_names().starts_with(
+            "vllm:num_requests_running, vllm:num_requests_waiting, llamacpp:requests_processing"
+        ));
         assert!(generation_metric_names().contains("sglang:generation_tokens_total"));
     }
 }

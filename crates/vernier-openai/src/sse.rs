@@ -1,6 +1,6 @@
 //! An incremental Server-Sent Events decoder with a bounded line buffer.
 
-use crate::Error;
+use crate::ClientError;
 
 /// The default bound on one line (and on one event's data): 4 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
@@ -33,7 +33,7 @@ impl SseEvent {
 /// some llama.cpp builds instead of `data:`) is reported as an event named `error` with data
 /// `VALUE`.
 ///
-/// Lines longer than the bound fail with [`Error::LineTooLong`] instead of growing memory.
+/// Lines longer than the bound fail with [`ClientError::LineTooLong`] instead of growing memory.
 #[derive(Debug)]
 pub struct SseDecoder {
     max_line_bytes: usize,
@@ -77,7 +77,7 @@ impl SseDecoder {
     /// Feeds `chunk`, appending every event it completes to `out`.
     ///
     /// On error the events completed before the bad line are already in `out`.
-    pub fn decode(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), Error> {
+    pub fn decode(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ClientError> {
         if self.after_cr && !chunk.is_empty() {
             self.after_cr = false;
             if chunk[0] == b'\n' {
@@ -117,7 +117,7 @@ impl SseDecoder {
     }
 
     /// Convenience form of [`decode`](Self::decode) returning a new vector.
-    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, Error> {
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, ClientError> {
         let mut out = Vec::new();
         self.decode(chunk, &mut out)?;
         Ok(out)
@@ -125,7 +125,7 @@ impl SseDecoder {
 
     /// Ends the stream: a last line without its line end is processed, and a pending event with
     /// data is dispatched (lenient: the standard would drop it).
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), Error> {
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), ClientError> {
         self.after_cr = false;
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
@@ -135,9 +135,9 @@ impl SseDecoder {
         Ok(())
     }
 
-    fn check_len(&self, len: usize) -> Result<(), Error> {
+    fn check_len(&self, len: usize) -> Result<(), ClientError> {
         if len > self.max_line_bytes {
-            return Err(Error::LineTooLong {
+            return Err(ClientError::LineTooLong {
                 limit: self.max_line_bytes,
                 events_received: self.n_events,
             });
@@ -145,7 +145,11 @@ impl SseDecoder {
         Ok(())
     }
 
-    fn process_line(&mut self, mut line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), Error> {
+    fn process_line(
+        &mut self,
+        mut line: &[u8],
+        out: &mut Vec<SseEvent>,
+    ) -> Result<(), ClientError> {
         if self.at_stream_start {
             self.at_stream_start = false;
             if let Some(rest) = line.strip_prefix(b"\xEF\xBB\xBF") {
@@ -181,7 +185,7 @@ impl SseDecoder {
         Ok(())
     }
 
-    fn push_data(&mut self, value: &[u8]) -> Result<(), Error> {
+    fn push_data(&mut self, value: &[u8]) -> Result<(), ClientError> {
         let separator = usize::from(self.has_data);
         self.check_len(self.data.len() + separator + value.len())?;
         if self.has_data {
@@ -291,7 +295,7 @@ mod tests {
         assert!(
             matches!(
                 error,
-                Error::LineTooLong {
+                ClientError::LineTooLong {
                     limit: 16,
                     events_received: 1
                 }
@@ -302,6 +306,6 @@ mod tests {
         let error = fresh
             .decode(b"data: 0123456789abc\n", &mut out)
             .expect_err("too long");
-        assert!(matches!(error, Error::LineTooLong { limit: 16, .. }));
+        assert!(matches!(error, ClientError::LineTooLong { limit: 16, .. }));
     }
 }

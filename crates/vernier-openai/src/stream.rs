@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::transport::{after, earliest, within};
 use crate::{
-    ChatAccumulator, ChatChunk, CompletionChunk, Error, ResponseEnvelope, SseDecoder, SseEvent,
-    TimeoutKind,
+    ChatAccumulator, ChatChunk, ClientError, CompletionChunk, ResponseEnvelope, SseDecoder,
+    SseEvent, TimeoutKind,
 };
 
 /// A decoded stream event with the instant its final byte was read from the socket.
@@ -83,7 +83,7 @@ pub(crate) struct EventStream<C> {
     decoder: SseDecoder,
     decoded: Vec<SseEvent>,
     pending: VecDeque<(SseEvent, Instant)>,
-    deferred_error: Option<Error>,
+    deferred_error: Option<ClientError>,
     /// When the last frame that completed at least one event was read. Comments (keep-alives)
     /// and frames holding only part of an event leave it alone, so a server that only sends
     /// `: ping` lines still runs into the idle deadline.
@@ -118,7 +118,7 @@ impl<C: StreamChunk> EventStream<C> {
         self.accumulator.n_events()
     }
 
-    pub(crate) async fn next_event(&mut self) -> Option<Result<StampedChunk<C>, Error>> {
+    pub(crate) async fn next_event(&mut self) -> Option<Result<StampedChunk<C>, ClientError>> {
         loop {
             if self.state != State::Open {
                 return None;
@@ -138,7 +138,7 @@ impl<C: StreamChunk> EventStream<C> {
                     self.state = State::Done;
                     return None;
                 }
-                let error = Error::StreamDropped {
+                let error = ClientError::StreamDropped {
                     events_received: self.events_received(),
                     source: None,
                 };
@@ -150,11 +150,11 @@ impl<C: StreamChunk> EventStream<C> {
         }
     }
 
-    fn fail(&mut self, error: Error) -> Error {
+    fn fail(&mut self, error: ClientError) -> ClientError {
         self.state = State::Failed;
         self.finished_at.get_or_insert_with(Instant::now);
         match error {
-            Error::LineTooLong { limit, .. } => Error::LineTooLong {
+            ClientError::LineTooLong { limit, .. } => ClientError::LineTooLong {
                 limit,
                 events_received: self.events_received(),
             },
@@ -162,7 +162,7 @@ impl<C: StreamChunk> EventStream<C> {
         }
     }
 
-    async fn read_frame(&mut self) -> Result<(), Error> {
+    async fn read_frame(&mut self) -> Result<(), ClientError> {
         // Until the first event the first-byte deadline runs from the send; after it the idle
         // deadline runs from the last event, not the last frame: keep-alive comments do not
         // restart it.
@@ -185,7 +185,7 @@ impl<C: StreamChunk> EventStream<C> {
                 }
             }
             Some(Err(error)) => {
-                return Err(Error::StreamDropped {
+                return Err(ClientError::StreamDropped {
                     events_received: self.events_received(),
                     source: Some(Box::new(error)),
                 });
@@ -214,7 +214,7 @@ impl<C: StreamChunk> EventStream<C> {
         &mut self,
         event: &SseEvent,
         arrived_at: Instant,
-    ) -> Option<Result<StampedChunk<C>, Error>> {
+    ) -> Option<Result<StampedChunk<C>, ClientError>> {
         if event.is_done() {
             self.state = State::Done;
             self.finished_at = Some(arrived_at);
@@ -224,7 +224,7 @@ impl<C: StreamChunk> EventStream<C> {
         if event.event.as_deref() == Some("error") {
             let error = serde_json::from_str(&event.data)
                 .unwrap_or_else(|_| Value::String(event.data.clone()));
-            let error = Error::ServerErrorEvent {
+            let error = ClientError::ServerErrorEvent {
                 error,
                 events_received: self.events_received(),
             };
@@ -235,12 +235,12 @@ impl<C: StreamChunk> EventStream<C> {
             Err(error) => {
                 let what = format!("{} {}", C::WHAT, self.events_received() + 1);
                 let error =
-                    Error::json(what, event.data.as_bytes(), &error, self.events_received());
+                    ClientError::json(what, event.data.as_bytes(), &error, self.events_received());
                 return Some(Err(self.fail(error)));
             }
         };
         if let Some(error) = chunk.error_object() {
-            let error = Error::ServerErrorEvent {
+            let error = ClientError::ServerErrorEvent {
                 error,
                 events_received: self.events_received(),
             };
@@ -271,7 +271,7 @@ macro_rules! stream_type {
             /// The next event, `None` after `[DONE]` (or a clean end after a finish reason) and
             /// after an error. Errors carry `events_received`; [`accumulated`](Self::accumulated)
             /// keeps what arrived before them.
-            pub async fn next_event(&mut self) -> Option<Result<StampedChunk<$chunk>, Error>> {
+            pub async fn next_event(&mut self) -> Option<Result<StampedChunk<$chunk>, ClientError>> {
                 self.inner.next_event().await
             }
 
@@ -316,7 +316,7 @@ macro_rules! stream_type {
             }
 
             /// Reads the rest of the stream, returning the sum of all events.
-            pub async fn collect(mut self) -> Result<ChatAccumulator, Error> {
+            pub async fn collect(mut self) -> Result<ChatAccumulator, ClientError> {
                 while let Some(event) = self.next_event().await {
                     event?;
                 }

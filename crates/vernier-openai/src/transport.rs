@@ -16,7 +16,7 @@ use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-use crate::{Error, TimeoutKind};
+use crate::{ClientError, TimeoutKind};
 
 /// Where requests go: scheme, host, port and the path prefix below which `/v1` lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,8 +29,8 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
-    pub(crate) fn parse(url: &str) -> Result<Self, Error> {
-        let invalid = |reason: &str| Error::InvalidUrl {
+    pub(crate) fn parse(url: &str) -> Result<Self, ClientError> {
+        let invalid = |reason: &str| ClientError::InvalidUrl {
             url: url.to_owned(),
             reason: reason.to_owned(),
         };
@@ -187,17 +187,17 @@ pub(crate) fn after(
     duration.and_then(|duration| Some((start.checked_add(duration)?, kind)))
 }
 
-/// Runs `future` until `deadline`, turning expiry into [`Error::Timeout`].
+/// Runs `future` until `deadline`, turning expiry into [`ClientError::Timeout`].
 pub(crate) async fn within<F: Future>(
     deadline: Option<(Instant, TimeoutKind)>,
     events_received: usize,
     future: F,
-) -> Result<F::Output, Error> {
+) -> Result<F::Output, ClientError> {
     match deadline {
         None => Ok(future.await),
         Some((at, which)) => tokio::time::timeout_at(at.into(), future)
             .await
-            .map_err(|_| Error::Timeout {
+            .map_err(|_| ClientError::Timeout {
                 which,
                 events_received,
             }),
@@ -215,32 +215,32 @@ pub(crate) struct Connection {
 pub(crate) async fn connect(
     endpoint: &Endpoint,
     tls: Option<&Arc<rustls::ClientConfig>>,
-) -> Result<Connection, Error> {
+) -> Result<Connection, ClientError> {
     let address = format!("{}:{}", endpoint.host, endpoint.port);
     let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port))
         .await
-        .map_err(|source| Error::Connect {
+        .map_err(|source| ClientError::Connect {
             address: address.clone(),
             source,
         })?;
     tcp.set_nodelay(true)
-        .map_err(|source| Error::Connect { address, source })?;
+        .map_err(|source| ClientError::Connect { address, source })?;
     let first_write = Arc::new(OnceLock::new());
     let sender =
         if endpoint.https {
-            let config = tls.ok_or_else(|| Error::Tls {
+            let config = tls.ok_or_else(|| ClientError::Tls {
                 host: endpoint.host.clone(),
                 source: io::Error::other("no TLS configuration was built"),
             })?;
             let server_name = rustls::pki_types::ServerName::try_from(endpoint.host.clone())
-                .map_err(|error| Error::Tls {
+                .map_err(|error| ClientError::Tls {
                     host: endpoint.host.clone(),
                     source: io::Error::new(io::ErrorKind::InvalidInput, error),
                 })?;
             let stream = tokio_rustls::TlsConnector::from(Arc::clone(config))
                 .connect(server_name, tcp)
                 .await
-                .map_err(|source| Error::Tls {
+                .map_err(|source| ClientError::Tls {
                     host: endpoint.host.clone(),
                     source,
                 })?;
@@ -271,7 +271,7 @@ pub(crate) async fn connect(
 async fn handshake<T>(
     io: StampedIo<T>,
     endpoint: &Endpoint,
-) -> Result<http1::SendRequest<Full<Bytes>>, Error>
+) -> Result<http1::SendRequest<Full<Bytes>>, ClientError>
 where
     T: Read + Write + Unpin + Send + 'static,
 {
@@ -280,7 +280,7 @@ where
         .writev(false)
         .handshake(io)
         .await
-        .map_err(|source| Error::Request {
+        .map_err(|source| ClientError::Request {
             what: format!("HTTP handshake with {}", endpoint.authority),
             source,
         })?;
@@ -299,14 +299,14 @@ pub(crate) async fn read_body(
     first_byte: Option<(Instant, TimeoutKind)>,
     idle: Option<Duration>,
     total: Option<Instant>,
-) -> Result<(Vec<u8>, bool), Error> {
+) -> Result<(Vec<u8>, bool), ClientError> {
     let mut bytes = Vec::new();
     let mut deadline = earliest(first_byte, total);
     loop {
         let Some(frame) = within(deadline, 0, body.frame()).await? else {
             return Ok((bytes, false));
         };
-        let frame = frame.map_err(|error| Error::StreamDropped {
+        let frame = frame.map_err(|error| ClientError::StreamDropped {
             events_received: 0,
             source: Some(Box::new(error)),
         })?;
@@ -359,7 +359,7 @@ mod tests {
             "not a url",
         ] {
             assert!(
-                matches!(Endpoint::parse(url), Err(Error::InvalidUrl { .. })),
+                matches!(Endpoint::parse(url), Err(ClientError::InvalidUrl { .. })),
                 "{url}"
             );
         }

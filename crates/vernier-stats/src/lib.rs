@@ -11,7 +11,10 @@
 //! - Paired tests: [`mcnemar_exact`], [`mcnemar_mid_p`].
 //! - Resampling with a seed: [`bootstrap_percentile`], [`bootstrap_bca`],
 //!   [`paired_bootstrap_diff`].
-//! - Repeated samples per task: [`clustered_mean_se`] returning [`MeanSe`].
+//! - Repeated samples per task: [`clustered_mean_se`] returning [`MeanSe`], and
+//!   [`clustered_paired_difference`] returning [`ClusteredDifference`].
+//! - Normal approximations: [`normal_quantile`], [`z_for_confidence`], [`normal_interval`],
+//!   [`paired_difference_half_width`].
 //! - Planning: [`min_detectable_difference`], [`sample_size_for_half_width`].
 //!
 //! Intervals come back as [`Interval`], whose `Display` prints like `[−5.6, +7.0]`.
@@ -35,6 +38,7 @@
 //! # }
 //! ```
 #![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod bootstrap;
 mod clustered;
@@ -42,14 +46,18 @@ mod descriptive;
 mod error;
 mod interval;
 mod mcnemar;
+mod normal;
 mod planning;
 mod proportion;
 
 pub use bootstrap::{bootstrap_bca, bootstrap_percentile, paired_bootstrap_diff};
-pub use clustered::{MeanSe, clustered_mean_se};
+pub use clustered::{ClusteredDifference, MeanSe, clustered_mean_se, clustered_paired_difference};
 pub use descriptive::{MAD_NORMAL_CONSISTENCY, mad, mean, median, quantile, std_dev};
 pub use error::{Result, StatsError};
 pub use interval::Interval;
 pub use mcnemar::{mcnemar_exact, mcnemar_mid_p};
+pub use normal::{
+    normal_interval, normal_quantile, paired_difference_half_width, z_for_confidence,
+};
 pub use planning::{min_detectable_difference, sample_size_for_half_width};
 pub use proportion::{newcombe_independent, newcombe_paired, wilson};

@@ -22,7 +22,7 @@ pub enum SweepError {
         what: String,
         /// The client's error.
         #[source]
-        source: vernier_openai::Error,
+        source: vernier_openai::ClientError,
     },
     /// The in-process simulator did not start.
     #[cfg(feature = "engine")]

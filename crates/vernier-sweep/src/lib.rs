@@ -83,3 +83,8 @@ pub use summary::{
     CellSummary, ClientLag, Figures, MedianIntervals, PerRequestSpecDecode,
     RUN_FILE_SCHEMA_VERSION, RunFile, SpecDecode, Spread, summarise,
 };
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -130,11 +130,11 @@ impl Failure {
     }
 }
 
-fn classify(error: &vernier_openai::Error) -> Failure {
+fn classify(error: &vernier_openai::ClientError) -> Failure {
     let message = vernier_cli::one_line(error);
     match error {
-        vernier_openai::Error::Connect { .. } => Failure::Unreachable(message),
-        vernier_openai::Error::Http {
+        vernier_openai::ClientError::Connect { .. } => Failure::Unreachable(message),
+        vernier_openai::ClientError::Http {
             status: 400 | 401 | 403 | 404 | 405 | 413 | 422,
             body,
         } => {
@@ -716,7 +716,7 @@ mod tests {
 
     #[test]
     fn unknown_field_errors_name_the_flag() {
-        let error = vernier_openai::Error::Http {
+        let error = vernier_openai::ClientError::Http {
             status: 400,
             body: "unknown field: cache_salt".to_owned(),
         };
@@ -725,7 +725,7 @@ mod tests {
             matches!(&failure, Failure::Fatal(m) if m.contains("--no-cache-salt")),
             "{failure:?}"
         );
-        let error = vernier_openai::Error::Http {
+        let error = vernier_openai::ClientError::Http {
             status: 503,
             body: "overloaded".to_owned(),
         };

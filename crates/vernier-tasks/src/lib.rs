@@ -82,11 +82,14 @@
 //! the larger of its floor and [`TIME_LIMIT_FACTOR`] (10) times the reference's measured wall
 //! time; [`SelfCheckReport::apply`] writes the limits into the suite.
 #![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod answer;
+#[cfg(feature = "grader")]
 mod code;
 mod error;
 mod math;
+#[cfg(feature = "grader")]
 mod selfcheck;
 mod suite;
 mod task;
@@ -98,12 +101,15 @@ pub use math::{
     BracketDepth, CoinChange, Collatz, Crt, DiceProbability, DigitSum, DominoTiling, FixedPoints,
     Friday13, KnightPath, LastDigits, LatticePaths, Problem, RoundTable, SubsetSum,
 };
+#[cfg(feature = "grader")]
 pub use selfcheck::{SelfCheckReport, TIME_LIMIT_FACTOR, TaskSelfCheck, self_check};
 pub use suite::{Budgets, Suite};
 pub use task::{
-    ArgCheck, ArgField, ArgRule, Category, Checker, CodeCheck, CodeControl, ExpectedFailure,
-    Message, Outcome, OutcomeKind, Reply, ReplyToolCall, Task, ToolSpec,
+    ArgCheck, ArgField, ArgRule, Category, Checker, Message, Outcome, OutcomeKind, Reply,
+    ReplyToolCall, Task, ToolSpec,
 };
+#[cfg(feature = "grader")]
+pub use task::{CodeCheck, CodeControl, ExpectedFailure};
 
 /// The README's example runs as a doctest.
 #[cfg(doctest)]

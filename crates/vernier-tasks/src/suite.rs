@@ -1,16 +1,23 @@
 //! Suites: the bundled 28 tasks and user-defined suites read from TOML or JSON files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "grader")]
+use std::path::PathBuf;
+#[cfg(feature = "grader")]
 use std::time::Duration;
 
 use serde::Deserialize;
+#[cfg(feature = "grader")]
 use vernier_grader::{Case, Guard};
 
 use crate::answer::{gcd, parse_fraction};
+#[cfg(feature = "grader")]
 use crate::code::{code_task_specs, integrity_controls};
 use crate::error::SuiteError;
 use crate::math::bundled_problems;
-use crate::task::{Category, Checker, CodeCheck, CodeControl, ExpectedFailure, Message, Task};
+use crate::task::{Category, Checker, Message, Task};
+#[cfg(feature = "grader")]
+use crate::task::{CodeCheck, CodeControl, ExpectedFailure};
 use crate::tools::bundled_tool_tasks;
 
 /// Completion-token budgets per category.
@@ -89,40 +96,8 @@ impl Suite {
             .into_iter()
             .map(|(id, problem)| Task::from_problem(id, problem, budgets.math))
             .collect();
-        let integrity: Vec<CodeControl> = integrity_controls()
-            .into_iter()
-            .map(|control| CodeControl {
-                name: control.name.to_owned(),
-                code: control.code.to_owned(),
-                must_fail_with: control.must_fail_with,
-                integrity: true,
-            })
-            .collect();
-        for spec in code_task_specs() {
-            let mut check = CodeCheck::new(spec.harness, spec.cases, spec.time_floor);
-            check.guards = spec.guards;
-            check.reference = Some(spec.reference.to_owned());
-            check.controls = spec
-                .negative_controls
-                .into_iter()
-                .map(|control| CodeControl {
-                    name: control.name.to_owned(),
-                    code: control.code.to_owned(),
-                    must_fail_with: control.must_fail_with,
-                    integrity: false,
-                })
-                .collect();
-            if spec.id == "merge-intervals" {
-                check.controls.extend(integrity.iter().cloned());
-            }
-            tasks.push(Task::new(
-                spec.id,
-                Category::Code,
-                spec.prompt,
-                budgets.code,
-                Checker::Code(check),
-            ));
-        }
+        #[cfg(feature = "grader")]
+        push_code_tasks(&mut tasks, &budgets);
         tasks.extend(bundled_tool_tasks(budgets.tools));
         Self::new("hardsuite", tasks)
     }
@@ -209,7 +184,11 @@ struct TaskEntry {
     allow_unreduced: Option<bool>,
     #[serde(default)]
     positive: bool,
+    #[cfg(feature = "grader")]
     code: Option<CodeEntry>,
+    /// Without the `grader` feature a code task is refused; its `code` table is read as is.
+    #[cfg(not(feature = "grader"))]
+    code: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -220,6 +199,7 @@ enum AnswerEntry {
     Exact(String),
 }
 
+#[cfg(feature = "grader")]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CodeEntry {
@@ -234,10 +214,12 @@ struct CodeEntry {
     negative_controls: Vec<ControlEntry>,
 }
 
+#[cfg(feature = "grader")]
 fn default_time_floor() -> f64 {
     5.0
 }
 
+#[cfg(feature = "grader")]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ControlEntry {
@@ -246,6 +228,7 @@ struct ControlEntry {
     must_fail_with: ExpectedFailure,
 }
 
+#[cfg(feature = "grader")]
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CaseEntry {
@@ -294,7 +277,16 @@ impl TaskEntry {
                     }
                 }
             },
+            #[cfg(feature = "grader")]
             (Category::Code, None, Some(code)) => Checker::Code(code.load(base, &invalid)?),
+            #[cfg(not(feature = "grader"))]
+            (Category::Code, None, Some(_)) => {
+                let _ = base;
+                return Err(invalid(
+                    "code tasks need vernier-tasks' `grader` feature (the Docker sandbox)"
+                        .to_owned(),
+                ));
+            }
             (Category::Math, _, _) => {
                 return Err(invalid(
                     "a math task needs `answer` and no `code`".to_owned(),
@@ -330,6 +322,7 @@ impl TaskEntry {
     }
 }
 
+#[cfg(feature = "grader")]
 impl CodeEntry {
     fn load(
         &self,
@@ -389,5 +382,44 @@ impl CodeEntry {
             });
         }
         Ok(check)
+    }
+}
+
+/// The bundled code tasks, with their controls, at the code budget.
+#[cfg(feature = "grader")]
+fn push_code_tasks(tasks: &mut Vec<Task>, budgets: &Budgets) {
+    let integrity: Vec<CodeControl> = integrity_controls()
+        .into_iter()
+        .map(|control| CodeControl {
+            name: control.name.to_owned(),
+            code: control.code.to_owned(),
+            must_fail_with: control.must_fail_with,
+            integrity: true,
+        })
+        .collect();
+    for spec in code_task_specs() {
+        let mut check = CodeCheck::new(spec.harness, spec.cases, spec.time_floor);
+        check.guards = spec.guards;
+        check.reference = Some(spec.reference.to_owned());
+        check.controls = spec
+            .negative_controls
+            .into_iter()
+            .map(|control| CodeControl {
+                name: control.name.to_owned(),
+                code: control.code.to_owned(),
+                must_fail_with: control.must_fail_with,
+                integrity: false,
+            })
+            .collect();
+        if spec.id == "merge-intervals" {
+            check.controls.extend(integrity.iter().cloned());
+        }
+        tasks.push(Task::new(
+            spec.id,
+            Category::Code,
+            spec.prompt,
+            budgets.code,
+            Checker::Code(check),
+        ));
     }
 }

@@ -1,8 +1,10 @@
 //! Tasks, checkers, replies and outcomes, and the grading of one reply.
 
+#[cfg(feature = "grader")]
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "grader")]
 use vernier_grader::{Case, Grade, GradeReason, Grader, Guard, Limits, Submission};
 
 use crate::answer::{extract_answer, gcd, parse_fraction, parse_integer, reduce};
@@ -126,6 +128,7 @@ pub enum ArgRule {
     },
 }
 
+#[cfg(feature = "grader")]
 /// The task's code check: hidden harness and cases, guards, limits and the controls that
 /// prove the tests bite.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,6 +151,7 @@ pub struct CodeCheck {
     pub controls: Vec<CodeControl>,
 }
 
+#[cfg(feature = "grader")]
 impl CodeCheck {
     /// A code check with default limits whose time limit is `time_floor`.
     pub fn new(harness: impl Into<String>, cases: Vec<Case>, time_floor: Duration) -> Self {
@@ -172,6 +176,7 @@ impl CodeCheck {
     }
 }
 
+#[cfg(feature = "grader")]
 /// A submission that must fail, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeControl {
@@ -186,6 +191,7 @@ pub struct CodeControl {
     pub integrity: bool,
 }
 
+#[cfg(feature = "grader")]
 /// The failure a control must produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -205,6 +211,7 @@ pub enum ExpectedFailure {
     AnyFailure,
 }
 
+#[cfg(feature = "grader")]
 impl ExpectedFailure {
     /// Whether a grade's reason is this failure.
     pub fn matches(self, reason: &GradeReason) -> bool {
@@ -251,6 +258,7 @@ pub enum Checker {
         must_mention: String,
     },
     /// The last fenced code block passes the hidden tests.
+    #[cfg(feature = "grader")]
     Code(CodeCheck),
 }
 
@@ -322,16 +330,40 @@ impl Task {
 
     /// Grades the model's final turn. Code tasks need a grader (without one the outcome is
     /// `infra`); the reasoning is never graded.
+    #[cfg(feature = "grader")]
     pub async fn check(&self, reply: &Reply, grader: Option<&Grader>) -> Outcome {
+        let Checker::Code(code_check) = &self.checker else {
+            return self
+                .check_answer(reply)
+                .unwrap_or_else(|| Outcome::new(OutcomeKind::Infra, "infra:no_grader"));
+        };
+        let code = vernier_grader::extract_code(&reply.content);
+        if reply.finish_reason.as_deref() == Some("length") {
+            return Outcome::cut_off(code);
+        }
+        let Some(code) = code else {
+            return Outcome::new(OutcomeKind::NoAnswer, "no_code");
+        };
+        let Some(grader) = grader else {
+            return Outcome::new(OutcomeKind::Infra, "infra:no_grader");
+        };
+        let grade = grader.grade(&code_check.submission(code)).await;
+        outcome_from_grade(&grade)
+    }
+
+    /// Grades the model's final turn of a task that needs no sandbox (math and tool tasks);
+    /// `None` for a code task, which needs [`Task::check`] and a grader. The reasoning is
+    /// never graded.
+    pub fn check_answer(&self, reply: &Reply) -> Option<Outcome> {
         let cut_off = reply.finish_reason.as_deref() == Some("length");
-        match &self.checker {
+        Some(match &self.checker {
             Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_) => {
                 let extracted = extract_answer(&reply.content);
                 if cut_off {
-                    return Outcome::cut_off(extracted);
+                    return Some(Outcome::cut_off(extracted));
                 }
                 let Some(answer) = extracted else {
-                    return Outcome::new(OutcomeKind::NoAnswer, "no_answer_line");
+                    return Some(Outcome::new(OutcomeKind::NoAnswer, "no_answer_line"));
                 };
                 let mut outcome = check_literal(&self.checker, &answer);
                 outcome.provisional_answer = Some(answer);
@@ -339,34 +371,25 @@ impl Task {
             }
             Checker::ToolCall { name, check } => {
                 if cut_off {
-                    return Outcome::cut_off(reply.tool_calls.first().map(|c| c.name.clone()));
+                    return Some(Outcome::cut_off(
+                        reply.tool_calls.first().map(|c| c.name.clone()),
+                    ));
                 }
                 check_tool_call(name, check, reply)
             }
             Checker::NoCall { must_mention } => {
                 if cut_off {
-                    return Outcome::cut_off(None);
+                    return Some(Outcome::cut_off(None));
                 }
                 check_no_call(must_mention, reply)
             }
-            Checker::Code(code_check) => {
-                let code = vernier_grader::extract_code(&reply.content);
-                if cut_off {
-                    return Outcome::cut_off(code);
-                }
-                let Some(code) = code else {
-                    return Outcome::new(OutcomeKind::NoAnswer, "no_code");
-                };
-                let Some(grader) = grader else {
-                    return Outcome::new(OutcomeKind::Infra, "infra:no_grader");
-                };
-                let grade = grader.grade(&code_check.submission(code)).await;
-                outcome_from_grade(&grade)
-            }
-        }
+            #[cfg(feature = "grader")]
+            Checker::Code(_) => return None,
+        })
     }
 }
 
+#[cfg(feature = "grader")]
 /// Maps a sandbox grade to an outcome.
 pub(crate) fn outcome_from_grade(grade: &Grade) -> Outcome {
     let kind = match &grade.reason {

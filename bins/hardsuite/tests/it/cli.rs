@@ -1,6 +1,7 @@
 //! Command-line behaviour: the self-check gate, argument checks, the self-check subcommand.
 
-use hardsuite::{CommandOutput, HardsuiteError};
+use hardsuite::CommandOutput;
+use vernier_hardsuite::HardsuiteError;
 
 use crate::{arg, run_cli};
 
@@ -201,7 +202,7 @@ async fn client_settings_are_checked_before_docker_and_the_self_check() {
     ])
     .await
     .expect_err("unset API key variable");
-    let message = hardsuite::cause_chain(&error);
+    let message = vernier_cli::cause_chain(&error);
     assert!(
         matches!(error, HardsuiteError::Client { .. }),
         "expected a client error, got {message}"

@@ -25,8 +25,9 @@
 
 use std::path::Path;
 
-use hardsuite::{CommandOutput, ResultsFile, render_markdown, render_table};
+use hardsuite::CommandOutput;
 use serde_json::json;
+use vernier_hardsuite::{ResultsFile, render_markdown, render_table};
 
 use crate::{arg, run_cli};
 

@@ -2,8 +2,9 @@
 
 use std::path::Path;
 
-use hardsuite::{CommandOutput, ResultsFile};
+use hardsuite::CommandOutput;
 use serde_json::json;
+use vernier_hardsuite::ResultsFile;
 
 use crate::{arg, run_cli};
 

@@ -3,13 +3,14 @@
 mod cli;
 mod clustered;
 mod compare;
-mod report;
+mod exit_codes;
 mod simulator;
 
 use std::path::Path;
 
 use clap::Parser as _;
-use hardsuite::{Args, CommandOutput, HardsuiteError};
+use hardsuite::{Args, CommandOutput};
+use vernier_hardsuite::HardsuiteError;
 
 /// Docker tests run unless `VERNIER_SKIP_DOCKER_TESTS=1`; without an engine they fail loudly.
 pub(crate) fn skip_docker_tests() -> bool {

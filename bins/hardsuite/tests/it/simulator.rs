@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use hardsuite::{CommandOutput, HardsuiteError, ScriptedKind, scripted_plan};
+use hardsuite::CommandOutput;
+use vernier_hardsuite::{HardsuiteError, ScriptedKind, scripted_plan};
 use vernier_tasks::{OutcomeKind, Suite};
 
 use crate::{arg, json_lines, run_cli, skip_docker_tests};
@@ -135,8 +136,9 @@ async fn full_suite_against_the_simulator_reproduces_the_scripted_score() {
     let markdown = std::fs::read_to_string(&outcome.files.report).expect("report.md");
     assert!(markdown.contains("| total | 22/28 |"), "{markdown}");
     assert!(markdown.contains("about ±14 points"), "{markdown}");
-    let written = hardsuite::ResultsFile::load(&outcome.files.results).expect("results.json");
-    let counts = |board: &hardsuite::Scoreboard| -> Vec<(String, u64, u64, u64)> {
+    let written =
+        vernier_hardsuite::ResultsFile::load(&outcome.files.results).expect("results.json");
+    let counts = |board: &vernier_hardsuite::Scoreboard| -> Vec<(String, u64, u64, u64)> {
         board
             .categories
             .iter()
@@ -276,7 +278,7 @@ async fn resume_does_not_redo_finished_attempts() {
         assert!(!after.contains(key), "{key:?} was redone");
     }
     // The resumed run's results equal a complete run's, sample by sample.
-    let outcomes = |results: &hardsuite::ResultsFile| -> Vec<(String, u32, OutcomeKind)> {
+    let outcomes = |results: &vernier_hardsuite::ResultsFile| -> Vec<(String, u32, OutcomeKind)> {
         results
             .tasks
             .iter()
@@ -316,16 +318,15 @@ async fn a_dead_server_stops_the_run_with_the_resume_command() {
     ])
     .await
     .expect_err("no server");
-    let HardsuiteError::ServerStopped {
-        journal,
-        resume_command,
-        ..
-    } = &error
-    else {
+    let HardsuiteError::ServerStopped { journal, .. } = &error else {
         panic!("expected ServerStopped, got {error}");
     };
+    let command_line = vec!["hardsuite".to_owned()];
+    let resume_command =
+        hardsuite::resume_command(&error, &command_line).expect("a stopped run resumes");
     assert!(
-        resume_command.starts_with("hardsuite run --resume "),
+        resume_command.starts_with("hardsuite run --base-url ")
+            && resume_command.contains(&format!(" --resume {}", journal.display())),
         "{resume_command}"
     );
     assert!(
@@ -336,9 +337,13 @@ async fn a_dead_server_stops_the_run_with_the_resume_command() {
     assert_eq!(lines[0]["type"], "header");
     assert!(lines[1..].iter().all(|line| line["outcome"] == "infra"));
     assert!(out.join("results.json").exists() && out.join("report.md").exists());
-    let message = error.to_string();
+    let message = hardsuite::error_text(&error, &command_line);
     assert!(
-        message.contains("continue with: hardsuite run --resume"),
+        message.contains("; continue with: hardsuite run --base-url "),
         "{message}"
+    );
+    assert_eq!(
+        hardsuite::exit_code_of(&error),
+        vernier_cli::exit_code::SERVER_STOPPED
     );
 }

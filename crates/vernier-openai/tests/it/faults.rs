@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use vernier_openai::{
-    ChatAccumulator, ChatMessage, ChatRequest, ChatStream, ClientBuilder, Error, StreamOptions,
-    TimeoutKind, Timeouts,
+    ChatAccumulator, ChatMessage, ChatRequest, ChatStream, ClientBuilder, ClientError,
+    StreamOptions, TimeoutKind, Timeouts,
 };
 
 use crate::support::{Step, chunked_response, serve};
@@ -19,7 +19,7 @@ fn request() -> ChatRequest {
 }
 
 /// Opens a chat stream for [`request`] and reads it to the end.
-async fn collect_chat(client: &vernier_openai::Client) -> Result<ChatAccumulator, Error> {
+async fn collect_chat(client: &vernier_openai::Client) -> Result<ChatAccumulator, ClientError> {
     client
         .chat_stream(&request())
         .await
@@ -29,7 +29,7 @@ async fn collect_chat(client: &vernier_openai::Client) -> Result<ChatAccumulator
 }
 
 /// The next event of `stream`, which must be an error.
-async fn next_error(stream: &mut ChatStream, why: &str) -> Error {
+async fn next_error(stream: &mut ChatStream, why: &str) -> ClientError {
     stream.next_event().await.expect("an error").expect_err(why)
 }
 
@@ -45,7 +45,7 @@ async fn client_for(steps: Vec<Step>, timeouts: Timeouts) -> vernier_openai::Cli
 async fn http_429_and_500_keep_status_and_body() {
     for (status, body) in [
         ("429 Too Many Requests", "{\"error\":\"slow down\"}"),
-        ("500 Internal Server Error", "boom"),
+        ("500 Internal Server ClientError", "boom"),
     ] {
         let wire = format!(
             "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -54,13 +54,13 @@ async fn http_429_and_500_keep_status_and_body() {
         let client = client_for(vec![Step::Write(wire.into_bytes())], Timeouts::default()).await;
         let code: u16 = status[..3].parse().expect("code");
         match client.chat_stream(&request()).await {
-            Err(Error::Http { status, body: got }) => {
+            Err(ClientError::Http { status, body: got }) => {
                 assert_eq!((status, got.as_str()), (code, body));
             }
             other => panic!("expected HTTP {code}, got {other:?}"),
         }
         match client.chat(&request()).await {
-            Err(Error::Http { status, .. }) => assert_eq!(status, code),
+            Err(ClientError::Http { status, .. }) => assert_eq!(status, code),
             other => panic!("expected HTTP {code}, got {other:?}"),
         }
     }
@@ -85,7 +85,7 @@ async fn dropped_connection_keeps_the_partial_stream() {
     assert!(
         matches!(
             error,
-            Error::StreamDropped {
+            ClientError::StreamDropped {
                 events_received: 3,
                 source: Some(_)
             }
@@ -111,7 +111,7 @@ async fn clean_close_before_done_is_a_drop_without_cause() {
     assert!(
         matches!(
             result,
-            Err(Error::StreamDropped {
+            Err(ClientError::StreamDropped {
                 events_received: 2,
                 source: None
             })
@@ -133,7 +133,7 @@ async fn a_stall_hits_the_idle_timeout() {
     assert!(
         matches!(
             error,
-            Error::Timeout {
+            ClientError::Timeout {
                 which: TimeoutKind::Idle,
                 events_received: 2
             }
@@ -165,7 +165,7 @@ async fn keepalives_before_the_first_event_do_not_end_the_first_byte_phase() {
     assert!(
         matches!(
             result,
-            Err(Error::Timeout {
+            Err(ClientError::Timeout {
                 which: TimeoutKind::FirstByte,
                 events_received: 0
             })
@@ -186,7 +186,7 @@ async fn a_silent_server_hits_the_first_byte_timeout() {
     assert!(
         matches!(
             result,
-            Err(Error::Timeout {
+            Err(ClientError::Timeout {
                 which: TimeoutKind::FirstByte,
                 events_received: 0
             })
@@ -202,7 +202,7 @@ async fn a_silent_server_hits_the_first_byte_timeout() {
     assert!(
         matches!(
             result,
-            Err(Error::Timeout {
+            Err(ClientError::Timeout {
                 which: TimeoutKind::Total,
                 ..
             })
@@ -219,7 +219,7 @@ async fn malformed_json_names_the_offset_and_shows_a_snippet() {
     let mut stream = client.chat_stream(&request()).await.expect("opens");
     assert!(stream.next_event().await.expect("first").is_ok());
     let error = next_error(&mut stream, "malformed").await;
-    let Error::Json {
+    let ClientError::Json {
         offset,
         snippet,
         events_received,
@@ -259,7 +259,7 @@ async fn an_over_long_line_is_refused() {
     assert!(
         matches!(
             error,
-            Error::LineTooLong {
+            ClientError::LineTooLong {
                 limit: 1024,
                 events_received: 1
             }
@@ -357,12 +357,12 @@ async fn missing_key_variable_and_bad_url_are_named() {
         .build()
         .expect_err("unset");
     assert!(
-        matches!(&error, Error::MissingApiKey { var } if var == "VERNIER_TEST_SURELY_UNSET_KEY")
+        matches!(&error, ClientError::MissingApiKey { var } if var == "VERNIER_TEST_SURELY_UNSET_KEY")
     );
     assert!(error.to_string().contains("VERNIER_TEST_SURELY_UNSET_KEY"));
     assert!(matches!(
         ClientBuilder::new("localhost:8000").build(),
-        Err(Error::InvalidUrl { .. })
+        Err(ClientError::InvalidUrl { .. })
     ));
 }
 
@@ -375,7 +375,7 @@ async fn header_values_that_cannot_be_sent_are_named_without_the_key() {
     assert!(
         matches!(
             error,
-            Error::InvalidHeader {
+            ClientError::InvalidHeader {
                 what: "the API key"
             }
         ),
@@ -396,7 +396,7 @@ async fn header_values_that_cannot_be_sent_are_named_without_the_key() {
     assert!(
         matches!(
             error,
-            Error::InvalidHeader {
+            ClientError::InvalidHeader {
                 what: "the user agent"
             }
         ),
@@ -435,5 +435,8 @@ async fn refused_connection_is_a_connect_error() {
         .build()
         .expect("client");
     let result = client.models().await;
-    assert!(matches!(result, Err(Error::Connect { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(ClientError::Connect { .. })),
+        "{result:?}"
+    );
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use vernier_openai::{
-    ChatMessage, ChatRequest, Client, ClientBuilder, CompletionRequest, Error, ServerKind,
+    ChatMessage, ChatRequest, Client, ClientBuilder, ClientError, CompletionRequest, ServerKind,
     SseDecoder, SseEvent,
 };
 
@@ -167,7 +167,7 @@ async fn replayed_streams_match_an_independent_reading() {
                 assert!(
                     matches!(
                         outcome,
-                        Err(Error::StreamDropped {
+                        Err(ClientError::StreamDropped {
                             events_received: 0,
                             source: None
                         })
@@ -322,7 +322,7 @@ async fn error_fixtures_keep_status_and_body() {
             let client = client_for_wire(wire, 3).await;
             let request = ChatRequest::new("m", vec![ChatMessage::user("x")]);
             match client.chat_stream(&request).await {
-                Err(Error::Http {
+                Err(ClientError::Http {
                     status: got,
                     body: got_body,
                 }) => {
@@ -475,7 +475,7 @@ async fn mid_stream_error_objects_are_surfaced_with_what_came_before() {
             }
         };
         assert_eq!(n_ok, 3);
-        let Error::ServerErrorEvent {
+        let ClientError::ServerErrorEvent {
             error,
             events_received,
         } = error

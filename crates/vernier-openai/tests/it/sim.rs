@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use vernier_openai::{
-    ChatMessage, ChatRequest, ChatStream, Client, ClientBuilder, Error, StreamOptions, TimeoutKind,
-    Timeouts,
+    ChatMessage, ChatRequest, ChatStream, Client, ClientBuilder, ClientError, StreamOptions,
+    TimeoutKind, Timeouts,
 };
 use vernier_sim::{Sim, SimConfig, SimHandle, TokensPerEvent, sim_tokenize};
 
@@ -30,7 +30,7 @@ fn request(max_tokens: u64) -> ChatRequest {
         .with_extra("ignore_eos", true)
 }
 
-async fn drain(stream: &mut ChatStream) -> (Vec<usize>, Option<Error>) {
+async fn drain(stream: &mut ChatStream) -> (Vec<usize>, Option<ClientError>) {
     let mut tokens_per_event = Vec::new();
     while let Some(event) = stream.next_event().await {
         match event {
@@ -45,7 +45,7 @@ async fn drain(stream: &mut ChatStream) -> (Vec<usize>, Option<Error>) {
 }
 
 /// Streams 16 tokens under the simulator `fault`; returns the stream and the error that ended it.
-async fn drain_with_fault(client: &Client, fault: Value) -> (ChatStream, Option<Error>) {
+async fn drain_with_fault(client: &Client, fault: Value) -> (ChatStream, Option<ClientError>) {
     let mut stream = client
         .chat_stream(&request(16).with_extra("sim_fault", fault))
         .await
@@ -134,7 +134,7 @@ async fn keepalive_comments_do_not_hold_off_the_idle_timeout() {
     assert!(
         matches!(
             error,
-            Some(Error::Timeout {
+            Some(ClientError::Timeout {
                 which: TimeoutKind::Idle,
                 events_received: 3
             })
@@ -178,7 +178,7 @@ async fn http_faults_keep_status_and_body() {
         .chat_stream(&request(8).with_extra("sim_fault", fault))
         .await
     {
-        Err(Error::Http { status, body }) => assert_eq!(
+        Err(ClientError::Http { status, body }) => assert_eq!(
             (status, body.as_str()),
             (429, "{\"error\":\"rate limited\"}")
         ),
@@ -189,7 +189,7 @@ async fn http_faults_keep_status_and_body() {
         .chat(&request(8).with_extra("sim_fault", fault))
         .await
     {
-        Err(Error::Http { status, body }) => {
+        Err(ClientError::Http { status, body }) => {
             assert_eq!(status, 500);
             assert!(body.contains("error"), "{body}");
         }
@@ -209,7 +209,7 @@ async fn stream_faults_keep_what_arrived() {
     assert!(
         matches!(
             error,
-            Some(Error::StreamDropped {
+            Some(ClientError::StreamDropped {
                 events_received: 3,
                 ..
             })
@@ -223,7 +223,7 @@ async fn stream_faults_keep_what_arrived() {
     assert!(
         matches!(
             error,
-            Some(Error::Timeout {
+            Some(ClientError::Timeout {
                 which: TimeoutKind::Idle,
                 events_received: 2
             })
@@ -233,7 +233,7 @@ async fn stream_faults_keep_what_arrived() {
 
     let fault = json!({"kind": "malformed_json_after_events", "events": 2});
     let (_, error) = drain_with_fault(&client, fault).await;
-    let Some(Error::Json {
+    let Some(ClientError::Json {
         events_received,
         snippet,
         offset,
@@ -250,7 +250,7 @@ async fn stream_faults_keep_what_arrived() {
     assert!(
         matches!(
             error,
-            Some(Error::LineTooLong {
+            Some(ClientError::LineTooLong {
                 limit: vernier_openai::DEFAULT_MAX_LINE_BYTES,
                 events_received: 2
             })

@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use vernier_openai::{
-    ChatMessage, ChatRequest, ClientBuilder, Error, StreamOptions, TimeoutKind, Timeouts,
+    ChatMessage, ChatRequest, ClientBuilder, ClientError, StreamOptions, TimeoutKind, Timeouts,
 };
 
 use crate::support::{Handler, SeenRequest, Step, chunked_response, handle, split_writes};
@@ -270,15 +270,15 @@ async fn lists_models_over_tls() {
 }
 
 /// Asserts `result` failed the TLS handshake with `localhost`, naming `problem`.
-fn assert_tls_error<T: std::fmt::Debug>(result: Result<T, Error>, host: &str, problem: &str) {
+fn assert_tls_error<T: std::fmt::Debug>(result: Result<T, ClientError>, host: &str, problem: &str) {
     let error = result.expect_err("an untrusted certificate must fail");
     let message = error.to_string();
     match &error {
-        Error::Tls { host: got, source } => {
+        ClientError::Tls { host: got, source } => {
             assert_eq!(got, host, "{message}");
             assert!(source.to_string().contains(problem), "{message}");
         }
-        other => panic!("expected Error::Tls naming {problem:?}, got {other:?}"),
+        other => panic!("expected ClientError::Tls naming {problem:?}, got {other:?}"),
     }
     assert!(
         message.contains(&format!("TLS handshake with {host}")),
@@ -352,7 +352,7 @@ async fn https_to_a_plain_http_server_fails_with_a_tls_error() {
         .build()
         .expect("client");
     let error = client.models().await.expect_err("plain HTTP is not TLS");
-    assert!(matches!(error, Error::Tls { .. }), "{error:?}");
+    assert!(matches!(error, ClientError::Tls { .. }), "{error:?}");
     assert!(error.to_string().contains("use http://"), "{error}");
 }
 
@@ -376,7 +376,7 @@ async fn a_silent_server_trips_the_connect_deadline_during_the_handshake() {
     assert!(
         matches!(
             error,
-            Error::Timeout {
+            ClientError::Timeout {
                 which: TimeoutKind::Connect,
                 ..
             }

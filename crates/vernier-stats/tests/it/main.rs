@@ -4,6 +4,7 @@
 mod border;
 mod errors;
 mod golden;
+mod normal;
 mod properties;
 
 /// Asserts |actual − expected| ≤ tolerance with a readable message.

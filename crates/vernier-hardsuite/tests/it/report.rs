@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use hardsuite::{ResultsFile, render_markdown, render_table};
+use vernier_hardsuite::{ResultsFile, render_markdown, render_table};
 use vernier_tasks::OutcomeKind;
 
 fn fixture() -> ResultsFile {

@@ -1,0 +1,168 @@
+//! What a run is asked to do: [`RunConfig`] (filled in by the command line or by code) and
+//! [`RunTarget`] (a new output directory, or a journal to resume).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::journal::{BudgetFlags, Sampling};
+
+/// The longest request or idle timeout taken: 7 days, in seconds.
+pub const MAX_TIMEOUT_SECS: u64 = 7 * 24 * 60 * 60;
+
+/// The output directory of a new run when none is named.
+pub const DEFAULT_OUT: &str = "hardsuite-out";
+
+/// Sampling presets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SamplingPreset {
+    /// `temperature` 0.6, `top_p` 0.95 (the default).
+    #[default]
+    Default,
+    /// Qwen's "thinking, general" preset: `temperature` 1.0, `top_k` 20, `presence_penalty` 1.5.
+    QwenThinking,
+}
+
+impl SamplingPreset {
+    /// The preset's name on the command line: `default`, `qwen-thinking`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::QwenThinking => "qwen-thinking",
+        }
+    }
+
+    /// The sampling the preset sends.
+    pub fn sampling(self) -> Sampling {
+        match self {
+            Self::Default => Sampling::seed_default(),
+            Self::QwenThinking => Sampling::qwen_thinking(),
+        }
+    }
+}
+
+/// Which suite, and which of its tasks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+#[non_exhaustive]
+pub struct SuiteSelection {
+    /// A user-defined suite file (.toml or .json) instead of the bundled 28 tasks.
+    pub suite: Option<PathBuf>,
+    /// Only these task ids.
+    pub tasks: Option<Vec<String>>,
+    /// Grader image for code tasks (default: the grader's own).
+    pub grader_image: Option<String>,
+    /// Per-category completion-token budgets (`None`: the suite's budget).
+    pub budgets: BudgetFlags,
+}
+
+/// How a run is done. The fields that shape the run (suite, tasks, model, sampling, extra body,
+/// budgets, samples, re-run budget) are taken from the journal when a run is resumed; given
+/// here with a different value, they make the resume fail
+/// ([`crate::HardsuiteError::ConfigMismatch`]). Error messages name the fields by their
+/// `hardsuite` flags (`--samples`, ...).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[non_exhaustive]
+pub struct RunConfig {
+    /// Server base URL, e.g. `http://127.0.0.1:8000` (with or without /v1). `None`: the
+    /// in-process simulator answers with scripted replies.
+    pub base_url: Option<String>,
+    /// Model id; `None`: the first model the server lists.
+    pub model: Option<String>,
+    /// Environment variable holding the API key (sent as a bearer token).
+    pub api_key_env: Option<String>,
+    /// Suite and task selection.
+    pub suite: SuiteSelection,
+    /// Samples per task (`None`: 1).
+    pub samples: Option<u32>,
+    /// Requests in flight at once (default 3).
+    pub concurrency: usize,
+    /// Sampling preset (`None`: [`SamplingPreset::Default`]); the fields below override it.
+    pub preset: Option<SamplingPreset>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Nucleus sampling.
+    pub top_p: Option<f64>,
+    /// Top-k sampling.
+    pub top_k: Option<i64>,
+    /// Presence penalty.
+    pub presence_penalty: Option<f64>,
+    /// A JSON object merged into every request body. It may not set `stop`.
+    pub extra_body: Option<serde_json::Value>,
+    /// Re-run the tasks that were cut off with this larger budget.
+    pub rerun_cut_off: Option<u32>,
+    /// Tries per attempt when the server or the grader fails (default 3; never scored).
+    pub max_tries: u32,
+    /// Seconds one request may take in all (default 3600, at most [`MAX_TIMEOUT_SECS`]).
+    pub request_timeout_secs: u64,
+    /// Seconds a stream may go without an event before it counts as dropped (default 300, at
+    /// most [`MAX_TIMEOUT_SECS`]).
+    pub idle_timeout_secs: u64,
+    /// Skip the self-check (results are marked unchecked). For debugging the harness only.
+    pub skip_self_check: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            suite: SuiteSelection::default(),
+            samples: None,
+            concurrency: 3,
+            preset: None,
+            temperature: None,
+            top_p: None,
+            top_k: None,
+            presence_penalty: None,
+            extra_body: None,
+            rerun_cut_off: None,
+            max_tries: 3,
+            request_timeout_secs: 3600,
+            idle_timeout_secs: 300,
+            skip_self_check: false,
+        }
+    }
+}
+
+/// Where a run writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunTarget {
+    /// A new run in this directory (`journal.jsonl`, `results.json`, `report.md`); a directory
+    /// that already holds a journal is refused.
+    New {
+        /// The output directory.
+        out_dir: PathBuf,
+    },
+    /// Continue the run recorded in `journal`, without redoing finished attempts; the files are
+    /// written next to it.
+    Resume {
+        /// The journal.
+        journal: PathBuf,
+        /// An output directory the caller named as well: refused unless it is the journal's.
+        out_dir: Option<PathBuf>,
+    },
+}
+
+impl RunTarget {
+    /// A new run in `out_dir`.
+    pub fn new_run(out_dir: impl Into<PathBuf>) -> Self {
+        Self::New {
+            out_dir: out_dir.into(),
+        }
+    }
+
+    /// A resumed run of `journal`.
+    pub fn resume(journal: impl Into<PathBuf>) -> Self {
+        Self::Resume {
+            journal: journal.into(),
+            out_dir: None,
+        }
+    }
+}

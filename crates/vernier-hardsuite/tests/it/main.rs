@@ -1,0 +1,5 @@
+//! Integration tests of `vernier-hardsuite`: one binary, one module per concern.
+
+#[cfg(feature = "engine")]
+mod config;
+mod report;
