@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory as _, FromArgMatches as _};
-use vernier_sweep::{SweepConfig, SweepError, Workload};
+use vernier_sweep::{Arrival, LoadMode, SweepConfig, SweepError, Workload};
 
 /// `sweep`: measure prefill and decode speed of an OpenAI-compatible server.
 ///
@@ -39,6 +39,30 @@ pub struct Args {
     /// Concurrent streams per repetition, e.g. `1,2,4,8`.
     #[arg(long, value_delimiter = ',', default_values_t = [1_u32])]
     pub concurrency: Vec<u32>,
+    /// How load is applied: `burst` starts `--concurrency` streams at once per repetition;
+    /// `steady` keeps them in flight for `--duration` seconds, replacing each finished stream
+    /// at once, and measures the steady window.
+    #[arg(long, default_value = "burst", value_parser = parse_load)]
+    pub load: LoadMode,
+    /// Seconds of steady load (`--load steady`) or of open-loop sending (`--rate`) per
+    /// repetition.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Open loop: request rates per second, e.g. `0.5,2,8`; requests go out on schedule
+    /// whatever the server does (`--arrival`), for `--duration` seconds per repetition.
+    #[arg(long, value_delimiter = ',')]
+    pub rate: Vec<f64>,
+    /// Open-loop arrivals: `poisson` (seeded exponential gaps) or `constant`.
+    #[arg(long, value_parser = parse_arrival)]
+    pub arrival: Option<Arrival>,
+    /// Capacity at a target, e.g. `ttft_p90<=1000ms,decode_p10>=20`: searches the concurrency
+    /// (or with `--rate R`, the rate from R) upward and then by bisection for the largest load
+    /// meeting every part (figures ttft, itl, decode; quantiles p1-p99 or median).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// The highest concurrency (or rate) the capacity search tries.
+    #[arg(long)]
+    pub max_load: Option<f64>,
     /// Workloads: natural prose and natural code.
     #[arg(long, value_delimiter = ',', default_values_t = [Workload::Prose, Workload::Code], value_parser = parse_workload)]
     pub workload: Vec<Workload>,
@@ -121,6 +145,17 @@ fn parse_workload(text: &str) -> Result<Workload, String> {
     text.parse()
 }
 
+fn parse_load(text: &str) -> Result<LoadMode, String> {
+    match text.parse()? {
+        LoadMode::Rate => Err("open loop is asked with --rate R1,R2".to_owned()),
+        mode => Ok(mode),
+    }
+}
+
+fn parse_arrival(text: &str) -> Result<Arrival, String> {
+    text.parse()
+}
+
 /// The parsed command line, and which flags were typed (not defaulted).
 #[derive(Debug, Clone)]
 pub struct Cli {
@@ -176,6 +211,9 @@ fn field_of(flag_id: &str) -> &str {
         "no_continuous_usage" => "continuous_usage",
         "unsafe_allow_prefix_cache" => "defeat_prefix_cache",
         "unsafe_nonce_as_suffix" => "nonce_as_suffix",
+        "rate" => "rates_per_s",
+        "duration" => "duration_s",
+        "target" => "capacity_target",
         other => other,
     }
 }

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use vernier_sweep::{
-    InProcessSimulator, RunContext, SIMULATOR_BANNER, SweepConfig, SweepError, SweepOutcome,
-    SweepStart, demo_simulator_config, read_resumable, run_sweep, sweep_client,
+    InProcessSimulator, LoadMode, RunContext, SIMULATOR_BANNER, SweepConfig, SweepError,
+    SweepOutcome, SweepStart, demo_simulator_config, read_resumable, run_sweep, sweep_client,
 };
 
 use crate::cli::{Args, Cli, check_resume_flags};
@@ -62,6 +62,17 @@ pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
     config.idle_timeout_s = Some(args.idle_timeout_s);
     config.busy_wait_cap_s = Some(args.busy_wait_cap_s);
     config.allow_busy = Some(args.allow_busy);
+    config.label.clone_from(&args.label);
+    config.load = if args.rate.is_empty() {
+        args.load
+    } else {
+        LoadMode::Rate
+    };
+    config.duration_s = args.duration;
+    config.rates_per_s.clone_from(&args.rate);
+    config.arrival = args.arrival;
+    config.capacity_target.clone_from(&args.target);
+    config.max_load = args.max_load;
     config.label.clone_from(&args.label);
     config.check()?;
     Ok(config)

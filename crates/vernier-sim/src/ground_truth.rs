@@ -59,6 +59,11 @@ pub struct GroundTruth {
     pub completed: bool,
     /// Index of the script rule that answered, if any.
     pub script_rule: Option<usize>,
+    /// When the request arrived, in nanoseconds since the Unix epoch (the wall clock read once
+    /// per request and set back by the time since arrival), so that records of several
+    /// requests can be laid on one time line.
+    #[serde(default)]
+    pub arrival_unix_ns: u64,
 }
 
 impl GroundTruth {

@@ -342,6 +342,11 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         fault: fault.clone(),
         completed: true,
         script_rule,
+        arrival_unix_ns: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| {
+                u64::try_from(since.saturating_sub(arrival.elapsed()).as_nanos()).unwrap_or(0)
+            }),
     };
     if let Some(Fault::HttpStatus { status, body }) = &fault {
         state.ground_truth.push(record);
@@ -424,6 +429,7 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
             deadline += state.current_step();
         }
         tokio::time::sleep_until(deadline).await;
+        deadline += state.wait_while_hung().await;
         state.counters.count_step(step.tokens(), step.spec);
         record.push_event(arrival, Instant::now(), step.tokens());
     }

@@ -55,8 +55,12 @@ pub struct CellKey {
     pub prompt_tokens_target: u32,
     /// Requested completion tokens.
     pub output_tokens: u32,
-    /// Concurrent streams.
+    /// Concurrent streams (0 for an open-loop rate cell).
     pub concurrency: u32,
+    /// Open-loop request rate in thousandths of a request per second (`--rate`); absent for
+    /// closed-loop cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_milli_per_s: Option<u32>,
 }
 
 impl CellKey {
@@ -72,6 +76,129 @@ impl CellKey {
             prompt_tokens_target,
             output_tokens,
             concurrency,
+            rate_milli_per_s: None,
+        }
+    }
+
+    /// An open-loop cell sending `rate_per_s` requests per second (to the nearest 0.001).
+    pub fn at_rate(
+        workload: Workload,
+        prompt_tokens_target: u32,
+        output_tokens: u32,
+        rate_per_s: f64,
+    ) -> Self {
+        Self {
+            workload,
+            prompt_tokens_target,
+            output_tokens,
+            concurrency: 0,
+            rate_milli_per_s: Some(rate_to_milli(rate_per_s)),
+        }
+    }
+
+    /// The open-loop rate in requests per second, for a rate cell.
+    pub fn rate_per_s(&self) -> Option<f64> {
+        self.rate_milli_per_s.map(|milli| f64::from(milli) / 1000.0)
+    }
+
+    /// The load as a short label: `c4` for four streams, `2.5/s` for a rate.
+    pub fn load_label(&self) -> String {
+        match self.rate_per_s() {
+            Some(rate) => format!("{}/s", trim_number(rate)),
+            None => format!("c{}", self.concurrency),
+        }
+    }
+}
+
+/// A rate in thousandths per second, rounded and kept within `u32`.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "clamped to the u32 range first"
+)]
+fn rate_to_milli(rate_per_s: f64) -> u32 {
+    (rate_per_s * 1000.0)
+        .round()
+        .clamp(0.0, f64::from(u32::MAX)) as u32
+}
+
+/// `2.5` rather than `2.500`; `3` rather than `3.000`.
+fn trim_number(value: f64) -> String {
+    let text = format!("{value:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// How load is applied in a cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LoadMode {
+    /// Each repetition starts `concurrency` streams at once and waits for all (the default).
+    #[default]
+    Burst,
+    /// `concurrency` streams kept in flight for `duration_s`, each finished stream replaced at
+    /// once; the steady window (ramp-up and ramp-down cut) is measured.
+    Steady,
+    /// Requests sent on a schedule at each of `rates_per_s`, regardless of completions.
+    Rate,
+}
+
+impl LoadMode {
+    /// `burst`, `steady` or `rate`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Burst => "burst",
+            Self::Steady => "steady",
+            Self::Rate => "rate",
+        }
+    }
+
+    #[expect(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "serde's skip_serializing_if passes a reference"
+    )]
+    const fn is_burst(&self) -> bool {
+        matches!(self, Self::Burst)
+    }
+}
+
+impl std::str::FromStr for LoadMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "burst" => Ok(Self::Burst),
+            "steady" => Ok(Self::Steady),
+            "rate" => Ok(Self::Rate),
+            other => Err(format!(
+                "unknown load {other:?}: give burst or steady (or --rate R for open loop)"
+            )),
+        }
+    }
+}
+
+/// When open-loop requests are sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Arrival {
+    /// Exponential gaps drawn from the run's seed (a Poisson process).
+    #[default]
+    Poisson,
+    /// Evenly spaced, one every 1/rate seconds.
+    Constant,
+}
+
+impl std::str::FromStr for Arrival {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "poisson" => Ok(Self::Poisson),
+            "constant" => Ok(Self::Constant),
+            other => Err(format!(
+                "unknown arrival {other:?}: give poisson or constant"
+            )),
         }
     }
 }
@@ -80,8 +207,11 @@ impl fmt::Display for CellKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} prompt {} out {} c{}",
-            self.workload, self.prompt_tokens_target, self.output_tokens, self.concurrency
+            "{} prompt {} out {} {}",
+            self.workload,
+            self.prompt_tokens_target,
+            self.output_tokens,
+            self.load_label()
         )
     }
 }
@@ -150,6 +280,25 @@ pub struct SweepConfig {
     /// `/metrics` could not say (absent in journals written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_busy: Option<bool>,
+    /// How load is applied (absent for the default burst).
+    #[serde(default, skip_serializing_if = "LoadMode::is_burst")]
+    pub load: LoadMode,
+    /// Seconds of steady load, or of open-loop sending, per repetition (`--duration`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// Open-loop request rates per second (`--rate`); set with `load: rate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates_per_s: Vec<f64>,
+    /// Open-loop arrival process (absent for the default Poisson).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
+    /// Capacity target (`--target`, e.g. `ttft_p90<=1000ms,decode_p10>=20`): the run searches
+    /// the concurrency (or rate) for the largest load meeting every part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_target: Option<String>,
+    /// The highest concurrency (or rate) the capacity search may try.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_load: Option<f64>,
     /// SHA-256 of the bundled corpora, hex.
     pub prompt_set_sha256: String,
     /// Free-form label.
@@ -187,6 +336,12 @@ impl Default for SweepConfig {
             idle_timeout_s: Some(60.0),
             busy_wait_cap_s: Some(900.0),
             allow_busy: Some(false),
+            load: LoadMode::Burst,
+            duration_s: None,
+            rates_per_s: Vec::new(),
+            arrival: None,
+            capacity_target: None,
+            max_load: None,
             prompt_set_sha256: String::new(),
             label: None,
         }
@@ -242,17 +397,74 @@ impl SweepConfig {
                 "give a temperature of 0 or more, e.g. 0",
             ));
         }
+        if self
+            .rates_per_s
+            .iter()
+            .any(|r| !(r.is_finite() && *r >= 0.001 && *r <= 1e6))
+        {
+            return Err(invalid(
+                "--rate",
+                "give request rates per second from 0.001 to 1000000, e.g. 0.5,2",
+            ));
+        }
+        match self.load {
+            LoadMode::Rate if self.rates_per_s.is_empty() => {
+                return Err(invalid(
+                    "--rate",
+                    "an open-loop run needs at least one rate, e.g. --rate 1,4",
+                ));
+            }
+            LoadMode::Steady | LoadMode::Rate => {
+                if !self
+                    .duration_s
+                    .is_some_and(|d| d.is_finite() && d > 0.0 && d <= 7.0 * 86_400.0)
+                {
+                    return Err(invalid(
+                        "--duration",
+                        "steady and open-loop load need a duration in seconds, e.g. --duration 60",
+                    ));
+                }
+            }
+            LoadMode::Burst => {}
+        }
+        if let Some(target) = &self.capacity_target {
+            crate::load::Target::parse(target).map_err(|detail| invalid("--target", &detail))?;
+            if self
+                .max_load
+                .is_some_and(|max| !(max.is_finite() && max >= 1.0))
+            {
+                return Err(invalid(
+                    "--max-load",
+                    "give the highest load to try, 1 or more",
+                ));
+            }
+        }
         Ok(())
     }
 
-    /// Every cell in run order: workload, then prompt length, output length, concurrency.
+    /// Whether the cells come from a capacity search rather than the fixed product.
+    pub fn is_search(&self) -> bool {
+        self.capacity_target.is_some()
+    }
+
+    /// Every cell in run order: workload, then prompt length, output length, concurrency (or
+    /// rate). A capacity search has no fixed cells: its loads are chosen as it goes.
     pub fn cells(&self) -> Vec<CellKey> {
+        if self.is_search() {
+            return Vec::new();
+        }
         let mut cells = Vec::new();
         for &workload in &self.workloads {
             for &prompt in &self.prompt_tokens {
                 for &output in &self.output_tokens {
-                    for &concurrency in &self.concurrency {
-                        cells.push(CellKey::new(workload, prompt, output, concurrency));
+                    if self.load == LoadMode::Rate {
+                        for &rate in &self.rates_per_s {
+                            cells.push(CellKey::at_rate(workload, prompt, output, rate));
+                        }
+                    } else {
+                        for &concurrency in &self.concurrency {
+                            cells.push(CellKey::new(workload, prompt, output, concurrency));
+                        }
                     }
                 }
             }
@@ -315,6 +527,7 @@ mod tests {
             allow_busy: Some(false),
             prompt_set_sha256: "abc".to_owned(),
             label: None,
+            ..SweepConfig::default()
         }
     }
 

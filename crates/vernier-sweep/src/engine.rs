@@ -434,6 +434,7 @@ pub async fn run_sweep(
         generation_counter,
         resume_command,
         observer: Arc::clone(&observer),
+        clock: runner::ClockAnchor::now(),
     });
 
     let work = async {

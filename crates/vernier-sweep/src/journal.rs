@@ -32,6 +32,62 @@ pub enum SweepJournalLine {
     RepDone(RepDone),
     /// Server counters and scheduler delay around a cell's measured repetitions.
     CellWindow(Box<CellWindow>),
+    /// A capacity search (`--target`) tried every load it needed.
+    SearchDone(SearchDone),
+}
+
+/// The end of a capacity search.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SearchDone {
+    /// Wall clock when the search ended.
+    pub unix_ms: u64,
+}
+
+/// Wall-clock instants of one request, in nanoseconds since the Unix epoch, so a run can be
+/// lined up with the server's own logs. They come from the monotonic clock, anchored to the
+/// wall clock once per run, so differences between them are exact durations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Timeline {
+    /// Which clock stamped the events: `userspace` (the instant our task read them).
+    pub clock: TimelineClock,
+    /// The request's first byte written to the socket.
+    pub request_sent_unix_ns: u64,
+    /// Response headers read.
+    pub headers_unix_ns: u64,
+    /// The first token-bearing event.
+    pub first_token_unix_ns: Option<u64>,
+    /// The last token-bearing event.
+    pub last_token_unix_ns: Option<u64>,
+    /// Open loop: when the schedule said to send the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_unix_ns: Option<u64>,
+}
+
+/// The clock a [`Timeline`] was stamped with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TimelineClock {
+    /// The instant the client's task read each event (`std::time::Instant`).
+    Userspace,
+}
+
+/// The server's own queue sampled from `/metrics` while a cell ran.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct QueueSamples {
+    /// Samples taken.
+    pub n_samples: u32,
+    /// Median of the requests running.
+    pub running_median: f64,
+    /// Most requests running at once.
+    pub running_max: f64,
+    /// Median of the requests waiting.
+    pub waiting_median: f64,
+    /// Most requests waiting at once.
+    pub waiting_max: f64,
 }
 
 /// The journal's first line.
@@ -149,6 +205,12 @@ pub struct Attempt {
     pub client_lag: LagHistogram,
     /// Wall clock when the attempt ended.
     pub unix_ms: u64,
+    /// Steady load: the request's place among those its stream slot sent (0-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<u32>,
+    /// The request's instants on the wall clock (absent in older journals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Timeline>,
 }
 
 /// Speculative-decoding counts one request's response reported: llama.cpp's per-request
@@ -205,6 +267,9 @@ pub struct CellWindow {
     /// Tokio timer overshoot over the window (deadline → woken); empty in older journals.
     #[serde(default)]
     pub timer_overshoot: LagHistogram,
+    /// The server's queue during the cell, from `/metrics` (absent without known names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSamples>,
 }
 
 /// Where the journal of a run in the folder `out` lives.

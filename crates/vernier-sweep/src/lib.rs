@@ -49,6 +49,9 @@ mod environment;
 mod error;
 mod journal;
 mod lag;
+mod load;
+#[cfg(feature = "engine")]
+mod load_runner;
 mod observer;
 #[cfg(feature = "engine")]
 mod probe;
@@ -59,7 +62,7 @@ mod runner;
 mod simulator;
 mod summary;
 
-pub use config::{CellKey, SweepConfig, Workload};
+pub use config::{Arrival, CellKey, LoadMode, SweepConfig, Workload};
 #[cfg(feature = "engine")]
 pub use engine::{
     Interrupt, RunContext, SIMULATOR_BANNER, SweepOutcome, SweepStart, demo_simulator_config,
@@ -68,11 +71,15 @@ pub use engine::{
 pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerInfo, ToolInfo};
 pub use error::{StopReason, SweepError};
 pub use journal::{
-    Attempt, Calibration, CellWindow, Header, LoadedSweepJournal, RepDone, RepPhase,
-    RequestSpecDecode, Resumed, SWEEP_JOURNAL_VERSION, Status, SweepJournalLine, journal_path,
-    read_sweep_journal,
+    Attempt, Calibration, CellWindow, Header, LoadedSweepJournal, QueueSamples, RepDone, RepPhase,
+    RequestSpecDecode, Resumed, SWEEP_JOURNAL_VERSION, SearchDone, Status, SweepJournalLine,
+    Timeline, TimelineClock, journal_path, read_sweep_journal,
 };
 pub use lag::{LagHistogram, LagSummary};
+pub use load::{
+    Aggregate, Capacity, CapacityStep, Lateness, PartCheck, Target, TargetCheck, TargetMetric,
+    TargetPart, Throughput, ThroughputIntervals,
+};
 pub use observer::{QuietObserver, SweepObserver};
 pub use report::{
     Chart, ReportFiles, csv_report, markdown_report, svg_charts, terminal_table, write_reports,

@@ -3,18 +3,19 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::pin::pin;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions};
 
 use crate::calibrate::{self, CountMethod, Counter};
+use crate::config::LoadMode;
 use crate::config::{CellKey, SweepConfig, Workload};
 use crate::corpus::{Corpus, NoncePlacement, NonceSource};
 use crate::error::StopReason;
 use crate::error::SweepError;
 use crate::journal::{
     Attempt, Calibration, CellWindow, JournalWriter, LoadedSweepJournal, RepDone, RepPhase,
-    RequestSpecDecode, Status, SweepJournalLine,
+    RequestSpecDecode, Status, SweepJournalLine, Timeline, TimelineClock,
 };
 use crate::lag::LagHistogram;
 use crate::observer::SweepObserver;
@@ -35,6 +36,50 @@ pub(crate) struct Shared {
     pub(crate) generation_counter: Option<&'static str>,
     pub(crate) resume_command: String,
     pub(crate) observer: Arc<dyn SweepObserver>,
+    /// Converts the monotonic clock's instants to wall-clock nanoseconds.
+    pub(crate) clock: ClockAnchor,
+}
+
+/// One reading of the monotonic and the wall clock together, so that every instant of a run
+/// maps to the wall clock by the same offset (differences stay exact durations).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClockAnchor {
+    instant: Instant,
+    unix_ns: u64,
+}
+
+impl ClockAnchor {
+    pub(crate) fn now() -> Self {
+        let unix_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        Self {
+            instant: Instant::now(),
+            unix_ns,
+        }
+    }
+
+    /// A request's instants on the wall clock.
+    fn timeline(&self, times: &RequestTimes, scheduled: Option<Instant>) -> Timeline {
+        Timeline {
+            clock: TimelineClock::Userspace,
+            request_sent_unix_ns: self.unix_ns(times.sent),
+            headers_unix_ns: self.unix_ns(times.headers),
+            first_token_unix_ns: times.first_token.map(|t| self.unix_ns(t)),
+            last_token_unix_ns: times.last_token.map(|t| self.unix_ns(t)),
+            scheduled_unix_ns: scheduled.map(|t| self.unix_ns(t)),
+        }
+    }
+
+    /// `at` in nanoseconds since the Unix epoch.
+    pub(crate) fn unix_ns(&self, at: Instant) -> u64 {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        if at >= self.instant {
+            self.unix_ns.saturating_add(nanos(at - self.instant))
+        } else {
+            self.unix_ns.saturating_sub(nanos(self.instant - at))
+        }
+    }
 }
 
 impl std::fmt::Debug for Shared {
@@ -111,7 +156,7 @@ pub(crate) fn build_request(
 
 /// Why an attempt did not produce a measurement.
 #[derive(Debug)]
-enum Failure {
+pub(crate) enum Failure {
     /// Worth retrying: HTTP 429/5xx, dropped stream, timeout.
     Retryable(String),
     /// Connection refused or reset before any answer: the server may be gone.
@@ -230,6 +275,15 @@ struct Measured {
     measurement: vernier_meter::Measurement,
     spec_decode: Option<RequestSpecDecode>,
     lag: LagHistogram,
+    times: RequestTimes,
+}
+
+/// A request's instants on the monotonic clock.
+struct RequestTimes {
+    sent: Instant,
+    headers: Instant,
+    first_token: Option<Instant>,
+    last_token: Option<Instant>,
 }
 
 async fn measure_once(
@@ -241,6 +295,12 @@ async fn measure_once(
         .await
         .map_err(|f| (f, LagHistogram::new()))?;
     let mut stream = opened.map_err(|error| (classify(&error), LagHistogram::new()))?;
+    let mut times = RequestTimes {
+        sent: stream.stream().request_sent_at(),
+        headers: stream.stream().headers_at(),
+        first_token: None,
+        last_token: None,
+    };
     loop {
         let next = match watched(shared, stream.next_event()).await {
             Ok(next) => next,
@@ -248,12 +308,20 @@ async fn measure_once(
         };
         match next {
             None => break,
-            Some(Ok(event)) => lag.record_since(event.arrived_at),
+            Some(Ok(event)) => {
+                lag.record_since(event.arrived_at);
+                let chunk = &event.chunk;
+                if chunk.content_len() + chunk.reasoning_len() + chunk.tool_call_len() > 0 {
+                    times.first_token.get_or_insert(event.arrived_at);
+                    times.last_token = Some(event.arrived_at);
+                }
+            }
             Some(Err(error)) => return Err((classify(&error), lag)),
         }
     }
     let metered = stream.finish();
     Ok(Measured {
+        times,
         spec_decode: metered
             .accumulated
             .timings()
@@ -264,27 +332,33 @@ async fn measure_once(
 }
 
 /// How one stream of a repetition ended.
-enum StreamEnd {
+pub(crate) enum StreamEnd {
     /// Measured, with the request's decode rate when it had one.
     Measured(Option<f64>),
     Failed,
     Stop(Failure),
 }
 
-struct StreamJob {
-    cell: CellKey,
-    phase: RepPhase,
-    rep: u32,
-    stream: u32,
-    n_units: usize,
+pub(crate) struct StreamJob {
+    pub(crate) cell: CellKey,
+    pub(crate) phase: RepPhase,
+    pub(crate) rep: u32,
+    pub(crate) stream: u32,
+    pub(crate) n_units: usize,
+    /// Steady load: the request's place in its slot.
+    pub(crate) sequence: Option<u32>,
+    /// Open loop: when the schedule says to send it.
+    pub(crate) scheduled: Option<Instant>,
 }
 
-async fn run_stream(
+pub(crate) async fn run_stream(
     shared: Arc<Shared>,
     job: StreamJob,
-    start: Arc<tokio::sync::Barrier>,
+    start: Option<Arc<tokio::sync::Barrier>>,
 ) -> Result<StreamEnd, SweepError> {
-    start.wait().await;
+    if let Some(start) = start {
+        start.wait().await;
+    }
     let corpus = &shared.corpora[&job.cell.workload];
     let retries = shared.config.retries;
     let placement = NoncePlacement::from_suffix(shared.config.nonce_as_suffix);
@@ -320,9 +394,12 @@ async fn run_stream(
             spec_decode: None,
             client_lag: LagHistogram::new(),
             unix_ms: unix_ms(),
+            sequence: job.sequence,
+            timeline: None,
         };
         match result {
             Ok(measured) => {
+                line.timeline = Some(shared.clock.timeline(&measured.times, job.scheduled));
                 let m = measured.measurement;
                 let decode_rate = m.decode_tokens_per_s;
                 line.prompt_tokens_actual = m.prompt_tokens;
@@ -373,13 +450,42 @@ async fn run_stream(
 }
 
 /// What one repetition produced.
-struct RepResult {
-    n_ok: u32,
-    n_failed: u32,
-    decode_rates: Vec<f64>,
+#[derive(Default)]
+pub(crate) struct RepResult {
+    pub(crate) n_ok: u32,
+    pub(crate) n_failed: u32,
+    pub(crate) decode_rates: Vec<f64>,
 }
 
-/// Runs `concurrency` streams at once; the counts and decode rates, or a stop.
+impl RepResult {
+    /// Counts one stream's end; a stop becomes the run's error.
+    pub(crate) fn record(&mut self, shared: &Shared, end: StreamEnd) -> Result<(), SweepError> {
+        match end {
+            StreamEnd::Measured(rate) => {
+                self.n_ok += 1;
+                self.decode_rates.extend(rate);
+            }
+            StreamEnd::Failed => self.n_failed += 1,
+            StreamEnd::Stop(failure) => return Err(stop_error(shared, &failure)),
+        }
+        Ok(())
+    }
+}
+
+/// A stream task's result, or the error of a task that panicked or was cancelled.
+pub(crate) fn joined(
+    shared: &Shared,
+    joined: Result<Result<StreamEnd, SweepError>, tokio::task::JoinError>,
+) -> Result<StreamEnd, SweepError> {
+    joined.map_err(|error| SweepError::Journal {
+        what: "run a stream task for",
+        path: shared.journal.path().to_owned(),
+        source: std::io::Error::other(error),
+    })?
+}
+
+/// Runs one repetition of `cell` as the configuration's load says: a burst of `concurrency`
+/// streams at once (the default), steady load, or an open-loop schedule.
 async fn run_rep(
     shared: &Arc<Shared>,
     cell: CellKey,
@@ -387,45 +493,63 @@ async fn run_rep(
     rep: u32,
     n_units: usize,
 ) -> Result<RepResult, SweepError> {
-    let start = Arc::new(tokio::sync::Barrier::new(cell.concurrency as usize));
+    match (shared.config.load, phase) {
+        (LoadMode::Burst, _) => {
+            run_burst_rep(shared, cell, phase, rep, n_units, cell.concurrency).await
+        }
+        // A warm-up of steady or open-loop load is one request per stream slot (one for a rate
+        // cell): it warms the server without taking a whole duration.
+        (_, RepPhase::Warmup) => {
+            run_burst_rep(shared, cell, phase, rep, n_units, cell.concurrency.max(1)).await
+        }
+        (LoadMode::Steady, RepPhase::Measured) => {
+            crate::load_runner::run_steady_rep(shared, cell, rep, n_units).await
+        }
+        (LoadMode::Rate, RepPhase::Measured) => {
+            crate::load_runner::run_rate_rep(shared, cell, rep, n_units).await
+        }
+    }
+}
+
+/// Runs `concurrency` streams at once; the counts and decode rates, or a stop.
+async fn run_burst_rep(
+    shared: &Arc<Shared>,
+    cell: CellKey,
+    phase: RepPhase,
+    rep: u32,
+    n_units: usize,
+    n_streams: u32,
+) -> Result<RepResult, SweepError> {
+    let start = Arc::new(tokio::sync::Barrier::new(n_streams as usize));
     let mut set = tokio::task::JoinSet::new();
-    for stream in 0..cell.concurrency {
+    for stream in 0..n_streams {
         let job = StreamJob {
             cell,
             phase,
             rep,
             stream,
             n_units,
+            sequence: None,
+            scheduled: None,
         };
-        set.spawn(run_stream(Arc::clone(shared), job, Arc::clone(&start)));
+        set.spawn(run_stream(
+            Arc::clone(shared),
+            job,
+            Some(Arc::clone(&start)),
+        ));
     }
-    let (mut n_ok, mut n_failed, mut decode_rates) = (0, 0, Vec::new());
-    while let Some(joined) = set.join_next().await {
-        let end = joined.map_err(|error| SweepError::Journal {
-            what: "run a stream task for",
-            path: shared.journal.path().to_owned(),
-            source: std::io::Error::other(error),
-        })??;
-        match end {
-            StreamEnd::Measured(rate) => {
-                n_ok += 1;
-                decode_rates.extend(rate);
-            }
-            StreamEnd::Failed => n_failed += 1,
-            StreamEnd::Stop(failure) => {
-                set.abort_all();
-                return Err(stop_error(shared, &failure));
-            }
+    let mut result = RepResult::default();
+    while let Some(outcome) = set.join_next().await {
+        let end = joined(shared, outcome)?;
+        if let Err(error) = result.record(shared, end) {
+            set.abort_all();
+            return Err(error);
         }
         if phase == RepPhase::Measured {
             shared.observer.request_measured();
         }
     }
-    Ok(RepResult {
-        n_ok,
-        n_failed,
-        decode_rates,
-    })
+    Ok(result)
 }
 
 fn stop_error(shared: &Shared, failure: &Failure) -> SweepError {
@@ -600,87 +724,127 @@ fn finished(config: &SweepConfig, state: &ResumeState, cell: &CellKey, done: u32
     summary::until_ci_met(percent, rates)
 }
 
-/// Runs every cell not yet finished.
+/// Runs every cell not yet finished, or with a capacity target, searches the load.
 pub(crate) async fn run_cells(
     shared: &Arc<Shared>,
     state: &mut ResumeState,
 ) -> Result<(), SweepError> {
     let config = &shared.config;
+    if config.is_search() {
+        return crate::load_runner::search(shared, state).await;
+    }
     let cells = config.cells();
     let planned: u64 = cells
         .iter()
-        .map(|c| u64::from(config.reps) * u64::from(c.concurrency))
+        .map(|c| u64::from(config.reps) * u64::from(c.concurrency.max(1)))
         .sum();
     let already: u64 = cells
         .iter()
-        .map(|c| u64::from(state.done(c).min(config.reps)) * u64::from(c.concurrency))
+        .map(|c| u64::from(state.done(c).min(config.reps)) * u64::from(c.concurrency.max(1)))
         .sum();
     shared.observer.planned(planned, already);
     for cell in cells {
-        let Some(&n_units) = state
-            .calibrations
-            .get(&(cell.workload, cell.prompt_tokens_target))
-        else {
-            continue;
-        };
-        let mut done = state.done(&cell);
-        if finished(config, state, &cell, done) {
-            continue;
-        }
-        let next_warmup = state.next_warmup.entry(cell).or_default();
-        for _ in 0..config.warmup {
-            shared.observer.status(&format!("{cell}: warm-up"));
-            run_rep(shared, cell, RepPhase::Warmup, *next_warmup, n_units).await?;
-            *next_warmup += 1;
-        }
-        let metrics_before = if shared.has_metrics {
-            metric_sums(&shared.client).await.unwrap_or_default()
-        } else {
-            BTreeMap::new()
-        };
-        let probe = SchedulerProbe::start();
-        let mut failed_in_a_row = 0;
-        let result = async {
-            while !finished(config, state, &cell, done) {
-                let rep = *state.next_rep.entry(cell).or_default();
-                shared.observer.status(&format!("{cell}: rep {}/{}", done + 1, config.reps.max(done + 1)));
-                let RepResult { n_ok, n_failed, decode_rates } =
-                    run_rep(shared, cell, RepPhase::Measured, rep, n_units).await?;
-                state.next_rep.insert(cell, rep + 1);
-                shared.journal.append(&SweepJournalLine::RepDone(RepDone { cell, rep, n_ok, n_failed }))?;
-                shared.journal.sync()?;
-                state.done_reps.entry(cell).or_default().insert(rep);
-                state.decode_rates.entry(cell).or_default().extend(decode_rates);
-                done += 1;
-                failed_in_a_row = if n_ok == 0 { failed_in_a_row + 1 } else { 0 };
-                if failed_in_a_row >= 2 {
-                    return Err(shared.stopped(
-                        StopReason::RepeatedFailures,
-                        format!("every request of {failed_in_a_row} repetitions in a row failed in {cell}"),
-                    ));
-                }
-            }
-            Ok(())
-        }
-        .await;
-        let probed = probe.finish().await;
-        let metrics_after = if shared.has_metrics {
-            metric_sums(&shared.client).await.unwrap_or_default()
-        } else {
-            BTreeMap::new()
-        };
-        shared
-            .journal
-            .append(&SweepJournalLine::CellWindow(Box::new(CellWindow {
-                cell,
-                metrics_before,
-                metrics_after,
-                scheduler_delay: probed.scheduler_delay,
-                timer_overshoot: probed.timer_overshoot,
-            })))?;
-        result?;
+        run_cell(shared, state, cell).await?;
     }
     Ok(())
+}
+
+/// Runs what `cell` still needs: its warm-ups, then measured repetitions until it is finished,
+/// with the server's counters, queue and the scheduler probe around them.
+pub(crate) async fn run_cell(
+    shared: &Arc<Shared>,
+    state: &mut ResumeState,
+    cell: CellKey,
+) -> Result<(), SweepError> {
+    let config = &shared.config;
+    let Some(&n_units) = state
+        .calibrations
+        .get(&(cell.workload, cell.prompt_tokens_target))
+    else {
+        return Ok(());
+    };
+    let mut done = state.done(&cell);
+    if finished(config, state, &cell, done) {
+        return Ok(());
+    }
+    for _ in 0..config.warmup {
+        let next_warmup = *state.next_warmup.entry(cell).or_default();
+        shared.observer.status(&format!("{cell}: warm-up"));
+        run_rep(shared, cell, RepPhase::Warmup, next_warmup, n_units).await?;
+        state.next_warmup.insert(cell, next_warmup + 1);
+    }
+    let metrics_before = if shared.has_metrics {
+        metric_sums(&shared.client).await.unwrap_or_default()
+    } else {
+        BTreeMap::new()
+    };
+    let probe = SchedulerProbe::start();
+    let queue = shared
+        .has_metrics
+        .then(|| crate::load_runner::QueueSampler::start(shared.client.clone()));
+    let mut failed_in_a_row = 0;
+    let result = async {
+        while !finished(config, state, &cell, done) {
+            let rep = *state.next_rep.entry(cell).or_default();
+            shared.observer.status(&format!(
+                "{cell}: rep {}/{}",
+                done + 1,
+                config.reps.max(done + 1)
+            ));
+            let RepResult {
+                n_ok,
+                n_failed,
+                decode_rates,
+            } = run_rep(shared, cell, RepPhase::Measured, rep, n_units).await?;
+            state.next_rep.insert(cell, rep + 1);
+            shared.journal.append(&SweepJournalLine::RepDone(RepDone {
+                cell,
+                rep,
+                n_ok,
+                n_failed,
+            }))?;
+            shared.journal.sync()?;
+            state.done_reps.entry(cell).or_default().insert(rep);
+            state
+                .decode_rates
+                .entry(cell)
+                .or_default()
+                .extend(decode_rates);
+            done += 1;
+            failed_in_a_row = if n_ok == 0 { failed_in_a_row + 1 } else { 0 };
+            if failed_in_a_row >= 2 {
+                return Err(shared.stopped(
+                    StopReason::RepeatedFailures,
+                    format!(
+                        "every request of {failed_in_a_row} repetitions in a row failed in {cell}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+    .await;
+    let probed = probe.finish().await;
+    let queue = match queue {
+        Some(sampler) => sampler.finish().await,
+        None => None,
+    };
+    let metrics_after = if shared.has_metrics {
+        metric_sums(&shared.client).await.unwrap_or_default()
+    } else {
+        BTreeMap::new()
+    };
+    shared
+        .journal
+        .append(&SweepJournalLine::CellWindow(Box::new(CellWindow {
+            cell,
+            metrics_before,
+            metrics_after,
+            scheduler_delay: probed.scheduler_delay,
+            timer_overshoot: probed.timer_overshoot,
+            queue,
+        })))?;
+    result
 }
 
 /// The warning when the busy check cannot run; `has_metrics` is false when `/metrics` itself

@@ -6,12 +6,14 @@ use serde::{Deserialize, Serialize};
 use vernier_meter::{Measurement, TokenSource};
 use vernier_stats::Interval;
 
-use crate::config::{CellKey, SweepConfig, Workload};
+use crate::config::{CellKey, LoadMode, SweepConfig, Workload};
 use crate::environment::Environment;
 use crate::journal::{
-    Attempt, Calibration, LoadedSweepJournal, RepPhase, RequestSpecDecode, Status, SweepJournalLine,
+    Attempt, Calibration, LoadedSweepJournal, QueueSamples, RepPhase, RequestSpecDecode, Status,
+    SweepJournalLine,
 };
 use crate::lag::{LagHistogram, LagSummary};
+use crate::load::{Aggregate, Capacity, CapacityStep, Lateness, Target, TargetCheck, load_of};
 
 /// Version of the run-file schema (`docs/run-file.md`).
 pub const RUN_FILE_SCHEMA_VERSION: u32 = 1;
@@ -46,6 +48,9 @@ pub struct RunFile {
     pub complete: bool,
     /// Run-wide notes a reader must see.
     pub warnings: Vec<String>,
+    /// With `--target`: the capacity search's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
 }
 
 /// One cell's figures.
@@ -109,6 +114,22 @@ pub struct CellSummary {
     pub finish_reasons: BTreeMap<String, u32>,
     /// Meter warnings with how many requests raised each.
     pub warnings: BTreeMap<String, u32>,
+    /// Open loop: the request rate, per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
+    /// Throughput of all streams together, per window (absent in journals without request
+    /// timelines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate: Option<Aggregate>,
+    /// Open loop: how late requests were sent against their schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lateness: Option<Lateness>,
+    /// The server's own queue while the cell ran (from `/metrics`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_queue: Option<QueueSamples>,
+    /// With `--target`: how the cell fared against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_check: Option<TargetCheck>,
 }
 
 /// Smallest, median and largest.
@@ -254,6 +275,7 @@ struct CellAccumulator<'a> {
     event_lag: LagHistogram,
     scheduler_delay: LagHistogram,
     timer_overshoot: LagHistogram,
+    queue: Option<QueueSamples>,
 }
 
 /// Measured attempts that count: status ok in a repetition that finished (a repetition cut
@@ -318,10 +340,32 @@ pub(crate) fn spec_decode_counters(sums: &BTreeMap<String, f64>) -> Option<[Stri
     })
 }
 
-/// Builds the run file from a journal. `None` when the journal has no header.
-pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
-    let header = journal.header()?;
-    let config = &header.config;
+/// Adds a cell's aggregate, lateness, queue and target figures; with a target, the step the
+/// capacity search took there.
+fn add_load_figures(
+    summary: &mut CellSummary,
+    config: &SweepConfig,
+    target: Option<&Target>,
+    cell: &CellAccumulator<'_>,
+) -> Option<CapacityStep> {
+    summary.aggregate = crate::load::aggregate(config.load, &cell.measured);
+    summary.schedule_lateness = crate::load::lateness(&cell.measured);
+    summary.server_queue = cell.queue;
+    let target = target.filter(|_| summary.n_reps > 0)?;
+    let check = crate::load::check_target(target, &cell.measured);
+    summary.target_check = Some(check.clone());
+    let load = summary.rate_per_s.unwrap_or(f64::from(summary.concurrency));
+    Some(CapacityStep { load, check })
+}
+
+/// What [`summarise`] gathers from the journal's lines before it summarises each cell.
+struct Accumulated<'a> {
+    cells: BTreeMap<CellKey, CellAccumulator<'a>>,
+    environments_at_resume: Vec<Environment>,
+    calibrations: BTreeMap<(Workload, u32), Calibration>,
+}
+
+fn accumulate(journal: &LoadedSweepJournal) -> Accumulated<'_> {
     let mut cells: BTreeMap<CellKey, CellAccumulator<'_>> = BTreeMap::new();
     let counted = counted_attempts(journal);
     let mut environments_at_resume = Vec::new();
@@ -342,6 +386,9 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
                 cell.windows += 1;
                 cell.scheduler_delay.merge(&window.scheduler_delay);
                 cell.timer_overshoot.merge(&window.timer_overshoot);
+                if window.queue.is_some() {
+                    cell.queue = window.queue;
+                }
                 let names = spec_decode_counters(&window.metrics_before);
                 for (slot, name) in cell.spec.iter_mut().zip(names.iter().flatten()) {
                     if let (Some(before), Some(after)) = (
@@ -373,22 +420,70 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
         cell.measured = attempts;
     }
 
+    Accumulated {
+        cells,
+        environments_at_resume,
+        calibrations,
+    }
+}
+
+/// Builds the run file from a journal. `None` when the journal has no header.
+pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
+    let header = journal.header()?;
+    let config = &header.config;
+    let Accumulated {
+        cells,
+        environments_at_resume,
+        calibrations,
+    } = accumulate(journal);
     let mut run_event_lag = LagHistogram::new();
     let mut run_scheduler = LagHistogram::new();
     let mut run_timer = LagHistogram::new();
     let mut summaries = Vec::new();
     let mut complete = true;
     let empty = CellAccumulator::default();
-    for key in config.cells() {
+    let target = config
+        .capacity_target
+        .as_deref()
+        .and_then(|t| Target::parse(t).ok());
+    // The configured cells in order, then any other cell the journal holds (the loads a
+    // capacity search chose), by load.
+    let mut keys = config.cells();
+    let mut extra: Vec<CellKey> = cells
+        .keys()
+        .filter(|k| !keys.contains(k))
+        .copied()
+        .collect();
+    extra.sort_by(|a, b| load_of(a).total_cmp(&load_of(b)).then(a.cmp(b)));
+    keys.extend(extra);
+    let mut steps = Vec::new();
+    for key in keys {
         let cell = cells.get(&key).unwrap_or(&empty);
         run_event_lag.merge(&cell.event_lag);
         run_scheduler.merge(&cell.scheduler_delay);
         run_timer.merge(&cell.timer_overshoot);
-        let summary = summarise_cell(key, cell, config.until_ci_percent);
+        let mut summary = summarise_cell(key, cell, config.until_ci_percent);
         if summary.n_reps < config.reps {
             complete = false;
         }
+        if let Some(step) = add_load_figures(&mut summary, config, target.as_ref(), cell) {
+            steps.push(step);
+        }
         summaries.push(summary);
+    }
+    let capacity = config.capacity_target.as_ref().map(|text| {
+        let kind = if config.load == LoadMode::Rate {
+            "rate"
+        } else {
+            "concurrency"
+        };
+        crate::load::capacity(text, kind, steps, config.max_load.unwrap_or(f64::INFINITY))
+    });
+    if config.is_search() {
+        complete = journal
+            .lines
+            .iter()
+            .any(|line| matches!(line, SweepJournalLine::SearchDone(_)));
     }
     let mut warnings = set_up_warnings(journal);
     if journal.torn_tail {
@@ -415,6 +510,7 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
         },
         complete,
         warnings,
+        capacity,
     })
 }
 
@@ -477,6 +573,10 @@ pub(crate) fn until_ci_met(percent: f64, decode_rates: &[f64]) -> bool {
     median > 0.0 && (interval.high - interval.low) / median * 100.0 < percent
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one field of the summary after another"
+)]
 fn summarise_cell(
     key: CellKey,
     cell: &CellAccumulator<'_>,
@@ -581,6 +681,11 @@ fn summarise_cell(
         },
         finish_reasons,
         warnings,
+        rate_per_s: key.rate_per_s(),
+        aggregate: None,
+        schedule_lateness: None,
+        server_queue: None,
+        target_check: None,
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod arguments;
 mod calibration;
+mod load;
 mod resume;
 mod safety;
 mod support;

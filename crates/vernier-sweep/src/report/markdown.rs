@@ -146,7 +146,8 @@ pub fn markdown_report(run: &RunFile) -> String {
             cell.prompt_tokens_target,
             number(cell.prompt_tokens_actual.map(|s| s.median), 0),
             cell.output_tokens,
-            cell.concurrency,
+            cell.rate_per_s
+                .map_or_else(|| cell.concurrency.to_string(), |rate| format!("{rate}/s")),
             cell.n_ok,
             number(m.ttft_ms, 1),
             number(m.prefill_tokens_per_s, 0),
@@ -399,6 +400,7 @@ pub fn markdown_report(run: &RunFile) -> String {
             }
         }
     }
+    out.push_str(&super::load::markdown_sections(run));
     if !run.warnings.is_empty() {
         let _ = writeln!(out, "\n## Notes\n");
         for warning in &run.warnings {

@@ -1,6 +1,7 @@
 //! Reports derived from the run file: terminal table, Markdown, CSV and SVG charts.
 
 mod csv;
+mod load;
 mod markdown;
 mod svg;
 mod table;

@@ -124,13 +124,32 @@ fn legend(svg: &mut String, names: &[String]) {
     }
 }
 
-struct Series {
-    name: String,
-    points: Vec<(f64, f64)>,
+pub(crate) struct Series {
+    pub(crate) name: String,
+    pub(crate) points: Vec<(f64, f64)>,
+}
+
+/// A mark drawn over a line chart.
+pub(crate) enum Mark {
+    /// A dashed horizontal line at this y value, labelled.
+    Level(f64, String),
+    /// A dashed vertical line at this x value, labelled.
+    At(f64, String),
 }
 
 /// Line chart with a log-scaled x axis (prompt tokens).
 fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    line_chart_marked(title, x_label, y_label, series, &[])
+}
+
+/// [`line_chart`] with marks: target levels and a marked load.
+pub(crate) fn line_chart_marked(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    marks: &[Mark],
+) -> String {
     let mut svg = frame(title, x_label, y_label);
     let points = series.iter().flat_map(|s| s.points.iter());
     let (mut x_min, mut x_max, mut y_top) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
@@ -138,6 +157,11 @@ fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> S
         x_min = x_min.min(x);
         x_max = x_max.max(x);
         y_top = y_top.max(y);
+    }
+    for mark in marks {
+        if let Mark::Level(level, _) = mark {
+            y_top = y_top.max(*level);
+        }
     }
     if !x_min.is_finite() {
         svg.push_str("<text x=\"320\" y=\"200\" text-anchor=\"middle\">no data</text>\n</svg>\n");
@@ -185,6 +209,31 @@ fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> S
                 x_of(x),
                 y_of(y)
             );
+        }
+    }
+    for mark in marks {
+        match mark {
+            Mark::Level(level, label) => {
+                let y = y_of(*level);
+                let _ = writeln!(
+                    svg,
+                    r##"<line x1="{LEFT}" y1="{y:.1}" x2="{r}" y2="{y:.1}" stroke="#d62728" stroke-dasharray="6 4"/><text x="{r}" y="{ty:.1}" text-anchor="end" fill="#d62728">{}</text>"##,
+                    escape(label),
+                    r = WIDTH - RIGHT,
+                    ty = y - 4.0
+                );
+            }
+            Mark::At(at, label) => {
+                let x = x_of(*at);
+                let _ = writeln!(
+                    svg,
+                    r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{b}" stroke="#2ca02c" stroke-dasharray="6 4"/><text x="{tx:.1}" y="{ty}" fill="#2ca02c">{}</text>"##,
+                    escape(label),
+                    b = HEIGHT - BOTTOM,
+                    tx = x + 4.0,
+                    ty = TOP + 14.0
+                );
+            }
         }
     }
     legend(
@@ -373,6 +422,9 @@ pub fn svg_charts(run: &RunFile) -> Vec<Chart> {
             ),
         },
     ]
+    .into_iter()
+    .chain(super::load::charts(run))
+    .collect()
 }
 
 #[cfg(test)]

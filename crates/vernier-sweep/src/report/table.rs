@@ -33,7 +33,8 @@ pub fn terminal_table(run: &RunFile) -> String {
             cell.prompt_tokens_target.to_string(),
             number(cell.prompt_tokens_actual.map(|s| s.median), 0),
             cell.output_tokens.to_string(),
-            cell.concurrency.to_string(),
+            cell.rate_per_s
+                .map_or_else(|| cell.concurrency.to_string(), |rate| format!("{rate}/s")),
             cell.n_ok.to_string(),
             cell.n_failed.to_string(),
             number(m.ttft_ms, 1),
