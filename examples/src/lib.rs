@@ -29,7 +29,7 @@ pub fn pick_generation_model<'a>(ids: impl IntoIterator<Item = &'a str>) -> Opti
 /// Whether `error` is the server refusing a request with 400 and a body naming `max_tokens`,
 /// as hosted models that only accept `max_completion_tokens` do.
 pub fn max_tokens_rejected(error: &ClientError) -> bool {
-    matches!(error, ClientError::Http { status: 400, body } if body.contains("max_tokens"))
+    matches!(error, ClientError::Http { status: 400, body, .. } if body.contains("max_tokens"))
 }
 
 #[cfg(test)]
@@ -67,6 +67,7 @@ mod tests {
             max_tokens_rejected(&ClientError::Http {
                 status,
                 body: body.to_owned(),
+                retry_after: None,
             })
         };
         let refusal = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","param":"max_tokens"}}"#;

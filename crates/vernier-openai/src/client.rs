@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, USER_AGENT};
@@ -117,6 +117,20 @@ pub struct ClientBuilder {
     user_agent: String,
     max_line_bytes: usize,
     tls: Option<Arc<rustls::ClientConfig>>,
+    extra_roots: Vec<(String, Vec<u8>)>,
+    proxy: ProxyChoice,
+}
+
+/// Whether requests to an `https://` server go through a proxy.
+#[derive(Debug, Clone, Default)]
+enum ProxyChoice {
+    /// From `HTTPS_PROXY` / `https_proxy`, unless `NO_PROXY` / `no_proxy` names the host.
+    #[default]
+    FromEnvironment,
+    /// Never.
+    Off,
+    /// Through this `http://host:port` proxy, whatever the environment says.
+    Explicit(String),
 }
 
 impl ClientBuilder {
@@ -129,6 +143,8 @@ impl ClientBuilder {
             user_agent: concat!("vernier-openai/", env!("CARGO_PKG_VERSION")).to_owned(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             tls: None,
+            extra_roots: Vec::new(),
+            proxy: ProxyChoice::FromEnvironment,
         }
     }
 
@@ -177,6 +193,31 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts the CA certificates in `pem` (one or more `BEGIN CERTIFICATE` blocks) beside the
+    /// built-in roots, for a self-hosted server with a private CA or a self-signed
+    /// certificate. `what` names the source in errors (a file name, say).
+    #[must_use]
+    pub fn ca_cert_pem(mut self, what: impl Into<String>, pem: Vec<u8>) -> Self {
+        self.extra_roots.push((what.into(), pem));
+        self
+    }
+
+    /// Ignores `HTTPS_PROXY` and `NO_PROXY` (by default an `https://` server is reached through
+    /// the proxy `HTTPS_PROXY` names, by an HTTP `CONNECT` tunnel, unless `NO_PROXY` lists it).
+    #[must_use]
+    pub fn no_proxy(mut self) -> Self {
+        self.proxy = ProxyChoice::Off;
+        self
+    }
+
+    /// Reaches an `https://` server through the HTTP proxy at `url` (`http://host:port`) by a
+    /// `CONNECT` tunnel, whatever `HTTPS_PROXY` says.
+    #[must_use]
+    pub fn https_proxy(mut self, url: &str) -> Self {
+        self.proxy = ProxyChoice::Explicit(url.to_owned());
+        self
+    }
+
     /// Builds the client.
     pub fn build(self) -> Result<Client, ClientError> {
         let endpoint = Endpoint::parse(&self.base_url)?;
@@ -204,8 +245,15 @@ impl ClientBuilder {
             })?;
         let tls = match (endpoint.https, self.tls) {
             (_, Some(config)) => Some(http1_only(config)),
-            (true, None) => Some(default_tls_config(&endpoint)?),
+            (true, None) => Some(default_tls_config(&endpoint, &self.extra_roots)?),
             (false, None) => None,
+        };
+        let proxy = match self.proxy {
+            ProxyChoice::FromEnvironment if endpoint.https => {
+                crate::proxy::from_environment(&endpoint.host)?
+            }
+            ProxyChoice::Off | ProxyChoice::FromEnvironment => None,
+            ProxyChoice::Explicit(url) => Some(crate::proxy::parse(&url)?),
         };
         Ok(Client {
             inner: Arc::new(Inner {
@@ -215,6 +263,7 @@ impl ClientBuilder {
                 user_agent,
                 max_line_bytes: self.max_line_bytes,
                 tls,
+                proxy,
             }),
         })
     }
@@ -234,16 +283,44 @@ fn http1_only(config: Arc<rustls::ClientConfig>) -> Arc<rustls::ClientConfig> {
     Arc::new(config)
 }
 
-fn default_tls_config(endpoint: &Endpoint) -> Result<Arc<rustls::ClientConfig>, ClientError> {
-    use hyper_rustls::ConfigBuilderExt as _;
+fn default_tls_config(
+    endpoint: &Endpoint,
+    extra_roots: &[(String, Vec<u8>)],
+) -> Result<Arc<rustls::ClientConfig>, ClientError> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    for (what, pem) in extra_roots {
+        let mut added = 0;
+        for certificate in CertificateDer::pem_slice_iter(pem) {
+            let certificate = certificate.map_err(|error| ClientError::CaCertificate {
+                what: what.clone(),
+                detail: error.to_string(),
+            })?;
+            roots
+                .add(certificate)
+                .map_err(|error| ClientError::CaCertificate {
+                    what: what.clone(),
+                    detail: error.to_string(),
+                })?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(ClientError::CaCertificate {
+                what: what.clone(),
+                detail: "it holds no certificate".to_owned(),
+            });
+        }
+    }
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|error| ClientError::Tls {
             host: endpoint.host.clone(),
             source: std::io::Error::other(error),
         })?
-        .with_webpki_roots()
+        .with_root_certificates(roots)
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
@@ -256,6 +333,7 @@ struct Inner {
     user_agent: HeaderValue,
     max_line_bytes: usize,
     tls: Option<Arc<rustls::ClientConfig>>,
+    proxy: Option<crate::proxy::Proxy>,
 }
 
 /// A client for one OpenAI-compatible server. Cheap to clone; every request opens its own
@@ -312,7 +390,11 @@ impl Client {
         let mut connection = within(
             connect_deadline,
             0,
-            connect(&self.inner.endpoint, self.inner.tls.as_ref()),
+            connect(
+                &self.inner.endpoint,
+                self.inner.tls.as_ref(),
+                self.inner.proxy.as_ref(),
+            ),
         )
         .await??;
 
@@ -390,6 +472,8 @@ impl Client {
         if status.is_success() {
             return Ok(());
         }
+        let retry_after =
+            crate::rate_limit::retry_after(&response.opened.headers, SystemTime::now());
         let (body, cut) = self
             .read_all(response, ERROR_BODY_CAP)
             .await
@@ -401,6 +485,7 @@ impl Client {
         Err(ClientError::Http {
             status: status.as_u16(),
             body,
+            retry_after,
         })
     }
 
@@ -558,6 +643,7 @@ impl Client {
         Err(ClientError::Http {
             status: status.as_u16(),
             body: String::from_utf8_lossy(&body).into_owned(),
+            retry_after: None,
         })
     }
 }

@@ -176,6 +176,7 @@ impl Client {
                 body:
                     "the server offers neither vLLM's chat tokenize nor llama.cpp's /apply-template"
                         .to_owned(),
+                retry_after: None,
             })),
         }
     }
@@ -188,6 +189,7 @@ impl Client {
             return Err(ClientError::Http {
                 status: status.as_u16(),
                 body: text.chars().take(64 * 1024).collect(),
+                retry_after: None,
             });
         }
         MetricsSnapshot::parse(&text)

@@ -76,13 +76,25 @@ pub enum ClientError {
         source: std::io::Error,
     },
     /// The TLS handshake failed.
-    #[error("complete the TLS handshake with {host} (check the certificate or use http://)")]
+    #[error(
+        "complete the TLS handshake with {host} (a self-signed certificate or a private CA needs its CA certificate added: `--ca-cert FILE` on the command line, `ClientBuilder::ca_cert_pem` in code; check the host name, or use http://)"
+    )]
     Tls {
         /// The server name used for verification.
         host: String,
         /// The TLS error.
         #[source]
         source: std::io::Error,
+    },
+    /// A CA certificate file could not be used.
+    #[error(
+        "add the CA certificate {what}: {detail} (give a PEM file holding one or more `BEGIN CERTIFICATE` blocks)"
+    )]
+    CaCertificate {
+        /// Where the certificate came from.
+        what: String,
+        /// What is wrong with it.
+        detail: String,
     },
     /// The HTTP exchange failed before any response headers arrived.
     #[error("send {what}")]
@@ -110,6 +122,10 @@ pub enum ClientError {
         status: u16,
         /// The response body, lossily decoded and capped.
         body: String,
+        /// How long the server asked the client to wait before trying again: `Retry-After`
+        /// (seconds or an HTTP date), else `x-ratelimit-reset-requests` /
+        /// `x-ratelimit-reset-tokens` (`1s`, `6m0s`, `250ms`); `None` when it said nothing.
+        retry_after: Option<std::time::Duration>,
     },
     /// The server sent an `{"error": ...}` object (or an `error` event) in the middle of a stream.
     #[error(

@@ -215,16 +215,22 @@ pub(crate) struct Connection {
 pub(crate) async fn connect(
     endpoint: &Endpoint,
     tls: Option<&Arc<rustls::ClientConfig>>,
+    proxy: Option<&crate::proxy::Proxy>,
 ) -> Result<Connection, ClientError> {
     let address = format!("{}:{}", endpoint.host, endpoint.port);
-    let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port))
-        .await
-        .map_err(|source| ClientError::Connect {
-            address: address.clone(),
-            source,
-        })?;
-    tcp.set_nodelay(true)
-        .map_err(|source| ClientError::Connect { address, source })?;
+    let tcp = if let Some(proxy) = proxy.filter(|_| endpoint.https) {
+        crate::proxy::tunnel(proxy, &endpoint.host, endpoint.port).await?
+    } else {
+        let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port))
+            .await
+            .map_err(|source| ClientError::Connect {
+                address: address.clone(),
+                source,
+            })?;
+        tcp.set_nodelay(true)
+            .map_err(|source| ClientError::Connect { address, source })?;
+        tcp
+    };
     let first_write = Arc::new(OnceLock::new());
     let sender =
         if endpoint.https {

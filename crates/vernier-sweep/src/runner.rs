@@ -182,6 +182,7 @@ fn classify(error: &vernier_openai::ClientError) -> Failure {
         vernier_openai::ClientError::Http {
             status: 400 | 401 | 403 | 404 | 405 | 413 | 422,
             body,
+            ..
         } => {
             let flags: Vec<String> = OPT_OUT_FLAGS
                 .iter()
@@ -883,6 +884,7 @@ mod tests {
         let error = vernier_openai::ClientError::Http {
             status: 400,
             body: "unknown field: cache_salt".to_owned(),
+            retry_after: None,
         };
         let failure = classify(&error);
         assert!(
@@ -892,6 +894,7 @@ mod tests {
         let error = vernier_openai::ClientError::Http {
             status: 503,
             body: "overloaded".to_owned(),
+            retry_after: None,
         };
         assert!(matches!(classify(&error), Failure::Retryable(_)));
     }

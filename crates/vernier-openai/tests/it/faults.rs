@@ -54,7 +54,9 @@ async fn http_429_and_500_keep_status_and_body() {
         let client = client_for(vec![Step::Write(wire.into_bytes())], Timeouts::default()).await;
         let code: u16 = status[..3].parse().expect("code");
         match client.chat_stream(&request()).await {
-            Err(ClientError::Http { status, body: got }) => {
+            Err(ClientError::Http {
+                status, body: got, ..
+            }) => {
                 assert_eq!((status, got.as_str()), (code, body));
             }
             other => panic!("expected HTTP {code}, got {other:?}"),

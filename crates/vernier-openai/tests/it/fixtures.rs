@@ -325,6 +325,7 @@ async fn error_fixtures_keep_status_and_body() {
                 Err(ClientError::Http {
                     status: got,
                     body: got_body,
+                    ..
                 }) => {
                     assert_eq!(got, status, "{server}/{stem}");
                     assert_eq!(got_body.as_bytes(), &body[..], "{server}/{stem}");

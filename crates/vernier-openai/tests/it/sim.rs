@@ -178,7 +178,7 @@ async fn http_faults_keep_status_and_body() {
         .chat_stream(&request(8).with_extra("sim_fault", fault))
         .await
     {
-        Err(ClientError::Http { status, body }) => assert_eq!(
+        Err(ClientError::Http { status, body, .. }) => assert_eq!(
             (status, body.as_str()),
             (429, "{\"error\":\"rate limited\"}")
         ),
@@ -189,7 +189,7 @@ async fn http_faults_keep_status_and_body() {
         .chat(&request(8).with_extra("sim_fault", fault))
         .await
     {
-        Err(ClientError::Http { status, body }) => {
+        Err(ClientError::Http { status, body, .. }) => {
             assert_eq!(status, 500);
             assert!(body.contains("error"), "{body}");
         }

@@ -402,3 +402,157 @@ async fn a_caller_config_offering_h2_still_speaks_http1() {
         Some(HTTP1)
     );
 }
+
+fn pem(cert: &CertificateDer<'static>) -> Vec<u8> {
+    use std::fmt::Write as _;
+    // RFC 7468 textual encoding: base64 of the DER, 64 characters a line.
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut base64 = String::new();
+    for chunk in cert.as_ref().chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                base64.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                base64.push('=');
+            }
+        }
+    }
+    let mut text = String::from("-----BEGIN CERTIFICATE-----\n");
+    for line in base64.as_bytes().chunks(64) {
+        let _ = writeln!(text, "{}", String::from_utf8_lossy(line));
+    }
+    text.push_str("-----END CERTIFICATE-----\n");
+    text.into_bytes()
+}
+
+#[tokio::test]
+async fn a_private_ca_added_with_ca_cert_pem_is_trusted_beside_the_built_in_roots() {
+    let (port, cert, mut seen) = server(&[HTTP1]).await;
+    let url = format!("https://localhost:{port}");
+    // Without the CA: the handshake fails and the message names the certificate and the fix.
+    let untrusting = ClientBuilder::new(&url).no_proxy().build().expect("client");
+    let error = untrusting
+        .models()
+        .await
+        .expect_err("an unknown issuer is refused");
+    let chain = {
+        let mut text = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        text
+    };
+    assert!(
+        matches!(error, ClientError::Tls { ref host, .. } if host == "localhost"),
+        "{chain}"
+    );
+    assert!(chain.contains("--ca-cert FILE"), "{chain}");
+    assert!(
+        chain.to_ascii_lowercase().contains("certificate"),
+        "{chain}"
+    );
+    // With the CA in PEM form: the same server answers.
+    let trusting = ClientBuilder::new(&url)
+        .no_proxy()
+        .ca_cert_pem("test CA", pem(&cert))
+        .build()
+        .expect("client");
+    let models = trusting.models().await.expect("the private CA is trusted");
+    assert_eq!(models[0].id, "tiny");
+    seen.next_request("GET", "/v1/models").await;
+    // Something that is not a certificate is refused when the client is built.
+    let error = ClientBuilder::new(&url)
+        .ca_cert_pem("notes.txt", b"not a certificate".to_vec())
+        .build()
+        .expect_err("no certificate in the file");
+    assert!(error.to_string().contains("notes.txt"), "{error}");
+}
+
+/// A minimal HTTP proxy: answers one `CONNECT host:port` with 200 and relays bytes both ways.
+async fn connect_proxy() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let port = listener.local_addr().expect("local addr").port();
+    let (seen_tx, seen) = unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut client, _)) = listener.accept().await else {
+                return;
+            };
+            let seen_tx = seen_tx.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0_u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if client.read(&mut byte).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let target = head
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_owned();
+                let _ = seen_tx.send(head.lines().next().unwrap_or_default().to_owned());
+                let port = target.rsplit(':').next().unwrap_or_default().to_owned();
+                let Ok(mut upstream) =
+                    tokio::net::TcpStream::connect(format!("127.0.0.1:{port}")).await
+                else {
+                    return;
+                };
+                if client
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            });
+        }
+    });
+    (port, seen)
+}
+
+#[tokio::test]
+async fn an_https_server_is_reached_through_a_connect_proxy() {
+    let (port, cert, _seen) = server(&[HTTP1]).await;
+    let (proxy_port, mut tunnels) = connect_proxy().await;
+    let client = ClientBuilder::new(&format!("https://localhost:{port}"))
+        .https_proxy(&format!("http://127.0.0.1:{proxy_port}"))
+        .ca_cert_pem("test CA", pem(&cert))
+        .build()
+        .expect("client");
+    let models = client.models().await.expect("through the tunnel");
+    assert_eq!(models[0].id, "tiny");
+    assert_eq!(
+        tunnels.recv().await.expect("the proxy saw a tunnel"),
+        format!("CONNECT localhost:{port} HTTP/1.1")
+    );
+    // A proxy that is not listening is a connect error naming the proxy.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let error = ClientBuilder::new(&format!("https://localhost:{port}"))
+        .https_proxy(&format!("http://127.0.0.1:{closed}"))
+        .build()
+        .expect("client")
+        .models()
+        .await
+        .expect_err("no proxy listens");
+    assert!(error.to_string().contains("proxy for localhost"), "{error}");
+}
