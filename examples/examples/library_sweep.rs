@@ -51,7 +51,7 @@ async fn main() -> std::process::ExitCode {
         out,
     };
     let context = RunContext::default().simulator(simulator.is_some());
-    let result = match sweep_client(&base_url, None) {
+    let result = match sweep_client(&base_url, None, None) {
         Ok(client) => run_sweep(client, start, context, Arc::new(QuietObserver), None).await,
         Err(error) => Err(error),
     };

@@ -75,9 +75,21 @@ pub struct Args {
     /// A JSON object merged into every request body.
     #[arg(long)]
     pub extra_body: Option<String>,
-    /// Environment variable holding the API key.
+    /// Environment variable holding the API key (never written to any file or message).
     #[arg(long)]
     pub api_key_env: Option<String>,
+    /// A PEM file of CA certificates to trust beside the built-in roots, for a self-hosted
+    /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY` and
+    /// `NO_PROXY` are honoured.
+    #[arg(long)]
+    pub ca_cert: Option<PathBuf>,
+    /// The most requests per second to send, for endpoints with a request-rate limit.
+    #[arg(long)]
+    pub max_rps: Option<f64>,
+    /// The longest the run waits on rate limits (`429`/`503`, as long as the server asks, or
+    /// backing off), in seconds, in all; past it a rate-limited try counts as a failure.
+    #[arg(long)]
+    pub max_wait: Option<f64>,
     /// A free-form label recorded in the run file and reports.
     #[arg(long)]
     pub label: Option<String>,
@@ -189,9 +201,10 @@ impl Cli {
 
 /// Flags that may differ from the journal on `--resume`: operational, not part of what was
 /// measured.
-const OPERATIONAL: [&str; 7] = [
+const OPERATIONAL: [&str; 8] = [
     "base_url",
     "api_key_env",
+    "ca_cert",
     "label",
     "quiet",
     "resume",
@@ -214,6 +227,7 @@ fn field_of(flag_id: &str) -> &str {
         "rate" => "rates_per_s",
         "duration" => "duration_s",
         "target" => "capacity_target",
+        "max_wait" => "max_wait_s",
         other => other,
     }
 }

@@ -72,6 +72,8 @@ pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
     config.rates_per_s.clone_from(&args.rate);
     config.arrival = args.arrival;
     config.capacity_target.clone_from(&args.target);
+    config.max_rps = args.max_rps;
+    config.max_wait_s = args.max_wait;
     config.max_load = args.max_load;
     config.label.clone_from(&args.label);
     config.check()?;
@@ -121,7 +123,11 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
         progress.note_line(SIMULATOR_BANNER);
         url
     };
-    let client = sweep_client(&base_url, args.api_key_env.as_deref())?;
+    let client = sweep_client(
+        &base_url,
+        args.api_key_env.as_deref(),
+        args.ca_cert.as_deref(),
+    )?;
     let context = RunContext::new(command_line)
         .simulator(simulator.is_some())
         .gpu_info_cmd(args.gpu_info_cmd.clone());

@@ -299,6 +299,12 @@ pub struct SweepConfig {
     /// The highest concurrency (or rate) the capacity search may try.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_load: Option<f64>,
+    /// The most requests per second the run sends (`--max-rps`), for rate-limited endpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rps: Option<f64>,
+    /// The longest the run waits on rate limits in all, seconds (`--max-wait`; default 900).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wait_s: Option<f64>,
     /// SHA-256 of the bundled corpora, hex.
     pub prompt_set_sha256: String,
     /// Free-form label.
@@ -342,6 +348,8 @@ impl Default for SweepConfig {
             arrival: None,
             capacity_target: None,
             max_load: None,
+            max_rps: None,
+            max_wait_s: None,
             prompt_set_sha256: String::new(),
             label: None,
         }
@@ -426,6 +434,24 @@ impl SweepConfig {
                 }
             }
             LoadMode::Burst => {}
+        }
+        if self
+            .max_rps
+            .is_some_and(|rps| !(rps.is_finite() && rps > 0.0))
+        {
+            return Err(invalid(
+                "--max-rps",
+                "give a positive number of requests per second, e.g. 2",
+            ));
+        }
+        if self
+            .max_wait_s
+            .is_some_and(|s| !(s.is_finite() && (0.0..=7.0 * 86_400.0).contains(&s)))
+        {
+            return Err(invalid(
+                "--max-wait",
+                "give seconds from 0 to 604800 (7 days)",
+            ));
         }
         if let Some(target) = &self.capacity_target {
             crate::load::Target::parse(target).map_err(|detail| invalid("--target", &detail))?;

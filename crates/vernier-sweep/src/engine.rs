@@ -52,13 +52,28 @@ These figures describe the simulator, not a real server; pass --base-url URL to 
 
 /// A client set up as the sweep uses it: a 10 s connect timeout, no other timeout (the
 /// watchdog handles silent streams), and the sweep's user agent; the API key is read from the
-/// environment variable `api_key_env` when given.
-pub fn sweep_client(base_url: &str, api_key_env: Option<&str>) -> Result<Client, SweepError> {
+/// environment variable `api_key_env` when given, and the CA certificates in the PEM file
+/// `ca_cert` are trusted beside the built-in roots (`HTTPS_PROXY` and `NO_PROXY` are honoured).
+pub fn sweep_client(
+    base_url: &str,
+    api_key_env: Option<&str>,
+    ca_cert: Option<&Path>,
+) -> Result<Client, SweepError> {
     let mut builder = ClientBuilder::new(base_url)
         .timeouts(Timeouts::none().connect(Some(Duration::from_secs(10))))
         .user_agent(format!("vernier-sweep/{}", env!("CARGO_PKG_VERSION")));
     if let Some(var) = api_key_env {
         builder = builder.api_key_from_env(var);
+    }
+    if let Some(path) = ca_cert {
+        let pem = std::fs::read(path).map_err(|error| SweepError::InvalidArgument {
+            what: "--ca-cert".to_owned(),
+            detail: format!(
+                "cannot read {}: {error}; give a PEM file with the server's CA certificate",
+                path.display()
+            ),
+        })?;
+        builder = builder.ca_cert_pem(path.display().to_string(), pem);
     }
     builder.build().map_err(|source| SweepError::Client {
         what: format!("set up a client for {base_url}"),
@@ -412,6 +427,9 @@ pub async fn run_sweep(
         (path, writer, ResumeState::default())
     };
     let out_dir = new_out;
+    let max_rps = config.max_rps;
+    let max_wait = Duration::try_from_secs_f64(config.max_wait_s.unwrap_or(900.0))
+        .unwrap_or(Duration::from_secs(900));
     let resume_command = vernier_cli::resume_command(
         &program,
         &context.command_line,
@@ -435,6 +453,10 @@ pub async fn run_sweep(
         resume_command,
         observer: Arc::clone(&observer),
         clock: runner::ClockAnchor::now(),
+        rate_cap: runner::RateCap::new(max_rps),
+        dropped: std::sync::Mutex::new(state.dropped_fields.clone()),
+        wait_budget: std::sync::Mutex::new(max_wait),
+        jitter: std::sync::atomic::AtomicU64::new(runner::unix_ms()),
     });
 
     let work = async {

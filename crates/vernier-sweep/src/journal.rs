@@ -34,6 +34,36 @@ pub enum SweepJournalLine {
     CellWindow(Box<CellWindow>),
     /// A capacity search (`--target`) tried every load it needed.
     SearchDone(SearchDone),
+    /// The server refused a field; the run goes on without it.
+    FieldDropped(FieldDropped),
+}
+
+/// A field the server refused, dropped for the rest of the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FieldDropped {
+    /// The field (`cache_salt`, `ignore_eos`, `min_tokens`, `return_token_ids`,
+    /// `continuous_usage_stats`, `cache_prompt`, or `max_tokens`, then sent as
+    /// `max_completion_tokens`).
+    pub field: String,
+    /// What the run no longer guarantees.
+    pub guarantee_lost: String,
+    /// The server's refusal, on one line.
+    pub server_said: String,
+    /// Wall clock.
+    pub unix_ms: u64,
+}
+
+/// A wait on a rate limit before the next try.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RateLimitWait {
+    /// `server_asked` (`Retry-After` and the like) or `backoff` (the server said nothing).
+    pub cause: String,
+    /// How long the client waited, ms.
+    pub waited_ms: f64,
+    /// What the server asked for, ms, when it said.
+    pub asked_ms: Option<f64>,
 }
 
 /// The end of a capacity search.
@@ -211,6 +241,9 @@ pub struct Attempt {
     /// The request's instants on the wall clock (absent in older journals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Timeline>,
+    /// A rate-limited attempt: the wait before the next try.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<RateLimitWait>,
 }
 
 /// Speculative-decoding counts one request's response reported: llama.cpp's per-request

@@ -26,7 +26,7 @@
 //! let mut config = SweepConfig::default();
 //! config.prompt_tokens = vec![100, 400];
 //! config.output_tokens = vec![64];
-//! let client = sweep_client("http://127.0.0.1:8000", None)?;
+//! let client = sweep_client("http://127.0.0.1:8000", None, None)?;
 //! let start = SweepStart::New { config: Box::new(config), out: "sweep-out".into() };
 //! let outcome = run_sweep(client, start, RunContext::default(), Arc::new(QuietObserver), None).await?;
 //! for cell in &outcome.run.cells {
@@ -47,6 +47,8 @@ mod corpus;
 mod engine;
 mod environment;
 mod error;
+#[cfg(feature = "engine")]
+mod fields;
 mod journal;
 mod lag;
 mod load;
@@ -71,9 +73,10 @@ pub use engine::{
 pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerInfo, ToolInfo};
 pub use error::{StopReason, SweepError};
 pub use journal::{
-    Attempt, Calibration, CellWindow, Header, LoadedSweepJournal, QueueSamples, RepDone, RepPhase,
-    RequestSpecDecode, Resumed, SWEEP_JOURNAL_VERSION, SearchDone, Status, SweepJournalLine,
-    Timeline, TimelineClock, journal_path, read_sweep_journal,
+    Attempt, Calibration, CellWindow, FieldDropped, Header, LoadedSweepJournal, QueueSamples,
+    RateLimitWait, RepDone, RepPhase, RequestSpecDecode, Resumed, SWEEP_JOURNAL_VERSION,
+    SearchDone, Status, SweepJournalLine, Timeline, TimelineClock, journal_path,
+    read_sweep_journal,
 };
 pub use lag::{LagHistogram, LagSummary};
 pub use load::{
@@ -88,7 +91,7 @@ pub use report::{
 pub use simulator::InProcessSimulator;
 pub use summary::{
     CellSummary, ClientLag, Figures, MedianIntervals, PerRequestSpecDecode,
-    RUN_FILE_SCHEMA_VERSION, RunFile, SpecDecode, Spread, summarise,
+    RUN_FILE_SCHEMA_VERSION, RateLimited, RunFile, SpecDecode, Spread, summarise,
 };
 
 /// The README's example, compiled and run as a doctest.

@@ -2,7 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use vernier_openai::{ChatMessage, ChatRequest, Client, StreamOptions};
@@ -14,8 +15,9 @@ use crate::corpus::{Corpus, NoncePlacement, NonceSource};
 use crate::error::StopReason;
 use crate::error::SweepError;
 use crate::journal::{
-    Attempt, Calibration, CellWindow, JournalWriter, LoadedSweepJournal, RepDone, RepPhase,
-    RequestSpecDecode, Status, SweepJournalLine, Timeline, TimelineClock,
+    Attempt, Calibration, CellWindow, FieldDropped, JournalWriter, LoadedSweepJournal,
+    RateLimitWait, RepDone, RepPhase, RequestSpecDecode, Status, SweepJournalLine, Timeline,
+    TimelineClock,
 };
 use crate::lag::LagHistogram;
 use crate::observer::SweepObserver;
@@ -38,6 +40,119 @@ pub(crate) struct Shared {
     pub(crate) observer: Arc<dyn SweepObserver>,
     /// Converts the monotonic clock's instants to wall-clock nanoseconds.
     pub(crate) clock: ClockAnchor,
+    /// `--max-rps`.
+    pub(crate) rate_cap: RateCap,
+    /// Fields the server refused, dropped for the rest of the run.
+    pub(crate) dropped: Mutex<BTreeSet<&'static str>>,
+    /// What is left of the run's budget for waits on rate limits.
+    pub(crate) wait_budget: Mutex<Duration>,
+    /// Draws the jitter of backoff waits.
+    pub(crate) jitter: AtomicU64,
+}
+
+/// Spaces requests so that at most `rate` go out per second (none without a cap).
+#[derive(Debug)]
+pub(crate) struct RateCap {
+    gap: Option<Duration>,
+    next: Mutex<Option<Instant>>,
+}
+
+impl RateCap {
+    pub(crate) fn new(max_rps: Option<f64>) -> Self {
+        Self {
+            gap: max_rps.and_then(|rps| Duration::try_from_secs_f64(1.0 / rps).ok()),
+            next: Mutex::new(None),
+        }
+    }
+
+    /// Waits until this request's turn: `gap` after the previous request's turn.
+    pub(crate) async fn wait_turn(&self) {
+        let Some(gap) = self.gap else {
+            return;
+        };
+        let turn = {
+            let Ok(mut next) = self.next.lock() else {
+                return;
+            };
+            let now = Instant::now();
+            let turn = next.map_or(now, |at| at.max(now));
+            *next = Some(turn + gap);
+            turn
+        };
+        tokio::time::sleep_until(turn.into()).await;
+    }
+}
+
+impl Shared {
+    /// The fields dropped so far.
+    pub(crate) fn dropped_fields(&self) -> BTreeSet<&'static str> {
+        self.dropped
+            .lock()
+            .map(|set| set.clone())
+            .unwrap_or_default()
+    }
+
+    /// Drops `field` for the rest of the run and journals it; `false` when it was dropped
+    /// already (the server refuses the request for another reason).
+    pub(crate) fn drop_field(
+        &self,
+        field: &'static str,
+        server_said: &str,
+    ) -> Result<bool, SweepError> {
+        let newly = self.dropped.lock().is_ok_and(|mut set| set.insert(field));
+        if newly {
+            let lost = crate::fields::guarantee_lost(field);
+            self.observer.warn(&format!(
+                "the server refuses `{field}`: going on without it ({lost})"
+            ));
+            self.journal
+                .append(&SweepJournalLine::FieldDropped(FieldDropped {
+                    field: field.to_owned(),
+                    guarantee_lost: lost.to_owned(),
+                    server_said: server_said.to_owned(),
+                    unix_ms: unix_ms(),
+                }))?;
+        }
+        Ok(newly)
+    }
+
+    /// The wait before trying again after the `n`-th rate-limited answer in a row, taken from
+    /// the run's budget; `None` when the budget cannot cover it (the try then counts as a
+    /// failure). Returns the wait, its cause and what the server asked for.
+    pub(crate) fn rate_limit_wait(
+        &self,
+        error: &vernier_openai::ClientError,
+        n: u32,
+    ) -> Option<(Duration, vernier_openai::WaitCause, Option<Duration>)> {
+        let draw = self
+            .jitter
+            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+        let unit = (splitmix(draw) >> 11) as f64 / (1_u64 << 53) as f64;
+        let (wait, cause) = vernier_openai::rate_limit_wait(
+            error,
+            n,
+            Duration::from_millis(500),
+            Duration::from_secs(60),
+            unit,
+        )?;
+        let asked = match error {
+            vernier_openai::ClientError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        };
+        let mut budget = self.wait_budget.lock().ok()?;
+        if wait > *budget {
+            return None;
+        }
+        *budget -= wait;
+        Some((wait, cause, asked))
+    }
+}
+
+/// `SplitMix64`'s output function (Steele, Lea and Flood 2014).
+fn splitmix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// One reading of the monotonic and the wall clock together, so that every instant of a run
@@ -96,18 +211,35 @@ pub(crate) fn unix_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Fields that servers may reject, with the flag that stops sending each.
-const OPT_OUT_FLAGS: [(&str, &str); 6] = [
-    ("cache_salt", "--no-cache-salt"),
-    ("ignore_eos", "--no-force-length"),
-    ("min_tokens", "--no-force-length"),
-    ("return_token_ids", "--no-token-ids"),
-    ("continuous_usage_stats", "--no-continuous-usage"),
-    ("cache_prompt", "--no-cache-prompt-field"),
-];
-
 /// The request body for one prompt.
 pub(crate) fn build_request(
+    config: &SweepConfig,
+    dropped: &BTreeSet<&'static str>,
+    prompt: String,
+    nonce: Option<&str>,
+    max_tokens: u32,
+) -> ChatRequest {
+    let mut request = build_full_request(config, prompt, nonce, max_tokens);
+    for field in dropped {
+        match *field {
+            "max_tokens" => {
+                request.max_completion_tokens = request.max_tokens.take();
+            }
+            "continuous_usage_stats" => {
+                if request.stream_options.is_some() {
+                    request.stream_options = Some(StreamOptions::usage(false));
+                }
+            }
+            other => {
+                request.extra.remove(other);
+            }
+        }
+    }
+    request
+}
+
+/// The request body with every field the configuration asks for.
+fn build_full_request(
     config: &SweepConfig,
     prompt: String,
     nonce: Option<&str>,
@@ -165,36 +297,43 @@ pub(crate) enum Failure {
     Fatal(String),
     /// The stream is silent and the server's generation counter does not move.
     Hung(String),
+    /// `429` or `503`: the server says "not now"; waiting is not a failed try.
+    RateLimited(String, vernier_openai::ClientError),
+    /// The server refuses a field the sweep can do without (`cache_salt`, `ignore_eos`, ...,
+    /// or `max_tokens` where `max_completion_tokens` is wanted): drop it and go on.
+    FieldRefused(String, &'static str),
 }
 
 impl Failure {
     fn message(&self) -> &str {
         match self {
-            Self::Retryable(m) | Self::Unreachable(m) | Self::Fatal(m) | Self::Hung(m) => m,
+            Self::Retryable(m)
+            | Self::Unreachable(m)
+            | Self::Fatal(m)
+            | Self::Hung(m)
+            | Self::RateLimited(m, _)
+            | Self::FieldRefused(m, _) => m,
         }
     }
 }
 
-fn classify(error: &vernier_openai::ClientError) -> Failure {
-    let message = vernier_cli::one_line(error);
-    match error {
+fn classify(error: vernier_openai::ClientError) -> Failure {
+    let message = vernier_cli::one_line(&error);
+    match &error {
         vernier_openai::ClientError::Connect { .. } => Failure::Unreachable(message),
         vernier_openai::ClientError::Http {
-            status: 400 | 401 | 403 | 404 | 405 | 413 | 422,
+            status: 400 | 422,
             body,
             ..
-        } => {
-            let flags: Vec<String> = OPT_OUT_FLAGS
-                .iter()
-                .filter(|(field, _)| body.contains(field))
-                .map(|(field, flag)| format!("the server objects to `{field}`: rerun with {flag}"))
-                .collect();
-            if flags.is_empty() {
-                Failure::Fatal(message)
-            } else {
-                Failure::Fatal(format!("{message} ({})", flags.join("; ")))
-            }
+        } if crate::fields::refused_field(body).is_some() => {
+            let field = crate::fields::refused_field(body).unwrap_or("unknown");
+            Failure::FieldRefused(message, field)
         }
+        vernier_openai::ClientError::Http {
+            status: 400 | 401 | 403 | 404 | 405 | 413 | 422,
+            ..
+        } => Failure::Fatal(message),
+        _ if vernier_openai::is_rate_limited(&error) => Failure::RateLimited(message, error),
         _ => Failure::Retryable(message),
     }
 }
@@ -295,7 +434,7 @@ async fn measure_once(
     let opened = Box::pin(watched(shared, shared.client.metered_chat_stream(request)))
         .await
         .map_err(|f| (f, LagHistogram::new()))?;
-    let mut stream = opened.map_err(|error| (classify(&error), LagHistogram::new()))?;
+    let mut stream = opened.map_err(|error| (classify(error), LagHistogram::new()))?;
     let mut times = RequestTimes {
         sent: stream.stream().request_sent_at(),
         headers: stream.stream().headers_at(),
@@ -317,7 +456,7 @@ async fn measure_once(
                     times.last_token = Some(event.arrived_at);
                 }
             }
-            Some(Err(error)) => return Err((classify(&error), lag)),
+            Some(Err(error)) => return Err((classify(error), lag)),
         }
     }
     let metered = stream.finish();
@@ -352,6 +491,48 @@ pub(crate) struct StreamJob {
     pub(crate) scheduled: Option<Instant>,
 }
 
+/// A journal line for one try, before its outcome is known.
+fn attempt_line(job: &StreamJob, attempt: u32, nonce: Option<String>) -> Attempt {
+    Attempt {
+        cell: job.cell,
+        phase: job.phase,
+        rep: job.rep,
+        stream: job.stream,
+        attempt,
+        status: Status::Ok,
+        error: None,
+        nonce,
+        prompt_tokens_actual: None,
+        cached_prompt_tokens: None,
+        completion_tokens: None,
+        finish_reason: None,
+        cache_hit: false,
+        length_mismatch: false,
+        measurement: None,
+        spec_decode: None,
+        client_lag: LagHistogram::new(),
+        unix_ms: unix_ms(),
+        sequence: job.sequence,
+        timeline: None,
+        wait: None,
+    }
+}
+
+/// Copies what a measured try produced into its journal line.
+fn fill_measured(line: &mut Attempt, measured: Measured, clock: &ClockAnchor, job: &StreamJob) {
+    line.timeline = Some(clock.timeline(&measured.times, job.scheduled));
+    let m = measured.measurement;
+    line.prompt_tokens_actual = m.prompt_tokens;
+    line.cached_prompt_tokens = m.cached_prompt_tokens;
+    line.completion_tokens = Some(m.completion_tokens);
+    line.finish_reason.clone_from(&m.finish_reason);
+    line.cache_hit = m.cached_prompt_tokens.unwrap_or(0) > 0;
+    line.length_mismatch = m.completion_tokens != u64::from(job.cell.output_tokens);
+    line.measurement = Some(m);
+    line.spec_decode = measured.spec_decode;
+    line.client_lag = measured.lag;
+}
+
 pub(crate) async fn run_stream(
     shared: Arc<Shared>,
     job: StreamJob,
@@ -363,7 +544,13 @@ pub(crate) async fn run_stream(
     let corpus = &shared.corpora[&job.cell.workload];
     let retries = shared.config.retries;
     let placement = NoncePlacement::from_suffix(shared.config.nonce_as_suffix);
-    for attempt in 0..=retries {
+    // `tries` numbers every request sent; only real failures use up `retries`. Waits on rate
+    // limits and dropping a refused field are not failures of the server.
+    let (mut tries, mut failures, mut limited) = (0_u32, 0_u32, 0_u32);
+    while failures <= retries {
+        let attempt = tries;
+        tries += 1;
+        shared.rate_cap.wait_turn().await;
         let nonce = shared
             .config
             .defeat_prefix_cache
@@ -371,79 +558,80 @@ pub(crate) async fn run_stream(
         let prompt = corpus.prompt(nonce.as_deref(), placement, job.n_units);
         let request = build_request(
             &shared.config,
+            &shared.dropped_fields(),
             prompt,
             nonce.as_deref(),
             job.cell.output_tokens,
         );
         let result = Box::pin(measure_once(&shared, &request)).await;
-        let mut line = Attempt {
-            cell: job.cell,
-            phase: job.phase,
-            rep: job.rep,
-            stream: job.stream,
-            attempt,
-            status: Status::Ok,
-            error: None,
-            nonce,
-            prompt_tokens_actual: None,
-            cached_prompt_tokens: None,
-            completion_tokens: None,
-            finish_reason: None,
-            cache_hit: false,
-            length_mismatch: false,
-            measurement: None,
-            spec_decode: None,
-            client_lag: LagHistogram::new(),
-            unix_ms: unix_ms(),
-            sequence: job.sequence,
-            timeline: None,
-        };
-        match result {
+        let mut line = attempt_line(&job, attempt, nonce);
+        let (failure, lag) = match result {
             Ok(measured) => {
-                line.timeline = Some(shared.clock.timeline(&measured.times, job.scheduled));
-                let m = measured.measurement;
-                let decode_rate = m.decode_tokens_per_s;
-                line.prompt_tokens_actual = m.prompt_tokens;
-                line.cached_prompt_tokens = m.cached_prompt_tokens;
-                line.completion_tokens = Some(m.completion_tokens);
-                line.finish_reason.clone_from(&m.finish_reason);
-                line.cache_hit = m.cached_prompt_tokens.unwrap_or(0) > 0;
-                line.length_mismatch = m.completion_tokens != u64::from(job.cell.output_tokens);
-                line.measurement = Some(m);
-                line.spec_decode = measured.spec_decode;
-                line.client_lag = measured.lag;
+                let decode_rate = measured.measurement.decode_tokens_per_s;
+                fill_measured(&mut line, measured, &shared.clock, &job);
                 shared
                     .journal
                     .append(&SweepJournalLine::Attempt(Box::new(line)))?;
                 return Ok(StreamEnd::Measured(decode_rate));
             }
-            Err((failure, lag)) => {
-                line.status = Status::Infra;
-                line.error = Some(failure.message().to_owned());
-                line.client_lag = lag;
-                shared
-                    .journal
-                    .append(&SweepJournalLine::Attempt(Box::new(line)))?;
-                match failure {
-                    Failure::Fatal(_) | Failure::Hung(_) => return Ok(StreamEnd::Stop(failure)),
-                    Failure::Unreachable(_) if attempt == retries => {
-                        return Ok(StreamEnd::Stop(failure));
-                    }
-                    Failure::Retryable(_) | Failure::Unreachable(_) => {
-                        shared.observer.note(&format!(
-                            "{} rep {} stream {}: attempt {} failed: {}",
-                            job.cell,
-                            job.rep,
-                            job.stream,
-                            attempt + 1,
-                            failure.message()
-                        ));
-                        if attempt < retries {
-                            tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt + 1)))
-                                .await;
-                        }
-                    }
+            Err(failed) => failed,
+        };
+        line.status = Status::Infra;
+        line.error = Some(failure.message().to_owned());
+        line.client_lag = lag;
+        // A rate limit within the wait budget: wait as the server asked, then try again.
+        let wait = match &failure {
+            Failure::RateLimited(_, error) => shared.rate_limit_wait(error, limited),
+            _ => None,
+        };
+        if let Some((wait, cause, asked)) = wait {
+            line.wait = Some(RateLimitWait {
+                cause: cause.as_str().to_owned(),
+                waited_ms: wait.as_secs_f64() * 1e3,
+                asked_ms: asked.map(|a| a.as_secs_f64() * 1e3),
+            });
+        }
+        shared
+            .journal
+            .append(&SweepJournalLine::Attempt(Box::new(line)))?;
+        if let Some((wait, _, _)) = wait {
+            limited += 1;
+            shared.observer.note(&format!(
+                "{} rep {} stream {}: rate-limited, waiting {:.1} s: {}",
+                job.cell,
+                job.rep,
+                job.stream,
+                wait.as_secs_f64(),
+                failure.message()
+            ));
+            tokio::time::sleep(wait).await;
+            continue;
+        }
+        limited = 0;
+        match failure {
+            Failure::FieldRefused(ref message, field) => {
+                if shared.drop_field(field, message)? {
+                    continue;
                 }
+                return Ok(StreamEnd::Stop(Failure::Fatal(message.clone())));
+            }
+            Failure::Fatal(_) | Failure::Hung(_) => return Ok(StreamEnd::Stop(failure)),
+            Failure::Unreachable(_) if failures == retries => {
+                return Ok(StreamEnd::Stop(failure));
+            }
+            Failure::Retryable(_) | Failure::Unreachable(_) | Failure::RateLimited(..) => {
+                shared.observer.note(&format!(
+                    "{} rep {} stream {}: attempt {} failed: {}",
+                    job.cell,
+                    job.rep,
+                    job.stream,
+                    attempt + 1,
+                    failure.message()
+                ));
+                if failures < retries {
+                    tokio::time::sleep(Duration::from_millis(250 * u64::from(failures + 1))).await;
+                }
+                failures += 1;
             }
         }
     }
@@ -555,9 +743,13 @@ async fn run_burst_rep(
 
 fn stop_error(shared: &Shared, failure: &Failure) -> SweepError {
     match failure {
-        Failure::Fatal(detail) => SweepError::ServerRejected {
+        Failure::Fatal(detail) | Failure::FieldRefused(detail, _) => SweepError::ServerRejected {
             detail: detail.clone(),
         },
+        Failure::RateLimited(detail, _) => shared.stopped(
+            StopReason::ServerUnreachable,
+            format!("{detail} (the rate-limit wait budget, --max-wait, is spent)"),
+        ),
         Failure::Hung(detail) => shared.stopped(StopReason::ServerHung, detail.clone()),
         Failure::Unreachable(detail) | Failure::Retryable(detail) => {
             shared.stopped(StopReason::ServerUnreachable, detail.clone())
@@ -593,6 +785,8 @@ pub(crate) struct ResumeState {
     /// Decode rates of the counted requests per cell, for `--until-ci` (kept in memory so
     /// the journal is read once, at resume, not after every repetition).
     decode_rates: BTreeMap<CellKey, Vec<f64>>,
+    /// Fields the server refused before the resume.
+    pub(crate) dropped_fields: BTreeSet<&'static str>,
 }
 
 impl ResumeState {
@@ -611,6 +805,14 @@ impl ResumeState {
                         .entry(done.cell)
                         .or_default()
                         .insert(done.rep);
+                }
+                SweepJournalLine::FieldDropped(dropped) => {
+                    if let Some((field, _)) = crate::fields::REFUSABLE
+                        .iter()
+                        .find(|(name, _)| *name == dropped.field)
+                    {
+                        state.dropped_fields.insert(field);
+                    }
                 }
                 SweepJournalLine::Attempt(attempt) => {
                     let next = match attempt.phase {
@@ -666,7 +868,13 @@ pub(crate) async fn calibrate_all(
                 probe_config.force_length = false;
                 probe_config.continuous_usage = false;
                 probe_config.token_ids = false;
-                let mut request = build_request(&probe_config, prompt, nonce, max_tokens);
+                let mut request = build_request(
+                    &probe_config,
+                    &shared.dropped_fields(),
+                    prompt,
+                    nonce,
+                    max_tokens,
+                );
                 request.stream_options = None;
                 request
             };
@@ -880,22 +1088,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unknown_field_errors_name_the_flag() {
-        let error = vernier_openai::ClientError::Http {
-            status: 400,
-            body: "unknown field: cache_salt".to_owned(),
+    fn refused_fields_rate_limits_and_refusals_are_told_apart() {
+        let http = |status: u16, body: &str| vernier_openai::ClientError::Http {
+            status,
+            body: body.to_owned(),
             retry_after: None,
         };
-        let failure = classify(&error);
-        assert!(
-            matches!(&failure, Failure::Fatal(m) if m.contains("--no-cache-salt")),
-            "{failure:?}"
+        assert!(matches!(
+            classify(http(400, "unknown field: cache_salt")),
+            Failure::FieldRefused(_, "cache_salt")
+        ));
+        assert!(matches!(
+            classify(http(503, "overloaded")),
+            Failure::RateLimited(..)
+        ));
+        assert!(matches!(
+            classify(http(429, "slow down")),
+            Failure::RateLimited(..)
+        ));
+        assert!(matches!(classify(http(500, "oops")), Failure::Retryable(_)));
+        assert!(matches!(classify(http(401, "bad key")), Failure::Fatal(_)));
+    }
+
+    #[test]
+    fn a_dropped_field_leaves_the_request_and_max_tokens_becomes_max_completion_tokens() {
+        let config = SweepConfig::default();
+        let all = build_request(&config, &BTreeSet::new(), "p".to_owned(), Some("n"), 16);
+        assert!(all.extra.contains_key("cache_salt") && all.extra.contains_key("ignore_eos"));
+        let dropped: BTreeSet<&'static str> =
+            ["cache_salt", "max_tokens", "continuous_usage_stats"].into();
+        let request = build_request(&config, &dropped, "p".to_owned(), Some("n"), 16);
+        assert!(!request.extra.contains_key("cache_salt"));
+        assert!(request.extra.contains_key("ignore_eos"));
+        assert_eq!(
+            (request.max_tokens, request.max_completion_tokens),
+            (None, Some(16))
         );
-        let error = vernier_openai::ClientError::Http {
-            status: 503,
-            body: "overloaded".to_owned(),
-            retry_after: None,
-        };
-        assert!(matches!(classify(&error), Failure::Retryable(_)));
+        let body = serde_json::to_value(&request).expect("serialises");
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        assert!(
+            body["stream_options"]
+                .get("continuous_usage_stats")
+                .is_none_or(|v| v == false)
+        );
     }
 }

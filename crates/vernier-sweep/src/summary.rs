@@ -9,8 +9,8 @@ use vernier_stats::Interval;
 use crate::config::{CellKey, LoadMode, SweepConfig, Workload};
 use crate::environment::Environment;
 use crate::journal::{
-    Attempt, Calibration, LoadedSweepJournal, QueueSamples, RepPhase, RequestSpecDecode, Status,
-    SweepJournalLine,
+    Attempt, Calibration, FieldDropped, LoadedSweepJournal, QueueSamples, RepPhase,
+    RequestSpecDecode, Status, SweepJournalLine,
 };
 use crate::lag::{LagHistogram, LagSummary};
 use crate::load::{Aggregate, Capacity, CapacityStep, Lateness, Target, TargetCheck, load_of};
@@ -51,6 +51,12 @@ pub struct RunFile {
     /// With `--target`: the capacity search's result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
+    /// Waits on rate limits over the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limited: Option<RateLimited>,
+    /// Fields the server refused, with the guarantee each carried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields_dropped: Vec<FieldDropped>,
 }
 
 /// One cell's figures.
@@ -130,6 +136,22 @@ pub struct CellSummary {
     /// With `--target`: how the cell fared against it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_check: Option<TargetCheck>,
+    /// Waits on rate limits during the cell: it was measured while throttled (each request is
+    /// still measured from its own send, so no wait is inside a per-request figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limited: Option<RateLimited>,
+}
+
+/// Waits on rate limits.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RateLimited {
+    /// Rate-limited answers (`429`, `503`) waited on.
+    pub n_waits: u32,
+    /// Seconds waited in all.
+    pub waited_s: f64,
+    /// Waits where the server said how long (the rest backed off).
+    pub n_server_asked: u32,
 }
 
 /// Smallest, median and largest.
@@ -276,6 +298,7 @@ struct CellAccumulator<'a> {
     scheduler_delay: LagHistogram,
     timer_overshoot: LagHistogram,
     queue: Option<QueueSamples>,
+    rate_limited: Option<RateLimited>,
 }
 
 /// Measured attempts that count: status ok in a repetition that finished (a repetition cut
@@ -351,11 +374,25 @@ fn add_load_figures(
     summary.aggregate = crate::load::aggregate(config.load, &cell.measured);
     summary.schedule_lateness = crate::load::lateness(&cell.measured);
     summary.server_queue = cell.queue;
+    summary.rate_limited = cell.rate_limited;
     let target = target.filter(|_| summary.n_reps > 0)?;
     let check = crate::load::check_target(target, &cell.measured);
     summary.target_check = Some(check.clone());
     let load = summary.rate_per_s.unwrap_or(f64::from(summary.concurrency));
     Some(CapacityStep { load, check })
+}
+
+fn add_wait(total: &mut Option<RateLimited>, wait: &crate::journal::RateLimitWait) {
+    let total = total.get_or_insert(RateLimited {
+        n_waits: 0,
+        waited_s: 0.0,
+        n_server_asked: 0,
+    });
+    total.n_waits += 1;
+    total.waited_s += wait.waited_ms / 1e3;
+    if wait.cause == "server_asked" {
+        total.n_server_asked += 1;
+    }
 }
 
 /// What [`summarise`] gathers from the journal's lines before it summarises each cell.
@@ -373,7 +410,11 @@ fn accumulate(journal: &LoadedSweepJournal) -> Accumulated<'_> {
     for line in &journal.lines {
         match line {
             SweepJournalLine::Attempt(attempt) if attempt.status == Status::Infra => {
-                cells.entry(attempt.cell).or_default().n_infra_attempts += 1;
+                let cell = cells.entry(attempt.cell).or_default();
+                cell.n_infra_attempts += 1;
+                if let Some(wait) = &attempt.wait {
+                    add_wait(&mut cell.rate_limited, wait);
+                }
             }
             SweepJournalLine::RepDone(done) => {
                 let cell = cells.entry(done.cell).or_default();
@@ -511,6 +552,25 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
         complete,
         warnings,
         capacity,
+        rate_limited: journal
+            .lines
+            .iter()
+            .filter_map(|line| match line {
+                SweepJournalLine::Attempt(attempt) => attempt.wait.as_ref(),
+                _ => None,
+            })
+            .fold(None, |mut total, wait| {
+                add_wait(&mut total, wait);
+                total
+            }),
+        fields_dropped: journal
+            .lines
+            .iter()
+            .filter_map(|line| match line {
+                SweepJournalLine::FieldDropped(dropped) => Some(dropped.clone()),
+                _ => None,
+            })
+            .collect(),
     })
 }
 
@@ -686,6 +746,7 @@ fn summarise_cell(
         schedule_lateness: None,
         server_queue: None,
         target_check: None,
+        rate_limited: None,
     }
 }
 

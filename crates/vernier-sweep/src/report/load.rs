@@ -25,12 +25,51 @@ fn with_interval(median: Option<f64>, interval: Option<vernier_stats::Interval>)
 /// The Markdown sections for load, in reading order (empty when the run has none).
 pub(crate) fn markdown_sections(run: &RunFile) -> String {
     let mut out = String::new();
+    throttle_section(&mut out, run);
     aggregate_section(&mut out, run);
     lateness_section(&mut out, run);
     if let Some(capacity) = &run.capacity {
         capacity_section(&mut out, capacity);
     }
     out
+}
+
+fn throttle_section(out: &mut String, run: &RunFile) {
+    if run.rate_limited.is_none() && run.fields_dropped.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Rate limits and refused fields\n");
+    if let Some(total) = run.rate_limited {
+        let _ = writeln!(
+            out,
+            "The run waited **{:.1} s on rate limits** ({} waits on `429`/`503`, {} of them as long as the \
+             server asked, the rest backing off). Each request is measured from its own send, so no wait is \
+             inside a per-request figure; cells measured while throttled:",
+            total.waited_s, total.n_waits, total.n_server_asked
+        );
+        for cell in run.cells.iter().filter(|c| c.rate_limited.is_some()) {
+            if let Some(waits) = cell.rate_limited {
+                let _ = writeln!(
+                    out,
+                    "- {} prompt {} out {} {}: {} waits, {:.1} s",
+                    cell.workload,
+                    cell.prompt_tokens_target,
+                    cell.output_tokens,
+                    load_label(cell),
+                    waits.n_waits,
+                    waits.waited_s
+                );
+            }
+        }
+        let _ = writeln!(out);
+    }
+    for dropped in &run.fields_dropped {
+        let _ = writeln!(
+            out,
+            "- The server refused `{}`; the run went on without it: **{}**. The server said: {}",
+            dropped.field, dropped.guarantee_lost, dropped.server_said
+        );
+    }
 }
 
 fn aggregate_section(out: &mut String, run: &RunFile) {
