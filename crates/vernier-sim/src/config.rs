@@ -180,6 +180,10 @@ pub struct Faults {
     pub malformed_json_after_events: Option<usize>,
     /// Every stream carries one over-long line after this many events.
     pub overlong_line_after_events: Option<usize>,
+    /// `(per_mille, retry_after_s)`: this many generation requests in a thousand, drawn from
+    /// the seed, are answered `429 Too Many Requests` with `Retry-After: retry_after_s`, as a
+    /// rate-limited hosted endpoint does. Checked before every other fault.
+    pub rate_limited: Option<(u32, u64)>,
 }
 
 impl Faults {

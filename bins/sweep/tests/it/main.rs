@@ -2,6 +2,7 @@
 
 mod arguments;
 mod calibration;
+mod hosted;
 mod load;
 mod resume;
 mod safety;

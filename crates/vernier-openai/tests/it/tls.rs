@@ -403,37 +403,25 @@ async fn a_caller_config_offering_h2_still_speaks_http1() {
     );
 }
 
-fn pem(cert: &CertificateDer<'static>) -> Vec<u8> {
-    use std::fmt::Write as _;
-    // RFC 7468 textual encoding: base64 of the DER, 64 characters a line.
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut base64 = String::new();
-    for chunk in cert.as_ref().chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                base64.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                base64.push('=');
-            }
-        }
-    }
-    let mut text = String::from("-----BEGIN CERTIFICATE-----\n");
-    for line in base64.as_bytes().chunks(64) {
-        let _ = writeln!(text, "{}", String::from_utf8_lossy(line));
-    }
-    text.push_str("-----END CERTIFICATE-----\n");
-    text.into_bytes()
+/// A self-signed certificate for `localhost` in PEM form, with its DER and key.
+fn self_signed_pem() -> (CertificateDer<'static>, PrivateKeyDer<'static>, Vec<u8>) {
+    let rcgen::CertifiedKey { cert, signing_key } =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])
+            .expect("generate a self-signed certificate");
+    let pem = cert.pem().into_bytes();
+    (cert.der().clone(), PrivateKeyDer::from(signing_key), pem)
+}
+
+/// A TLS server for `localhost` and the PEM of the certificate a client must trust.
+async fn pem_server() -> (u16, Vec<u8>, Seen) {
+    let (cert, key, pem) = self_signed_pem();
+    let (addr, seen) = serve_tls(openai_handler(), server_config(cert, key, &[HTTP1])).await;
+    (addr.port(), pem, seen)
 }
 
 #[tokio::test]
 async fn a_private_ca_added_with_ca_cert_pem_is_trusted_beside_the_built_in_roots() {
-    let (port, cert, mut seen) = server(&[HTTP1]).await;
+    let (port, pem, mut seen) = pem_server().await;
     let url = format!("https://localhost:{port}");
     // Without the CA: the handshake fails and the message names the certificate and the fix.
     let untrusting = ClientBuilder::new(&url).no_proxy().build().expect("client");
@@ -463,7 +451,7 @@ async fn a_private_ca_added_with_ca_cert_pem_is_trusted_beside_the_built_in_root
     // With the CA in PEM form: the same server answers.
     let trusting = ClientBuilder::new(&url)
         .no_proxy()
-        .ca_cert_pem("test CA", pem(&cert))
+        .ca_cert_pem("test CA", pem)
         .build()
         .expect("client");
     let models = trusting.models().await.expect("the private CA is trusted");
@@ -528,11 +516,11 @@ async fn connect_proxy() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) 
 
 #[tokio::test]
 async fn an_https_server_is_reached_through_a_connect_proxy() {
-    let (port, cert, _seen) = server(&[HTTP1]).await;
+    let (port, pem, _seen) = pem_server().await;
     let (proxy_port, mut tunnels) = connect_proxy().await;
     let client = ClientBuilder::new(&format!("https://localhost:{port}"))
         .https_proxy(&format!("http://127.0.0.1:{proxy_port}"))
-        .ca_cert_pem("test CA", pem(&cert))
+        .ca_cert_pem("test CA", pem)
         .build()
         .expect("client");
     let models = client.models().await.expect("through the tunnel");
