@@ -80,6 +80,19 @@ fn reply(status: StatusCode, content_type: &'static str, body: impl Into<bytes::
     response
 }
 
+/// `429 Too Many Requests` with `Retry-After`, in `OpenAI`'s error shape.
+fn rate_limited(retry_after_s: u64) -> Reply {
+    let mut response = error_reply(
+        StatusCode::TOO_MANY_REQUESTS,
+        "RateLimitError",
+        "Rate limit reached for requests; please try again later.",
+    );
+    if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
+        response.headers_mut().insert("retry-after", value);
+    }
+    response
+}
+
 fn json_reply(status: StatusCode, body: &impl serde::Serialize) -> Reply {
     reply(
         status,
@@ -294,6 +307,13 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
     }
     let earlier_requests = state.count_generation_request();
     let sequence = state.next_sequence();
+    if let Some((per_mille, retry_after_s)) = config.faults.rate_limited {
+        // Its own draw, so the answers of the requests let through stay as without the fault.
+        let mut draw = SplitMix64::new(config.seed ^ sequence ^ 0x7261_7465_6c69_6d69);
+        if draw.next_u64() % 1000 < u64::from(per_mille) {
+            return rate_limited(retry_after_s);
+        }
+    }
     let mut rng = SplitMix64::new(config.seed ^ sequence.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let id = format!(
         "{}-{:016x}",
