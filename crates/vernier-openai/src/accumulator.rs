@@ -70,6 +70,7 @@ impl ChatAccumulator {
             if let Some(reasoning) = &delta.reasoning {
                 self.reasoning.push_str(reasoning);
             }
+            self.reasoning.push_str(&delta.reasoning_details_text());
             for fragment in delta.tool_calls.iter().flatten() {
                 let position = if let Some(position) = self
                     .tool_calls

@@ -329,7 +329,8 @@ impl ChatChunk {
             .sum()
     }
 
-    /// UTF-8 bytes of reasoning (`reasoning_content` and `reasoning`) in this chunk.
+    /// UTF-8 bytes of reasoning (`reasoning_content`, `reasoning`, or a `reasoning_details`
+    /// list) in this chunk.
     pub fn reasoning_len(&self) -> usize {
         self.choices
             .iter()
@@ -340,6 +341,7 @@ impl ChatChunk {
                     .as_ref()
                     .map_or(0, String::len)
                     + choice.delta.reasoning.as_ref().map_or(0, String::len)
+                    + choice.delta.reasoning_details_text().len()
             })
             .sum()
     }
@@ -443,6 +445,30 @@ pub struct Delta {
     /// Unknown fields.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl Delta {
+    /// Reasoning sent only as a `reasoning_details` list (`reasoning.text` entries' `text`,
+    /// `reasoning.summary` entries' `summary`), as some gateways stream it; empty when the
+    /// delta also has `reasoning_content` or `reasoning` (those gateways send both, with the
+    /// same text) or no such list.
+    pub fn reasoning_details_text(&self) -> String {
+        if self.reasoning_content.is_some() || self.reasoning.is_some() {
+            return String::new();
+        }
+        let Some(Value::Array(details)) = self.extra.get("reasoning_details") else {
+            return String::new();
+        };
+        details
+            .iter()
+            .filter_map(|entry| {
+                entry
+                    .get("text")
+                    .or_else(|| entry.get("summary"))
+                    .and_then(Value::as_str)
+            })
+            .collect()
+    }
 }
 
 /// A fragment of a streamed tool call.

@@ -3,6 +3,8 @@
 
 mod faults;
 mod fixtures;
+#[cfg(feature = "meter")]
+mod provider_shapes;
 mod sim;
 mod split;
 mod support;
