@@ -39,7 +39,7 @@ pub struct Tokenized {
 }
 
 /// Which server software answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ServerKind {
     /// vLLM.
@@ -49,11 +49,12 @@ pub enum ServerKind {
     /// `SGLang`.
     SgLang,
     /// Anything else.
+    #[default]
     Unknown,
 }
 
 /// What the server said about itself. Each probe may fail; what answered is kept.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct ServerIdentity {
     /// The first `Server` response header seen.

@@ -42,6 +42,7 @@ mod accumulator;
 mod chat;
 mod client;
 mod completion;
+mod context;
 mod endpoints;
 mod envelope;
 mod error;
@@ -66,6 +67,7 @@ pub use client::{Client, ClientBuilder, Timeouts};
 pub use completion::{
     CompletionChoice, CompletionChunk, CompletionPrompt, CompletionRequest, CompletionResponse,
 };
+pub use context::{ContextLimit, context_limit, is_context_exceeded, says_context_exceeded};
 pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
 pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, ClientError, TimeoutKind};

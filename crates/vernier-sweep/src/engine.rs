@@ -209,7 +209,7 @@ async fn resolve_model(
     client: &Client,
     wanted: &str,
     resumed_journal: Option<&Path>,
-) -> Result<(String, Option<u64>), SweepError> {
+) -> Result<(String, Vec<vernier_openai::ModelInfo>), SweepError> {
     let models = client.models().await.map_err(|source| SweepError::Client {
         what: format!(
             "list models at {}/v1/models (or pass --model)",
@@ -230,11 +230,11 @@ async fn resolve_model(
                     ),
                 });
             }
-            Ok((wanted.to_owned(), found.and_then(|m| m.max_model_len)))
+            Ok((wanted.to_owned(), list))
         }
-        (false, Err(_)) => Ok((wanted.to_owned(), None)),
+        (false, Err(_)) => Ok((wanted.to_owned(), Vec::new())),
         (true, Ok(list)) => match list.first() {
-            Some(first) => Ok((first.id.clone(), first.max_model_len)),
+            Some(first) => Ok((first.id.clone(), list.clone())),
             None => Err(SweepError::InvalidArgument {
                 what: "the server's model list".to_owned(),
                 detail: "/v1/models is empty; pass --model".to_owned(),
@@ -318,19 +318,35 @@ pub async fn run_sweep(
     let allow_busy = config.allow_busy.unwrap_or(false);
 
     let resumed_journal = resumed.as_ref().map(|(path, _, _)| path.as_path());
-    let (model, max_model_len) = resolve_model(&client, &config.model, resumed_journal).await?;
-    if let Some(max) = max_model_len {
+    let (model, models) = resolve_model(&client, &config.model, resumed_journal).await?;
+    let identity = client.server_identity().await;
+    let limit = vernier_openai::context_limit(&models, &model, &identity);
+    let max_model_len = limit.map(|limit| limit.tokens);
+    // Cells that cannot fit the server's context are named and left out before anything is
+    // sent; the rest is measured.
+    let mut too_long = BTreeMap::new();
+    if let Some(limit) = limit {
         for &prompt in &config.prompt_tokens {
             for &output in &config.output_tokens {
-                if u64::from(prompt) + u64::from(output) > max {
-                    return Err(SweepError::InvalidArgument {
-                        what: format!("--prompt-tokens {prompt} with --output-tokens {output}"),
-                        detail: format!(
-                            "together they exceed the model's context of {max} tokens; ask for less"
+                if u64::from(prompt) + u64::from(output) > limit.tokens {
+                    too_long.insert(
+                        (prompt, output),
+                        format!(
+                            "prompt {prompt} + output {output} tokens exceed the server's context of {} tokens ({})",
+                            limit.tokens, limit.source
                         ),
-                    });
+                    );
                 }
             }
+        }
+        if too_long.len() == config.prompt_tokens.len() * config.output_tokens.len() {
+            return Err(SweepError::InvalidArgument {
+                what: "--prompt-tokens with --output-tokens".to_owned(),
+                detail: format!(
+                    "no cell fits the server's context of {} tokens ({}); ask for less",
+                    limit.tokens, limit.source
+                ),
+            });
         }
     }
 
@@ -360,7 +376,6 @@ pub async fn run_sweep(
         observer.warn(warning);
     }
 
-    let identity = client.server_identity().await;
     let environment = Environment {
         server: ServerInfo {
             base_url: client.base_url().clone(),
@@ -460,6 +475,11 @@ pub async fn run_sweep(
     });
 
     let work = async {
+        for cell in shared.config.cells() {
+            if let Some(reason) = too_long.get(&(cell.prompt_tokens_target, cell.output_tokens)) {
+                runner::skip_cell(&shared, &mut state, cell, reason.clone())?;
+            }
+        }
         runner::calibrate_all(&shared, &mut state).await?;
         runner::run_cells(&shared, &mut state).await
     };

@@ -111,6 +111,12 @@ pub enum SweepError {
         /// What differs, `name: journal X, now Y`.
         differences: String,
     },
+    /// The server cannot take a request this long (a cell is then left out, not failed).
+    #[error("send a request the server's context can hold: {detail}")]
+    ContextExceeded {
+        /// The server's message.
+        detail: String,
+    },
     /// A resumed run was started with a different configuration.
     #[error("resume {path}: flags given beside --resume differ from the journal's configuration ({differences}); leave them out, --resume alone continues with the journal's configuration (the run was started as: {original_command})", path = path.display())]
     ConfigMismatch {

@@ -36,6 +36,21 @@ pub enum SweepJournalLine {
     SearchDone(SearchDone),
     /// The server refused a field; the run goes on without it.
     FieldDropped(FieldDropped),
+    /// A cell left out: it cannot fit the server's context.
+    CellSkipped(CellSkipped),
+}
+
+/// A cell the run does not measure, `context_exceeded`: the server cannot take its prompt and
+/// output (known before sending from the server's context, or from its length error).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CellSkipped {
+    /// The cell.
+    pub cell: CellKey,
+    /// Why, with the server's own message when it refused a request.
+    pub reason: String,
+    /// Wall clock.
+    pub unix_ms: u64,
 }
 
 /// A field the server refused, dropped for the rest of the run.

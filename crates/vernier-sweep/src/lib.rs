@@ -73,10 +73,10 @@ pub use engine::{
 pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerInfo, ToolInfo};
 pub use error::{StopReason, SweepError};
 pub use journal::{
-    Attempt, Calibration, CellWindow, FieldDropped, Header, LoadedSweepJournal, QueueSamples,
-    RateLimitWait, RepDone, RepPhase, RequestSpecDecode, Resumed, SWEEP_JOURNAL_VERSION,
-    SearchDone, Status, SweepJournalLine, Timeline, TimelineClock, journal_path,
-    read_sweep_journal,
+    Attempt, Calibration, CellSkipped, CellWindow, FieldDropped, Header, LoadedSweepJournal,
+    QueueSamples, RateLimitWait, RepDone, RepPhase, RequestSpecDecode, Resumed,
+    SWEEP_JOURNAL_VERSION, SearchDone, Status, SweepJournalLine, Timeline, TimelineClock,
+    journal_path, read_sweep_journal,
 };
 pub use lag::{LagHistogram, LagSummary};
 pub use load::{

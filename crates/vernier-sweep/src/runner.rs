@@ -15,7 +15,7 @@ use crate::corpus::{Corpus, NoncePlacement, NonceSource};
 use crate::error::StopReason;
 use crate::error::SweepError;
 use crate::journal::{
-    Attempt, Calibration, CellWindow, FieldDropped, JournalWriter, LoadedSweepJournal,
+    Attempt, Calibration, CellSkipped, CellWindow, FieldDropped, JournalWriter, LoadedSweepJournal,
     RateLimitWait, RepDone, RepPhase, RequestSpecDecode, Status, SweepJournalLine, Timeline,
     TimelineClock,
 };
@@ -299,6 +299,8 @@ pub(crate) enum Failure {
     Hung(String),
     /// `429` or `503`: the server says "not now"; waiting is not a failed try.
     RateLimited(String, vernier_openai::ClientError),
+    /// The server cannot take a request this long: the cell is `context_exceeded`.
+    ContextExceeded(String),
     /// The server refuses a field the sweep can do without (`cache_salt`, `ignore_eos`, ...,
     /// or `max_tokens` where `max_completion_tokens` is wanted): drop it and go on.
     FieldRefused(String, &'static str),
@@ -312,7 +314,8 @@ impl Failure {
             | Self::Fatal(m)
             | Self::Hung(m)
             | Self::RateLimited(m, _)
-            | Self::FieldRefused(m, _) => m,
+            | Self::FieldRefused(m, _)
+            | Self::ContextExceeded(m) => m,
         }
     }
 }
@@ -321,6 +324,7 @@ fn classify(error: vernier_openai::ClientError) -> Failure {
     let message = vernier_cli::one_line(&error);
     match &error {
         vernier_openai::ClientError::Connect { .. } => Failure::Unreachable(message),
+        _ if vernier_openai::is_context_exceeded(&error) => Failure::ContextExceeded(message),
         vernier_openai::ClientError::Http {
             status: 400 | 422,
             body,
@@ -615,7 +619,9 @@ pub(crate) async fn run_stream(
                 }
                 return Ok(StreamEnd::Stop(Failure::Fatal(message.clone())));
             }
-            Failure::Fatal(_) | Failure::Hung(_) => return Ok(StreamEnd::Stop(failure)),
+            Failure::Fatal(_) | Failure::Hung(_) | Failure::ContextExceeded(_) => {
+                return Ok(StreamEnd::Stop(failure));
+            }
             Failure::Unreachable(_) if failures == retries => {
                 return Ok(StreamEnd::Stop(failure));
             }
@@ -746,6 +752,9 @@ fn stop_error(shared: &Shared, failure: &Failure) -> SweepError {
         Failure::Fatal(detail) | Failure::FieldRefused(detail, _) => SweepError::ServerRejected {
             detail: detail.clone(),
         },
+        Failure::ContextExceeded(detail) => SweepError::ContextExceeded {
+            detail: detail.clone(),
+        },
         Failure::RateLimited(detail, _) => shared.stopped(
             StopReason::ServerUnreachable,
             format!("{detail} (the rate-limit wait budget, --max-wait, is spent)"),
@@ -787,6 +796,8 @@ pub(crate) struct ResumeState {
     decode_rates: BTreeMap<CellKey, Vec<f64>>,
     /// Fields the server refused before the resume.
     pub(crate) dropped_fields: BTreeSet<&'static str>,
+    /// Cells left out as `context_exceeded`, with the reason.
+    pub(crate) skipped: BTreeMap<CellKey, String>,
 }
 
 impl ResumeState {
@@ -805,6 +816,9 @@ impl ResumeState {
                         .entry(done.cell)
                         .or_default()
                         .insert(done.rep);
+                }
+                SweepJournalLine::CellSkipped(skipped) => {
+                    state.skipped.insert(skipped.cell, skipped.reason.clone());
                 }
                 SweepJournalLine::FieldDropped(dropped) => {
                     if let Some((field, _)) = crate::fields::REFUSABLE
@@ -852,6 +866,17 @@ pub(crate) async fn calibrate_all(
             if state.calibrations.contains_key(&(workload, target)) {
                 continue;
             }
+            // A prompt length whose every cell is left out needs no calibration.
+            let cells_of = |state: &ResumeState| {
+                config
+                    .cells()
+                    .into_iter()
+                    .filter(|c| c.workload == workload && c.prompt_tokens_target == target)
+                    .all(|c| state.skipped.contains_key(&c))
+            };
+            if !config.is_search() && cells_of(state) {
+                continue;
+            }
             let method = if let Some(method) = method {
                 method
             } else {
@@ -887,13 +912,28 @@ pub(crate) async fn calibrate_all(
                 nonce_placement: NoncePlacement::from_suffix(config.nonce_as_suffix),
                 build: &build,
             };
-            let calibrated = calibrate::calibrate(&counter, workload, target)
-                .await
-                .map_err(|detail| SweepError::Calibration {
-                    workload: workload.to_string(),
-                    target,
-                    detail,
-                })?;
+            let calibrated = match calibrate::calibrate(&counter, workload, target).await {
+                Ok(calibrated) => calibrated,
+                // Probe requests this long are refused for their length: every cell of this
+                // prompt length is left out, and the run goes on.
+                Err(detail) if vernier_openai::says_context_exceeded(&detail) => {
+                    for cell in config
+                        .cells()
+                        .into_iter()
+                        .filter(|c| c.workload == workload && c.prompt_tokens_target == target)
+                    {
+                        skip_cell(shared, state, cell, detail.clone())?;
+                    }
+                    continue;
+                }
+                Err(detail) => {
+                    return Err(SweepError::Calibration {
+                        workload: workload.to_string(),
+                        target,
+                        detail,
+                    });
+                }
+            };
             shared
                 .journal
                 .append(&SweepJournalLine::Calibration(Calibration {
@@ -961,6 +1001,44 @@ pub(crate) async fn run_cells(
 /// Runs what `cell` still needs: its warm-ups, then measured repetitions until it is finished,
 /// with the server's counters, queue and the scheduler probe around them.
 pub(crate) async fn run_cell(
+    shared: &Arc<Shared>,
+    state: &mut ResumeState,
+    cell: CellKey,
+) -> Result<(), SweepError> {
+    if state.skipped.contains_key(&cell) {
+        return Ok(());
+    }
+    match run_cell_reps(shared, state, cell).await {
+        Err(SweepError::ContextExceeded { detail }) => skip_cell(shared, state, cell, detail),
+        other => other,
+    }
+}
+
+/// Leaves `cell` out as `context_exceeded`, journaled with `reason`.
+pub(crate) fn skip_cell(
+    shared: &Shared,
+    state: &mut ResumeState,
+    cell: CellKey,
+    reason: String,
+) -> Result<(), SweepError> {
+    if state.skipped.contains_key(&cell) {
+        return Ok(());
+    }
+    shared
+        .observer
+        .warn(&format!("{cell} left out (context_exceeded): {reason}"));
+    shared
+        .journal
+        .append(&SweepJournalLine::CellSkipped(CellSkipped {
+            cell,
+            reason: reason.clone(),
+            unix_ms: unix_ms(),
+        }))?;
+    state.skipped.insert(cell, reason);
+    Ok(())
+}
+
+async fn run_cell_reps(
     shared: &Arc<Shared>,
     state: &mut ResumeState,
     cell: CellKey,

@@ -136,6 +136,10 @@ pub struct CellSummary {
     /// With `--target`: how the cell fared against it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_check: Option<TargetCheck>,
+    /// Left out as `context_exceeded`, with the reason: the server cannot take this prompt and
+    /// output. Never a failure, never in a figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_exceeded: Option<String>,
     /// Waits on rate limits during the cell: it was measured while throttled (each request is
     /// still measured from its own send, so no wait is inside a per-request figure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -299,6 +303,7 @@ struct CellAccumulator<'a> {
     timer_overshoot: LagHistogram,
     queue: Option<QueueSamples>,
     rate_limited: Option<RateLimited>,
+    skipped: Option<String>,
 }
 
 /// Measured attempts that count: status ok in a repetition that finished (a repetition cut
@@ -395,6 +400,21 @@ fn add_wait(total: &mut Option<RateLimited>, wait: &crate::journal::RateLimitWai
     }
 }
 
+/// Every wait on a rate limit in the run.
+fn run_waits(journal: &LoadedSweepJournal) -> Option<RateLimited> {
+    journal
+        .lines
+        .iter()
+        .filter_map(|line| match line {
+            SweepJournalLine::Attempt(attempt) => attempt.wait.as_ref(),
+            _ => None,
+        })
+        .fold(None, |mut total, wait| {
+            add_wait(&mut total, wait);
+            total
+        })
+}
+
 /// What [`summarise`] gathers from the journal's lines before it summarises each cell.
 struct Accumulated<'a> {
     cells: BTreeMap<CellKey, CellAccumulator<'a>>,
@@ -443,6 +463,9 @@ fn accumulate(journal: &LoadedSweepJournal) -> Accumulated<'_> {
             }
             SweepJournalLine::Resumed(resumed) => {
                 environments_at_resume.push(resumed.environment.clone());
+            }
+            SweepJournalLine::CellSkipped(skipped) => {
+                cells.entry(skipped.cell).or_default().skipped = Some(skipped.reason.clone());
             }
             SweepJournalLine::Calibration(calibration) => {
                 calibrations.insert(
@@ -504,7 +527,8 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
         run_scheduler.merge(&cell.scheduler_delay);
         run_timer.merge(&cell.timer_overshoot);
         let mut summary = summarise_cell(key, cell, config.until_ci_percent);
-        if summary.n_reps < config.reps {
+        summary.context_exceeded.clone_from(&cell.skipped);
+        if summary.n_reps < config.reps && cell.skipped.is_none() {
             complete = false;
         }
         if let Some(step) = add_load_figures(&mut summary, config, target.as_ref(), cell) {
@@ -552,17 +576,7 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
         complete,
         warnings,
         capacity,
-        rate_limited: journal
-            .lines
-            .iter()
-            .filter_map(|line| match line {
-                SweepJournalLine::Attempt(attempt) => attempt.wait.as_ref(),
-                _ => None,
-            })
-            .fold(None, |mut total, wait| {
-                add_wait(&mut total, wait);
-                total
-            }),
+        rate_limited: run_waits(journal),
         fields_dropped: journal
             .lines
             .iter()
@@ -747,6 +761,7 @@ fn summarise_cell(
         server_queue: None,
         target_check: None,
         rate_limited: None,
+        context_exceeded: None,
     }
 }
 

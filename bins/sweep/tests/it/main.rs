@@ -2,6 +2,7 @@
 
 mod arguments;
 mod calibration;
+mod context;
 mod hosted;
 mod load;
 mod resume;

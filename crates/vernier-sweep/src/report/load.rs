@@ -25,6 +25,7 @@ fn with_interval(median: Option<f64>, interval: Option<vernier_stats::Interval>)
 /// The Markdown sections for load, in reading order (empty when the run has none).
 pub(crate) fn markdown_sections(run: &RunFile) -> String {
     let mut out = String::new();
+    context_section(&mut out, run);
     throttle_section(&mut out, run);
     aggregate_section(&mut out, run);
     lateness_section(&mut out, run);
@@ -32,6 +33,46 @@ pub(crate) fn markdown_sections(run: &RunFile) -> String {
         capacity_section(&mut out, capacity);
     }
     out
+}
+
+fn context_section(out: &mut String, run: &RunFile) {
+    let left_out: Vec<&CellSummary> = run
+        .cells
+        .iter()
+        .filter(|c| c.context_exceeded.is_some())
+        .collect();
+    if left_out.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Cells left out: context exceeded\n");
+    let accepted = run
+        .cells
+        .iter()
+        .filter(|c| c.context_exceeded.is_none() && c.n_ok > 0)
+        .map(|c| c.prompt_tokens_target + c.output_tokens)
+        .max();
+    let _ = writeln!(
+        out,
+        "The server cannot take these prompts with their outputs; they are `context_exceeded`, not failures, \
+         and no figure includes them. {}\n",
+        accepted.map_or_else(
+            || "No cell was measured.".to_owned(),
+            |tokens| format!(
+                "The longest cell measured asked for {tokens} tokens (prompt + output)."
+            )
+        )
+    );
+    for cell in left_out {
+        let _ = writeln!(
+            out,
+            "- {} prompt {} out {} {}: {}",
+            cell.workload,
+            cell.prompt_tokens_target,
+            cell.output_tokens,
+            load_label(cell),
+            cell.context_exceeded.as_deref().unwrap_or_default()
+        );
+    }
 }
 
 fn throttle_section(out: &mut String, run: &RunFile) {
