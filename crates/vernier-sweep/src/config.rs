@@ -525,34 +525,15 @@ impl SweepConfig {
 mod tests {
     use super::*;
 
+    /// The defaults (the command line's) with a small grid of cells.
     fn config() -> SweepConfig {
         SweepConfig {
             target: "simulator".to_owned(),
             model: "m".to_owned(),
-            workloads: vec![Workload::Prose, Workload::Code],
             prompt_tokens: vec![100, 200],
             output_tokens: vec![64],
             concurrency: vec![1, 4],
-            reps: 5,
-            warmup: 1,
-            until_ci_percent: None,
-            max_reps: 30,
-            retries: 2,
-            temperature: 0.0,
-            seed: None,
-            extra_body: serde_json::Map::new(),
-            force_length: true,
-            cache_salt: true,
-            cache_prompt_field: true,
-            token_ids: true,
-            continuous_usage: true,
-            defeat_prefix_cache: true,
-            nonce_as_suffix: false,
-            idle_timeout_s: Some(60.0),
-            busy_wait_cap_s: Some(900.0),
-            allow_busy: Some(false),
             prompt_set_sha256: "abc".to_owned(),
-            label: None,
             ..SweepConfig::default()
         }
     }

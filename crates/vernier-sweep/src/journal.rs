@@ -259,6 +259,45 @@ pub struct Attempt {
     /// A rate-limited attempt: the wait before the next try.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<RateLimitWait>,
+    /// The server's own timing of this request, where the response carries it (llama.cpp's
+    /// final-chunk `timings`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_timings: Option<ServerTimings>,
+}
+
+/// The server's own per-request timing (llama.cpp's `timings`), kept beside ours so every run
+/// on such a server cross-checks the ruler.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ServerTimings {
+    /// Prompt tokens the server evaluated (cached ones left out).
+    pub prompt_n: Option<u64>,
+    /// Milliseconds it spent on them.
+    pub prompt_ms: Option<f64>,
+    /// Tokens it generated.
+    pub predicted_n: Option<u64>,
+    /// Milliseconds it spent generating.
+    pub predicted_ms: Option<f64>,
+    /// Its generated tokens per second.
+    pub predicted_per_second: Option<f64>,
+    /// Its prompt tokens per second.
+    pub prompt_per_second: Option<f64>,
+}
+
+impl ServerTimings {
+    /// The figures of a `timings` object, when it has any.
+    #[cfg(any(feature = "engine", test))]
+    pub(crate) fn from_timings(timings: &vernier_openai::Timings) -> Option<Self> {
+        let kept = Self {
+            prompt_n: timings.prompt_n,
+            prompt_ms: timings.prompt_ms,
+            predicted_n: timings.predicted_n,
+            predicted_ms: timings.predicted_ms,
+            predicted_per_second: timings.predicted_per_second,
+            prompt_per_second: timings.prompt_per_second,
+        };
+        (kept.predicted_per_second.is_some() || kept.prompt_per_second.is_some()).then_some(kept)
+    }
 }
 
 /// Speculative-decoding counts one request's response reported: llama.cpp's per-request

@@ -80,8 +80,8 @@ pub use journal::{
 };
 pub use lag::{LagHistogram, LagSummary};
 pub use load::{
-    Aggregate, Capacity, CapacityStep, Lateness, PartCheck, Target, TargetCheck, TargetMetric,
-    TargetPart, Throughput, ThroughputIntervals,
+    Aggregate, Capacity, CapacityStep, Lateness, PartCheck, ServerClock, Target, TargetCheck,
+    TargetMetric, TargetPart, Throughput, ThroughputIntervals,
 };
 pub use observer::{QuietObserver, SweepObserver};
 pub use report::{

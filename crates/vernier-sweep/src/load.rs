@@ -272,6 +272,59 @@ pub(crate) fn lateness(attempts: &[&Attempt]) -> Option<Lateness> {
     })
 }
 
+/// The server's own clock beside ours, over the requests whose responses carried timings
+/// (llama.cpp's `timings`): medians, and the median of the per-request ratios ours / the
+/// server's.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ServerClock {
+    /// Requests with server timings.
+    pub n_requests: u32,
+    /// Our decode rate (first event's tokens excluded), median.
+    pub decode_tokens_per_s: Option<f64>,
+    /// The server's `predicted_per_second`, median.
+    pub server_decode_tokens_per_s: Option<f64>,
+    /// Median of ours / the server's, request by request.
+    pub decode_ratio: Option<f64>,
+    /// Our prefill rate (prompt tokens / TTFT, so it includes the network and any queueing),
+    /// median.
+    pub prefill_tokens_per_s: Option<f64>,
+    /// The server's `prompt_per_second` (its prompt evaluation alone), median.
+    pub server_prefill_tokens_per_s: Option<f64>,
+    /// Median of ours / the server's, request by request.
+    pub prefill_ratio: Option<f64>,
+}
+
+/// The server's clock beside ours (`None` when no response carried timings).
+pub(crate) fn server_clock(attempts: &[&Attempt]) -> Option<ServerClock> {
+    let with: Vec<(&vernier_meter::Measurement, crate::journal::ServerTimings)> = attempts
+        .iter()
+        .filter_map(|a| Some((a.measurement.as_ref()?, a.server_timings?)))
+        .collect();
+    if with.is_empty() {
+        return None;
+    }
+    let median = |values: Vec<f64>| quantile_of(&values, 0.5);
+    let pairs = |ours: fn(&vernier_meter::Measurement) -> Option<f64>,
+                 theirs: fn(&crate::journal::ServerTimings) -> Option<f64>| {
+        with.iter()
+            .filter_map(|(m, t)| Some((ours(m)?, theirs(t)?)))
+            .filter(|(_, t)| *t > 0.0)
+            .collect::<Vec<(f64, f64)>>()
+    };
+    let decode = pairs(|m| m.decode_tokens_per_s, |t| t.predicted_per_second);
+    let prefill = pairs(|m| m.prefill_tokens_per_s, |t| t.prompt_per_second);
+    Some(ServerClock {
+        n_requests: u32::try_from(with.len()).unwrap_or(u32::MAX),
+        decode_tokens_per_s: median(decode.iter().map(|p| p.0).collect()),
+        server_decode_tokens_per_s: median(decode.iter().map(|p| p.1).collect()),
+        decode_ratio: median(decode.iter().map(|p| p.0 / p.1).collect()),
+        prefill_tokens_per_s: median(prefill.iter().map(|p| p.0).collect()),
+        server_prefill_tokens_per_s: median(prefill.iter().map(|p| p.1).collect()),
+        prefill_ratio: median(prefill.iter().map(|p| p.0 / p.1).collect()),
+    })
+}
+
 /// A per-request figure a target can bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

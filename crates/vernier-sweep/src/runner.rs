@@ -16,8 +16,8 @@ use crate::error::StopReason;
 use crate::error::SweepError;
 use crate::journal::{
     Attempt, Calibration, CellSkipped, CellWindow, FieldDropped, JournalWriter, LoadedSweepJournal,
-    RateLimitWait, RepDone, RepPhase, RequestSpecDecode, Status, SweepJournalLine, Timeline,
-    TimelineClock,
+    RateLimitWait, RepDone, RepPhase, RequestSpecDecode, ServerTimings, Status, SweepJournalLine,
+    Timeline, TimelineClock,
 };
 use crate::lag::LagHistogram;
 use crate::observer::SweepObserver;
@@ -418,6 +418,7 @@ async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Fai
 struct Measured {
     measurement: vernier_meter::Measurement,
     spec_decode: Option<RequestSpecDecode>,
+    server_timings: Option<ServerTimings>,
     lag: LagHistogram,
     times: RequestTimes,
 }
@@ -470,6 +471,10 @@ async fn measure_once(
             .accumulated
             .timings()
             .and_then(RequestSpecDecode::from_timings),
+        server_timings: metered
+            .accumulated
+            .timings()
+            .and_then(ServerTimings::from_timings),
         measurement: metered.measurement,
         lag,
     })
@@ -519,6 +524,7 @@ fn attempt_line(job: &StreamJob, attempt: u32, nonce: Option<String>) -> Attempt
         sequence: job.sequence,
         timeline: None,
         wait: None,
+        server_timings: None,
     }
 }
 
@@ -534,6 +540,7 @@ fn fill_measured(line: &mut Attempt, measured: Measured, clock: &ClockAnchor, jo
     line.length_mismatch = m.completion_tokens != u64::from(job.cell.output_tokens);
     line.measurement = Some(m);
     line.spec_decode = measured.spec_decode;
+    line.server_timings = measured.server_timings;
     line.client_lag = measured.lag;
 }
 

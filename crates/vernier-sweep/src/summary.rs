@@ -13,7 +13,9 @@ use crate::journal::{
     RequestSpecDecode, Status, SweepJournalLine,
 };
 use crate::lag::{LagHistogram, LagSummary};
-use crate::load::{Aggregate, Capacity, CapacityStep, Lateness, Target, TargetCheck, load_of};
+use crate::load::{
+    Aggregate, Capacity, CapacityStep, Lateness, ServerClock, Target, TargetCheck, load_of,
+};
 
 /// Version of the run-file schema (`docs/run-file.md`).
 pub const RUN_FILE_SCHEMA_VERSION: u32 = 1;
@@ -136,6 +138,10 @@ pub struct CellSummary {
     /// With `--target`: how the cell fared against it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_check: Option<TargetCheck>,
+    /// The server's own timing beside ours (llama.cpp `timings`), absent where responses carry
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_clock: Option<ServerClock>,
     /// Left out as `context_exceeded`, with the reason: the server cannot take this prompt and
     /// output. Never a failure, never in a figure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -380,6 +386,7 @@ fn add_load_figures(
     summary.schedule_lateness = crate::load::lateness(&cell.measured);
     summary.server_queue = cell.queue;
     summary.rate_limited = cell.rate_limited;
+    summary.server_clock = crate::load::server_clock(&cell.measured);
     let target = target.filter(|_| summary.n_reps > 0)?;
     let check = crate::load::check_target(target, &cell.measured);
     summary.target_check = Some(check.clone());
@@ -762,6 +769,7 @@ fn summarise_cell(
         target_check: None,
         rate_limited: None,
         context_exceeded: None,
+        server_clock: None,
     }
 }
 

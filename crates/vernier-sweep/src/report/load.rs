@@ -27,6 +27,7 @@ pub(crate) fn markdown_sections(run: &RunFile) -> String {
     let mut out = String::new();
     context_section(&mut out, run);
     throttle_section(&mut out, run);
+    server_clock_section(&mut out, run);
     aggregate_section(&mut out, run);
     lateness_section(&mut out, run);
     if let Some(capacity) = &run.capacity {
@@ -72,6 +73,53 @@ fn context_section(out: &mut String, run: &RunFile) {
             load_label(cell),
             cell.context_exceeded.as_deref().unwrap_or_default()
         );
+    }
+}
+
+fn server_clock_section(out: &mut String, run: &RunFile) {
+    let cells: Vec<&CellSummary> = run
+        .cells
+        .iter()
+        .filter(|c| c.server_clock.is_some())
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## The server's own clock\n");
+    let _ = writeln!(
+        out,
+        "The server timed each request itself (llama.cpp's `timings`): its decode rate \
+         (`predicted_per_second`) and prompt rate (`prompt_per_second`) beside ours, with the median of the \
+         per-request ratios ours / the server's. Our prefill rate runs from the request's first byte sent to \
+         the first token, so it also holds the network and any queueing; the server's holds its prompt \
+         evaluation alone.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| workload | prompt | out | load | requests | decode ours | decode server | ratio | prefill ours | prefill server | ratio |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for cell in cells {
+        if let Some(clock) = cell.server_clock {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell.workload,
+                cell.prompt_tokens_target,
+                cell.output_tokens,
+                load_label(cell),
+                clock.n_requests,
+                number(clock.decode_tokens_per_s, 1),
+                number(clock.server_decode_tokens_per_s, 1),
+                number(clock.decode_ratio, 3),
+                number(clock.prefill_tokens_per_s, 1),
+                number(clock.server_prefill_tokens_per_s, 1),
+                number(clock.prefill_ratio, 3),
+            );
+        }
     }
 }
 

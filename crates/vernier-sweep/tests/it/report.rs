@@ -124,3 +124,52 @@ fn journal_values(path: &Path) -> Vec<serde_json::Value> {
         .map(|line| serde_json::from_str(line).expect("every journal line is JSON"))
         .collect()
 }
+
+#[test]
+fn the_servers_own_timings_are_shown_beside_ours_with_the_ratio() {
+    // The fixed journal, with each measured request's response carrying llama.cpp-style
+    // `timings` whose decode rate is ours / 1.02 and whose prompt rate is twice ours.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
+    let mut lines = journal_values(&path);
+    for line in &mut lines {
+        if line["type"] == "attempt" && line["status"] == "ok" {
+            let decode = line["measurement"]["decode_tokens_per_s"]
+                .as_f64()
+                .expect("decode");
+            let prefill = line["measurement"]["prefill_tokens_per_s"]
+                .as_f64()
+                .expect("prefill");
+            line["server_timings"] = serde_json::json!({
+                "prompt_n": 100, "prompt_ms": 10.0, "predicted_n": 64, "predicted_ms": 500.0,
+                "predicted_per_second": decode / 1.02, "prompt_per_second": prefill * 2.0,
+            });
+        }
+    }
+    let out = tempfile::tempdir().expect("temporary folder");
+    let rewritten = out.path().join("journal.jsonl");
+    let mut text = lines
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.push('\n');
+    std::fs::write(&rewritten, text).expect("write the journal");
+    let journal = vernier_sweep::read_sweep_journal(&rewritten).expect("read");
+    let run = vernier_sweep::summarise(&journal).expect("a header");
+    for cell in &run.cells {
+        let clock = cell.server_clock.expect("server timings were recorded");
+        assert!(
+            (clock.decode_ratio.expect("a ratio") - 1.02).abs() < 1e-9,
+            "{clock:?}"
+        );
+        assert!(
+            (clock.prefill_ratio.expect("a ratio") - 0.5).abs() < 1e-9,
+            "{clock:?}"
+        );
+    }
+    let markdown = vernier_sweep::markdown_report(&run);
+    assert!(markdown.contains("## The server's own clock"), "{markdown}");
+    assert!(markdown.contains("| 1.020 |"), "{markdown}");
+    // Without timings, no such section (the fixed journal's own report).
+    assert!(!vernier_sweep::markdown_report(&fixture()).contains("server's own clock"));
+}
