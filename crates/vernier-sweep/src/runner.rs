@@ -351,6 +351,21 @@ async fn generation_moving(client: &Client, name: &str, gap: Duration) -> Option
     Some(second > first)
 }
 
+/// Whether the server answers a one-token request within the idle timeout (at least 2 s): a
+/// silent stream on a server that answers is stuck, not the server.
+async fn probe_answered(shared: &Shared) -> bool {
+    let mut probe = ChatRequest::new(
+        shared.config.model.clone(),
+        vec![ChatMessage::user("Say OK.")],
+    );
+    probe.max_tokens = Some(1);
+    let limit = shared.idle_timeout.max(Duration::from_secs(2));
+    matches!(
+        tokio::time::timeout(limit, shared.client.chat(&probe)).await,
+        Ok(Ok(_))
+    )
+}
+
 /// Awaits `future`, checking the server whenever `idle_timeout` passes without it finishing:
 /// a server whose generation counter moves is busy (keep waiting, up to the cap); one whose
 /// counter stands still is hung. The future keeps being polled during the check, so event
@@ -389,9 +404,15 @@ async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Fai
                             shared.busy_wait_cap.as_secs_f64()
                         )));
                     }
+                    Some(false) if probe_answered(shared).await => {
+                        return Err(Failure::Retryable(format!(
+                            "no event for {:.0} s and the server's generation counter did not move, but the server answered a one-token probe: this stream is stuck, not the server; it is abandoned and retried",
+                            waited.as_secs_f64()
+                        )));
+                    }
                     Some(false) => {
                         return Err(Failure::Hung(format!(
-                            "no event for {:.0} s and the server's generation counter did not move: the server looks hung",
+                            "no event for {:.0} s, the server's generation counter did not move and a one-token probe went unanswered: the server looks hung",
                             waited.as_secs_f64()
                         )));
                     }
