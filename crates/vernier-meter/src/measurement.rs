@@ -174,8 +174,13 @@ pub struct Measurement {
     pub reasoning_tokens: Option<u64>,
     /// Tokens in the first token-bearing event.
     pub first_event_tokens: f64,
-    /// Whether `first_event_tokens` is completion tokens / token-bearing events (no per-event source).
+    /// Whether `first_event_tokens` is an estimate (no per-event source): the first event's
+    /// share of the stream's text at the stream's bytes per token.
     pub first_event_tokens_estimated: bool,
+    /// With an estimate: the fewest and most tokens the first event can hold (at least one,
+    /// and at most what leaves one for every later token-bearing event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_event_tokens_bounds: Option<(f64, f64)>,
     /// The best token source available.
     pub token_source: TokenSource,
     /// Whether `completion_tokens` is only a lower bound (the event count).

@@ -87,6 +87,8 @@ impl Meter {
 #[derive(Debug, Clone, Copy)]
 struct TokenEvent {
     at: Instant,
+    /// Bytes of output text (content, reasoning, tool-call text) the event carried.
+    text_bytes: u64,
     token_ids: Option<u32>,
     usage_delta: Option<u64>,
     logprob_tokens: Option<u32>,
@@ -122,6 +124,13 @@ struct Computation<'a> {
     warnings: Vec<String>,
 }
 
+/// The first event's tokens estimated from its text, with the bounds the counts allow.
+struct FirstEventEstimate {
+    tokens: f64,
+    bounds: (f64, f64),
+    note: String,
+}
+
 fn milliseconds(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
@@ -155,6 +164,9 @@ impl<'a> Computation<'a> {
             if observation.is_token_bearing() {
                 token_events.push(TokenEvent {
                     at: observation.at,
+                    text_bytes: u64::from(observation.content_bytes)
+                        + u64::from(observation.reasoning_bytes)
+                        + u64::from(observation.tool_call_bytes),
                     token_ids: observation.token_ids,
                     usage_delta,
                     logprob_tokens: observation.logprob_tokens,
@@ -280,6 +292,50 @@ impl<'a> Computation<'a> {
         checks
     }
 
+    /// Tokens in the first token-bearing event when no source counts tokens per event, within
+    /// what the counts allow (at least one token, and at most what leaves one for every later
+    /// event). Two estimates: the `average` tokens per event, exact when every event carries
+    /// the same, and the first event's share of the stream's text at the stream's bytes per
+    /// token, which sees a first event unlike the rest (vLLM's single prefill token before
+    /// speculative steps of several). When they agree within one token the first event is a
+    /// typical one and the average is kept (a few tokens' text varies more than that); when
+    /// they do not, the text's estimate is. A text-free stream keeps the average.
+    fn first_event_estimate(&self, completion_tokens: u64, average: f64) -> FirstEventEstimate {
+        let n_events = self.token_events.len() as u64;
+        let low = 1.0_f64.min(completion_tokens as f64);
+        let high = (completion_tokens.saturating_sub(n_events.saturating_sub(1)) as f64).max(low);
+        let total_bytes: u64 = self.token_events.iter().map(|e| e.text_bytes).sum();
+        let first_bytes = self.token_events.first().map_or(0, |e| e.text_bytes);
+        if total_bytes == 0 || first_bytes == 0 {
+            return FirstEventEstimate {
+                tokens: average.clamp(low, high),
+                bounds: (low, high),
+                note: format!(
+                    "no per-event token counts and no text to weigh: tokens in the first event estimated as {completion_tokens} completion tokens / {n_events} token-bearing events (bounds {low:.0}–{high:.0})"
+                ),
+            };
+        }
+        let bytes_per_token = total_bytes as f64 / completion_tokens.max(1) as f64;
+        let by_text = (first_bytes as f64 / bytes_per_token).clamp(low, high);
+        let average = average.clamp(low, high);
+        if (by_text - average).abs() < 1.0 {
+            return FirstEventEstimate {
+                tokens: average,
+                bounds: (low, high),
+                note: format!(
+                    "no per-event token counts: tokens in the first event estimated as {completion_tokens} completion tokens / {n_events} token-bearing events = {average:.2}, which its text agrees with ({first_bytes} bytes at {bytes_per_token:.2} bytes per token = {by_text:.2}; bounds {low:.0}–{high:.0})"
+                ),
+            };
+        }
+        FirstEventEstimate {
+            tokens: by_text,
+            bounds: (low, high),
+            note: format!(
+                "no per-event token counts: the first event is unlike the average of {average:.2} tokens per event, so its tokens are estimated from its text as {first_bytes} bytes at {bytes_per_token:.2} bytes per token = {by_text:.2} (bounds {low:.0}–{high:.0})"
+            ),
+        }
+    }
+
     #[expect(
         clippy::too_many_lines,
         reason = "one linear pass over the definitions, easier to audit in one place"
@@ -299,19 +355,22 @@ impl<'a> Computation<'a> {
         let tokens_by_event = self.tokens_by_event(best.source);
         let estimated_tokens_per_event =
             (n_token_events > 0).then(|| completion_tokens as f64 / n_token_events as f64);
+        let mut first_event_tokens_bounds = None;
         let (first_event_tokens, first_event_tokens_estimated) =
             match (&tokens_by_event, estimated_tokens_per_event) {
                 (Some(by_event), _) => {
                     (by_event.first().map_or(0.0, |&tokens| tokens as f64), false)
                 }
-                (None, Some(estimate)) => (estimate, true),
+                (None, Some(average)) => {
+                    let estimate = self.first_event_estimate(completion_tokens, average);
+                    first_event_tokens_bounds = Some(estimate.bounds);
+                    if completion_tokens != n_token_events {
+                        self.warnings.push(estimate.note);
+                    }
+                    (estimate.tokens, true)
+                }
                 (None, None) => (0.0, false),
             };
-        if first_event_tokens_estimated && completion_tokens != n_token_events {
-            self.warnings.push(format!(
-                "no per-event token counts: tokens in the first event estimated as {completion_tokens} completion tokens / {n_token_events} token-bearing events"
-            ));
-        }
 
         let first_token_at = self.token_events.first().map(|event| event.at);
         let last_token_at = self.token_events.last().map(|event| event.at);
@@ -394,6 +453,7 @@ impl<'a> Computation<'a> {
             reasoning_tokens: final_counts.reasoning_tokens,
             first_event_tokens,
             first_event_tokens_estimated,
+            first_event_tokens_bounds,
             token_source: best.source,
             token_count_is_lower_bound: best.source == TokenSource::EventCount,
             cross_checks,

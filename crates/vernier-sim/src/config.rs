@@ -231,6 +231,9 @@ pub struct SimConfig {
     pub decode_step: Duration,
     /// Tokens carried per step (default `Fixed(1)`).
     pub tokens_per_event: TokensPerEvent,
+    /// Tokens of the first step, when it differs from the rest: vLLM's first token comes out
+    /// of the prefill alone, one token, however many later steps carry (default: as the rest).
+    pub first_step_tokens: Option<u32>,
     /// Prefix cache with 16-token blocks, keyed by `cache_salt` (default on).
     pub prefix_cache: bool,
     /// Reasoning tokens streamed as `reasoning_content` before the content (default 0).
@@ -266,6 +269,7 @@ impl Default for SimConfig {
             fixed_overhead: Duration::from_millis(5),
             decode_step: Duration::from_millis(10),
             tokens_per_event: TokensPerEvent::Fixed(1),
+            first_step_tokens: None,
             prefix_cache: true,
             reasoning_tokens: 0,
             slowdown_per_running_request: 0.0,
@@ -353,6 +357,8 @@ impl SimConfigBuilder {
         decode_step: Duration,
         /// Sets [`SimConfig::tokens_per_event`].
         tokens_per_event: TokensPerEvent,
+        /// Sets [`SimConfig::first_step_tokens`].
+        first_step_tokens: Option<u32>,
         /// Sets [`SimConfig::prefix_cache`].
         prefix_cache: bool,
         /// Sets [`SimConfig::reasoning_tokens`].

@@ -138,10 +138,15 @@ impl Step {
 pub(crate) fn schedule_steps(
     generation: &Generation,
     tokens_per_event: &TokensPerEvent,
+    first_step_tokens: Option<u32>,
     is_code: bool,
     rng: &mut SplitMix64,
 ) -> Vec<Step> {
+    let mut first = first_step_tokens;
     let mut draw = || -> (usize, SpecCounts) {
+        if let Some(n) = first.take() {
+            return (n.max(1) as usize, SpecCounts::default());
+        }
         match tokens_per_event {
             TokensPerEvent::Fixed(n) => {
                 let n = (*n).max(1);
@@ -542,6 +547,7 @@ mod tests {
         let steps = schedule_steps(
             &generation,
             &TokensPerEvent::Fixed(3),
+            None,
             false,
             &mut SplitMix64::new(1),
         );
@@ -558,6 +564,7 @@ mod tests {
         let steps = schedule_steps(
             &generation,
             &TokensPerEvent::Fixed(3),
+            None,
             false,
             &mut SplitMix64::new(1),
         );
@@ -574,6 +581,7 @@ mod tests {
             let steps = schedule_steps(
                 &generation,
                 &TokensPerEvent::speculative(),
+                None,
                 is_code,
                 &mut SplitMix64::new(9),
             );
@@ -592,6 +600,7 @@ mod tests {
         let steps = schedule_steps(
             &generation,
             &TokensPerEvent::Fixed(1),
+            None,
             false,
             &mut SplitMix64::new(1),
         );

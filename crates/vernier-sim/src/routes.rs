@@ -408,6 +408,7 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
     let steps = schedule_steps(
         &generation,
         &config.tokens_per_event,
+        config.first_step_tokens,
         request.is_code,
         &mut rng,
     );

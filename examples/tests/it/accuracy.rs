@@ -183,3 +183,46 @@ async fn token_source_follows_what_the_server_sends() {
     }
     sim.shutdown().await;
 }
+
+/// With only a final `usage` (no per-event counts), the first event's tokens are estimated
+/// from its text; the decode rate stays within 0.3% of the simulator's truth whether the first
+/// event holds one token (vLLM: the token of the prefill) or as many as the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_final_usage_only_the_first_event_is_weighed_by_its_text() {
+    let usage_only = Ask {
+        token_ids: false,
+        continuous_usage: false,
+        include_usage: true,
+    };
+    for k in [1_u32, 3, 4] {
+        for first in [1, k] {
+            let sim = start(
+                SimConfig::builder()
+                    .tokens_per_event(TokensPerEvent::Fixed(k))
+                    .first_step_tokens(Some(first)),
+            )
+            .await;
+            let measurement = measure(&sim, usage_only).await;
+            let truth = only_ground_truth(&sim);
+            assert_eq!(
+                truth.tokens_per_event[0], first,
+                "the simulator's first event"
+            );
+            let true_decode = truth.true_decode_tokens_per_s.expect("a true rate");
+            assert_eq!(measurement.token_source, TokenSource::FinalUsage);
+            assert!(measurement.first_event_tokens_estimated);
+            let (low, high) = measurement.first_event_tokens_bounds.expect("bounds");
+            assert!(
+                low <= measurement.first_event_tokens && measurement.first_event_tokens <= high
+            );
+            let decode = measurement.decode_tokens_per_s.expect("decode rate");
+            let error = relative_error(decode, true_decode);
+            assert!(
+                error < 0.003,
+                "k {k}, first event {first}: measured {decode:.3}, truth {true_decode:.3} (first event estimated at {:.2})",
+                measurement.first_event_tokens
+            );
+            sim.shutdown().await;
+        }
+    }
+}
