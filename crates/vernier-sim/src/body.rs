@@ -12,7 +12,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::ground_truth::GroundTruth;
 use crate::plan::Planned;
-use crate::state::RunningGuard;
+use crate::state::{HUNG_RECHECK, RunningGuard};
 
 /// Body of every simulator response.
 #[derive(Debug)]
@@ -81,6 +81,8 @@ pub(crate) struct EventStream {
     unstamped_tokens: Option<u32>,
     record: Option<GroundTruth>,
     drop_armed: bool,
+    /// When the engine was first seen hung while this stream waited for a step.
+    hung_since: Option<Instant>,
 }
 
 impl EventStream {
@@ -108,6 +110,7 @@ impl EventStream {
             unstamped_tokens: None,
             record: Some(record),
             drop_armed: false,
+            hung_since: None,
             guard,
         }
     }
@@ -130,15 +133,20 @@ impl EventStream {
                 self.finish(true);
                 return Poll::Ready(None);
             };
+            let is_tokens = matches!(front, Planned::Tokens { .. });
+            if is_tokens && self.wait_while_hung(cx) {
+                return Poll::Pending;
+            }
             let target = if let Some(target) = self.target {
                 target
             } else {
-                let deadline = match front {
-                    Planned::Tokens { .. } => match self.last_token_deadline {
+                let deadline = if is_tokens {
+                    match self.last_token_deadline {
                         None => self.first_token_deadline,
                         Some(last) => last + self.guard.state().current_step(),
-                    },
-                    _ => self.not_before,
+                    }
+                } else {
+                    self.not_before
                 };
                 let target = deadline.max(self.not_before);
                 self.target = Some(target);
@@ -201,6 +209,29 @@ impl EventStream {
                 }
             }
         }
+    }
+
+    /// A hung engine runs no step: true (with a wake-up armed) while it is hung. Once it runs
+    /// again, the rest of the schedule moves by the pause.
+    fn wait_while_hung(&mut self, cx: &mut Context<'_>) -> bool {
+        if self.guard.state().is_hung() {
+            self.hung_since.get_or_insert_with(Instant::now);
+            loop {
+                self.sleep.as_mut().reset(Instant::now() + HUNG_RECHECK);
+                if self.sleep.as_mut().poll(cx).is_pending() {
+                    return true;
+                }
+            }
+        }
+        if let Some(since) = self.hung_since.take() {
+            let paused = Instant::now() - since;
+            self.first_token_deadline += paused;
+            if let Some(last) = self.last_token_deadline.as_mut() {
+                *last += paused;
+            }
+            self.target = None;
+        }
+        false
     }
 
     /// Sends an event whole, or its first half when writes are split.

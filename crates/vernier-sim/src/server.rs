@@ -75,6 +75,19 @@ impl SimHandle {
         self.state.counters.snapshot()
     }
 
+    /// Hangs the engine (`true`): no request makes progress (no token is sent and the
+    /// generation counter stands still) while `/health`, `/metrics` and `/v1/models` keep
+    /// answering, like an engine whose scheduler is stuck. `false` lets every waiting request
+    /// carry on where it stopped.
+    pub fn set_hung(&self, hung: bool) {
+        self.state.set_hung(hung);
+    }
+
+    /// Whether the engine is hung (see [`SimHandle::set_hung`]).
+    pub fn is_hung(&self) -> bool {
+        self.state.is_hung()
+    }
+
     /// Stops accepting and drops every open connection mid-stream, like a killed server;
     /// returns once the port is released.
     pub async fn shutdown(mut self) {

@@ -1,9 +1,9 @@
 //! State shared by all connections: settings, counters, prefix cache, slots, ground truth.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -14,6 +14,9 @@ use crate::metrics::Counters;
 
 /// Prefix-cache block size in tokens (vLLM's default).
 pub(crate) const BLOCK_SIZE: usize = 16;
+
+/// How often a paused engine step looks whether the engine is still hung.
+pub(crate) const HUNG_RECHECK: Duration = Duration::from_millis(5);
 
 #[derive(Debug)]
 pub(crate) struct State {
@@ -26,6 +29,8 @@ pub(crate) struct State {
     script_matches: Vec<AtomicUsize>,
     generation_requests: AtomicUsize,
     request_sequence: AtomicU64,
+    /// The engine is hung: no step runs, while `/health` and `/metrics` still answer.
+    hung: AtomicBool,
 }
 
 impl State {
@@ -48,6 +53,7 @@ impl State {
             script_matches,
             generation_requests: AtomicUsize::new(0),
             request_sequence: AtomicU64::new(0),
+            hung: AtomicBool::new(false),
             config,
         })
     }
@@ -86,6 +92,29 @@ impl State {
             state: Arc::clone(self),
             _permit: permit,
         }
+    }
+
+    /// Whether the engine is hung (see [`SimHandle::set_hung`](crate::SimHandle::set_hung)).
+    pub(crate) fn is_hung(&self) -> bool {
+        self.hung.load(Ordering::Relaxed)
+    }
+
+    /// Hangs the engine (`true`) or lets it run again (`false`).
+    pub(crate) fn set_hung(&self, hung: bool) {
+        self.hung.store(hung, Ordering::Relaxed);
+    }
+
+    /// Returns at once when the engine runs; otherwise waits until it runs again and returns
+    /// how long it was paused.
+    pub(crate) async fn wait_while_hung(&self) -> Duration {
+        if !self.is_hung() {
+            return Duration::ZERO;
+        }
+        let since = Instant::now();
+        while self.is_hung() {
+            tokio::time::sleep(HUNG_RECHECK).await;
+        }
+        since.elapsed()
     }
 
     /// Decode step for the number of requests running now.

@@ -3,6 +3,7 @@
 mod client;
 mod endpoints;
 mod faults;
+mod hung;
 mod streaming;
 mod timing;
 

@@ -1,0 +1,310 @@
+//! `lifecycle`'s command line: flags into `vernier_lifecycle`'s `ReadyConfig` and
+//! `WatchConfig`, Ctrl-C (and SIGTERM) as the interrupt, progress on stderr, the watch's JSON
+//! Lines on stdout. The engines live in the `vernier-lifecycle` crate.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), vernier_lifecycle::LifecycleError> {
+//! let cli = lifecycle::Cli::parse_from(["lifecycle", "watch", "--base-url", "http://127.0.0.1:8000",
+//!     "--max-probes", "3", "--out", "/tmp/watch-demo"]);
+//! let done = lifecycle::run(cli, vec!["lifecycle".to_owned()]).await?;
+//! assert!(!done.summary.is_empty());
+//! # Ok(())
+//! # }
+//! ```
+#![warn(missing_docs)]
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use vernier_lifecycle::{
+    Interrupt, LifecycleError, ReadyConfig, ReadyObserver, ReadyStart, WatchConfig, WatchEvent,
+    WatchObserver,
+};
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "lifecycle",
+    version,
+    about = "Time to ready, model-swap cost, and a watchdog that tells busy from hung"
+)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+impl Cli {
+    /// Parses `words` (the first is the program), exiting with usage (2) on bad flags.
+    pub fn parse_from<I, T>(words: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        <Self as Parser>::parse_from(words)
+    }
+}
+
+/// `ready` or `watch`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure how long a server takes to become useful (or what a model switch costs).
+    Ready(ReadyArgs),
+    /// Watch a serving engine; tell busy from hung by its generation counter.
+    Watch(WatchArgs),
+}
+
+/// Flags of `lifecycle ready`.
+#[derive(Debug, Args)]
+pub struct ReadyArgs {
+    /// Where the server answers.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub base_url: String,
+    /// Shell command that starts the server (its process group is stopped after each repetition).
+    #[arg(long)]
+    pub launch: Option<String>,
+    /// Shell command that stops it (default: SIGTERM to its process group, SIGKILL after the grace).
+    #[arg(long)]
+    pub stop: Option<String>,
+    /// Against a running proxy that loads models on demand: the models to switch between.
+    #[arg(long, value_delimiter = ',')]
+    pub swap: Vec<String>,
+    /// Model to wait for and ask (default: the first listed).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Repetitions.
+    #[arg(long, default_value_t = 3)]
+    pub reps: u32,
+    /// Warm requests after the first one.
+    #[arg(long, default_value_t = 3)]
+    pub warm_requests: u32,
+    /// `max_tokens` per measured request.
+    #[arg(long, default_value_t = 32)]
+    pub max_tokens: u32,
+    /// Seconds before a repetition is given up.
+    #[arg(long, default_value_t = 900.0)]
+    pub ready_timeout: f64,
+    /// Seconds between SIGTERM and SIGKILL.
+    #[arg(long, default_value_t = 15.0)]
+    pub stop_grace: f64,
+    /// Output folder (journal, logs, run.json, report.md).
+    #[arg(long, default_value = "lifecycle-out/ready")]
+    pub out: PathBuf,
+    /// Continue the run of this journal (its settings are used).
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Flags of `lifecycle watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// The server root.
+    #[arg(long, default_value = "http://127.0.0.1:8000")]
+    pub base_url: String,
+    /// Model to probe (default: the first listed).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Seconds between probes.
+    #[arg(long, default_value_t = 30.0)]
+    pub interval: f64,
+    /// Seconds a probe may take.
+    #[arg(long, default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Seconds between the two counter reads after a failed probe.
+    #[arg(long, default_value_t = 20.0)]
+    pub settle: f64,
+    /// Failed probes with a still counter before the engine counts as hung.
+    #[arg(long, default_value_t = 2)]
+    pub failures: u32,
+    /// Shell command run when hung (for example `docker restart vllm`).
+    #[arg(long)]
+    pub on_hung: Option<String>,
+    /// Shell command run when the server is unreachable `--failures` probes in a row.
+    #[arg(long)]
+    pub on_down: Option<String>,
+    /// Seconds after an action during which no other action runs.
+    #[arg(long, default_value_t = 300.0)]
+    pub grace: f64,
+    /// Seconds to wait for a successful probe after an action.
+    #[arg(long, default_value_t = 900.0)]
+    pub ready_timeout: f64,
+    /// Judge by failed probes alone when `/metrics` has no known generation counter.
+    #[arg(long)]
+    pub allow_no_counter: bool,
+    /// Stop after this many probes.
+    #[arg(long)]
+    pub max_probes: Option<u64>,
+    /// Output folder (watch.jsonl, watch.json, watch.md).
+    #[arg(long, default_value = "lifecycle-out/watch")]
+    pub out: PathBuf,
+    /// Do not echo the journal lines on stdout.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// What a finished command leaves for `main` to print.
+#[derive(Debug)]
+pub struct Done {
+    /// Text for stdout.
+    pub summary: String,
+    /// Files written, for stderr.
+    pub files: Vec<(String, PathBuf)>,
+    /// A signal stopped it (a `ready` run exits 130; a watch stopping on a signal is success).
+    pub interrupted_ready: bool,
+    /// The command that continues an interrupted `ready` run.
+    pub resume_command: Option<String>,
+    /// Whether the summary goes to stdout (`ready`) or stderr (`watch`, whose stdout carries
+    /// the JSON Lines).
+    pub summary_to_stdout: bool,
+    /// Launch repetitions that did not reach every milestone (the exit code is then 1).
+    pub failed_reps: usize,
+}
+
+struct Progress {
+    quiet: bool,
+}
+
+impl ReadyObserver for Progress {
+    fn note(&self, message: &str) {
+        if !self.quiet {
+            vernier_cli::note(message);
+        }
+    }
+}
+
+impl WatchObserver for Progress {
+    fn event(&self, event: &WatchEvent) {
+        if self.quiet {
+            return;
+        }
+        if let Ok(line) = serde_json::to_string(event) {
+            let _ = vernier_cli::write_stdout(&(line + "\n"));
+        }
+    }
+}
+
+/// Ctrl-C or SIGTERM.
+fn interrupt() -> Interrupt {
+    Box::pin(async {
+        #[cfg(unix)]
+        {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = async {
+                    match term.as_mut() {
+                        Some(term) => { term.recv().await; }
+                        None => std::future::pending::<()>().await,
+                    }
+                } => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    })
+}
+
+/// Runs the subcommand.
+pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Done, LifecycleError> {
+    match cli.command {
+        Command::Ready(args) => ready(args, &command_line).await,
+        Command::Watch(args) => watch(args).await,
+    }
+}
+
+async fn ready(args: ReadyArgs, command_line: &[String]) -> Result<Done, LifecycleError> {
+    let start = if let Some(journal) = args.resume {
+        ReadyStart::Resume { journal }
+    } else {
+        let mut config = ReadyConfig::default();
+        config.base_url = args.base_url;
+        config.launch = args.launch;
+        config.stop = args.stop;
+        config.swap = args.swap;
+        config.model = args.model;
+        config.reps = args.reps;
+        config.warm_requests = args.warm_requests;
+        config.max_tokens = args.max_tokens;
+        config.ready_timeout_s = args.ready_timeout;
+        config.stop_grace_s = args.stop_grace;
+        ReadyStart::New {
+            config,
+            out: args.out,
+        }
+    };
+    let progress = Progress { quiet: args.quiet };
+    let outcome =
+        vernier_lifecycle::run_ready(start, command_line, &progress, Some(interrupt())).await?;
+    let program = vernier_cli::program_name(command_line, "lifecycle");
+    let resume_command = outcome.interrupted.then(|| {
+        vernier_cli::resume_command(
+            program,
+            command_line,
+            "--resume",
+            &outcome.journal.display().to_string(),
+        )
+    });
+    Ok(Done {
+        summary: vernier_lifecycle::ready_markdown(&outcome.run),
+        files: vec![
+            ("run file".to_owned(), outcome.run_file),
+            ("report".to_owned(), outcome.markdown),
+            ("journal".to_owned(), outcome.journal),
+        ],
+        interrupted_ready: outcome.interrupted,
+        resume_command,
+        summary_to_stdout: true,
+        failed_reps: outcome.run.failed_reps,
+    })
+}
+
+async fn watch(args: WatchArgs) -> Result<Done, LifecycleError> {
+    let mut config = WatchConfig::default();
+    config.base_url = args.base_url;
+    config.model = args.model;
+    config.interval_s = args.interval;
+    config.probe_timeout_s = args.timeout;
+    config.settle_s = args.settle;
+    config.failures = args.failures;
+    config.on_hung = args.on_hung;
+    config.on_down = args.on_down;
+    config.grace_s = args.grace;
+    config.ready_timeout_s = args.ready_timeout;
+    config.allow_no_counter = args.allow_no_counter;
+    config.max_probes = args.max_probes;
+    let progress = Progress { quiet: args.quiet };
+    let outcome =
+        vernier_lifecycle::run_watch(&config, &args.out, &progress, Some(interrupt())).await?;
+    let summary = &outcome.summary;
+    Ok(Done {
+        summary: format!(
+            "probes {}, failed {}, --on-hung runs {}, --on-down runs {}, down {}, back {}\n",
+            summary.probes,
+            summary.failed_probes,
+            summary.on_hung_runs,
+            summary.on_down_runs,
+            summary.downs,
+            summary.backs
+        ),
+        files: vec![
+            ("journal".to_owned(), outcome.journal),
+            ("summary".to_owned(), outcome.run_file),
+            ("report".to_owned(), outcome.markdown),
+        ],
+        interrupted_ready: false,
+        resume_command: None,
+        summary_to_stdout: false,
+        failed_reps: 0,
+    })
+}
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,8 @@
+//! Integration tests: the watchdog suite and `ready` against `vernier-sim` over loopback, and
+//! `ready --launch` on a real `llama-server` (found through `scripts/llama-server.sh`; a
+//! missing build fails loudly unless `VERNIER_SKIP_LLAMA_TESTS=1`).
+
+mod llama;
+mod ready;
+mod support;
+mod watch_suite;
