@@ -4,6 +4,7 @@ mod arguments;
 mod calibration;
 mod context;
 mod hosted;
+mod llama;
 mod load;
 mod resume;
 mod safety;

@@ -1,0 +1,176 @@
+//! The sweep against a real `llama-server` (SmolLM2-135M-Instruct, built and cached by
+//! `scripts/llama-server.sh`): our figures request by request against the server's own
+//! `timings`, and a prompt beyond its context left out before anything is sent. Missing, the
+//! server fails the test loudly unless `VERNIER_SKIP_LLAMA_TESTS=1`.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::journal_values;
+
+/// The server binary and model, from the environment or the script's cache.
+fn llama() -> Option<(String, String)> {
+    if std::env::var("VERNIER_SKIP_LLAMA_TESTS").as_deref() == Ok("1") {
+        return None;
+    }
+    let from_env = std::env::var("VERNIER_LLAMA_SERVER")
+        .ok()
+        .zip(std::env::var("VERNIER_LLAMA_MODEL").ok());
+    if from_env.is_some() {
+        return from_env;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llama-server.sh");
+    let output = Command::new("bash")
+        .arg(script)
+        .arg("--check")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let value = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key).map(str::to_owned))
+    };
+    let found = value("VERNIER_LLAMA_SERVER=").zip(value("VERNIER_LLAMA_MODEL="));
+    assert!(
+        found.is_some(),
+        "this test needs llama-server: run `eval \"$(scripts/llama-server.sh)\"` first, or set VERNIER_SKIP_LLAMA_TESTS=1"
+    );
+    found
+}
+
+/// A started `llama-server`, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(server: &str, model: &str, port: u16) -> Server {
+    let child = Command::new(server)
+        .args([
+            "-m",
+            model,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
+        .args([
+            "-t",
+            "2",
+            "-c",
+            "2048",
+            "-np",
+            "1",
+            "--metrics",
+            "--no-warmup",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start llama-server");
+    let server = Server(child);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let healthy = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok_and(|mut stream| {
+            use std::io::{Read as _, Write as _};
+            let _ =
+                stream.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            answer.starts_with("HTTP/1.1 200")
+        });
+        if healthy {
+            return server;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "llama-server did not become healthy in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn against_a_real_llama_server_our_decode_matches_its_own_timings_and_long_prompts_are_left_out() {
+    let Some((server, model)) = llama() else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let _server = start(&server, &model, port);
+    let out = tempfile::tempdir().expect("temporary folder");
+    let output = Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .args(["--base-url", &format!("http://127.0.0.1:{port}")])
+        .args([
+            "--workload",
+            "prose",
+            "--prompt-tokens",
+            "64,400,4000",
+            "--output-tokens",
+            "200",
+        ])
+        .args(["--reps", "2", "--warmup", "1", "--quiet", "--out"])
+        .arg(out.path())
+        .output()
+        .expect("run the sweep");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let run: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.path().join("run.json")).expect("run.json"),
+    )
+    .expect("JSON");
+    let cells = run["cells"].as_array().expect("cells");
+    // 4000 + 200 tokens cannot fit a 2048-token context: left out before sending, by name.
+    let reason = cells[2]["context_exceeded"].as_str().expect("left out");
+    assert!(
+        reason.contains("context of 2048 tokens (n_ctx)"),
+        "{reason}"
+    );
+    assert!(stderr.contains("left out (context_exceeded)"), "{stderr}");
+    let mut compared = 0;
+    for line in journal_values(&out.path().join("journal.jsonl")) {
+        if line["type"] != "attempt" || line["status"] != "ok" {
+            continue;
+        }
+        let timings = &line["server_timings"];
+        let measurement = &line["measurement"];
+        // The completion tokens are the server's own, exactly.
+        assert_eq!(line["completion_tokens"], timings["predicted_n"], "{line}");
+        assert_eq!(
+            line["completion_tokens"], 200,
+            "ignore_eos forced the length"
+        );
+        let ours = measurement["decode_tokens_per_s"]
+            .as_f64()
+            .expect("our decode");
+        let theirs = timings["predicted_per_second"]
+            .as_f64()
+            .expect("the server's decode");
+        let ratio = ours / theirs;
+        assert!(
+            (ratio - 1.0).abs() < 0.03,
+            "decode ours {ours:.1} vs the server's {theirs:.1}"
+        );
+        // TTFT from the first byte sent covers the server's prompt time.
+        let ttft = measurement["ttft_ms"].as_f64().expect("ttft");
+        let prompt_ms = timings["prompt_ms"].as_f64().expect("prompt_ms");
+        assert!(
+            ttft >= prompt_ms,
+            "TTFT {ttft} ms is shorter than the server's prompt time {prompt_ms} ms"
+        );
+        compared += 1;
+    }
+    assert_eq!(
+        compared, 6,
+        "two cells, one warm-up and two measured requests each"
+    );
+    let report = std::fs::read_to_string(out.path().join("report.md")).expect("report");
+    assert!(report.contains("## The server's own clock"), "{report}");
+}
