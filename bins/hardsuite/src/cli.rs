@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use vernier_hardsuite::{
-    BudgetFlags, CompareOptions, DEFAULT_OUT, HardsuiteError, RunConfig, RunTarget, SamplingPreset,
-    SuiteSelection,
+    BudgetFlags, CompareOptions, DEFAULT_OUT, Draw, HardsuiteError, RunConfig, RunTarget,
+    SamplingPreset, SuiteSelection,
 };
 
 /// Run the hard suite (28 judge-free tasks: math, code in a sandbox, tool calls) against an
@@ -37,6 +37,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Only self-check the suite and print what was proved.
     SelfCheck(SelfCheckArgs),
+    /// Print every task of a draw (id, family, level, parameters, prompt, gold) without
+    /// calling any model.
+    Tasks(TasksArgs),
 }
 
 /// Sampling presets.
@@ -71,6 +74,13 @@ pub struct SuiteArgs {
     /// Completion-token budget of tool tasks (default 2000).
     #[arg(long, value_name = "TOKENS")]
     pub budget_tools: Option<u32>,
+    /// Difficulty level 1-5 to draw the bundled suite at (default 2; with --seed 0 that is
+    /// the bundled 28 tasks).
+    #[arg(long, value_name = "L", value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub level: Option<u8>,
+    /// Seed every parameter and generated hidden case is drawn from (default 0).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
 }
 
 /// Arguments of `hardsuite run`.
@@ -124,6 +134,11 @@ pub struct RunArgs {
     /// run refuses a directory that already holds a journal.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Run a ladder: one instance set per level (e.g. `1-5`, `1,3,5`), each into
+    /// OUT/level-L/, then OUT/ladder.json, ladder.md and ladder.svg with the pass rate per
+    /// level and its interval. Takes --seed; not --level or --resume.
+    #[arg(long, value_name = "RANGE", conflicts_with_all = ["resume", "level"])]
+    pub levels: Option<String>,
     /// Continue the run recorded in this journal without redoing finished attempts; the
     /// suite, tasks, model, sampling, extra body, budgets, samples and re-run budget come from
     /// the journal, and those flags are refused when they differ from it.
@@ -167,6 +182,22 @@ pub struct CompareArgs {
     /// Bootstrap seed.
     #[arg(long, default_value_t = 2026)]
     pub seed: u64,
+    /// Compare runs drawn from different instances (levels, seeds or parameters) as
+    /// independent samples; without it they are refused.
+    #[arg(long)]
+    pub unpaired: bool,
+}
+
+/// Arguments of `hardsuite tasks`.
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct TasksArgs {
+    /// Suite and task selection.
+    #[command(flatten)]
+    pub suite: SuiteArgs,
+    /// Print JSON (a list of {id, category, family, level, seed, parameters, redraws,
+    /// prompt, gold}) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `hardsuite self-check`.
@@ -198,6 +229,9 @@ impl SuiteArgs {
         selection.tasks.clone_from(&self.tasks);
         selection.grader_image.clone_from(&self.grader_image);
         selection.budgets = budgets;
+        if self.level.is_some() || self.seed.is_some() {
+            selection.draw = Draw::new(self.level.unwrap_or(2), self.seed.unwrap_or(0)).ok();
+        }
         selection
     }
 }
@@ -253,6 +287,7 @@ impl CompareArgs {
         options.json.clone_from(&self.json);
         options.resamples = self.resamples;
         options.seed = self.seed;
+        options.unpaired = self.unpaired;
         options
     }
 }

@@ -20,12 +20,13 @@
 mod cli;
 mod observer;
 
-pub use cli::{Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, SuiteArgs};
+pub use cli::{Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, SuiteArgs, TasksArgs};
 pub use observer::{TerminalObserver, progress_line};
 use vernier_cli::exit_code;
 use vernier_hardsuite::{
-    Comparison, HardsuiteError, HardsuiteOutcome, RunObserver, compare_files, render_comparison,
-    render_self_check, run_suite, self_check_suite,
+    Comparison, HardsuiteError, HardsuiteOutcome, LadderOutcome, RunObserver, RunTarget,
+    compare_files, list_tasks, parse_levels, render_comparison, render_listing, render_self_check,
+    run_ladder, run_suite, self_check_suite,
 };
 
 /// What a command gives back for printing.
@@ -34,10 +35,14 @@ use vernier_hardsuite::{
 pub enum CommandOutput {
     /// `run`.
     Run(Box<HardsuiteOutcome>),
+    /// `run --levels`.
+    Ladder(Box<LadderOutcome>),
     /// `compare`: the comparison and its text.
     Compare(Box<Comparison>, String),
     /// `self-check`: the printed report.
     SelfCheck(String),
+    /// `tasks`: the listing as text or JSON.
+    Tasks(String),
 }
 
 impl CommandOutput {
@@ -45,7 +50,8 @@ impl CommandOutput {
     pub fn text(&self) -> &str {
         match self {
             Self::Run(outcome) => &outcome.table,
-            Self::Compare(_, text) | Self::SelfCheck(text) => text,
+            Self::Ladder(outcome) => &outcome.table,
+            Self::Compare(_, text) | Self::SelfCheck(text) | Self::Tasks(text) => text,
         }
     }
 }
@@ -66,6 +72,22 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput,
             let text = render_comparison(&comparison);
             Ok(CommandOutput::Compare(Box::new(comparison), text))
         }
+        Some(Command::Tasks(tasks_args)) => {
+            let tasks = list_tasks(&tasks_args.suite.selection())?;
+            let text = if tasks_args.json {
+                let mut text = serde_json::to_string_pretty(&tasks).map_err(|error| {
+                    HardsuiteError::invalid(
+                        "--json",
+                        format!("the listing did not encode: {error}"),
+                    )
+                })?;
+                text.push('\n');
+                text
+            } else {
+                render_listing(&tasks)
+            };
+            Ok(CommandOutput::Tasks(text))
+        }
         Some(Command::SelfCheck(check_args)) => {
             let (suite, report) = self_check_suite(&check_args.suite.selection()).await?;
             Ok(CommandOutput::SelfCheck(render_self_check(&suite, &report)))
@@ -79,6 +101,17 @@ async fn run_command(
     observer: &dyn RunObserver,
 ) -> Result<CommandOutput, HardsuiteError> {
     let (config, target) = args.to_config()?;
+    if let Some(levels) = &args.levels {
+        let levels = parse_levels(levels)?;
+        let RunTarget::New { out_dir } = &target else {
+            return Err(HardsuiteError::invalid(
+                "--levels",
+                "a ladder cannot be resumed",
+            ));
+        };
+        let outcome = run_ladder(&config, out_dir, &levels, command_line, observer).await?;
+        return Ok(CommandOutput::Ladder(Box::new(outcome)));
+    }
     let outcome = run_suite(&config, &target, command_line, observer).await?;
     Ok(CommandOutput::Run(Box::new(outcome)))
 }
@@ -128,7 +161,8 @@ pub fn exit_code_of(error: &HardsuiteError) -> u8 {
     match error {
         HardsuiteError::InvalidArgument { .. }
         | HardsuiteError::ConfigMismatch { .. }
-        | HardsuiteError::JournalExists { .. } => exit_code::USAGE,
+        | HardsuiteError::JournalExists { .. }
+        | HardsuiteError::DifferentInstances { .. } => exit_code::USAGE,
         HardsuiteError::SelfCheck(_) => exit_code::SELF_CHECK_FAILED,
         HardsuiteError::ServerStopped { .. } => exit_code::SERVER_STOPPED,
         _ => exit_code::FAILURE,

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub use vernier_stats::ClusteredDifference;
 use vernier_stats::{
     Interval, clustered_paired_difference, mcnemar_exact, mcnemar_mid_p, median,
-    min_detectable_difference, newcombe_paired, paired_bootstrap_diff,
+    min_detectable_difference, newcombe_independent, newcombe_paired, paired_bootstrap_diff,
 };
 use vernier_tasks::{Category, OutcomeKind};
 
@@ -37,6 +37,9 @@ pub struct CompareOptions {
     pub resamples: usize,
     /// Bootstrap seed (default 2026).
     pub seed: u64,
+    /// Compare runs drawn from different instances as independent samples (no pairing by
+    /// task id); without it such runs are refused.
+    pub unpaired: bool,
 }
 
 impl Default for CompareOptions {
@@ -46,6 +49,7 @@ impl Default for CompareOptions {
             json: None,
             resamples: 10_000,
             seed: 2026,
+            unpaired: false,
         }
     }
 }
@@ -59,7 +63,7 @@ pub fn compare_files(
 ) -> Result<Comparison, HardsuiteError> {
     let a = ResultsFile::load(a)?;
     let b = ResultsFile::load(b)?;
-    let comparison = compare(&a, &b, options.resamples, options.seed)?;
+    let comparison = compare_with(&a, &b, options)?;
     if let Some(path) = &options.markdown {
         std::fs::write(path, render_comparison_markdown(&comparison))
             .map_err(|source| HardsuiteError::io("write", path, source))?;
@@ -161,6 +165,117 @@ pub struct Comparison {
     /// Half-width in points of a 95% interval on a difference over this many tasks (at 15%
     /// discordance; averaging several samples per task can only narrow it).
     pub difference_half_width_points: f64,
+    /// Compared as independent samples (`--unpaired`): the paired statistics are `null`.
+    pub unpaired: bool,
+    /// How the two runs' instances differ (empty for the same draw and parameters).
+    pub instance_differences: Vec<String>,
+    /// Every other difference in how the two runs were made: budgets, sampling, extra body,
+    /// samples, re-run budget, suite, self-check.
+    pub setting_differences: Vec<String>,
+    /// With `unpaired`: Newcombe's interval for two independent proportions (method 10) on
+    /// each run's own scored samples.
+    pub newcombe_independent: Option<Interval>,
+}
+
+/// How the instances of two runs differ: their draws (level, seed), and every task both
+/// hold whose recorded parameters differ. Empty when they are the same instances.
+pub fn instance_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
+    let mut differences = Vec::new();
+    let show = |draw: Option<vernier_tasks::Draw>| {
+        draw.map_or_else(|| "a suite file".to_owned(), |d| d.to_string())
+    };
+    if a.draw != b.draw {
+        differences.push(format!("A {}, B {}", show(a.draw), show(b.draw)));
+    }
+    let b_tasks: HashMap<&str, _> = b.tasks.iter().map(|t| (t.id.as_str(), t)).collect();
+    let changed: Vec<&str> = a
+        .tasks
+        .iter()
+        .filter_map(|task_a| {
+            let task_b = b_tasks.get(task_a.id.as_str())?;
+            match (&task_a.instance, &task_b.instance) {
+                (Some(x), Some(y)) if x.parameters != y.parameters => Some(task_a.id.as_str()),
+                _ => None,
+            }
+        })
+        .collect();
+    if !changed.is_empty() {
+        differences.push(format!("different parameters in {}", changed.join(", ")));
+    }
+    differences
+}
+
+/// Every difference in how two runs were made besides their instances, one phrase each.
+pub fn setting_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
+    let mut differences = Vec::new();
+    for category in [Category::Math, Category::Code, Category::Tools] {
+        let budgets = |run: &ResultsFile| {
+            let mut values: Vec<u32> = run
+                .tasks
+                .iter()
+                .filter(|t| t.category == category)
+                .flat_map(|t| t.samples.iter().map(|s| s.budget_tokens))
+                .collect();
+            values.sort_unstable();
+            values.dedup();
+            values
+        };
+        let (x, y) = (budgets(a), budgets(b));
+        if !x.is_empty() && !y.is_empty() && x != y {
+            let show = |v: &[u32]| {
+                v.iter()
+                    .map(|b| thousands(u64::from(*b)))
+                    .collect::<Vec<_>>()
+                    .join("/")
+            };
+            differences.push(format!(
+                "{category} budget: A {} tokens, B {} tokens",
+                show(&x),
+                show(&y)
+            ));
+        }
+    }
+    if a.sampling != b.sampling {
+        differences.push(format!("sampling: A {:?}, B {:?}", a.sampling, b.sampling));
+    }
+    if a.extra_body != b.extra_body {
+        let show = |v: &Option<serde_json::Value>| {
+            v.as_ref()
+                .map_or_else(|| "none".to_owned(), ToString::to_string)
+        };
+        differences.push(format!(
+            "extra body: A {}, B {}",
+            show(&a.extra_body),
+            show(&b.extra_body)
+        ));
+    }
+    if a.samples != b.samples {
+        differences.push(format!(
+            "samples per task: A {}, B {}",
+            a.samples, b.samples
+        ));
+    }
+    let rerun = |run: &ResultsFile| run.after_rerun.as_ref().and_then(|s| s.rerun_budget);
+    if rerun(a) != rerun(b) {
+        let show =
+            |v: Option<u32>| v.map_or_else(|| "none".to_owned(), |b| thousands(u64::from(b)));
+        differences.push(format!(
+            "re-run budget: A {}, B {}",
+            show(rerun(a)),
+            show(rerun(b))
+        ));
+    }
+    if a.suite != b.suite {
+        differences.push(format!("suite: A {}, B {}", a.suite, b.suite));
+    }
+    if a.self_checked != b.self_checked {
+        differences.push(format!(
+            "self-check: A {}, B {}",
+            if a.self_checked { "passed" } else { "skipped" },
+            if b.self_checked { "passed" } else { "skipped" }
+        ));
+    }
+    differences
 }
 
 fn scored(samples: &[SampleResult]) -> HashMap<u32, &SampleResult> {
@@ -178,16 +293,40 @@ fn stats_error(what: &'static str) -> impl FnOnce(vernier_stats::StatsError) -> 
 /// Pairs the runs task by task and sample by sample and computes every statistic: Newcombe's
 /// interval and `McNemar` with one paired sample per task; a task-clustered interval on the
 /// per-task differences when some task has more (its samples are not independent).
-#[expect(
-    clippy::too_many_lines,
-    reason = "one linear pass over the paired items, then the statistics"
-)]
 pub fn compare(
     a: &ResultsFile,
     b: &ResultsFile,
     resamples: usize,
     seed: u64,
 ) -> Result<Comparison, HardsuiteError> {
+    let options = CompareOptions {
+        resamples,
+        seed,
+        ..CompareOptions::default()
+    };
+    compare_with(a, b, &options)
+}
+
+/// [`compare`] with every option: runs drawn from different instances are refused
+/// ([`HardsuiteError::DifferentInstances`]) unless `options.unpaired`, which compares them
+/// as independent samples (Newcombe's interval for independent proportions; the paired
+/// statistics are left out).
+#[expect(
+    clippy::too_many_lines,
+    reason = "one linear pass over the paired items, then the statistics"
+)]
+pub fn compare_with(
+    a: &ResultsFile,
+    b: &ResultsFile,
+    options: &CompareOptions,
+) -> Result<Comparison, HardsuiteError> {
+    let (resamples, seed, unpaired) = (options.resamples, options.seed, options.unpaired);
+    let instance_differences = instance_differences(a, b);
+    if !instance_differences.is_empty() && !unpaired {
+        return Err(HardsuiteError::DifferentInstances {
+            differences: instance_differences.join("; "),
+        });
+    }
     let b_tasks: HashMap<&str, _> = b
         .tasks
         .iter()
@@ -284,7 +423,9 @@ pub fn compare(
     let mean = |values: &[f64]| values.iter().sum::<f64>() / values.len() as f64;
     // With one item per task these are the shares of items passed.
     let (pass_rate_a, pass_rate_b) = (mean(&task_rates_a), mean(&task_rates_b));
-    let (newcombe, mcnemar_exact_p, mcnemar_mid_p, task_clustered) = if max_samples_per_task > 1 {
+    let (newcombe, mcnemar_exact_p, mcnemar_mid_p, task_clustered) = if unpaired {
+        (None, None, None, None)
+    } else if max_samples_per_task > 1 {
         // A task's samples are not independent: no statistic may treat them as separate pairs.
         (
             None,
@@ -303,6 +444,28 @@ pub fn compare(
             None,
         )
     };
+    let (mut pass_rate_a, mut pass_rate_b) = (pass_rate_a, pass_rate_b);
+    let newcombe_independent = if unpaired {
+        let counts = |run: &ResultsFile| {
+            run.tasks
+                .iter()
+                .flat_map(|t| t.samples.iter())
+                .filter(|s| s.outcome != OutcomeKind::Infra)
+                .fold((0_u64, 0_u64), |(pass, n), s| {
+                    (pass + u64::from(s.outcome == OutcomeKind::Pass), n + 1)
+                })
+        };
+        let ((xa, na), (xb, nb)) = (counts(a), counts(b));
+        pass_rate_a = xa as f64 / na.max(1) as f64;
+        pass_rate_b = xb as f64 / nb.max(1) as f64;
+        Some(
+            newcombe_independent(xa, na, xb, nb, CONFIDENCE).map_err(stats_error(
+                "Newcombe's interval for independent proportions",
+            ))?,
+        )
+    } else {
+        None
+    };
     let bootstrap = paired_bootstrap_diff(
         &task_rates_a,
         &task_rates_b,
@@ -311,7 +474,8 @@ pub fn compare(
         CONFIDENCE,
         seed,
     )
-    .ok();
+    .ok()
+    .filter(|_| !unpaired);
     let pooled = f64::midpoint(pass_rate_a, pass_rate_b).clamp(0.01, 0.99);
     let n_units = n_tasks as u64;
     let min_detectable = min_detectable_difference(n_units, pooled, CONFIDENCE, POWER, None)
@@ -347,6 +511,10 @@ pub fn compare(
         median_tokens_both_solved_b: median(&both_tokens_b).ok(),
         min_detectable_difference: min_detectable,
         difference_half_width_points: difference_half_width_points(n_tasks as f64),
+        unpaired,
+        instance_differences,
+        setting_differences: setting_differences(a, b),
+        newcombe_independent,
     })
 }
 
@@ -388,10 +556,34 @@ fn points(interval: Interval) -> String {
     format!("{:.1}", interval.scaled(100.0))
 }
 
+/// What sets the two runs apart besides the model: unpaired instances, other settings.
+fn difference_lines(c: &Comparison) -> Vec<String> {
+    let mut lines = Vec::new();
+    if c.unpaired {
+        lines.push(format!(
+            "UNPAIRED: the runs were drawn from different instances ({}); same task ids are \
+             different questions, so only the independent comparison below is made",
+            c.instance_differences.join("; ")
+        ));
+    }
+    if c.setting_differences.is_empty() {
+        lines.push(
+            "the two runs were made the same way (budgets, sampling, extra body, samples)"
+                .to_owned(),
+        );
+    } else {
+        lines.push(format!(
+            "the runs differ in more than the model: {}; the difference below mixes these in",
+            c.setting_differences.join("; ")
+        ));
+    }
+    lines
+}
+
 /// The summary lines shared by the terminal and Markdown forms.
 fn summary_lines(c: &Comparison) -> Vec<String> {
     let clustered = c.max_samples_per_task > 1;
-    let mut lines = Vec::new();
+    let mut lines = difference_lines(c);
     if clustered {
         lines.push(format!(
             "A = {}: {:.1}%; B = {}: {:.1}% (mean over {} tasks of each task's pass fraction; up \
@@ -479,6 +671,13 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
 /// per task, the task-clustered interval with more.
 fn test_lines(c: &Comparison) -> Vec<String> {
     let difference = format!("difference A − B: {:+.1} points", c.difference * 100.0);
+    if let Some(interval) = c.newcombe_independent {
+        return vec![format!(
+            "{difference} (on each run's own scored samples: 95% Newcombe interval for \
+             independent proportions {} points); no paired test",
+            points(interval)
+        )];
+    }
     if let (Some(newcombe), Some(exact), Some(mid)) =
         (c.newcombe, c.mcnemar_exact_p, c.mcnemar_mid_p)
     {

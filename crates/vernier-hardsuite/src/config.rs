@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use vernier_tasks::Draw;
+
 use crate::journal::{BudgetFlags, Sampling};
 
 /// The longest request or idle timeout taken: 7 days, in seconds.
@@ -56,6 +58,9 @@ pub struct SuiteSelection {
     pub grader_image: Option<String>,
     /// Per-category completion-token budgets (`None`: the suite's budget).
     pub budgets: BudgetFlags,
+    /// Level and seed to draw the bundled suite at (`None`: level 2, seed 0, the bundled
+    /// 28 tasks). Refused with a suite file.
+    pub draw: Option<Draw>,
 }
 
 /// How a run is done. The fields that shape the run (suite, tasks, model, sampling, extra body,

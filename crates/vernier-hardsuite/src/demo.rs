@@ -58,8 +58,20 @@ pub struct ScriptedTask {
 /// Which reply each task gets, by its place in its category: math 2nd wrong, 3rd cut off
 /// inside its reasoning, 4th without an answer line, 1st right after a dropped stream; code
 /// 2nd a negative control, 3rd cut off; the 2nd tool-call task calls twice; the rest right.
+/// Tasks drawn at level L ≥ 3 also get the last 2·(L − 2) math tasks (from the 5th on)
+/// wrong, so a ladder run has a known score per level.
 pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
     let (mut n_math, mut n_code, mut n_calls) = (0, 0, 0);
+    let math_total = suite
+        .tasks
+        .iter()
+        .filter(|task| {
+            matches!(
+                task.checker,
+                Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_)
+            )
+        })
+        .count();
     suite
         .tasks
         .iter()
@@ -83,11 +95,14 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
                 }
                 (_, Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_)) => {
                     n_math += 1;
+                    let level = task.instance.as_ref().map_or(2, |instance| instance.level);
+                    let harder = 2 * usize::from(level.saturating_sub(2));
                     match n_math {
                         1 => ScriptedKind::RightAfterDrop,
                         2 => ScriptedKind::Wrong,
                         3 => ScriptedKind::CutOffInReasoning,
                         4 => ScriptedKind::NoAnswer,
+                        place if math_total - place < harder => ScriptedKind::Wrong,
                         _ => ScriptedKind::Right,
                     }
                 }

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use vernier_grader::{Grader, GraderConfig};
 use vernier_openai::{ClientBuilder, Timeouts};
 use vernier_sim::{Sim, SimHandle};
-use vernier_tasks::{Category, OutcomeKind, SelfCheckReport, Suite, self_check};
+use vernier_tasks::{Budgets, Category, Draw, OutcomeKind, SelfCheckReport, Suite, self_check};
 
 use crate::config::{MAX_TIMEOUT_SECS, RunConfig, RunTarget, SuiteSelection};
 use crate::demo::{HARDSUITE_SIMULATOR_BANNER, hardsuite_demo_simulator_config};
@@ -22,6 +22,7 @@ use crate::journal::{
     HardsuiteJournalWriter, LoadedHardsuiteJournal, RunHeader, Sampling, read_hardsuite_journal,
     unix_ms,
 };
+use crate::ladder::{Ladder, LadderRung, render_ladder};
 use crate::observer::RunObserver;
 use crate::report::{render_markdown, render_table};
 use crate::results::ResultsFile;
@@ -58,6 +59,7 @@ pub struct HardsuiteOutcome {
 pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
     load_suite_from(
         selection.suite.as_deref(),
+        selection.draw,
         selection.budgets,
         selection.tasks.as_deref(),
     )
@@ -65,12 +67,19 @@ pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
 
 fn load_suite_from(
     suite_path: Option<&Path>,
+    draw: Option<Draw>,
     budgets: BudgetFlags,
     selected: Option<&[String]>,
 ) -> Result<Suite, HardsuiteError> {
-    let mut suite = match suite_path {
-        Some(path) => Suite::from_path(path)?,
-        None => Suite::bundled(),
+    let mut suite = match (suite_path, draw) {
+        (Some(_), Some(_)) => {
+            return Err(HardsuiteError::invalid(
+                "--level/--seed",
+                "levels and seeds draw the bundled suite; drop them, or drop --suite",
+            ));
+        }
+        (Some(path), None) => Suite::from_path(path)?,
+        (None, draw) => Suite::drawn(draw.unwrap_or(Draw::BUNDLED), Budgets::default()),
     };
     for task in &mut suite.tasks {
         if let Some(budget) = budgets.for_category(task.category) {
@@ -303,6 +312,18 @@ fn resume_differences(
             )
         ));
     }
+    if let Some(draw) = config.suite.draw
+        && Some(draw) != header.effective_draw()
+    {
+        differences.push(format!(
+            "--level {} --seed {} (the journal's run: {})",
+            draw.level,
+            draw.seed,
+            header
+                .effective_draw()
+                .map_or_else(|| "a suite file".to_owned(), |d| d.to_string())
+        ));
+    }
     if let Some(ids) = &config.suite.tasks {
         let sorted = |ids: &[String]| {
             let mut ids = ids.to_vec();
@@ -462,6 +483,7 @@ fn sampling_differences(config: &RunConfig, header: &RunHeader, differences: &mu
 /// What a run is: from the journal on `--resume`, else from the flags.
 struct Settings {
     suite_path: Option<PathBuf>,
+    draw: Option<Draw>,
     flags: BudgetFlags,
     selected: Option<Vec<String>>,
     samples: u32,
@@ -480,6 +502,7 @@ fn settings(
             let header = &journal.header;
             Settings {
                 suite_path: header.suite_path.clone(),
+                draw: header.draw,
                 flags: header.budget_flags,
                 selected: Some(header.task_ids.clone()),
                 samples: header.samples,
@@ -494,6 +517,10 @@ fn settings(
         }
         None => Settings {
             suite_path: config.suite.suite.clone(),
+            draw: match (&config.suite.suite, config.suite.draw) {
+                (None, None) => Some(Draw::BUNDLED),
+                (_, draw) => draw,
+            },
             flags: config.suite.budgets,
             selected: config.suite.tasks.clone(),
             samples: config.samples.unwrap_or(1),
@@ -594,6 +621,7 @@ pub async fn run_suite(
     let settings = settings(config, previous.as_ref())?;
     let mut suite = load_suite_from(
         settings.suite_path.as_deref(),
+        settings.draw.filter(|_| settings.suite_path.is_none()),
         settings.flags,
         settings.selected.as_deref(),
     )?;
@@ -909,7 +937,83 @@ fn open_journal(
             grader_image: plan.grader.as_ref().map(|g| g.image_digest().to_owned()),
             command_line: plan.command_line.clone(),
             started_unix_ms: unix_ms(),
+            draw: plan.settings.draw,
+            instances: plan
+                .suite
+                .tasks
+                .iter()
+                .filter_map(|task| task.instance.clone())
+                .collect(),
         }))?;
     }
     Ok((journal, finished, kept_attempts))
+}
+
+/// What a finished ladder run gives back.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct LadderOutcome {
+    /// The ladder, as written to `ladder.json`.
+    pub ladder: Ladder,
+    /// Each level's run, lowest level first.
+    pub runs: Vec<HardsuiteOutcome>,
+    /// The terminal table.
+    pub table: String,
+}
+
+/// Runs the suite once per level in `levels` (each drawn at the level and the seed of
+/// `config.suite.draw`, 0 when absent), each in `OUT/level-L/` with its own journal and
+/// results, then writes `OUT/ladder.json`, `OUT/ladder.md` and `OUT/ladder.svg`.
+pub async fn run_ladder(
+    config: &RunConfig,
+    out_dir: &Path,
+    levels: &[u8],
+    command_line: Vec<String>,
+    observer: &dyn RunObserver,
+) -> Result<LadderOutcome, HardsuiteError> {
+    if config.suite.suite.is_some() {
+        return Err(HardsuiteError::invalid(
+            "--levels",
+            "a ladder draws the bundled suite at each level; drop --suite",
+        ));
+    }
+    let seed = config.suite.draw.map_or(0, |draw| draw.seed);
+    let mut runs = Vec::with_capacity(levels.len());
+    let mut ladder_rungs = Vec::with_capacity(levels.len());
+    for &level in levels {
+        let draw = Draw::new(level, seed)?;
+        let mut level_config = config.clone();
+        level_config.suite.draw = Some(draw);
+        let dir = out_dir.join(format!("level-{level}"));
+        observer.note(&format!("ladder: {draw} into {}", dir.display()));
+        let outcome = run_suite(
+            &level_config,
+            &RunTarget::new_run(&dir),
+            command_line.clone(),
+            observer,
+        )
+        .await?;
+        ladder_rungs.push(LadderRung::from_results(
+            level,
+            seed,
+            PathBuf::from(format!("level-{level}")).join("results.json"),
+            &outcome.results,
+        ));
+        runs.push(outcome);
+    }
+    let ladder = Ladder {
+        model: runs
+            .first()
+            .map(|run| run.results.model.clone())
+            .unwrap_or_default(),
+        simulated: runs.first().is_some_and(|run| run.results.simulated),
+        rungs: ladder_rungs,
+    };
+    ladder.write(out_dir)?;
+    let table = render_ladder(&ladder);
+    Ok(LadderOutcome {
+        ladder,
+        runs,
+        table,
+    })
 }

@@ -88,6 +88,16 @@ pub enum HardsuiteError {
         /// Flag by flag: `--samples 3 (the journal's run: 2)`, joined by `; `.
         differences: String,
     },
+    /// `compare` was given two runs drawn from different instances.
+    #[error(
+        "compare the two runs task by task: they were drawn from different instances ({differences}); \
+         same ids do not mean same questions, so pass --unpaired to compare them as independent \
+         samples"
+    )]
+    DifferentInstances {
+        /// What differs: the draws, and the tasks whose parameters differ.
+        differences: String,
+    },
     /// A journal or results file is not what `hardsuite` writes.
     #[error("read {path} line {line}: {message}; pass a results.json or journal.jsonl written by hardsuite", path = path.display())]
     Parse {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use vernier_tasks::{Category, OutcomeKind};
+use vernier_tasks::{Category, Draw, Instance, OutcomeKind};
 
 use crate::error::HardsuiteError;
 
@@ -130,6 +130,23 @@ pub struct RunHeader {
     pub command_line: Vec<String>,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
+    /// Level and seed the bundled suite was drawn at (absent for a suite file, and in
+    /// journals written before levels existed, whose bundled suite is level 2, seed 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw: Option<Draw>,
+    /// Every task's family, level, seed, parameters and redraws, in suite order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<Instance>,
+}
+
+impl RunHeader {
+    /// The draw of the run: the recorded one, else level 2 / seed 0 for the bundled suite of
+    /// a journal written before levels existed, else `None` (a suite file).
+    pub fn effective_draw(&self) -> Option<Draw> {
+        self.draw.or_else(|| {
+            (self.suite_path.is_none() && self.suite == "hardsuite").then_some(Draw::BUNDLED)
+        })
+    }
 }
 
 /// The main run, or the re-run of cut-off tasks with a larger budget.

@@ -13,6 +13,12 @@
 //! - `OUT/results.json` ([`ResultsFile`], schema in `docs/hardsuite.md`).
 //! - `OUT/report.md` ([`render_markdown`]) and the terminal table ([`render_table`]).
 //!
+//! [`RunConfig`]'s `suite.draw` draws the suite at a level and seed (recorded in the journal's
+//! header and `results.json`); [`run_ladder`] runs one draw per level and writes
+//! `ladder.json`, `ladder.md` and `ladder.svg` ([`Ladder`]); [`list_tasks`] prints a draw's
+//! tasks without calling a model; [`compare_with`] refuses runs of different instances unless
+//! told they are unpaired, and names every other difference between the runs.
+//!
 //! Every progress line and the simulator banner reach the caller through a [`RunObserver`];
 //! this crate prints nothing. Infrastructure failures are retried a bounded number of times and
 //! never scored; a server that refuses every connection stops the run with
@@ -53,6 +59,9 @@ mod demo;
 mod engine;
 mod error;
 mod journal;
+mod ladder;
+#[cfg(feature = "engine")]
+mod listing;
 #[cfg(feature = "engine")]
 mod observer;
 mod report;
@@ -62,7 +71,8 @@ mod runner;
 
 pub use compare::{
     ClusteredDifference, CompareOptions, Comparison, POWER, TaskComparison, compare, compare_files,
-    render_comparison, render_comparison_markdown,
+    compare_with, instance_differences, render_comparison, render_comparison_markdown,
+    setting_differences,
 };
 #[cfg(feature = "engine")]
 pub use config::{
@@ -75,13 +85,19 @@ pub use demo::{
 };
 #[cfg(feature = "engine")]
 pub use engine::{
-    HardsuiteOutcome, RunFiles, load_suite, render_self_check, run_suite, self_check_suite,
+    HardsuiteOutcome, LadderOutcome, RunFiles, load_suite, render_self_check, run_ladder,
+    run_suite, self_check_suite,
 };
 pub use error::HardsuiteError;
 pub use journal::{
     AttemptPhase, AttemptRecord, BudgetFlags, HARDSUITE_JOURNAL_VERSION, HardsuiteJournalLine,
     LoadedHardsuiteJournal, RunHeader, Sampling, read_hardsuite_journal,
 };
+pub use ladder::{
+    Ladder, LadderRung, parse_levels, render_ladder, render_ladder_markdown, render_ladder_svg,
+};
+#[cfg(feature = "engine")]
+pub use listing::{TaskListing, list_tasks, listing, render_listing};
 #[cfg(feature = "engine")]
 pub use observer::{RunObserver, SilentObserver};
 pub use report::{render_markdown, render_table, thousands};
@@ -89,6 +105,7 @@ pub use results::{
     ASSUMED_DISCORDANCE, CONFIDENCE, ClusteredRate, RESULTS_SCHEMA_VERSION, ResultsFile,
     SampleResult, Score, Scoreboard, TaskResult, difference_half_width_points,
 };
+pub use vernier_tasks::{Draw, Instance, Redraw};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

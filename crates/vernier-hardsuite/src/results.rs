@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use vernier_stats::{
     Interval, clustered_mean_se, median, normal_interval, paired_difference_half_width, wilson,
 };
-use vernier_tasks::{Category, OutcomeKind};
+use vernier_tasks::{Category, Draw, Instance, OutcomeKind};
 
 use crate::error::HardsuiteError;
 use crate::journal::{
@@ -68,6 +68,10 @@ pub struct TaskResult {
     pub samples: Vec<SampleResult>,
     /// Re-run samples (only those that were cut off in the main run).
     pub rerun: Vec<SampleResult>,
+    /// The family, level, seed and parameters the task was drawn from (absent in files
+    /// written before levels existed, and for suite files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<Instance>,
 }
 
 /// Pass counts of one category (or of all tasks).
@@ -219,6 +223,13 @@ pub struct ResultsFile {
     /// Half-width, in points, of a 95% interval on the difference between two runs of this
     /// many tasks (see [`ASSUMED_DISCORDANCE`]; with one sample per task, tasks are items).
     pub difference_half_width_points: f64,
+    /// Level and seed of the run's instances (absent for a suite file; files written before
+    /// levels existed read as level 2, seed 0 for the bundled suite).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw: Option<Draw>,
+    /// The JSON object merged into every request (absent in older files: unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_body: Option<serde_json::Value>,
 }
 
 impl ResultsFile {
@@ -252,6 +263,7 @@ impl ResultsFile {
                 category,
                 samples: collect(AttemptPhase::Main),
                 rerun: collect(AttemptPhase::Rerun),
+                instance: header.instances.iter().find(|i| i.family == *id).cloned(),
             });
         }
         let n_infra_tries = attempts.iter().filter(|a| !a.is_scored()).count();
@@ -276,6 +288,8 @@ impl ResultsFile {
             main,
             after_rerun,
             difference_half_width_points: difference_half_width_points(n_tasks),
+            draw: header.effective_draw(),
+            extra_body: header.extra_body.clone(),
         }
     }
 

@@ -157,7 +157,7 @@ impl Runner<'_> {
             Err(error) => {
                 let connect_refused = matches!(error, vernier_openai::ClientError::Connect { .. });
                 let rejected = match &error {
-                    vernier_openai::ClientError::Http { status, body }
+                    vernier_openai::ClientError::Http { status, body, .. }
                         if matches!(status, 400 | 401 | 403 | 404 | 422) =>
                     {
                         Some((*status, body.clone()))

@@ -36,6 +36,12 @@ pub enum SuiteError {
         /// The repeated id.
         id: String,
     },
+    /// A difficulty level outside 1 to 5.
+    #[error("draw the suite at level {level}: levels run from 1 to 5")]
+    InvalidLevel {
+        /// The level asked for.
+        level: u8,
+    },
     /// A task entry is inconsistent.
     #[error("load task {id:?} of {path}: {reason}")]
     InvalidTask {

@@ -11,6 +11,12 @@
 //! that are rendered into the prompt. [`self_check`] proves every task before a model sees it
 //! and calibrates the code tasks' time limits; a failure names the task and the reason.
 //!
+//! [`Suite::drawn`] draws the same 28 families at a [`Draw`] (level 1–5, seed): fresh math
+//! parameters and freshly generated hidden cases, each task recording its [`Instance`]
+//! (family, level, seed, parameters, redraws). `Draw::BUNDLED` (level 2, seed 0) is the
+//! bundled suite byte for byte. Every math gold is computed twice, by [`Problem::gold`] and
+//! by the independent [`Problem::cross_check`], and the self-check requires them to agree.
+//!
 //! ```
 //! use vernier_tasks::{Category, OutcomeKind, Reply, Suite};
 //!
@@ -88,7 +94,10 @@ mod answer;
 #[cfg(feature = "grader")]
 mod code;
 mod error;
+mod family;
 mod math;
+mod math_check;
+mod rng;
 #[cfg(feature = "grader")]
 mod selfcheck;
 mod suite;
@@ -97,6 +106,7 @@ mod tools;
 
 pub use answer::{extract_answer, parse_fraction, parse_integer};
 pub use error::{SelfCheckError, SelfCheckFailure, SuiteError};
+pub use family::{Draw, Instance, MAX_LEVEL, MIN_LEVEL, Redraw};
 pub use math::{
     BracketDepth, CoinChange, Collatz, Crt, DiceProbability, DigitSum, DominoTiling, FixedPoints,
     Friday13, KnightPath, LastDigits, LatticePaths, Problem, RoundTable, SubsetSum,

@@ -4,6 +4,8 @@
 
 use std::collections::VecDeque;
 
+use serde::Serialize;
+
 use crate::answer::reduce;
 use crate::task::Checker;
 
@@ -12,7 +14,7 @@ const INTEGER_INSTRUCTION: &str =
     "Give the final answer as an integer on a last line of the form `ANSWER: <integer>`.";
 
 /// Ways to tile a `width` × `length` rectangle with 1×2 dominoes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DominoTiling {
     /// Short side (rows); the dynamic programme is exponential in it, keep it small.
     pub width: u32,
@@ -81,7 +83,7 @@ fn fill_column(
 }
 
 /// The last `digits` decimal digits of `base`^`exponent`, as an integer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LastDigits {
     /// The base.
     pub base: u64,
@@ -120,7 +122,7 @@ impl LastDigits {
 }
 
 /// Fewest knight moves between two squares of an n×n board with some squares occupied.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KnightPath {
     /// Board side (at most 26).
     pub board: u8,
@@ -208,7 +210,7 @@ fn square(name: &str, side: i32) -> Option<(i32, i32)> {
 }
 
 /// Seatings of people around a round table, counted up to rotation, under constraints.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RoundTable {
     /// The people, one letter each.
     pub people: Vec<char>,
@@ -289,7 +291,7 @@ fn permute<T>(items: &mut [T], start: usize, visit: &mut impl FnMut(&[T])) {
 }
 
 /// Probability that `dice` fair dice with `sides` faces sum to `target`, as a reduced fraction.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DiceProbability {
     /// Number of dice.
     pub dice: u32,
@@ -333,7 +335,7 @@ impl DiceProbability {
 }
 
 /// Ways to make an amount from unlimited coins of the given values (order does not matter).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CoinChange {
     /// The amount.
     pub amount: u32,
@@ -367,7 +369,7 @@ impl CoinChange {
 }
 
 /// Permutations of 1..=n with exactly k fixed points.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FixedPoints {
     /// Size of the permutation.
     pub n: u32,
@@ -404,7 +406,7 @@ impl FixedPoints {
 }
 
 /// Smallest positive integer satisfying a system of congruences x ≡ r (mod m).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Crt {
     /// (remainder, modulus) pairs.
     pub congruences: Vec<(u64, u64)>,
@@ -423,17 +425,26 @@ impl Crt {
         )
     }
 
-    /// Brute force over 1..=product of the moduli; -1 when no solution exists there.
+    /// Search over 1..=product of the moduli, visiting only the values that already satisfy
+    /// the congruence of the largest modulus; -1 when no solution exists there.
     fn solve(&self) -> i128 {
         let limit: u64 = self.congruences.iter().map(|(_, m)| *m).product();
-        (1..=limit)
+        let Some(&(remainder, step)) = self.congruences.iter().max_by_key(|(_, m)| *m) else {
+            return -1;
+        };
+        let first = match remainder % step {
+            0 => step,
+            r => r,
+        };
+        (first..=limit)
+            .step_by(usize::try_from(step).unwrap_or(1))
             .find(|x| self.congruences.iter().all(|(r, m)| x % m == r % m))
             .map_or(-1, i128::from)
     }
 }
 
 /// Integers 1..=limit whose decimal digits sum to `sum`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DigitSum {
     /// Upper bound, inclusive.
     pub limit: u64,
@@ -451,14 +462,53 @@ impl DigitSum {
         )
     }
 
-    /// Brute force over every integer.
+    /// Brute force over every integer up to 10^7; above that (levels 4 and 5), a dynamic
+    /// programme over the digit positions, from the most significant, with a flag for
+    /// "still equal to the limit's prefix".
     fn solve(&self) -> i128 {
-        let count = (1..=self.limit)
-            .filter(|value| digit_sum(*value) == self.sum)
-            .count();
-        i128::try_from(count).unwrap_or(-1)
+        if self.limit <= BRUTE_FORCE_DIGIT_SUM_LIMIT {
+            let count = (1..=self.limit)
+                .filter(|value| digit_sum(*value) == self.sum)
+                .count();
+            return i128::try_from(count).unwrap_or(-1);
+        }
+        let digits: Vec<usize> = self
+            .limit
+            .to_string()
+            .bytes()
+            .map(|b| usize::from(b - b'0'))
+            .collect();
+        let target = self.sum as usize;
+        // free[s]: prefixes already below the limit's prefix with digit sum s.
+        let mut free = vec![0_i128; target + 1];
+        let mut tight_sum = 0_usize;
+        for &digit in &digits {
+            let mut next = vec![0_i128; target + 1];
+            for (s, &count) in free.iter().enumerate() {
+                for d in 0..=9 {
+                    if s + d <= target {
+                        next[s + d] += count;
+                    }
+                }
+            }
+            for d in 0..digit {
+                if tight_sum + d <= target {
+                    next[tight_sum + d] += 1;
+                }
+            }
+            tight_sum += digit;
+            free = next;
+        }
+        let mut count = free[target] + i128::from(tight_sum == target);
+        if target == 0 {
+            count -= 1;
+        }
+        count
     }
 }
+
+/// Above this limit the digit-sum family counts by digit positions instead of one by one.
+const BRUTE_FORCE_DIGIT_SUM_LIMIT: u64 = 10_000_000;
 
 fn digit_sum(mut value: u64) -> u32 {
     let mut total = 0;
@@ -470,7 +520,7 @@ fn digit_sum(mut value: u64) -> u32 {
 }
 
 /// The starting value below a bound with the longest Collatz sequence.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Collatz {
     /// Starting values are 1..below.
     pub below: u64,
@@ -517,7 +567,7 @@ fn collatz_steps(mut value: u64) -> u64 {
 }
 
 /// Subsets of {1, …, n} whose elements sum to `target`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SubsetSum {
     /// The set is 1..=n.
     pub n: u32,
@@ -549,7 +599,7 @@ impl SubsetSum {
 }
 
 /// Monotone lattice paths (unit steps right or up) from (0,0) to (width,height) avoiding points.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LatticePaths {
     /// Target x.
     pub width: u32,
@@ -600,7 +650,7 @@ impl LatticePaths {
 }
 
 /// Friday-the-13ths between 1 January of `from_year` and 31 December of `to_year` (Gregorian).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Friday13 {
     /// First year, inclusive.
     pub from_year: i32,
@@ -646,7 +696,7 @@ fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
 }
 
 /// Balanced bracket strings of `pairs` pairs whose nesting depth never exceeds `max_depth`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BracketDepth {
     /// Number of "()" pairs (the string has twice as many characters).
     pub pairs: u32,
@@ -690,7 +740,8 @@ impl BracketDepth {
 }
 
 /// A math or logic problem whose prompt and gold answer come from the same parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
 #[non_exhaustive]
 pub enum Problem {
     /// See [`DominoTiling`].

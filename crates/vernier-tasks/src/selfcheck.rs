@@ -148,6 +148,17 @@ pub async fn self_check(
     }
 }
 
+/// Whether two integer or fraction checkers hold the same gold value.
+fn same_value(a: &Checker, b: &Checker) -> bool {
+    match (a, b) {
+        (Checker::Integer(a), Checker::Integer(b)) => a == b,
+        (Checker::Fraction { num: a, den: b, .. }, Checker::Fraction { num: c, den: d, .. }) => {
+            a == c && b == d
+        }
+        _ => false,
+    }
+}
+
 struct Probe<'a> {
     task: &'a Task,
     failures: Vec<SelfCheckFailure>,
@@ -224,14 +235,7 @@ impl Probe<'_> {
                 validation.clone().err().unwrap_or_default()
             });
             let recomputed = problem.gold();
-            let same_gold = match (&recomputed, &task.checker) {
-                (Checker::Integer(a), Checker::Integer(b)) => a == b,
-                (
-                    Checker::Fraction { num: a, den: b, .. },
-                    Checker::Fraction { num: c, den: d, .. },
-                ) => a == c && b == d,
-                _ => false,
-            };
+            let same_gold = same_value(&recomputed, &task.checker);
             self.require(same_gold, || {
                 format!(
                     "the gold answer {} differs from {} computed from the task's parameters",
@@ -239,6 +243,24 @@ impl Probe<'_> {
                     gold_text(&recomputed)
                 )
             });
+            let second = problem.cross_check();
+            self.require(same_value(&second, &task.checker), || {
+                format!(
+                    "the gold answer {} differs from {} computed by the family's second, \
+                     independent method",
+                    gold_text(&task.checker),
+                    gold_text(&second)
+                )
+            });
+            self.require(problem.cross_check_unique(), || {
+                "the second method finds several starting values sharing the longest sequence"
+                    .to_owned()
+            });
+            if let Some(instance) = &task.instance {
+                self.require(instance.parameters == problem.parameters(), || {
+                    "the recorded instance parameters are not the task's parameters".to_owned()
+                });
+            }
             let prompt = problem.prompt();
             self.require(self.user_prompt() == Some(prompt.as_str()), || {
                 "the prompt is not the one rendered from the task's parameters".to_owned()

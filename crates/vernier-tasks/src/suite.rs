@@ -12,9 +12,9 @@ use vernier_grader::{Case, Guard};
 
 use crate::answer::{gcd, parse_fraction};
 #[cfg(feature = "grader")]
-use crate::code::{code_task_specs, integrity_controls};
+use crate::code::{CaseDraw, code_task_specs, integrity_controls};
 use crate::error::SuiteError;
-use crate::math::bundled_problems;
+use crate::family::{Draw, Instance, draw_problems};
 use crate::task::{Category, Checker, Message, Task};
 #[cfg(feature = "grader")]
 use crate::task::{CodeCheck, CodeControl, ExpectedFailure};
@@ -92,14 +92,46 @@ impl Suite {
 
     /// The bundled suite with these budgets.
     pub fn bundled_with(budgets: Budgets) -> Self {
-        let mut tasks: Vec<Task> = bundled_problems()
+        Self::drawn(Draw::BUNDLED, budgets)
+    }
+
+    /// The bundled suite's families drawn at `draw`'s level and seed: every math parameter
+    /// and every generated hidden case comes from the pair, and each task records its
+    /// [`Instance`]. `Draw::BUNDLED` (level 2, seed 0) is exactly [`Suite::bundled_with`].
+    pub fn drawn(draw: Draw, budgets: Budgets) -> Self {
+        let mut tasks: Vec<Task> = draw_problems(draw)
             .into_iter()
-            .map(|(id, problem)| Task::from_problem(id, problem, budgets.math))
+            .map(|(id, problem, redraws)| {
+                let mut instance = Instance::new(id, draw, problem.parameters());
+                instance.redraws = redraws;
+                let mut task = Task::from_problem(id, problem, budgets.math);
+                task.instance = Some(instance);
+                task
+            })
             .collect();
         #[cfg(feature = "grader")]
-        push_code_tasks(&mut tasks, &budgets);
-        tasks.extend(bundled_tool_tasks(budgets.tools));
+        push_code_tasks(&mut tasks, &budgets, draw);
+        for mut task in bundled_tool_tasks(budgets.tools) {
+            task.instance = Some(Instance::new(
+                task.id.clone(),
+                draw,
+                serde_json::Value::Object(serde_json::Map::new()),
+            ));
+            tasks.push(task);
+        }
         Self::new("hardsuite", tasks)
+    }
+
+    /// The draw every task of the suite comes from, when they all share one.
+    pub fn draw(&self) -> Option<Draw> {
+        let mut draws = self.tasks.iter().map(|task| {
+            task.instance.as_ref().map(|instance| Draw {
+                level: instance.level,
+                seed: instance.seed,
+            })
+        });
+        let first = draws.next()??;
+        draws.all(|d| d == Some(first)).then_some(first)
     }
 
     /// Sets every task's budget from its category.
@@ -387,7 +419,7 @@ impl CodeEntry {
 
 /// The bundled code tasks, with their controls, at the code budget.
 #[cfg(feature = "grader")]
-fn push_code_tasks(tasks: &mut Vec<Task>, budgets: &Budgets) {
+fn push_code_tasks(tasks: &mut Vec<Task>, budgets: &Budgets, draw: Draw) {
     let integrity: Vec<CodeControl> = integrity_controls()
         .into_iter()
         .map(|control| CodeControl {
@@ -397,7 +429,8 @@ fn push_code_tasks(tasks: &mut Vec<Task>, budgets: &Budgets) {
             integrity: true,
         })
         .collect();
-    for spec in code_task_specs() {
+    for spec in code_task_specs(draw) {
+        let parameters = CaseDraw { draw }.parameters(&spec.cases);
         let mut check = CodeCheck::new(spec.harness, spec.cases, spec.time_floor);
         check.guards = spec.guards;
         check.reference = Some(spec.reference.to_owned());
@@ -414,12 +447,14 @@ fn push_code_tasks(tasks: &mut Vec<Task>, budgets: &Budgets) {
         if spec.id == "merge-intervals" {
             check.controls.extend(integrity.iter().cloned());
         }
-        tasks.push(Task::new(
+        let mut task = Task::new(
             spec.id,
             Category::Code,
             spec.prompt,
             budgets.code,
             Checker::Code(check),
-        ));
+        );
+        task.instance = Some(Instance::new(spec.id, draw, parameters));
+        tasks.push(task);
     }
 }

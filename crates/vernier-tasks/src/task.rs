@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use vernier_grader::{Case, Grade, GradeReason, Grader, Guard, Limits, Submission};
 
 use crate::answer::{extract_answer, gcd, parse_fraction, parse_integer, reduce};
+use crate::family::Instance;
 use crate::math::Problem;
 use crate::tools::{check_no_call, check_tool_call};
 
@@ -284,6 +285,8 @@ pub struct Task {
     /// The self-check requires a positive gold answer (a counting puzzle with 0 solutions is
     /// broken).
     pub expect_positive: bool,
+    /// The family, level, seed and parameters the task was drawn from (bundled tasks).
+    pub instance: Option<Instance>,
 }
 
 impl Task {
@@ -304,6 +307,7 @@ impl Task {
             checker,
             problem: None,
             expect_positive: false,
+            instance: None,
         }
     }
 

@@ -4,6 +4,7 @@ mod cli;
 mod clustered;
 mod compare;
 mod exit_codes;
+mod levels;
 mod simulator;
 
 use std::path::Path;

@@ -2,4 +2,5 @@
 
 #[cfg(feature = "engine")]
 mod config;
+mod instances;
 mod report;

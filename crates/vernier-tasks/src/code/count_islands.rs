@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 use vernier_grader::Case;
 
-use super::rng::SplitMix64;
-use super::{CodeTaskSpec, single_control_spec};
+use super::{CaseDraw, CodeTaskSpec, single_control_spec};
+use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r"Write a Python function
 
@@ -99,8 +99,12 @@ fn case(name: &str, grid: &[Vec<u8>]) -> vernier_grader::Case {
     Case::new(name, json!(grid), Value::from(count(grid)))
 }
 
-pub(super) fn spec() -> CodeTaskSpec {
-    let cases = vec![
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
+    let large = draw.adversarial_size(LARGE);
+    // Grids grow by the adversarial scale only (a 900×900 grid is megabytes of JSON); the
+    // extra random grids keep the bundled side.
+    let random = large;
+    let mut cases = vec![
         case("empty", &[]),
         case("empty_row", &[vec![]]),
         case("single_water", &[vec![0]]),
@@ -122,10 +126,19 @@ pub(super) fn spec() -> CodeTaskSpec {
         case("one_row", &[vec![1, 0, 1, 1, 0, 1]]),
         case("one_column", &[vec![1], vec![1], vec![0], vec![1]]),
         case("checkerboard_60", &checkerboard(60)),
-        case("all_land_300", &vec![vec![1; LARGE]; LARGE]),
-        case("serpentine_300", &serpentine(LARGE)),
-        case("random_300", &random_grid(0x6973_6c01, LARGE, 55)),
+        case(&format!("all_land_{large}"), &vec![vec![1; large]; large]),
+        case(&format!("serpentine_{large}"), &serpentine(large)),
+        case(
+            &format!("random_{random}"),
+            &random_grid(draw.seed(0x6973_6c01), random, 55),
+        ),
     ];
+    for index in 1..=draw.extra_cases() {
+        cases.push(case(
+            &format!("random_{LARGE}_extra_{index}"),
+            &random_grid(draw.extra_seed(0x6973_6c01, index), LARGE, 55),
+        ));
+    }
     single_control_spec!(
         id: "count-islands",
         folder: "count_islands",

@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 use vernier_grader::Case;
 
-use super::rng::SplitMix64;
-use super::{CodeTaskSpec, single_control_spec};
+use super::{CaseDraw, CodeTaskSpec, single_control_spec};
+use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -106,7 +106,7 @@ fn case(name: &str, line: &str) -> vernier_grader::Case {
     }
 }
 
-pub(super) fn spec() -> CodeTaskSpec {
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
     let fixed = [
         ("plain", "a,b,c"),
         ("empty_line", ""),
@@ -129,7 +129,17 @@ pub(super) fn spec() -> CodeTaskSpec {
         ("space_after_quote", "\"a\" ,b"),
     ];
     let mut cases: Vec<_> = fixed.iter().map(|(name, line)| case(name, line)).collect();
-    cases.push(case("random_400_fields", &random_line(0x6373_7601, 400)));
+    let size = draw.random_size(400);
+    cases.push(case(
+        &format!("random_{size}_fields"),
+        &random_line(draw.seed(0x6373_7601), size),
+    ));
+    for index in 1..=draw.extra_cases() {
+        cases.push(case(
+            &format!("random_{size}_fields_extra_{index}"),
+            &random_line(draw.extra_seed(0x6373_7601, index), size),
+        ));
+    }
     single_control_spec!(
         id: "csv-split",
         folder: "csv_split",

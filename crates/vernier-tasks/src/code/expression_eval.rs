@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 use vernier_grader::{Case, Guard};
 
-use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
+use super::{CaseDraw, CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
+use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -276,7 +276,7 @@ fn case(name: &str, expression: &str) -> Case {
     }
 }
 
-pub(super) fn spec() -> CodeTaskSpec {
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
     let fixed = [
         ("addition", "1+2"),
         ("precedence", "2+3*4"),
@@ -312,8 +312,11 @@ pub(super) fn spec() -> CodeTaskSpec {
         .iter()
         .map(|(name, expression)| case(name, expression))
         .collect();
+    let extra = (1..=draw.extra_cases()).map(|index| draw.extra_seed(0x0065_7661_6c03, index));
     for (index, seed) in [0x0065_7661_6c01_u64, 0x0065_7661_6c02, 0x0065_7661_6c03]
         .into_iter()
+        .map(|constant| draw.seed(constant))
+        .chain(extra)
         .enumerate()
     {
         cases.push(case(

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::{Value, json};
 use vernier_grader::Case;
 
-use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
+use super::{CaseDraw, CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
+use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r"Write a Python class
 
@@ -163,8 +163,8 @@ pub(super) fn workload(seed: u64, capacity: usize, total: usize) -> Vec<i64> {
     ops
 }
 
-pub(super) fn spec() -> CodeTaskSpec {
-    let cases = vec![
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
+    let mut cases = vec![
         case("classic", 2, &CLASSIC, false),
         // put 1, put 2, put 1 again (refreshes 1), put 3 (evicts 2), get 1, get 2, get 3
         case(
@@ -187,14 +187,32 @@ pub(super) fn spec() -> CodeTaskSpec {
             false,
         ),
         case("miss_on_empty", 3, &[get(5), get(0), put(0), get(0)], false),
-        case("random_3000", 64, &workload(0x6c72_7501, 64, 3_000), false),
-        case(
-            "large_full_cache_200000",
-            LARGE_CAPACITY,
-            &workload(0x6c72_7502, LARGE_CAPACITY, LARGE_OPERATIONS),
-            true,
-        ),
     ];
+    let size = draw.random_size(3_000);
+    cases.push(case(
+        &format!("random_{size}"),
+        64,
+        &workload(draw.seed(0x6c72_7501), 64, size),
+        false,
+    ));
+    for index in 1..=draw.extra_cases() {
+        cases.push(case(
+            &format!("random_{size}_extra_{index}"),
+            64,
+            &workload(draw.extra_seed(0x6c72_7501, index), 64, size),
+            false,
+        ));
+    }
+    let (capacity, operations) = (
+        draw.adversarial_size(LARGE_CAPACITY),
+        draw.adversarial_size(LARGE_OPERATIONS),
+    );
+    cases.push(case(
+        &format!("large_full_cache_{operations}"),
+        capacity,
+        &workload(draw.seed(0x6c72_7502), capacity, operations),
+        true,
+    ));
     CodeTaskSpec {
         id: "lru-cache",
         harness: harness!("lru_cache"),

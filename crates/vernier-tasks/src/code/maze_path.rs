@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 use serde_json::{Value, json};
 use vernier_grader::Case;
 
-use super::rng::SplitMix64;
-use super::{CodeTaskSpec, single_control_spec};
+use super::{CaseDraw, CodeTaskSpec, single_control_spec};
+use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r##"Write a Python function
 
@@ -145,14 +145,14 @@ fn owned(maze: &[&str]) -> Vec<String> {
     maze.iter().map(|&row| row.to_owned()).collect()
 }
 
-pub(super) fn spec() -> CodeTaskSpec {
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
     let open_field = {
         let mut cells = vec![vec![b'.'; LARGE]; LARGE];
         cells[0][0] = b'S';
         cells[LARGE - 1][LARGE - 1] = b'E';
         rows(&cells)
     };
-    let cases = vec![
+    let mut cases = vec![
         case("adjacent", &owned(&["SE"])),
         case("wall_between", &owned(&["S#E"])),
         case("prompt_example", &owned(&["S.#", "..#", "#.E"])),
@@ -167,14 +167,33 @@ pub(super) fn spec() -> CodeTaskSpec {
         case("detour_200", &detour_maze()),
         case(
             "random_walls_25_200",
-            &reachable_maze(0x006d_617a_6501, 25, (0, 0), (LARGE - 1, LARGE - 1)),
+            &reachable_maze(
+                draw.seed(0x006d_617a_6501),
+                25,
+                (0, 0),
+                (LARGE - 1, LARGE - 1),
+            ),
         ),
         case(
             "random_walls_35_200",
-            &reachable_maze(0x006d_617a_6502, 35, (17, 190), (185, 9)),
+            &reachable_maze(draw.seed(0x006d_617a_6502), 35, (17, 190), (185, 9)),
         ),
-        case("random_walled_off_200", &walled_off_maze(0x006d_617a_6503)),
+        case(
+            "random_walled_off_200",
+            &walled_off_maze(draw.seed(0x006d_617a_6503)),
+        ),
     ];
+    for index in 1..=draw.extra_cases() {
+        cases.push(case(
+            &format!("random_walls_35_200_extra_{index}"),
+            &reachable_maze(
+                draw.extra_seed(0x006d_617a_6502, index),
+                35,
+                (17, 190),
+                (185, 9),
+            ),
+        ));
+    }
     single_control_spec!(
         id: "maze-path",
         folder: "maze_path",

@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 use vernier_grader::Case;
 
-use super::rng::SplitMix64;
-use super::{CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
+use super::{CaseDraw, CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
+use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r"Write a Python function
 
@@ -60,8 +60,8 @@ fn random_intervals(seed: u64, count: usize, span: i64) -> Vec<(i64, i64)> {
         .collect()
 }
 
-pub(super) fn spec() -> CodeTaskSpec {
-    let cases = vec![
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
+    let mut cases = vec![
         case("empty", &[]),
         case("single", &[(4, 9)]),
         case("touching", &[(1, 3), (3, 5)]),
@@ -73,11 +73,19 @@ pub(super) fn spec() -> CodeTaskSpec {
         case("points_and_duplicates", &[(2, 2), (2, 2), (1, 1), (2, 3)]),
         case("negative", &[(-5, -1), (-3, 2), (4, 4)]),
         case("already_merged", &[(1, 2), (4, 5), (7, 9)]),
-        case(
-            "random_1000",
-            &random_intervals(0x6d65_7267_6501, 1_000, 40_000),
-        ),
     ];
+    let size = draw.random_size(1_000);
+    let span = i64::try_from(size * 40).unwrap_or(40_000);
+    cases.push(case(
+        &format!("random_{size}"),
+        &random_intervals(draw.seed(0x6d65_7267_6501), size, span),
+    ));
+    for index in 1..=draw.extra_cases() {
+        cases.push(case(
+            &format!("random_{size}_extra_{index}"),
+            &random_intervals(draw.extra_seed(0x6d65_7267_6501, index), size, span),
+        ));
+    }
     CodeTaskSpec {
         id: "merge-intervals",
         harness: harness!("merge_intervals"),

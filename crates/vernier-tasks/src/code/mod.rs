@@ -26,7 +26,6 @@ mod lru_cache;
 mod maze_path;
 mod merge_intervals;
 mod parse_duration;
-mod rng;
 mod roman_numerals;
 mod topo_order;
 mod wrap_text;
@@ -35,6 +34,8 @@ use std::time::Duration;
 
 use vernier_grader::{Case, Guard};
 
+use crate::family::Draw;
+use crate::rng::SplitMix64;
 use crate::task::ExpectedFailure;
 
 /// One coding task: prompt, hidden harness, reference, controls and cases.
@@ -86,19 +87,83 @@ pub(crate) struct NegativeControl {
     pub(crate) must_fail_with: ExpectedFailure,
 }
 
-/// The coding tasks, in the catalogue's order.
-pub(crate) fn code_task_specs() -> Vec<CodeTaskSpec> {
+/// How a draw shapes a code task's generated cases: each generator seed comes from the
+/// run's seed (seed 0 keeps the bundled constants), the random cases' sizes and how many
+/// extra random cases there are come from the level. The fixed edge cases never change, and
+/// the adversarial cases the controls need (full LRU cache, 300×300 grids) never shrink
+/// below their bundled size. Level 2 with seed 0 gives exactly the bundled cases.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CaseDraw {
+    pub(crate) draw: Draw,
+}
+
+impl CaseDraw {
+    /// The generator seed of a generated case whose bundled seed is `constant`.
+    pub(crate) fn seed(self, constant: u64) -> u64 {
+        if self.draw.seed == 0 {
+            constant
+        } else {
+            SplitMix64::new(constant ^ self.draw.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .next_u64()
+        }
+    }
+
+    /// Percent of the bundled size a random case has: 50 / 100 / 150 / 200 / 300 by level.
+    pub(crate) fn random_scale_percent(self) -> usize {
+        [50, 100, 150, 200, 300][usize::from(self.draw.level.clamp(1, 5) - 1)]
+    }
+
+    /// Percent of the bundled size an adversarial case has: 100 / 100 / 125 / 150 / 200.
+    pub(crate) fn adversarial_scale_percent(self) -> usize {
+        [100, 100, 125, 150, 200][usize::from(self.draw.level.clamp(1, 5) - 1)]
+    }
+
+    /// A random case's size at this level.
+    pub(crate) fn random_size(self, bundled: usize) -> usize {
+        (bundled * self.random_scale_percent() / 100).max(1)
+    }
+
+    /// An adversarial case's size at this level.
+    pub(crate) fn adversarial_size(self, bundled: usize) -> usize {
+        bundled * self.adversarial_scale_percent() / 100
+    }
+
+    /// Extra random cases beyond the bundled ones: 0, 0, 1, 2, 3 by level.
+    pub(crate) fn extra_cases(self) -> u64 {
+        u64::from(self.draw.level.saturating_sub(2))
+    }
+
+    /// The seed of extra random case `index` (from 1) of a generator whose bundled seed is
+    /// `constant`.
+    pub(crate) fn extra_seed(self, constant: u64, index: u64) -> u64 {
+        self.seed(constant.wrapping_add(index.wrapping_mul(0x1_0000_0000)))
+    }
+
+    /// What the task's instance records.
+    pub(crate) fn parameters(self, cases: &[Case]) -> serde_json::Value {
+        serde_json::json!({
+            "random_scale_percent": self.random_scale_percent(),
+            "adversarial_scale_percent": self.adversarial_scale_percent(),
+            "extra_random_cases": self.extra_cases(),
+            "n_cases": cases.len(),
+        })
+    }
+}
+
+/// The coding tasks, in the catalogue's order, with the cases of `draw`.
+pub(crate) fn code_task_specs(draw: Draw) -> Vec<CodeTaskSpec> {
+    let draw = CaseDraw { draw };
     vec![
-        merge_intervals::spec(),
-        expression_eval::spec(),
-        lru_cache::spec(),
-        count_islands::spec(),
-        parse_duration::spec(),
-        roman_numerals::spec(),
-        topo_order::spec(),
-        csv_split::spec(),
-        maze_path::spec(),
-        wrap_text::spec(),
+        merge_intervals::spec(draw),
+        expression_eval::spec(draw),
+        lru_cache::spec(draw),
+        count_islands::spec(draw),
+        parse_duration::spec(draw),
+        roman_numerals::spec(draw),
+        topo_order::spec(draw),
+        csv_split::spec(draw),
+        maze_path::spec(draw),
+        wrap_text::spec(draw),
     ]
 }
 
@@ -242,13 +307,16 @@ mod tests {
 
     #[test]
     fn the_ten_tasks_come_in_catalogue_order() {
-        let ids: Vec<&str> = code_task_specs().iter().map(|spec| spec.id).collect();
+        let ids: Vec<&str> = code_task_specs(Draw::BUNDLED)
+            .iter()
+            .map(|spec| spec.id)
+            .collect();
         assert_eq!(ids, SPEC_ORDER);
     }
 
     #[test]
     fn every_task_is_complete() {
-        for spec in code_task_specs() {
+        for spec in code_task_specs(Draw::BUNDLED) {
             assert!(
                 spec.prompt.contains("```python"),
                 "{}: prompt lacks the answer format",
@@ -288,7 +356,11 @@ mod tests {
 
     #[test]
     fn case_inputs_stay_small_enough_to_upload() {
-        for spec in code_task_specs() {
+        let top = Draw::new(5, 3).expect("level");
+        for spec in code_task_specs(Draw::BUNDLED)
+            .into_iter()
+            .chain(code_task_specs(top))
+        {
             let bytes: usize = spec
                 .cases
                 .iter()
@@ -312,7 +384,7 @@ mod tests {
     fn references_pass_and_controls_fail_on_local_python() {
         let generous = Duration::from_secs(60);
         let mut problems = Vec::new();
-        for spec in code_task_specs() {
+        for spec in code_task_specs(Draw::BUNDLED) {
             let reference = local_runner::run(
                 spec.reference,
                 spec.harness,
@@ -371,7 +443,7 @@ mod tests {
     fn guard_controls_are_legal_python_apart_from_the_guard() {
         // Without guards, the eval-based control runs and still fails the malformed
         // cases ("2**3" is 8 to eval), so the guard is not the only line of defence.
-        let spec = code_task_specs()
+        let spec = code_task_specs(Draw::BUNDLED)
             .into_iter()
             .find(|spec| spec.id == "expression-eval")
             .expect("task exists");
@@ -396,7 +468,7 @@ mod tests {
 
     #[test]
     fn harmless_integrity_controls_fail_locally_and_all_are_valid_python() {
-        let spec = code_task_specs()
+        let spec = code_task_specs(Draw::BUNDLED)
             .into_iter()
             .next()
             .expect("merge-intervals comes first");
@@ -422,7 +494,7 @@ mod tests {
             .iter()
             .map(|control| control.code)
             .collect();
-        let specs = code_task_specs();
+        let specs = code_task_specs(Draw::BUNDLED);
         for spec in &specs {
             sources.extend([spec.harness, spec.reference]);
             sources.extend(spec.negative_controls.iter().map(|control| control.code));

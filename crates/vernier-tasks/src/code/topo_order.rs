@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 use vernier_grader::Case;
 
-use super::rng::SplitMix64;
-use super::{CodeTaskSpec, single_control_spec};
+use super::{CaseDraw, CodeTaskSpec, single_control_spec};
+use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -139,8 +139,8 @@ fn case(name: &str, dependencies: &[(String, Vec<String>)]) -> vernier_grader::C
     }
 }
 
-pub(super) fn spec() -> CodeTaskSpec {
-    let cases = vec![
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
+    let mut cases = vec![
         case("empty", &[]),
         case(
             "prompt_example",
@@ -177,15 +177,26 @@ pub(super) fn spec() -> CodeTaskSpec {
                 ("z", &["y"]),
             ]),
         ),
-        case(
-            "random_400",
-            &random_dependencies(0x0074_6f70_6f01, 400, false),
-        ),
-        case(
-            "random_cycle_400",
-            &random_dependencies(0x0074_6f70_6f02, 400, true),
-        ),
     ];
+    let size = draw.random_size(400);
+    cases.push(case(
+        &format!("random_{size}"),
+        &random_dependencies(draw.seed(0x0074_6f70_6f01), size, false),
+    ));
+    cases.push(case(
+        &format!("random_cycle_{size}"),
+        &random_dependencies(draw.seed(0x0074_6f70_6f02), size, true),
+    ));
+    for index in 1..=draw.extra_cases() {
+        cases.push(case(
+            &format!("random_{size}_extra_{index}"),
+            &random_dependencies(
+                draw.extra_seed(0x0074_6f70_6f01, index),
+                size,
+                index % 2 == 0,
+            ),
+        ));
+    }
     single_control_spec!(
         id: "topo-order",
         folder: "topo_order",

@@ -3,8 +3,8 @@
 use serde_json::json;
 use vernier_grader::Case;
 
-use super::rng::SplitMix64;
-use super::{CodeTaskSpec, single_control_spec};
+use super::{CaseDraw, CodeTaskSpec, single_control_spec};
+use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -82,8 +82,8 @@ fn case(name: &str, text: &str, width: i64) -> vernier_grader::Case {
     }
 }
 
-pub(super) fn spec() -> CodeTaskSpec {
-    let cases = vec![
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
+    let mut cases = vec![
         case(
             "prompt_example",
             "The quick brown fox jumps over the lazy dog",
@@ -102,17 +102,26 @@ pub(super) fn spec() -> CodeTaskSpec {
         case("leading_trailing_space", "  one two  ", 20),
         case("width_zero", "some text", 0),
         case("width_negative", "some text", -3),
-        case(
-            "random_3000_words_width_37",
-            &random_text(0x0077_7261_7001, 3_000),
-            37,
-        ),
-        case(
-            "random_3000_words_width_7",
-            &random_text(0x0077_7261_7002, 3_000),
-            7,
-        ),
     ];
+    let words = draw.random_size(3_000);
+    cases.push(case(
+        &format!("random_{words}_words_width_37"),
+        &random_text(draw.seed(0x0077_7261_7001), words),
+        37,
+    ));
+    cases.push(case(
+        &format!("random_{words}_words_width_7"),
+        &random_text(draw.seed(0x0077_7261_7002), words),
+        7,
+    ));
+    for index in 1..=draw.extra_cases() {
+        let width = [13, 23, 3][usize::try_from(index % 3).unwrap_or(0)];
+        cases.push(case(
+            &format!("random_{words}_words_width_{width}_extra_{index}"),
+            &random_text(draw.extra_seed(0x0077_7261_7001, index), words),
+            width,
+        ));
+    }
     single_control_spec!(
         id: "wrap-text",
         folder: "wrap_text",

@@ -1,6 +1,7 @@
 //! Integration tests of vernier-tasks.
 
 mod checking;
+mod families;
 mod math_gold;
 mod self_check;
 mod suite_file;

@@ -7,16 +7,16 @@
 //! OOPSLA 2014; constants as in Vigna's `splitmix64.c`.
 
 /// `SplitMix64`.
-pub(super) struct SplitMix64 {
+pub(crate) struct SplitMix64 {
     state: u64,
 }
 
 impl SplitMix64 {
-    pub(super) fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self { state: seed }
     }
 
-    pub(super) fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -25,24 +25,31 @@ impl SplitMix64 {
     }
 
     /// A number in `0..bound` (`bound > 0`), by multiply-shift.
-    pub(super) fn below(&mut self, bound: u64) -> u64 {
+    pub(crate) fn below(&mut self, bound: u64) -> u64 {
         let wide = u128::from(self.next_u64()) * u128::from(bound);
         u64::try_from(wide >> 64).unwrap_or(0)
     }
 
     /// A `usize` in `0..bound` (`bound > 0`).
-    pub(super) fn index(&mut self, bound: usize) -> usize {
+    pub(crate) fn index(&mut self, bound: usize) -> usize {
         let bound = u64::try_from(bound).unwrap_or(u64::MAX);
         usize::try_from(self.below(bound)).unwrap_or(0)
     }
 
+    /// A number in `low..=high` (`low <= high`).
+    pub(crate) fn range(&mut self, low: u64, high: u64) -> u64 {
+        low + self.below(high - low + 1)
+    }
+
     /// True with probability `numerator / denominator`.
-    pub(super) fn chance(&mut self, numerator: u64, denominator: u64) -> bool {
+    #[cfg(feature = "grader")]
+    pub(crate) fn chance(&mut self, numerator: u64, denominator: u64) -> bool {
         self.below(denominator) < numerator
     }
 
     /// Fisher–Yates shuffle.
-    pub(super) fn shuffle<T>(&mut self, items: &mut [T]) {
+    #[cfg(feature = "grader")]
+    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
         for last in (1..items.len()).rev() {
             let other = self.index(last + 1);
             items.swap(last, other);
@@ -72,6 +79,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "grader")]
     fn below_stays_in_range_and_shuffle_permutes() {
         let mut generator = SplitMix64::new(7);
         for bound in [1, 2, 3, 10, 1000] {

@@ -1,0 +1,290 @@
+//! The ladder: one instance set per level, run in turn, and the pass rate per level with its
+//! interval, so models tied at one level can be told apart higher up.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use vernier_stats::Interval;
+
+use crate::error::HardsuiteError;
+use crate::report::{round_count, thousands};
+use crate::results::ResultsFile;
+
+/// One level of a ladder run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LadderRung {
+    /// Difficulty level.
+    pub level: u8,
+    /// Seed the level's instances were drawn from.
+    pub seed: u64,
+    /// The level's `results.json`, relative to the ladder's directory.
+    pub results: PathBuf,
+    /// Scored samples.
+    pub n_scored: u64,
+    /// Passed samples.
+    pub n_pass: u64,
+    /// The pass rate (task-clustered mean with several samples per task).
+    pub pass_rate: Option<f64>,
+    /// The 95% interval the reports show: Wilson with one sample per task, task-clustered
+    /// with more.
+    pub interval: Option<Interval>,
+    /// Median completion tokens of the passing samples.
+    pub median_tokens_solved: Option<f64>,
+}
+
+impl LadderRung {
+    /// The rung of one level's results.
+    pub fn from_results(level: u8, seed: u64, results: PathBuf, file: &ResultsFile) -> Self {
+        let total = &file.main.total;
+        Self {
+            level,
+            seed,
+            results,
+            n_scored: total.n_scored,
+            n_pass: total.n_pass,
+            pass_rate: total.pass_rate(),
+            interval: total.interval(),
+            median_tokens_solved: file.main.median_tokens_solved,
+        }
+    }
+}
+
+/// `ladder.json`: the model and one rung per level, lowest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Ladder {
+    /// Model id.
+    pub model: String,
+    /// The in-process simulator answered.
+    pub simulated: bool,
+    /// One entry per level run.
+    pub rungs: Vec<LadderRung>,
+}
+
+impl Ladder {
+    /// Writes `ladder.json`, `ladder.md` and `ladder.svg` into `dir`.
+    pub fn write(&self, dir: &Path) -> Result<(), HardsuiteError> {
+        let json = dir.join("ladder.json");
+        let mut text = serde_json::to_string_pretty(self)
+            .map_err(|error| HardsuiteError::io("encode", &json, error.into()))?;
+        text.push('\n');
+        for (path, body) in [
+            (json, text),
+            (dir.join("ladder.md"), render_ladder_markdown(self)),
+            (dir.join("ladder.svg"), render_ladder_svg(self)),
+        ] {
+            std::fs::write(&path, body)
+                .map_err(|source| HardsuiteError::io("write", &path, source))?;
+        }
+        Ok(())
+    }
+}
+
+fn percent(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{:.1}%", v * 100.0))
+}
+
+fn interval_text(interval: Option<Interval>) -> String {
+    interval.map_or_else(
+        || "-".to_owned(),
+        |i| format!("{:.1}–{:.1}%", i.low * 100.0, i.high * 100.0),
+    )
+}
+
+fn tokens(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| thousands(round_count(v)))
+}
+
+/// The ladder as a terminal table.
+pub fn render_ladder(ladder: &Ladder) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "ladder of {}", ladder.model);
+    let _ = writeln!(
+        out,
+        "{:<6} {:>6} {:>9} {:>8} {:>14} {:>15}",
+        "level", "seed", "passed", "rate", "95% interval", "median tokens"
+    );
+    for rung in &ladder.rungs {
+        let _ = writeln!(
+            out,
+            "{:<6} {:>6} {:>9} {:>8} {:>14} {:>15}",
+            rung.level,
+            rung.seed,
+            format!("{}/{}", rung.n_pass, rung.n_scored),
+            percent(rung.pass_rate),
+            interval_text(rung.interval),
+            tokens(rung.median_tokens_solved),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "Each level is its own instance set; median tokens are per solved task."
+    );
+    out
+}
+
+/// The ladder as Markdown.
+pub fn render_ladder_markdown(ladder: &Ladder) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# hardsuite ladder: {}", ladder.model);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "![ladder](ladder.svg)");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "| level | seed | passed | rate | 95% interval | median tokens per solved task |"
+    );
+    let _ = writeln!(out, "| ---: | ---: | ---: | ---: | --- | ---: |");
+    for rung in &ladder.rungs {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {}/{} | {} | {} | {} |",
+            rung.level,
+            rung.seed,
+            rung.n_pass,
+            rung.n_scored,
+            percent(rung.pass_rate),
+            interval_text(rung.interval),
+            tokens(rung.median_tokens_solved),
+        );
+    }
+    out
+}
+
+/// The ladder as an SVG: pass rate per level with its interval as a bar, and the median
+/// tokens per solved task written under each level.
+pub fn render_ladder_svg(ladder: &Ladder) -> String {
+    const WIDTH: f64 = 560.0;
+    const HEIGHT: f64 = 340.0;
+    const LEFT: f64 = 60.0;
+    const RIGHT: f64 = 20.0;
+    const TOP: f64 = 40.0;
+    const BOTTOM: f64 = 70.0;
+    let plot_width = WIDTH - LEFT - RIGHT;
+    let plot_height = HEIGHT - TOP - BOTTOM;
+    let y = |rate: f64| TOP + (1.0 - rate.clamp(0.0, 1.0)) * plot_height;
+    let n = ladder.rungs.len().max(1) as f64;
+    let x = |index: usize| LEFT + plot_width * (index as f64 + 0.5) / n;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(
+        out,
+        r#"<text x="{LEFT}" y="22" font-size="14">hardsuite ladder: {} (pass rate per level, 95% interval)</text>"#,
+        escape(&ladder.model)
+    );
+    for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
+        let _ = writeln!(
+            out,
+            r##"<line x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{:.0}%</text>"##,
+            WIDTH - RIGHT,
+            LEFT - 6.0,
+            y(tick) + 4.0,
+            tick * 100.0,
+            y = y(tick)
+        );
+    }
+    let mut path = String::new();
+    for (index, rung) in ladder.rungs.iter().enumerate() {
+        let cx = x(index);
+        if let Some(interval) = rung.interval {
+            let _ = writeln!(
+                out,
+                r##"<line x1="{cx:.1}" x2="{cx:.1}" y1="{:.1}" y2="{:.1}" stroke="#4a6fa5" stroke-width="6" stroke-opacity="0.35"/>"##,
+                y(interval.low),
+                y(interval.high)
+            );
+        }
+        if let Some(rate) = rung.pass_rate {
+            let _ = write!(
+                path,
+                "{}{cx:.1},{:.1} ",
+                if path.is_empty() { "M" } else { "L" },
+                y(rate)
+            );
+            let _ = writeln!(
+                out,
+                r##"<circle cx="{cx:.1}" cy="{:.1}" r="4" fill="#4a6fa5"/><text x="{:.1}" y="{:.1}">{}</text>"##,
+                y(rate),
+                cx + 8.0,
+                y(rate) - 6.0,
+                percent(Some(rate))
+            );
+        }
+        let _ = writeln!(
+            out,
+            r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle">level {}</text><text x="{cx:.1}" y="{:.1}" text-anchor="middle" fill="#555">{} tok/solved</text>"##,
+            HEIGHT - BOTTOM + 20.0,
+            rung.level,
+            HEIGHT - BOTTOM + 38.0,
+            tokens(rung.median_tokens_solved)
+        );
+    }
+    if !path.is_empty() {
+        let _ = writeln!(
+            out,
+            r##"<path d="{}" fill="none" stroke="#4a6fa5" stroke-width="2"/>"##,
+            path.trim_end()
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Parses a `--levels` value: `1-5`, `2,4` or `3`.
+pub fn parse_levels(text: &str) -> Result<Vec<u8>, HardsuiteError> {
+    let invalid = || {
+        HardsuiteError::invalid(
+            "--levels",
+            format!("{text:?} is not a level range; write e.g. 1-5 or 1,3,5 with levels 1 to 5"),
+        )
+    };
+    let mut levels = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let (low, high) = match part.split_once('-') {
+            Some((low, high)) => (low.trim(), high.trim()),
+            None => (part, part),
+        };
+        let (low, high): (u8, u8) = (
+            low.parse().map_err(|_| invalid())?,
+            high.parse().map_err(|_| invalid())?,
+        );
+        if !(1..=5).contains(&low) || !(1..=5).contains(&high) || low > high {
+            return Err(invalid());
+        }
+        levels.extend(low..=high);
+    }
+    levels.sort_unstable();
+    levels.dedup();
+    if levels.is_empty() {
+        return Err(invalid());
+    }
+    Ok(levels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn level_ranges_parse() {
+        assert_eq!(parse_levels("1-5").expect("range"), [1, 2, 3, 4, 5]);
+        assert_eq!(parse_levels("4,2").expect("list"), [2, 4]);
+        assert_eq!(parse_levels("3").expect("one"), [3]);
+        for bad in ["0-3", "1-6", "5-1", "", "a"] {
+            assert!(parse_levels(bad).is_err(), "{bad}");
+        }
+    }
+}

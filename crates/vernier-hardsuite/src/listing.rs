@@ -1,0 +1,106 @@
+//! `hardsuite tasks`: every task of a draw with its family, parameters, prompt and gold,
+//! without calling any model.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use vernier_tasks::{Category, Checker, Redraw, Suite};
+
+use crate::config::SuiteSelection;
+use crate::engine::load_suite;
+use crate::error::HardsuiteError;
+
+/// One task as `hardsuite tasks` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct TaskListing {
+    /// Task id.
+    pub id: String,
+    /// Category.
+    pub category: Category,
+    /// Family (the bundled task id it is drawn from); `null` for suite-file tasks.
+    pub family: Option<String>,
+    /// Difficulty level.
+    pub level: Option<u8>,
+    /// Seed.
+    pub seed: Option<u64>,
+    /// The parameters the prompt and gold come from.
+    pub parameters: serde_json::Value,
+    /// Draws rejected as ill-posed before this one.
+    pub redraws: Vec<Redraw>,
+    /// The last user message.
+    pub prompt: String,
+    /// The gold answer: an integer or `p/q` as a string for math; the hidden case names
+    /// and count for code (their expected values never leave the Rust side); the expected
+    /// call for tools.
+    pub gold: serde_json::Value,
+}
+
+/// The tasks of the selected suite (bundled, drawn at `selection.draw`, or a suite file).
+pub fn list_tasks(selection: &SuiteSelection) -> Result<Vec<TaskListing>, HardsuiteError> {
+    Ok(listing(&load_suite(selection)?))
+}
+
+/// The listing of a suite's tasks.
+pub fn listing(suite: &Suite) -> Vec<TaskListing> {
+    suite
+        .tasks
+        .iter()
+        .map(|task| {
+            let gold = match &task.checker {
+                Checker::Integer(value) => serde_json::json!(value.to_string()),
+                Checker::Fraction { num, den, .. } => serde_json::json!(format!("{num}/{den}")),
+                Checker::ExactString(text) => serde_json::json!(text),
+                #[cfg(feature = "engine")]
+                Checker::Code(check) => serde_json::json!({
+                    "n_cases": check.cases.len(),
+                    "case_names": check.cases.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+                }),
+                other => serde_json::json!(format!("{other:?}")),
+            };
+            let instance = task.instance.as_ref();
+            TaskListing {
+                id: task.id.clone(),
+                category: task.category,
+                family: instance.map(|i| i.family.clone()),
+                level: instance.map(|i| i.level),
+                seed: instance.map(|i| i.seed),
+                parameters: instance.map_or(serde_json::Value::Null, |i| i.parameters.clone()),
+                redraws: instance.map(|i| i.redraws.clone()).unwrap_or_default(),
+                prompt: task
+                    .messages
+                    .iter()
+                    .rev()
+                    .find(|m| m.role == "user")
+                    .map(|m| m.content.clone())
+                    .unwrap_or_default(),
+                gold,
+            }
+        })
+        .collect()
+}
+
+/// The listing as text: one block per task.
+pub fn render_listing(tasks: &[TaskListing]) -> String {
+    let mut out = String::new();
+    for task in tasks {
+        let _ = writeln!(
+            out,
+            "{} ({}, level {}, seed {}): gold {}",
+            task.id,
+            task.category,
+            task.level.map_or_else(|| "-".to_owned(), |l| l.to_string()),
+            task.seed.map_or_else(|| "-".to_owned(), |s| s.to_string()),
+            match &task.gold {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            }
+        );
+        let _ = writeln!(out, "  parameters: {}", task.parameters);
+        for redraw in &task.redraws {
+            let _ = writeln!(out, "  redrawn: {} ({})", redraw.parameters, redraw.reason);
+        }
+        let _ = writeln!(out, "  prompt: {}", task.prompt);
+    }
+    out
+}
