@@ -95,9 +95,26 @@ pub struct RunArgs {
     /// Model id; default: the first model the server lists.
     #[arg(long)]
     pub model: Option<String>,
-    /// Environment variable holding the API key (sent as a bearer token).
+    /// Environment variable holding the API key (sent as a bearer token; never written to any
+    /// file or message).
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
+    /// A PEM file of CA certificates to trust beside the built-in roots, for a self-hosted
+    /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY` and
+    /// `NO_PROXY` are honoured.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// The most requests per second to start, for endpoints with a request-rate limit.
+    #[arg(long, value_name = "N")]
+    pub max_rps: Option<f64>,
+    /// The longest the run waits on rate limits (`429`/`503`: as long as the server asks, or
+    /// backing off) in all, in seconds (default 900); such waits use up no try.
+    #[arg(long, value_name = "SECONDS")]
+    pub max_wait: Option<f64>,
+    /// Lower the concurrency while the server answers `429`, and raise it again while it does
+    /// not.
+    #[arg(long)]
+    pub adaptive_concurrency: bool,
     /// Suite and task selection.
     #[command(flatten)]
     pub suite: SuiteArgs,
@@ -264,6 +281,10 @@ impl RunArgs {
         config.request_timeout_secs = self.request_timeout;
         config.idle_timeout_secs = self.idle_timeout;
         config.skip_self_check = self.skip_self_check;
+        config.ca_cert.clone_from(&self.ca_cert);
+        config.max_rps = self.max_rps;
+        config.max_wait_secs = self.max_wait;
+        config.adaptive_concurrency = self.adaptive_concurrency;
         let target = match &self.resume {
             Some(journal) => RunTarget::Resume {
                 journal: journal.clone(),

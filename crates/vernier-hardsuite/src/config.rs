@@ -108,6 +108,15 @@ pub struct RunConfig {
     pub idle_timeout_secs: u64,
     /// Skip the self-check (results are marked unchecked). For debugging the harness only.
     pub skip_self_check: bool,
+    /// The most requests per second to start (`None`: no cap).
+    pub max_rps: Option<f64>,
+    /// The longest the run waits on rate limits in all, seconds (`None`: 900).
+    pub max_wait_secs: Option<f64>,
+    /// Lower the concurrency while the server answers `429`, and raise it again while it does
+    /// not.
+    pub adaptive_concurrency: bool,
+    /// A PEM file of CA certificates to trust beside the built-in roots.
+    pub ca_cert: Option<std::path::PathBuf>,
 }
 
 impl Default for RunConfig {
@@ -130,6 +139,10 @@ impl Default for RunConfig {
             request_timeout_secs: 3600,
             idle_timeout_secs: 300,
             skip_self_check: false,
+            max_rps: None,
+            max_wait_secs: None,
+            adaptive_concurrency: false,
+            ca_cert: None,
         }
     }
 }

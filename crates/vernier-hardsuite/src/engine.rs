@@ -266,6 +266,20 @@ fn validate(config: &RunConfig) -> Result<(), HardsuiteError> {
             config.rerun_cut_off == Some(0),
             "the budget must be positive",
         ),
+        (
+            "--max-rps",
+            config
+                .max_rps
+                .is_some_and(|rps| !(rps.is_finite() && rps > 0.0)),
+            "give a positive number of requests per second, e.g. 2",
+        ),
+        (
+            "--max-wait",
+            config
+                .max_wait_secs
+                .is_some_and(|s| !(s.is_finite() && (0.0..=7.0 * 86_400.0).contains(&s))),
+            "give seconds from 0 to 604800 (7 days)",
+        ),
     ];
     for (flag, refused, detail) in positive {
         if refused {
@@ -715,6 +729,18 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
         stop: AtomicBool::new(false),
         n_done: AtomicUsize::new(0),
         n_planned: AtomicUsize::new(0),
+        pacer: vernier_openai::RequestPacer::new(config.max_rps),
+        slots: vernier_openai::AdaptiveConcurrency::new(config.concurrency),
+        adaptive: config.adaptive_concurrency,
+        wait_budget: std::sync::Mutex::new(
+            Duration::try_from_secs_f64(config.max_wait_secs.unwrap_or(900.0))
+                .unwrap_or(Duration::from_secs(900)),
+        ),
+        jitter: std::sync::atomic::AtomicU64::new(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(0)),
+        ),
     };
     let main_jobs: Vec<(usize, u32)> = plan
         .suite
@@ -879,6 +905,11 @@ fn build_client(
     );
     if let Some(var) = &config.api_key_env {
         builder = builder.api_key_from_env(var);
+    }
+    if let Some(path) = &config.ca_cert {
+        let pem = std::fs::read(path)
+            .map_err(|source| HardsuiteError::io("read the CA certificate", path, source))?;
+        builder = builder.ca_cert_pem(path.display().to_string(), pem);
     }
     builder.build().map_err(|source| HardsuiteError::Client {
         what: format!("set up the client for {base_url}"),

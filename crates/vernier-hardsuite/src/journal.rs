@@ -210,6 +210,22 @@ pub struct AttemptRecord {
     pub decode_tokens_per_s: Option<f64>,
     /// Time spent grading, milliseconds.
     pub grade_ms: Option<f64>,
+    /// A rate-limited try (`429`/`503`): the wait before the next one. Such a try uses up no
+    /// try of `max_tries`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<TryWait>,
+}
+
+/// The wait after a rate-limited try.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TryWait {
+    /// `server_asked` (`Retry-After` and the like) or `backoff` (the server said nothing).
+    pub cause: String,
+    /// How long the run waited, ms.
+    pub waited_ms: f64,
+    /// What the server asked for, ms, when it said.
+    pub asked_ms: Option<f64>,
 }
 
 impl AttemptRecord {

@@ -91,7 +91,7 @@ pub use engine::{
 pub use error::HardsuiteError;
 pub use journal::{
     AttemptPhase, AttemptRecord, BudgetFlags, HARDSUITE_JOURNAL_VERSION, HardsuiteJournalLine,
-    LoadedHardsuiteJournal, RunHeader, Sampling, read_hardsuite_journal,
+    LoadedHardsuiteJournal, RunHeader, Sampling, TryWait, read_hardsuite_journal,
 };
 pub use ladder::{
     Ladder, LadderRung, parse_levels, render_ladder, render_ladder_markdown, render_ladder_svg,
@@ -102,8 +102,8 @@ pub use listing::{TaskListing, list_tasks, listing, render_listing};
 pub use observer::{RunObserver, SilentObserver};
 pub use report::{render_markdown, render_table, thousands};
 pub use results::{
-    ASSUMED_DISCORDANCE, CONFIDENCE, ClusteredRate, RESULTS_SCHEMA_VERSION, ResultsFile,
-    SampleResult, Score, Scoreboard, TaskResult, difference_half_width_points,
+    ASSUMED_DISCORDANCE, CONFIDENCE, ClusteredRate, RESULTS_SCHEMA_VERSION, RateLimitWaits,
+    ResultsFile, SampleResult, Score, Scoreboard, TaskResult, difference_half_width_points,
 };
 pub use vernier_tasks::{Draw, Instance, Redraw};
 

@@ -385,6 +385,15 @@ pub fn render_markdown(results: &ResultsFile) -> String {
             results.n_infra_tries
         );
     }
+    if let Some(waits) = results.rate_limit_waits {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "The run waited {:.1} s on rate limits ({} answers of 429/503, {} of the waits as long as the \
+             server asked, the rest backing off); those tries used up no retry and are not scored.",
+            waits.waited_s, waits.n_waits, waits.n_server_asked
+        );
+    }
     out
 }
 

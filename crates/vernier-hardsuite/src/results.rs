@@ -230,6 +230,34 @@ pub struct ResultsFile {
     /// The JSON object merged into every request (absent in older files: unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra_body: Option<serde_json::Value>,
+    /// Waits on rate limits (`429`/`503`) over the run; absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_waits: Option<RateLimitWaits>,
+}
+
+/// Waits on rate limits over a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RateLimitWaits {
+    /// Rate-limited answers waited on (none of them used up a try).
+    pub n_waits: usize,
+    /// Seconds waited in all.
+    pub waited_s: f64,
+    /// Waits as long as the server asked (the rest backed off).
+    pub n_server_asked: usize,
+}
+
+impl RateLimitWaits {
+    /// The waits journaled in `attempts`, `None` when there are none.
+    pub fn of(attempts: &[AttemptRecord]) -> Option<Self> {
+        let waits: Vec<&crate::journal::TryWait> =
+            attempts.iter().filter_map(|a| a.wait.as_ref()).collect();
+        (!waits.is_empty()).then(|| Self {
+            n_waits: waits.len(),
+            waited_s: waits.iter().map(|w| w.waited_ms).sum::<f64>() / 1e3,
+            n_server_asked: waits.iter().filter(|w| w.cause == "server_asked").count(),
+        })
+    }
 }
 
 impl ResultsFile {
@@ -290,6 +318,7 @@ impl ResultsFile {
             difference_half_width_points: difference_half_width_points(n_tasks),
             draw: header.effective_draw(),
             extra_body: header.extra_body.clone(),
+            rate_limit_waits: RateLimitWaits::of(attempts),
         }
     }
 

@@ -15,8 +15,15 @@ use vernier_cli::one_line;
 
 use crate::error::HardsuiteError;
 use crate::journal::{
-    AttemptPhase, AttemptRecord, HardsuiteJournalLine, HardsuiteJournalWriter, Sampling,
+    AttemptPhase, AttemptRecord, HardsuiteJournalLine, HardsuiteJournalWriter, Sampling, TryWait,
 };
+
+/// `SplitMix64`'s output function (Steele, Lea and Flood 2014), for the backoff's jitter.
+fn splitmix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 use crate::observer::RunObserver;
 
 /// Everything the workers share.
@@ -33,6 +40,16 @@ pub(crate) struct Runner<'a> {
     pub(crate) stop: AtomicBool,
     pub(crate) n_done: AtomicUsize,
     pub(crate) n_planned: AtomicUsize,
+    /// `--max-rps`.
+    pub(crate) pacer: vernier_openai::RequestPacer,
+    /// The requests in flight at once; with `--adaptive-concurrency` it gives way to 429s.
+    pub(crate) slots: vernier_openai::AdaptiveConcurrency,
+    /// Whether `slots` adapts.
+    pub(crate) adaptive: bool,
+    /// What is left of the run's budget for waits on rate limits.
+    pub(crate) wait_budget: std::sync::Mutex<Duration>,
+    /// Draws the jitter of backoff waits.
+    pub(crate) jitter: std::sync::atomic::AtomicU64,
 }
 
 /// How one attempt (all its tries) ended.
@@ -50,6 +67,14 @@ struct Try {
     record: AttemptRecord,
     connect_refused: bool,
     rejected: Option<(u16, String)>,
+    /// `429`/`503`: the server said "not now".
+    rate_limited: Option<NotNow>,
+}
+
+/// A `429`/`503` answer, with how long the server asked to wait, if it did.
+#[derive(Debug, Clone, Copy)]
+struct NotNow {
+    asked: Option<Duration>,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -72,7 +97,9 @@ impl Runner<'_> {
     ) -> Result<AttemptEnd, HardsuiteError> {
         let mut n_refused = 0;
         let mut last = None;
-        for try_number in 1..=self.max_tries.max(1) {
+        let (mut try_number, mut failures, mut limited) = (0, 0, 0);
+        while failures < self.max_tries.max(1) {
+            try_number += 1;
             if self.stop.load(Ordering::SeqCst) {
                 return Ok(if last.is_some() {
                     AttemptEnd::Done
@@ -80,9 +107,40 @@ impl Runner<'_> {
                     AttemptEnd::NotStarted
                 });
             }
-            let attempt = self
+            let slot = self.slots.acquire().await;
+            self.pacer.wait_turn().await;
+            let mut attempt = self
                 .one_try(task, sample, phase, budget_tokens, try_number)
                 .await;
+            drop(slot);
+            // A rate limit within the wait budget: wait as the server asked and try again,
+            // without using up a try.
+            let wait = attempt
+                .rate_limited
+                .and_then(|not_now| self.rate_limit_wait(not_now.asked, limited));
+            if let Some((wait, cause, asked)) = wait {
+                attempt.record.wait = Some(TryWait {
+                    cause: cause.as_str().to_owned(),
+                    waited_ms: wait.as_secs_f64() * 1e3,
+                    asked_ms: asked.map(|a| a.as_secs_f64() * 1e3),
+                });
+                self.journal
+                    .append(&HardsuiteJournalLine::Attempt(attempt.record.clone()))?;
+                self.observer.note(&format!(
+                    "task {} #{sample}: rate-limited, waiting {:.1} s",
+                    task.id,
+                    wait.as_secs_f64()
+                ));
+                limited += 1;
+                last = Some(attempt.record);
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            limited = 0;
+            if attempt.rate_limited.is_none() && self.adaptive {
+                self.slots.on_success();
+            }
+            failures += 1;
             self.journal
                 .append(&HardsuiteJournalLine::Attempt(attempt.record.clone()))?;
             if let Some((status, body)) = attempt.rejected {
@@ -109,8 +167,8 @@ impl Runner<'_> {
                     task.id
                 )));
             }
-            if try_number < self.max_tries {
-                tokio::time::sleep(self.retry_backoff * 2_u32.pow(try_number - 1)).await;
+            if failures < self.max_tries {
+                tokio::time::sleep(self.retry_backoff * 2_u32.pow(failures - 1)).await;
             }
         }
         let Some(record) = last else {
@@ -118,6 +176,35 @@ impl Runner<'_> {
         };
         self.report_progress(&record);
         Ok(AttemptEnd::Done)
+    }
+
+    /// The wait after the `n`-th rate-limited answer in a row, taken from the run's budget;
+    /// `None` when the budget cannot cover it (the try then counts as a failure).
+    fn rate_limit_wait(
+        &self,
+        asked: Option<Duration>,
+        n: u32,
+    ) -> Option<(Duration, vernier_openai::WaitCause, Option<Duration>)> {
+        if self.adaptive {
+            self.slots.on_rate_limited();
+        }
+        let draw = self
+            .jitter
+            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+        let unit = (splitmix(draw) >> 11) as f64 / (1_u64 << 53) as f64;
+        let (wait, cause) = vernier_openai::wait_for(
+            asked,
+            n,
+            Duration::from_millis(500),
+            Duration::from_secs(60),
+            unit,
+        );
+        let mut budget = self.wait_budget.lock().ok()?;
+        if wait > *budget {
+            return None;
+        }
+        *budget -= wait;
+        Some((wait, cause, asked))
     }
 
     fn report_progress(&self, record: &AttemptRecord) {
@@ -149,6 +236,7 @@ impl Runner<'_> {
                     record,
                     connect_refused: false,
                     rejected: None,
+                    rate_limited: None,
                 };
             }
         };
@@ -156,6 +244,16 @@ impl Runner<'_> {
             Ok(stream) => stream,
             Err(error) => {
                 let connect_refused = matches!(error, vernier_openai::ClientError::Connect { .. });
+                let rate_limited = match &error {
+                    vernier_openai::ClientError::Http {
+                        status: 429 | 503,
+                        retry_after,
+                        ..
+                    } => Some(NotNow {
+                        asked: *retry_after,
+                    }),
+                    _ => None,
+                };
                 let rejected = match &error {
                     vernier_openai::ClientError::Http { status, body, .. }
                         if matches!(status, 400 | 401 | 403 | 404 | 422) =>
@@ -169,6 +267,7 @@ impl Runner<'_> {
                     record,
                     connect_refused,
                     rejected,
+                    rate_limited,
                 };
             }
         };
@@ -182,6 +281,7 @@ impl Runner<'_> {
                     record,
                     connect_refused: false,
                     rejected: None,
+                    rate_limited: None,
                 };
             }
         }
@@ -209,6 +309,7 @@ impl Runner<'_> {
             record,
             connect_refused: false,
             rejected: None,
+            rate_limited: None,
         }
     }
 }
@@ -290,6 +391,7 @@ fn empty_record(
         ttft_ms: None,
         decode_tokens_per_s: None,
         grade_ms: None,
+        wait: None,
     }
 }
 

@@ -74,7 +74,10 @@ pub use error::{BoxError, ClientError, TimeoutKind};
 #[cfg(feature = "meter")]
 pub use meter::{Metered, MeteredStream, final_counts, observation};
 pub use metrics::{MetricsSnapshot, Sample};
-pub use rate_limit::{WaitCause, is_rate_limited, rate_limit_wait, retry_after};
+pub use rate_limit::{
+    AdaptiveConcurrency, RequestPacer, WaitCause, is_rate_limited, rate_limit_wait, retry_after,
+    wait_for,
+};
 pub use server_metrics::{
     KNOWN_METRICS, MetricNames, ServerLoad, generation_counter, generation_metric_names,
     load_metric_names, metric_sums, server_load, spec_decode_counters,

@@ -4,6 +4,7 @@ mod cli;
 mod clustered;
 mod compare;
 mod exit_codes;
+mod hosted;
 mod levels;
 mod simulator;
 
