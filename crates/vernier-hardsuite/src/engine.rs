@@ -736,6 +736,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
             Duration::try_from_secs_f64(config.max_wait_secs.unwrap_or(900.0))
                 .unwrap_or(Duration::from_secs(900)),
         ),
+        completion_cap: AtomicBool::new(false),
         jitter: std::sync::atomic::AtomicU64::new(
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

@@ -50,6 +50,8 @@ pub(crate) struct Runner<'a> {
     pub(crate) wait_budget: std::sync::Mutex<Duration>,
     /// Draws the jitter of backoff waits.
     pub(crate) jitter: std::sync::atomic::AtomicU64,
+    /// The server refused `max_tokens`: the budget goes as `max_completion_tokens`.
+    pub(crate) completion_cap: AtomicBool,
 }
 
 /// How one attempt (all its tries) ended.
@@ -69,6 +71,8 @@ struct Try {
     rejected: Option<(u16, String)>,
     /// `429`/`503`: the server said "not now".
     rate_limited: Option<NotNow>,
+    /// The request carried the budget as `max_tokens`.
+    sent_max_tokens: bool,
 }
 
 /// A `429`/`503` answer, with how long the server asked to wait, if it did.
@@ -143,6 +147,20 @@ impl Runner<'_> {
             failures += 1;
             self.journal
                 .append(&HardsuiteJournalLine::Attempt(attempt.record.clone()))?;
+            if let Some((_, body)) = &attempt.rejected
+                && attempt.sent_max_tokens
+                && vernier_openai::refused_field(body) == Some("max_tokens")
+            {
+                // The model takes only `max_completion_tokens`: send the budget that way from
+                // now on, and try again without using up a try.
+                if !self.completion_cap.swap(true, Ordering::SeqCst) {
+                    self.observer.warn(
+                        "the server refuses `max_tokens`; the budget goes as `max_completion_tokens` from now on",
+                    );
+                }
+                failures -= 1;
+                continue;
+            }
             if let Some((status, body)) = attempt.rejected {
                 self.stop.store(true, Ordering::SeqCst);
                 return Err(HardsuiteError::Rejected {
@@ -229,7 +247,12 @@ impl Runner<'_> {
             &self.extra_body,
             budget_tokens,
         ) {
-            Ok(request) => request,
+            Ok(mut request) => {
+                if self.completion_cap.load(Ordering::SeqCst) {
+                    request.max_completion_tokens = request.max_tokens.take();
+                }
+                request
+            }
             Err(message) => {
                 record.detail = format!("infra:request {message}");
                 return Try {
@@ -237,9 +260,11 @@ impl Runner<'_> {
                     connect_refused: false,
                     rejected: None,
                     rate_limited: None,
+                    sent_max_tokens: false,
                 };
             }
         };
+        let sent_max_tokens = request.max_tokens.is_some();
         let mut stream = match self.client.metered_chat_stream(&request).await {
             Ok(stream) => stream,
             Err(error) => {
@@ -268,6 +293,7 @@ impl Runner<'_> {
                     connect_refused,
                     rejected,
                     rate_limited,
+                    sent_max_tokens,
                 };
             }
         };
@@ -282,6 +308,7 @@ impl Runner<'_> {
                     connect_refused: false,
                     rejected: None,
                     rate_limited: None,
+                    sent_max_tokens: false,
                 };
             }
         }
@@ -310,6 +337,7 @@ impl Runner<'_> {
             connect_refused: false,
             rejected: None,
             rate_limited: None,
+            sent_max_tokens,
         }
     }
 }

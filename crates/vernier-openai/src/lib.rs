@@ -75,8 +75,8 @@ pub use error::{BoxError, ClientError, TimeoutKind};
 pub use meter::{Metered, MeteredStream, final_counts, observation};
 pub use metrics::{MetricsSnapshot, Sample};
 pub use rate_limit::{
-    AdaptiveConcurrency, RequestPacer, WaitCause, is_rate_limited, rate_limit_wait, retry_after,
-    wait_for,
+    AdaptiveConcurrency, REFUSABLE_FIELDS, RequestPacer, WaitCause, is_rate_limited,
+    rate_limit_wait, refused_field, retry_after, wait_for,
 };
 pub use server_metrics::{
     KNOWN_METRICS, MetricNames, ServerLoad, generation_counter, generation_metric_names,

@@ -160,6 +160,49 @@ pub fn wait_for(
     )
 }
 
+/// Optional request fields some servers refuse: the vendor extensions a measuring client sends
+/// (`cache_salt`, `cache_prompt`, `ignore_eos`, `min_tokens`, `return_token_ids`,
+/// `continuous_usage_stats`) and `max_tokens` (refused by models that take only
+/// `max_completion_tokens`).
+pub const REFUSABLE_FIELDS: [&str; 7] = [
+    "cache_salt",
+    "cache_prompt",
+    "ignore_eos",
+    "min_tokens",
+    "return_token_ids",
+    "continuous_usage_stats",
+    "max_tokens",
+];
+
+/// Words servers use when they refuse a field they do not know.
+const REFUSAL_WORDS: [&str; 8] = [
+    "unknown",
+    "unrecognized",
+    "unsupported",
+    "not supported",
+    "extra",
+    "not permitted",
+    "not allowed",
+    "use 'max_completion_tokens'",
+];
+
+/// The field of [`REFUSABLE_FIELDS`] a `400` body refuses, if it names one in words of refusal
+/// (`OpenAI`'s "Unrecognized request argument", pydantic's "Extra inputs are not permitted",
+/// "Unsupported parameter: 'max_tokens'"). A length error that names `max_tokens` refuses no
+/// field.
+pub fn refused_field(body: &str) -> Option<&'static str> {
+    let lower = body.to_ascii_lowercase();
+    if !REFUSAL_WORDS.iter().any(|word| lower.contains(word)) {
+        return None;
+    }
+    REFUSABLE_FIELDS.iter().copied().find(|field| {
+        // `max_tokens` appears inside `max_completion_tokens`: look for the field on its own.
+        lower
+            .match_indices(field)
+            .any(|(at, _)| !lower[..at].ends_with('_'))
+    })
+}
+
 /// Spaces requests so that at most `max_rps` start per second (none without a cap), for
 /// endpoints with a request-rate limit. Shared by every task of a run.
 #[derive(Debug)]

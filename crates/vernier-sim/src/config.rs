@@ -231,6 +231,9 @@ pub struct SimConfig {
     pub decode_step: Duration,
     /// Tokens carried per step (default `Fixed(1)`).
     pub tokens_per_event: TokensPerEvent,
+    /// Refuse chat requests that send `max_tokens` with `OpenAI`'s 400 ("Use
+    /// 'max_completion_tokens' instead"), as hosted reasoning models do (default off).
+    pub refuse_max_tokens: bool,
     /// Tokens of the first step, when it differs from the rest: vLLM's first token comes out
     /// of the prefill alone, one token, however many later steps carry (default: as the rest).
     pub first_step_tokens: Option<u32>,
@@ -270,6 +273,7 @@ impl Default for SimConfig {
             decode_step: Duration::from_millis(10),
             tokens_per_event: TokensPerEvent::Fixed(1),
             first_step_tokens: None,
+            refuse_max_tokens: false,
             prefix_cache: true,
             reasoning_tokens: 0,
             slowdown_per_running_request: 0.0,
@@ -359,6 +363,8 @@ impl SimConfigBuilder {
         tokens_per_event: TokensPerEvent,
         /// Sets [`SimConfig::first_step_tokens`].
         first_step_tokens: Option<u32>,
+        /// Sets [`SimConfig::refuse_max_tokens`].
+        refuse_max_tokens: bool,
         /// Sets [`SimConfig::prefix_cache`].
         prefix_cache: bool,
         /// Sets [`SimConfig::reasoning_tokens`].

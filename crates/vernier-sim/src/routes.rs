@@ -52,6 +52,15 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Rep
             }
         }
         (Method::POST, "/v1/chat/completions") => match read_json::<ChatRequest>(request).await {
+            Ok(body) if state.config.refuse_max_tokens && body.max_tokens.is_some() => {
+                // OpenAI's answer to `max_tokens` for a model that takes only
+                // `max_completion_tokens`.
+                error_reply(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request_error",
+                    "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                )
+            }
             Ok(body) => generate(state, Prepared::chat(body), arrival).await,
             Err(response) => response,
         },

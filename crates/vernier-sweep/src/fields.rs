@@ -28,30 +28,9 @@ pub(crate) const REFUSABLE: [(&str, &str); 7] = [
     ),
 ];
 
-/// Words servers use when they refuse a field they do not know.
-const REFUSAL_WORDS: [&str; 8] = [
-    "unknown",
-    "unrecognized",
-    "unsupported",
-    "not supported",
-    "extra",
-    "not permitted",
-    "not allowed",
-    "use 'max_completion_tokens'",
-];
-
 /// The field a `400` body refuses, if it names one the sweep can do without.
 pub(crate) fn refused_field(body: &str) -> Option<&'static str> {
-    let lower = body.to_ascii_lowercase();
-    if !REFUSAL_WORDS.iter().any(|word| lower.contains(word)) {
-        return None;
-    }
-    REFUSABLE.iter().map(|(field, _)| *field).find(|field| {
-        // `max_tokens` appears inside `max_completion_tokens`: look for the field on its own.
-        lower
-            .match_indices(field)
-            .any(|(at, _)| !lower[..at].ends_with("max_completion_") && !lower[..at].ends_with('_'))
-    })
+    vernier_openai::refused_field(body)
 }
 
 /// The guarantee lost when `field` is dropped.

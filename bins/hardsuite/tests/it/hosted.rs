@@ -173,3 +173,33 @@ async fn a_self_signed_https_server_works_with_ca_cert_and_the_key_reaches_no_fi
     assert!(files >= 3, "journal, results and report: {files}");
     sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_refusing_max_tokens_gets_the_budget_as_max_completion_tokens() {
+    let suite = Suite::bundled();
+    let mut config = hardsuite_demo_simulator_config(&suite).expect("the demo script");
+    config.refuse_max_tokens = true;
+    let sim = Sim::start(config).await.expect("the simulator starts");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("out");
+    let url = sim.base_url();
+    let output = run_cli(&[
+        "hardsuite",
+        "run",
+        "--base-url",
+        &url,
+        "--out",
+        arg(&out),
+        "--quiet",
+        "--tasks",
+        "crt,collatz,tool-none",
+    ])
+    .await
+    .expect("the run switches to max_completion_tokens and finishes");
+    let CommandOutput::Run(outcome) = output else {
+        panic!("run gives a run outcome");
+    };
+    assert_eq!(outcome.results.main.total.n_scored, 3);
+    assert_eq!(outcome.results.main.total.n_unscored, 0);
+    sim.shutdown().await;
+}

@@ -221,3 +221,25 @@ async fn a_self_signed_https_server_is_measured_with_ca_cert_and_refused_without
     assert!(folder.path().join("with/run.json").exists());
     sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_max_tokens_is_sent_as_max_completion_tokens_and_the_report_says_so() {
+    let mut config = sim_config(None);
+    config.refuse_max_tokens = true;
+    let sim = start_sim(config).await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let outcome = run_sweep(&sim.base_url(), out.path(), &FLAGS)
+        .await
+        .expect("the sweep switches and finishes");
+    let run = read_run_file(&outcome);
+    assert_eq!(run["cells"][0]["n_ok"], 3);
+    assert_eq!(run["fields_dropped"][0]["field"], "max_tokens");
+    let report = std::fs::read_to_string(&outcome.files.markdown).expect("report");
+    assert!(
+        report.contains("sent as max_completion_tokens instead"),
+        "{report}"
+    );
+    // Output length is still as asked: the simulator honours max_completion_tokens.
+    assert_eq!(run["cells"][0]["n_length_mismatch"], 0);
+    sim.shutdown().await;
+}
