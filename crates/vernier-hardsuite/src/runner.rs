@@ -231,6 +231,22 @@ impl Runner<'_> {
         self.observer.attempt_done(done, planned, record);
     }
 
+    /// The request for `task`, its budget as `max_completion_tokens` once the server refused
+    /// `max_tokens`.
+    fn request_for(&self, task: &Task, budget_tokens: u32) -> Result<ChatRequest, String> {
+        let mut request = build_request(
+            task,
+            &self.model,
+            &self.sampling,
+            &self.extra_body,
+            budget_tokens,
+        )?;
+        if self.completion_cap.load(Ordering::SeqCst) {
+            request.max_completion_tokens = request.max_tokens.take();
+        }
+        Ok(request)
+    }
+
     async fn one_try(
         &self,
         task: &Task,
@@ -240,19 +256,8 @@ impl Runner<'_> {
         try_number: u32,
     ) -> Try {
         let mut record = empty_record(task, sample, phase, budget_tokens, try_number);
-        let request = match build_request(
-            task,
-            &self.model,
-            &self.sampling,
-            &self.extra_body,
-            budget_tokens,
-        ) {
-            Ok(mut request) => {
-                if self.completion_cap.load(Ordering::SeqCst) {
-                    request.max_completion_tokens = request.max_tokens.take();
-                }
-                request
-            }
+        let request = match self.request_for(task, budget_tokens) {
+            Ok(request) => request,
             Err(message) => {
                 record.detail = format!("infra:request {message}");
                 return Try {

@@ -188,7 +188,7 @@ const REFUSAL_WORDS: [&str; 8] = [
 
 /// The field of [`REFUSABLE_FIELDS`] a `400` body refuses, if it names one in words of refusal
 /// (`OpenAI`'s "Unrecognized request argument", pydantic's "Extra inputs are not permitted",
-/// "Unsupported parameter: 'max_tokens'"). A length error that names `max_tokens` refuses no
+/// "Unsupported parameter" for `max_tokens`). A length error that names `max_tokens` refuses no
 /// field.
 pub fn refused_field(body: &str) -> Option<&'static str> {
     let lower = body.to_ascii_lowercase();

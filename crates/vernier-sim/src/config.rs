@@ -216,6 +216,10 @@ impl Faults {
 /// [`SimConfig::default`] and set fields.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one independent switch of the simulated server"
+)]
 pub struct SimConfig {
     /// Served model id (default `"vernier-sim"`); other ids get 404.
     pub model: String,
@@ -231,8 +235,8 @@ pub struct SimConfig {
     pub decode_step: Duration,
     /// Tokens carried per step (default `Fixed(1)`).
     pub tokens_per_event: TokensPerEvent,
-    /// Refuse chat requests that send `max_tokens` with `OpenAI`'s 400 ("Use
-    /// 'max_completion_tokens' instead"), as hosted reasoning models do (default off).
+    /// Refuse chat requests that send `max_tokens` with `OpenAI`'s 400 (use
+    /// `max_completion_tokens` instead), as hosted reasoning models do (default off).
     pub refuse_max_tokens: bool,
     /// Tokens of the first step, when it differs from the rest: vLLM's first token comes out
     /// of the prefill alone, one token, however many later steps carry (default: as the rest).
