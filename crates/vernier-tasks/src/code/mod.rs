@@ -139,6 +139,23 @@ impl CaseDraw {
         self.seed(constant.wrapping_add(index.wrapping_mul(0x1_0000_0000)))
     }
 
+    /// Random cases a task without bundled random cases draws: none for the bundled suite
+    /// (level 2, seed 0, which stays as it was), else `bundled_equivalent` scaled by level.
+    pub(crate) fn drawn_cases(self, bundled_equivalent: usize) -> usize {
+        if self.draw == Draw::BUNDLED {
+            0
+        } else {
+            self.random_size(bundled_equivalent)
+        }
+    }
+
+    /// The generator of a task's drawn cases, from the run's seed and the task's `constant`.
+    pub(crate) fn generator(self, constant: u64) -> crate::rng::SplitMix64 {
+        crate::rng::SplitMix64::new(
+            self.seed(constant) ^ u64::from(self.draw.level).wrapping_mul(0xA24B_AED4_963E_E407),
+        )
+    }
+
     /// What the task's instance records.
     pub(crate) fn parameters(self, cases: &[Case]) -> serde_json::Value {
         serde_json::json!({

@@ -62,8 +62,53 @@ fn case(name: &str, text: &str) -> vernier_grader::Case {
     }
 }
 
-/// Fixed cases only: the edge cases cover the input space the task defines.
-pub(super) fn spec(_draw: CaseDraw) -> CodeTaskSpec {
+/// One drawn duration: well formed (a random subset of the units, in order, with numbers of up
+/// to six digits) or broken in one of the ways the task names (units out of order, a repeated
+/// unit, a space, an uppercase unit, a missing unit, a sign). The reference decides which.
+fn drawn_text(random: &mut crate::rng::SplitMix64) -> String {
+    const UNITS: [char; 4] = ['d', 'h', 'm', 's'];
+    let mut parts: Vec<(String, char)> = Vec::new();
+    for unit in UNITS {
+        if random.chance(1, 2) {
+            let digits = 1 + random.index(6);
+            let number = random.below(10_u64.pow(u32::try_from(digits).unwrap_or(6)));
+            parts.push((number.to_string(), unit));
+        }
+    }
+    if parts.is_empty() {
+        parts.push((random.below(1000).to_string(), 's'));
+    }
+    let join = |parts: &[(String, char)]| {
+        let mut text = String::new();
+        for (number, unit) in parts {
+            text.push_str(number);
+            text.push(*unit);
+        }
+        text
+    };
+    let mut text = join(&parts);
+    match random.index(8) {
+        0 if parts.len() > 1 => {
+            let last = parts.len() - 1;
+            parts.swap(0, last);
+            text = join(&parts);
+        }
+        1 => {
+            text.push_str(&random.below(100).to_string());
+            text.push(parts[0].1);
+        }
+        2 => text = text.replacen(parts[0].1, &format!(" {}", parts[0].1), 1),
+        3 => text = text.to_uppercase(),
+        4 => text.push_str(&random.below(100).to_string()),
+        5 => text.insert(0, '-'),
+        _ => {}
+    }
+    text
+}
+
+/// The fixed edge cases, and for a drawn instance random durations from the run's seed (the
+/// reference gives each its answer or its `ValueError`).
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
     let fixed = [
         ("days_hours", "2d4h"),
         ("hours_minutes_seconds", "1h30m15s"),
@@ -89,11 +134,16 @@ pub(super) fn spec(_draw: CaseDraw) -> CodeTaskSpec {
         ("unknown_unit", "3w"),
         ("number_after_unit", "s1"),
     ];
+    let mut cases: Vec<Case> = fixed.iter().map(|(name, text)| case(name, text)).collect();
+    let mut random = draw.generator(0x0064_7572_6174_696f);
+    for index in 0..draw.drawn_cases(40) {
+        cases.push(case(&format!("drawn_{index}"), &drawn_text(&mut random)));
+    }
     single_control_spec!(
         id: "parse-duration",
         folder: "parse_duration",
         control: "units-in-any-order" => "control_any_order.py",
-        cases: fixed.iter().map(|(name, text)| case(name, text)).collect(),
+        cases: cases,
         description: DESCRIPTION,
     )
 }
@@ -101,6 +151,35 @@ pub(super) fn spec(_draw: CaseDraw) -> CodeTaskSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family::Draw;
+
+    #[test]
+    fn drawn_instances_add_random_durations_and_the_bundled_suite_stays_as_it_was() {
+        let bundled = spec(CaseDraw { draw: Draw::BUNDLED });
+        assert!(bundled.cases.iter().all(|c| !c.name.starts_with("drawn_")));
+        let drawn = spec(CaseDraw { draw: Draw { level: 3, seed: 5 } });
+        let texts: Vec<String> = drawn
+            .cases
+            .iter()
+            .filter(|c| c.name.starts_with("drawn_"))
+            .filter_map(|c| c.input.as_str().map(str::to_owned))
+            .collect();
+        // Level 3 draws 150% of 40.
+        assert_eq!(texts.len(), 60);
+        let valid = texts.iter().filter(|t| parse(t).is_some()).count();
+        assert!(valid > 10 && valid < 55, "{valid} of 60 well formed: {texts:?}");
+        // Another seed, other strings.
+        let other = spec(CaseDraw { draw: Draw { level: 3, seed: 6 } });
+        assert_ne!(
+            texts,
+            other
+                .cases
+                .iter()
+                .filter(|c| c.name.starts_with("drawn_"))
+                .filter_map(|c| c.input.as_str().map(str::to_owned))
+                .collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn examples_from_the_spec() {

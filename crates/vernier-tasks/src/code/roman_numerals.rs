@@ -84,8 +84,35 @@ fn from_roman_case(name: &str, numeral: &str) -> vernier_grader::Case {
     }
 }
 
-/// Fixed cases only: the edge cases cover the input space the task defines.
-pub(super) fn spec(_draw: CaseDraw) -> CodeTaskSpec {
+/// One drawn string for `from_roman`: a canonical numeral of a random number, broken half of
+/// the time (two neighbours swapped, a symbol doubled or dropped, lowercased, a foreign symbol
+/// added). The reference table decides whether it is still canonical.
+fn drawn_numeral(random: &mut crate::rng::SplitMix64) -> String {
+    let n = u32::try_from(random.range(1, 3999)).unwrap_or(1);
+    let mut chars: Vec<char> = to_roman(n).unwrap_or_default().chars().collect();
+    if chars.is_empty() || random.chance(1, 2) {
+        return chars.into_iter().collect();
+    }
+    let at = random.index(chars.len());
+    match random.index(5) {
+        0 if chars.len() > 1 => {
+            let next = (at + 1) % chars.len();
+            chars.swap(at, next);
+        }
+        1 => chars.insert(at, chars[at]),
+        2 => {
+            chars.remove(at);
+        }
+        3 => chars[at] = chars[at].to_ascii_lowercase(),
+        _ => chars.insert(at, 'Q'),
+    }
+    chars.into_iter().collect()
+}
+
+/// Every n in 1..3999 both ways (the whole input space of `to_roman`), the fixed edge cases,
+/// and for a drawn instance random numerals for `from_roman`, half of them broken, from the
+/// run's seed.
+pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
     let all: Vec<u32> = (1..=3999).collect();
     let numerals: Vec<String> = all.iter().filter_map(|&n| to_roman(n)).collect();
     let mut cases = vec![
@@ -131,6 +158,13 @@ pub(super) fn spec(_draw: CaseDraw) -> CodeTaskSpec {
     ];
     for (name, numeral) in non_canonical {
         cases.push(from_roman_case(&format!("from_{name}"), numeral));
+    }
+    let mut random = draw.generator(0x0072_6f6d_616e);
+    for index in 0..draw.drawn_cases(40) {
+        cases.push(from_roman_case(
+            &format!("from_drawn_{index}"),
+            &drawn_numeral(&mut random),
+        ));
     }
     single_control_spec!(
         id: "roman-numerals",
