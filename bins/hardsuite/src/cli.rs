@@ -40,6 +40,26 @@ pub enum Command {
     /// Print every task of a draw (id, family, level, parameters, prompt, gold) without
     /// calling any model.
     Tasks(TasksArgs),
+    /// Print one task's evidence from a run: the prompt, the raw reply of every try
+    /// (reasoning apart from content, tool calls, finish reason, usage), the extracted answer,
+    /// the gold and the outcome.
+    Show(ShowArgs),
+}
+
+/// Arguments of `hardsuite show`.
+#[derive(Debug, Clone, Default, ClapArgs)]
+pub struct ShowArgs {
+    /// The run's output folder (holding journal.jsonl and replies.jsonl).
+    pub out: PathBuf,
+    /// The task id; leave it out with --all-failures.
+    #[arg(required_unless_present = "all_failures")]
+    pub task: Option<String>,
+    /// Which sample of the task (from 0).
+    #[arg(long, default_value_t = 0)]
+    pub sample: u32,
+    /// Every task sample that did not pass.
+    #[arg(long, conflicts_with = "task")]
+    pub all_failures: bool,
 }
 
 /// Sampling presets.

@@ -20,7 +20,9 @@
 mod cli;
 mod observer;
 
-pub use cli::{Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, SuiteArgs, TasksArgs};
+pub use cli::{
+    Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, ShowArgs, SuiteArgs, TasksArgs,
+};
 pub use observer::{TerminalObserver, progress_line};
 use vernier_cli::exit_code;
 use vernier_hardsuite::{
@@ -43,6 +45,8 @@ pub enum CommandOutput {
     SelfCheck(String),
     /// `tasks`: the listing as text or JSON.
     Tasks(String),
+    /// `show`: one task's evidence, or every failure's.
+    Show(String),
 }
 
 impl CommandOutput {
@@ -51,7 +55,10 @@ impl CommandOutput {
         match self {
             Self::Run(outcome) => &outcome.table,
             Self::Ladder(outcome) => &outcome.table,
-            Self::Compare(_, text) | Self::SelfCheck(text) | Self::Tasks(text) => text,
+            Self::Compare(_, text)
+            | Self::SelfCheck(text)
+            | Self::Tasks(text)
+            | Self::Show(text) => text,
         }
     }
 }
@@ -71,6 +78,16 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput,
                 compare_files(&compare_args.a, &compare_args.b, &compare_args.options())?;
             let text = render_comparison(&comparison);
             Ok(CommandOutput::Compare(Box::new(comparison), text))
+        }
+        Some(Command::Show(show_args)) => {
+            let request = match &show_args.task {
+                Some(task) if !show_args.all_failures => {
+                    vernier_hardsuite::ShowRequest::task(task.clone(), show_args.sample)
+                }
+                _ => vernier_hardsuite::ShowRequest::all_failures(),
+            };
+            let text = vernier_hardsuite::render_show(&show_args.out, &request)?;
+            Ok(CommandOutput::Show(text))
         }
         Some(Command::Tasks(tasks_args)) => {
             let tasks = list_tasks(&tasks_args.suite.selection())?;

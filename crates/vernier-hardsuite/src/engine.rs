@@ -716,6 +716,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
         .map_err(|source| HardsuiteError::io("create", &plan.out_dir, source))?;
     let journal_path = plan.journal_path.clone();
     let (journal, finished, kept_attempts) = open_journal(&plan, &journal_path)?;
+    let replies = open_replies(&journal_path, plan.previous.is_some())?;
     let runner = Runner {
         client: plan.client.clone(),
         model: plan.model.clone(),
@@ -729,19 +730,13 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
         stop: AtomicBool::new(false),
         n_done: AtomicUsize::new(0),
         n_planned: AtomicUsize::new(0),
+        replies,
         pacer: vernier_openai::RequestPacer::new(config.max_rps),
         slots: vernier_openai::AdaptiveConcurrency::new(config.concurrency),
         adaptive: config.adaptive_concurrency,
-        wait_budget: std::sync::Mutex::new(
-            Duration::try_from_secs_f64(config.max_wait_secs.unwrap_or(900.0))
-                .unwrap_or(Duration::from_secs(900)),
-        ),
+        wait_budget: std::sync::Mutex::new(wait_budget(config)),
         completion_cap: AtomicBool::new(false),
-        jitter: std::sync::atomic::AtomicU64::new(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(0)),
-        ),
+        jitter: std::sync::atomic::AtomicU64::new(crate::journal::unix_ms()),
     };
     let main_jobs: Vec<(usize, u32)> = plan
         .suite
@@ -919,6 +914,25 @@ fn build_client(
 }
 
 type Finished = HashSet<(String, u32, AttemptPhase)>;
+
+/// The run's budget for waits on rate limits (`--max-wait`, default 900 s).
+fn wait_budget(config: &RunConfig) -> Duration {
+    Duration::try_from_secs_f64(config.max_wait_secs.unwrap_or(900.0))
+        .unwrap_or(Duration::from_secs(900))
+}
+
+/// `replies.jsonl` beside the journal: continued on a resume, new otherwise.
+fn open_replies(
+    journal_path: &Path,
+    resumed: bool,
+) -> Result<Arc<vernier_journal::JournalWriter>, HardsuiteError> {
+    let path = crate::replies::replies_path(journal_path);
+    Ok(Arc::new(if resumed && path.exists() {
+        vernier_journal::JournalWriter::open_append(&path)?
+    } else {
+        vernier_journal::JournalWriter::create(&path)?
+    }))
+}
 
 /// Opens the journal: a new one with its header, or the resumed one with a `resumed` line;
 /// returns the finished attempts and how many there are.

@@ -64,10 +64,13 @@ mod ladder;
 mod listing;
 #[cfg(feature = "engine")]
 mod observer;
+mod replies;
 mod report;
 mod results;
 #[cfg(feature = "engine")]
 mod runner;
+#[cfg(feature = "engine")]
+mod show;
 
 pub use compare::{
     ClusteredDifference, CompareOptions, Comparison, POWER, TaskComparison, compare, compare_files,
@@ -100,11 +103,14 @@ pub use ladder::{
 pub use listing::{TaskListing, list_tasks, listing, render_listing};
 #[cfg(feature = "engine")]
 pub use observer::{RunObserver, SilentObserver};
+pub use replies::{ReplyRecord, ReplyToolCallRecord, read_replies, replies_of, replies_path};
 pub use report::{render_markdown, render_table, thousands};
 pub use results::{
     ASSUMED_DISCORDANCE, CONFIDENCE, ClusteredRate, RESULTS_SCHEMA_VERSION, RateLimitWaits,
     ResultsFile, SampleResult, Score, Scoreboard, TaskResult, difference_half_width_points,
 };
+#[cfg(feature = "engine")]
+pub use show::{ShowRequest, render_show};
 pub use vernier_tasks::{Draw, Instance, Redraw};
 
 #[cfg(doctest)]

@@ -25,6 +25,7 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 use crate::observer::RunObserver;
+use crate::replies::{ReplyRecord, ReplyToolCallRecord};
 
 /// Everything the workers share.
 pub(crate) struct Runner<'a> {
@@ -40,6 +41,8 @@ pub(crate) struct Runner<'a> {
     pub(crate) stop: AtomicBool,
     pub(crate) n_done: AtomicUsize,
     pub(crate) n_planned: AtomicUsize,
+    /// `replies.jsonl`: what the model sent in every try, whole.
+    pub(crate) replies: Arc<vernier_journal::JournalWriter>,
     /// `--max-rps`.
     pub(crate) pacer: vernier_openai::RequestPacer,
     /// The requests in flight at once; with `--adaptive-concurrency` it gives way to 429s.
@@ -225,6 +228,38 @@ impl Runner<'_> {
         Some((wait, cause, asked))
     }
 
+    /// Writes what the model sent in this try to `replies.jsonl`, before the try's journal
+    /// line.
+    fn keep_reply(
+        &self,
+        record: &AttemptRecord,
+        accumulated: &vernier_openai::ChatAccumulator,
+        broken: bool,
+    ) -> Result<(), vernier_journal::JournalError> {
+        let reasoning = accumulated.reasoning();
+        self.replies.append(&ReplyRecord {
+            task_id: record.task_id.clone(),
+            sample: record.sample,
+            phase: record.phase,
+            try_number: record.try_number,
+            content: accumulated.content().to_owned(),
+            reasoning: (!reasoning.is_empty()).then(|| reasoning.to_owned()),
+            tool_calls: accumulated
+                .tool_calls()
+                .iter()
+                .map(|call| ReplyToolCallRecord {
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                })
+                .collect(),
+            finish_reason: accumulated.finish_reason().map(str::to_owned),
+            usage: accumulated
+                .usage()
+                .and_then(|usage| serde_json::to_value(usage).ok()),
+            broken,
+        })
+    }
+
     fn report_progress(&self, record: &AttemptRecord) {
         let done = self.n_done.fetch_add(1, Ordering::SeqCst) + 1;
         let planned = self.n_planned.load(Ordering::SeqCst);
@@ -247,6 +282,10 @@ impl Runner<'_> {
         Ok(request)
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one try in order: the request, the stream, the reply kept, the grade"
+    )]
     async fn one_try(
         &self,
         task: &Task,
@@ -305,6 +344,10 @@ impl Runner<'_> {
         while let Some(event) = stream.next_event().await {
             if let Err(error) = event {
                 // A stream that breaks off is an infrastructure try: never scored, retried.
+                // What arrived is kept.
+                if let Err(error) = self.keep_reply(&record, stream.accumulated(), true) {
+                    record.detail = format!("infra:keep the reply: {error}");
+                }
                 record.detail = format!("infra:{}", one_line(&error));
                 record.elapsed_ms =
                     Some(stream.stream().request_sent_at().elapsed().as_secs_f64() * 1e3);
@@ -319,6 +362,16 @@ impl Runner<'_> {
         }
         let metered = stream.finish();
         let (measurement, accumulated) = (&metered.measurement, &metered.accumulated);
+        if let Err(error) = self.keep_reply(&record, accumulated, false) {
+            record.detail = format!("infra:keep the reply: {error}");
+            return Try {
+                record,
+                connect_refused: false,
+                rejected: None,
+                rate_limited: None,
+                sent_max_tokens,
+            };
+        }
         let reasoning = accumulated.reasoning();
         let reply = Reply {
             content: accumulated.content().to_owned(),

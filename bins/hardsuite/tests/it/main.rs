@@ -3,6 +3,7 @@
 mod cli;
 mod clustered;
 mod compare;
+mod evidence;
 mod exit_codes;
 mod hosted;
 mod levels;

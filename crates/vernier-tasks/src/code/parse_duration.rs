@@ -155,9 +155,13 @@ mod tests {
 
     #[test]
     fn drawn_instances_add_random_durations_and_the_bundled_suite_stays_as_it_was() {
-        let bundled = spec(CaseDraw { draw: Draw::BUNDLED });
+        let bundled = spec(CaseDraw {
+            draw: Draw::BUNDLED,
+        });
         assert!(bundled.cases.iter().all(|c| !c.name.starts_with("drawn_")));
-        let drawn = spec(CaseDraw { draw: Draw { level: 3, seed: 5 } });
+        let drawn = spec(CaseDraw {
+            draw: Draw { level: 3, seed: 5 },
+        });
         let texts: Vec<String> = drawn
             .cases
             .iter()
@@ -167,9 +171,14 @@ mod tests {
         // Level 3 draws 150% of 40.
         assert_eq!(texts.len(), 60);
         let valid = texts.iter().filter(|t| parse(t).is_some()).count();
-        assert!(valid > 10 && valid < 55, "{valid} of 60 well formed: {texts:?}");
+        assert!(
+            valid > 10 && valid < 55,
+            "{valid} of 60 well formed: {texts:?}"
+        );
         // Another seed, other strings.
-        let other = spec(CaseDraw { draw: Draw { level: 3, seed: 6 } });
+        let other = spec(CaseDraw {
+            draw: Draw { level: 3, seed: 6 },
+        });
         assert_ne!(
             texts,
             other

@@ -1,0 +1,95 @@
+//! Evidence for every verdict: the raw replies are kept beside the journal, and `show` prints
+//! them with the prompt, the answer, the gold and the outcome.
+
+use hardsuite::CommandOutput;
+
+use crate::{arg, json_lines, run_cli};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_prints_the_raw_reply_of_a_task_and_a_no_answer_reply_has_no_answer_line() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("out");
+    // The simulator's script for this selection (see `scripted_plan`): the 2nd math task
+    // answers wrongly, the 3rd is cut off inside its reasoning, the 4th answers without an
+    // answer line, the 2nd tool task calls twice (no Docker needed for these).
+    let CommandOutput::Run(outcome) = run_cli(&[
+        "hardsuite",
+        "run",
+        "--out",
+        arg(&out),
+        "--quiet",
+        "--tasks",
+        "domino-tiling,last-digits,knight-path,round-table,tool-search,tool-weather",
+    ])
+    .await
+    .expect("the simulator run") else {
+        panic!("run gives a run outcome");
+    };
+    // One reply line per try, written beside the journal.
+    let replies = json_lines(&out.join("replies.jsonl"));
+    let tries = json_lines(&outcome.files.journal)
+        .iter()
+        .filter(|line| line["type"] == "attempt")
+        .count();
+    assert!(
+        replies.len() >= 4 && replies.len() <= tries,
+        "{} replies, {tries} tries",
+        replies.len()
+    );
+
+    let show = |args: &[&str]| {
+        let mut words = vec!["hardsuite", "show", arg(&out)];
+        words.extend_from_slice(args);
+        let words: Vec<String> = words.iter().map(ToString::to_string).collect();
+        async move {
+            let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+            match run_cli(&refs).await.expect("show works") {
+                CommandOutput::Show(text) => text,
+                _ => panic!("show gives text"),
+            }
+        }
+    };
+    let text = show(&["round-table"]).await;
+    assert!(text.contains("outcome: no_answer"), "{text}");
+    assert!(
+        text.contains("--- prompt ---") && text.contains("--- content ---"),
+        "{text}"
+    );
+    assert!(text.contains("gold: "), "{text}");
+    // The reply shown is the model's whole content, and it holds no answer line.
+    let content = text
+        .split("--- content ---\n")
+        .nth(1)
+        .expect("a content section")
+        .split("\n---")
+        .next()
+        .unwrap_or_default();
+    assert!(!content.is_empty(), "{text}");
+    assert!(
+        !content.contains("ANSWER:") && !content.contains("\\boxed{"),
+        "{content}"
+    );
+    let wrong = show(&["last-digits"]).await;
+    assert!(
+        wrong.contains("outcome: wrong") && wrong.contains("ANSWER:"),
+        "{wrong}"
+    );
+    let tools = show(&["tool-weather"]).await;
+    assert!(
+        tools.matches("tool call: get_weather").count() >= 2,
+        "{tools}"
+    );
+    let failures = show(&["--all-failures"]).await;
+    for id in ["last-digits", "knight-path", "round-table", "tool-weather"] {
+        assert!(failures.contains(&format!("=== {id} #0")), "{failures}");
+    }
+    assert!(
+        !failures.contains("=== domino-tiling"),
+        "a pass is not a failure"
+    );
+    // A task the run does not hold is a usage error naming the tasks it does hold.
+    let error = run_cli(&["hardsuite", "show", arg(&out), "crt"])
+        .await
+        .expect_err("no such task");
+    assert!(error.to_string().contains("domino-tiling"), "{error}");
+}
