@@ -44,6 +44,10 @@ pub struct ReplyRecord {
     /// True when the stream broke off: this is what arrived before.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub broken: bool,
+    /// For a graded code submission: the code as graded, the first failing cases, the
+    /// exception, guard, timeout or memory kill, the grader's stderr.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grader: Option<vernier_tasks::GradeEvidence>,
 }
 
 /// Where a run's replies live: beside its journal.

@@ -235,6 +235,7 @@ impl Runner<'_> {
         record: &AttemptRecord,
         accumulated: &vernier_openai::ChatAccumulator,
         broken: bool,
+        grader: Option<vernier_tasks::GradeEvidence>,
     ) -> Result<(), vernier_journal::JournalError> {
         let reasoning = accumulated.reasoning();
         self.replies.append(&ReplyRecord {
@@ -257,6 +258,7 @@ impl Runner<'_> {
                 .usage()
                 .and_then(|usage| serde_json::to_value(usage).ok()),
             broken,
+            grader,
         })
     }
 
@@ -282,10 +284,6 @@ impl Runner<'_> {
         Ok(request)
     }
 
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one try in order: the request, the stream, the reply kept, the grade"
-    )]
     async fn one_try(
         &self,
         task: &Task,
@@ -345,7 +343,7 @@ impl Runner<'_> {
             if let Err(error) = event {
                 // A stream that breaks off is an infrastructure try: never scored, retried.
                 // What arrived is kept.
-                if let Err(error) = self.keep_reply(&record, stream.accumulated(), true) {
+                if let Err(error) = self.keep_reply(&record, stream.accumulated(), true, None) {
                     record.detail = format!("infra:keep the reply: {error}");
                 }
                 record.detail = format!("infra:{}", one_line(&error));
@@ -362,16 +360,6 @@ impl Runner<'_> {
         }
         let metered = stream.finish();
         let (measurement, accumulated) = (&metered.measurement, &metered.accumulated);
-        if let Err(error) = self.keep_reply(&record, accumulated, false) {
-            record.detail = format!("infra:keep the reply: {error}");
-            return Try {
-                record,
-                connect_refused: false,
-                rejected: None,
-                rate_limited: None,
-                sent_max_tokens,
-            };
-        }
         let reasoning = accumulated.reasoning();
         let reply = Reply {
             content: accumulated.content().to_owned(),
@@ -390,6 +378,11 @@ impl Runner<'_> {
         record.outcome = outcome.kind;
         record.detail = outcome.detail;
         record.answer = outcome.provisional_answer;
+        // The reply and what the grader saw go on file before the try's journal line.
+        if let Err(error) = self.keep_reply(&record, accumulated, false, outcome.evidence) {
+            record.outcome = OutcomeKind::Infra;
+            record.detail = format!("infra:keep the reply: {error}");
+        }
         Try {
             record,
             connect_refused: false,

@@ -107,6 +107,32 @@ fn show_one(
         if let Some(usage) = &reply.usage {
             let _ = writeln!(out, "usage: {usage}");
         }
+        if let Some(grader) = &reply.grader {
+            let _ = writeln!(
+                out,
+                "--- grader: {} failing cases, exit {:?}, {} ms, image {} ---",
+                grader.n_failed_cases, grader.exit_code, grader.wall_time_ms, grader.image_digest
+            );
+            if let Some(crash) = &grader.crash {
+                let _ = writeln!(out, "crashed: {crash}");
+            }
+            if let Some(guard) = &grader.guard {
+                let _ = writeln!(out, "guard: {guard}");
+            }
+            if grader.timed_out {
+                let _ = writeln!(out, "killed by the wall-clock limit");
+            }
+            if grader.oom_killed {
+                let _ = writeln!(out, "killed for its memory");
+            }
+            for (name, detail) in &grader.failing_cases {
+                let _ = writeln!(out, "case {name}: {detail}");
+            }
+            if !grader.stderr_excerpt.is_empty() {
+                section(out, "grader stderr", &grader.stderr_excerpt);
+            }
+            section(out, "submission as graded", &grader.submission);
+        }
     }
     let _ = writeln!(out);
 }

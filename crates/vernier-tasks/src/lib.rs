@@ -115,8 +115,8 @@ pub use math::{
 pub use selfcheck::{SelfCheckReport, TIME_LIMIT_FACTOR, TaskSelfCheck, self_check};
 pub use suite::{Budgets, Suite};
 pub use task::{
-    ArgCheck, ArgField, ArgRule, Category, Checker, Message, Outcome, OutcomeKind, Reply,
-    ReplyToolCall, Task, ToolSpec,
+    ArgCheck, ArgField, ArgRule, Category, Checker, GradeEvidence, Message, Outcome, OutcomeKind,
+    Reply, ReplyToolCall, Task, ToolSpec,
 };
 #[cfg(feature = "grader")]
 pub use task::{CodeCheck, CodeControl, ExpectedFailure};

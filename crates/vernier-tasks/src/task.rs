@@ -351,8 +351,10 @@ impl Task {
         let Some(grader) = grader else {
             return Outcome::new(OutcomeKind::Infra, "infra:no_grader");
         };
-        let grade = grader.grade(&code_check.submission(code)).await;
-        outcome_from_grade(&grade)
+        let grade = grader.grade(&code_check.submission(code.clone())).await;
+        let mut outcome = outcome_from_grade(&grade);
+        outcome.evidence = Some(GradeEvidence::of(&grade, code));
+        outcome
     }
 
     /// Grades the model's final turn of a task that needs no sandbox (math and tool tasks);
@@ -404,9 +406,94 @@ pub(crate) fn outcome_from_grade(grade: &Grade) -> Outcome {
     };
     let detail = match &grade.reason {
         GradeReason::Infra(why) => format!("infra:{why}"),
+        // `crashed:SyntaxError` when an exception stopped the submission on import.
+        GradeReason::Crashed(why) => why
+            .strip_prefix("solution.py raised on import: ")
+            .and_then(|raised| raised.split(':').next())
+            .map_or_else(
+                || "crashed".to_owned(),
+                |class| format!("crashed:{}", class.trim()),
+            ),
         other => other.detail(),
     };
     Outcome::new(kind, detail)
+}
+
+/// The longest case detail and stderr excerpt kept as evidence, in characters.
+#[cfg(feature = "grader")]
+const EVIDENCE_CUT: usize = 2000;
+/// The failing cases kept as evidence.
+#[cfg(feature = "grader")]
+const EVIDENCE_CASES: usize = 5;
+
+#[cfg(feature = "grader")]
+fn cut(text: &str) -> String {
+    if text.chars().count() <= EVIDENCE_CUT {
+        return text.to_owned();
+    }
+    let mut kept: String = text.chars().take(EVIDENCE_CUT).collect();
+    kept.push_str(" [cut]");
+    kept
+}
+
+/// What a code verdict rests on: the submission as graded and what the grader saw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GradeEvidence {
+    /// The code that was graded, whole.
+    pub submission: String,
+    /// The first failing cases (up to 5): name and what happened (`expected 3, got 4`,
+    /// `raised TypeError: ...`, `no result`), each cut at 2,000 characters.
+    pub failing_cases: Vec<(String, String)>,
+    /// Failing cases in all.
+    pub n_failed_cases: usize,
+    /// Why the program stopped, for a crash (the exception type and message, or the exit).
+    pub crash: Option<String>,
+    /// The static guard that refused the submission.
+    pub guard: Option<String>,
+    /// The wall-clock limit killed it.
+    pub timed_out: bool,
+    /// The kernel killed it for its memory.
+    pub oom_killed: bool,
+    /// The container's exit code.
+    pub exit_code: Option<i64>,
+    /// The start of its standard error, cut at 2,000 characters.
+    pub stderr_excerpt: String,
+    /// Wall time of the grading container, ms.
+    pub wall_time_ms: u64,
+    /// The grader image, by digest.
+    pub image_digest: String,
+}
+
+#[cfg(feature = "grader")]
+impl GradeEvidence {
+    fn of(grade: &Grade, submission: String) -> Self {
+        let failed: Vec<&vernier_grader::CaseOutcome> =
+            grade.cases.iter().filter(|case| !case.passed).collect();
+        Self {
+            submission,
+            failing_cases: failed
+                .iter()
+                .take(EVIDENCE_CASES)
+                .map(|case| (case.name.clone(), cut(&case.detail)))
+                .collect(),
+            n_failed_cases: failed.len(),
+            crash: match &grade.reason {
+                GradeReason::Crashed(why) => Some(why.clone()),
+                _ => None,
+            },
+            guard: match &grade.reason {
+                GradeReason::GuardViolation(name) => Some(name.clone()),
+                _ => None,
+            },
+            timed_out: grade.reason == GradeReason::Timeout,
+            oom_killed: grade.oom_killed,
+            exit_code: grade.exit_code,
+            stderr_excerpt: cut(&grade.stderr_excerpt),
+            wall_time_ms: u64::try_from(grade.wall_time.as_millis()).unwrap_or(u64::MAX),
+            image_digest: grade.image_digest.clone(),
+        }
+    }
 }
 
 /// Compares an extracted answer with a literal checker.
@@ -546,6 +633,8 @@ pub struct Outcome {
     pub detail: String,
     /// The answer extracted (for a cut-off: the provisional one, if any).
     pub provisional_answer: Option<String>,
+    /// For a graded code submission: what the verdict rests on.
+    pub evidence: Option<GradeEvidence>,
 }
 
 impl Outcome {
@@ -555,6 +644,7 @@ impl Outcome {
             kind,
             detail: detail.into(),
             provisional_answer: None,
+            evidence: None,
         }
     }
 
@@ -563,6 +653,7 @@ impl Outcome {
             kind: OutcomeKind::CutOff,
             detail: "length".to_owned(),
             provisional_answer,
+            evidence: None,
         }
     }
 

@@ -93,3 +93,40 @@ async fn show_prints_the_raw_reply_of_a_task_and_a_no_answer_reply_has_no_answer
         .expect_err("no such task");
     assert!(error.to_string().contains("domino-tiling"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_prints_what_the_grader_saw_for_a_failing_code_task() {
+    if crate::skip_docker_tests() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("out");
+    // The 2nd code task of the selection answers with a negative control: it runs and fails.
+    run_cli(&[
+        "hardsuite",
+        "run",
+        "--out",
+        arg(&out),
+        "--quiet",
+        "--tasks",
+        "merge-intervals,expression-eval",
+    ])
+    .await
+    .expect("the simulator run (it needs the Docker engine and the grader image)");
+    let CommandOutput::Show(text) = run_cli(&["hardsuite", "show", arg(&out), "expression-eval"])
+        .await
+        .expect("show")
+    else {
+        panic!("show gives text");
+    };
+    assert!(text.contains("outcome: wrong (failed_cases:["), "{text}");
+    assert!(text.contains("--- grader: "), "{text}");
+    assert!(
+        text.contains("--- submission as graded ---\n") && text.contains("def evaluate"),
+        "{text}"
+    );
+    assert!(
+        text.contains("case ") && text.contains("expected"),
+        "{text}"
+    );
+}

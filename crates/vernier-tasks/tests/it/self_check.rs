@@ -293,3 +293,41 @@ fn a_negative_control_that_passes_is_named_in_docker() {
         "{error}"
     );
 }
+
+#[test]
+fn a_crashed_submission_keeps_its_exception_and_the_code_as_graded() {
+    let Some(grader) = grader() else {
+        return;
+    };
+    let suite = only("merge-intervals");
+    let code = "def merge(intervals):\n    return [x for x in intervals if\n";
+    let reply = vernier_tasks::Reply::stopped(format!("Here it is:\n```python\n{code}```\n"));
+    let outcome = block_on(suite.tasks[0].check(&reply, Some(&grader)));
+    assert_eq!(
+        outcome.kind,
+        vernier_tasks::OutcomeKind::Wrong,
+        "{outcome:?}"
+    );
+    // The detail stays short and machine-readable; the evidence holds the rest.
+    assert_eq!(outcome.detail, "crashed:SyntaxError", "{outcome:?}");
+    let evidence = outcome.evidence.expect("a graded submission has evidence");
+    let crash = evidence.crash.expect("the crash is described");
+    assert!(crash.contains("SyntaxError"), "{crash}");
+    assert_eq!(evidence.submission, code);
+    assert!(!evidence.image_digest.is_empty());
+    // A wrong but running submission names its first failing cases with expected and actual.
+    let wrong = "def merge_intervals(intervals):\n    return intervals\n";
+    let reply = vernier_tasks::Reply::stopped(format!("```python\n{wrong}```\n"));
+    let outcome = block_on(suite.tasks[0].check(&reply, Some(&grader)));
+    assert!(outcome.detail.starts_with("failed_cases:["), "{outcome:?}");
+    let evidence = outcome.evidence.expect("evidence");
+    assert!(evidence.n_failed_cases >= 1 && !evidence.failing_cases.is_empty());
+    assert!(
+        evidence
+            .failing_cases
+            .iter()
+            .any(|(_, detail)| detail.contains("expected")),
+        "{:?}",
+        evidence.failing_cases
+    );
+}
