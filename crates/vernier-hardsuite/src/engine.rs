@@ -778,7 +778,9 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
         .await?;
     }
     let loaded = read_hardsuite_journal(&journal_path)?;
-    let results = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
+    let mut results = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
+    let replies = crate::replies::read_replies(&crate::replies::replies_path(&journal_path))?;
+    results.audit = Some(crate::replies::audit(&results, &replies));
     let files = RunFiles {
         journal: journal_path.clone(),
         results: plan.out_dir.join("results.json"),

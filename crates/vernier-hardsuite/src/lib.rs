@@ -103,7 +103,10 @@ pub use ladder::{
 pub use listing::{TaskListing, list_tasks, listing, render_listing};
 #[cfg(feature = "engine")]
 pub use observer::{RunObserver, SilentObserver};
-pub use replies::{ReplyRecord, ReplyToolCallRecord, read_replies, replies_of, replies_path};
+pub use replies::{
+    Audit, EvidenceCount, ReplyRecord, ReplyToolCallRecord, audit, read_replies, replies_of,
+    replies_path,
+};
 pub use report::{render_markdown, render_table, thousands};
 pub use results::{
     ASSUMED_DISCORDANCE, CONFIDENCE, ClusteredRate, RESULTS_SCHEMA_VERSION, RateLimitWaits,

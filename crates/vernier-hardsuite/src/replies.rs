@@ -74,3 +74,117 @@ pub fn replies_of<'a>(
     found.sort_by_key(|r| (r.phase == AttemptPhase::Rerun, r.try_number));
     found
 }
+
+/// How many task samples of one outcome have their reply on file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct EvidenceCount {
+    /// The outcome (`pass`, `wrong`, `no_answer`, ...).
+    pub outcome: String,
+    /// Task samples with this outcome.
+    pub n_samples: usize,
+    /// Of them, those with a reply in `replies.jsonl`.
+    pub n_with_reply: usize,
+}
+
+/// What the run's own evidence says about the harness: the evidence on file per outcome, and
+/// patterns that point at the setup rather than the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Audit {
+    /// Per outcome class.
+    pub evidence: Vec<EvidenceCount>,
+    /// Each pattern seen, as a sentence.
+    pub flags: Vec<String>,
+}
+
+/// Whether `content` holds an answer in a format other than the `ANSWER:` line asked for:
+/// a line naming an answer and holding a digit ("The final answer is 42", "**Answer:** 42").
+fn answer_like(content: &str) -> bool {
+    content.lines().any(|line| {
+        let lower = line.to_ascii_lowercase();
+        !line.trim_start().starts_with("ANSWER:")
+            && lower.contains("answer")
+            && line.chars().any(|c| c.is_ascii_digit())
+    })
+}
+
+/// Audits a run: `results` with the `replies` kept beside its journal.
+pub fn audit(results: &crate::results::ResultsFile, replies: &[ReplyRecord]) -> Audit {
+    use vernier_tasks::{Category, OutcomeKind};
+    let mut evidence: Vec<EvidenceCount> = Vec::new();
+    let mut no_answer_like = 0;
+    let mut no_answers = 0;
+    let mut code_details: Vec<&str> = Vec::new();
+    let (mut tool_samples, mut tool_no_call) = (0, 0);
+    for task in &results.tasks {
+        for sample in &task.samples {
+            let tries = replies_of(replies, &task.id, sample.sample);
+            let outcome = sample.outcome.as_str().to_owned();
+            match evidence.iter_mut().find(|e| e.outcome == outcome) {
+                Some(count) => {
+                    count.n_samples += 1;
+                    count.n_with_reply += usize::from(!tries.is_empty());
+                }
+                None => evidence.push(EvidenceCount {
+                    outcome,
+                    n_samples: 1,
+                    n_with_reply: usize::from(!tries.is_empty()),
+                }),
+            }
+            if sample.outcome == OutcomeKind::NoAnswer {
+                no_answers += 1;
+                if tries
+                    .last()
+                    .is_some_and(|reply| reply.content.len() > 200 && answer_like(&reply.content))
+                {
+                    no_answer_like += 1;
+                }
+            }
+            match task.category {
+                Category::Code if sample.outcome != OutcomeKind::Infra => {
+                    code_details.push(sample.detail.as_str());
+                }
+                Category::Tools => {
+                    tool_samples += 1;
+                    tool_no_call += usize::from(sample.detail == "no_call");
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut flags = Vec::new();
+    if no_answer_like >= 2 {
+        flags.push(format!(
+            "{no_answer_like} of {no_answers} no_answer replies are long and hold an answer-like line in another format (\"The final answer is 42\"): the model may answer in its own format, so check the answer instruction and the chat template, and read them with `hardsuite show OUT --all-failures`"
+        ));
+    }
+    if code_details.len() >= 2
+        && code_details.iter().all(|d| d.starts_with("crashed"))
+        && code_details.windows(2).all(|w| w[0] == w[1])
+    {
+        flags.push(format!(
+            "every code task crashed the same way ({}): suspect the harness, the grader image or the extraction of the code block, not the model",
+            code_details[0]
+        ));
+    }
+    if tool_samples >= 2 && tool_no_call == tool_samples {
+        flags.push(
+            "every tool task ended without a tool call: the server may not pass tools to the model (llama.cpp needs --jinja; vLLM --enable-auto-tool-choice and a tool-call parser)".to_owned(),
+        );
+    }
+    Audit { evidence, flags }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_in_another_format_are_seen_and_the_asked_format_is_not() {
+        assert!(answer_like("Working...\nThe final answer is 42."));
+        assert!(answer_like("**Answer:** 7"));
+        assert!(!answer_like("ANSWER: 42"));
+        assert!(!answer_like("I am not sure what the answer is."));
+    }
+}

@@ -358,9 +358,18 @@ pub fn render_markdown(results: &ResultsFile) -> String {
             .chain(task.rerun.iter().map(|sample| (sample, " (re-run)")))
         {
             let row = SampleRow::new(task, sample, results.samples);
+            // With the replies on file, every row that did not pass links to its evidence.
+            let evidence = if results.audit.is_some() && sample.outcome != OutcomeKind::Pass {
+                format!(
+                    " [evidence](replies.jsonl) (`hardsuite show OUT {}`)",
+                    task.id
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "| {}{phase} | {} | {} | {} | {} | {} | {} |",
+                "| {}{phase} | {} | {} | {} | {} | {} | {}{evidence} |",
                 row.label,
                 row.category,
                 row.outcome,
@@ -385,6 +394,7 @@ pub fn render_markdown(results: &ResultsFile) -> String {
             results.n_infra_tries
         );
     }
+    write_audit(&mut out, results);
     if let Some(waits) = results.rate_limit_waits {
         let _ = writeln!(out);
         let _ = writeln!(
@@ -395,6 +405,35 @@ pub fn render_markdown(results: &ResultsFile) -> String {
         );
     }
     out
+}
+
+/// The self-audit: the replies on file per outcome, and patterns that point at the setup.
+fn write_audit(out: &mut String, results: &ResultsFile) {
+    if let Some(audit) = &results.audit {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "## Self-audit");
+        let _ = writeln!(out);
+        let counts: Vec<String> = audit
+            .evidence
+            .iter()
+            .map(|e| format!("{} {}/{}", e.outcome, e.n_with_reply, e.n_samples))
+            .collect();
+        let _ = writeln!(
+            out,
+            "Replies on file (`replies.jsonl`), by outcome: {}.",
+            counts.join(", ")
+        );
+        if audit.flags.is_empty() {
+            let _ = writeln!(
+                out,
+                "No pattern that points at the harness rather than the model."
+            );
+        }
+        for flag in &audit.flags {
+            let _ = writeln!(out);
+            let _ = writeln!(out, "> **Check the setup:** {flag}.");
+        }
+    }
 }
 
 fn write_scores_markdown(out: &mut String, board: &Scoreboard, heading: &str) {

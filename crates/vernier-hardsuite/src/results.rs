@@ -233,6 +233,9 @@ pub struct ResultsFile {
     /// Waits on rate limits (`429`/`503`) over the run; absent when none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit_waits: Option<RateLimitWaits>,
+    /// The run's self-audit from the replies kept beside its journal; absent without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<crate::replies::Audit>,
 }
 
 /// Waits on rate limits over a run.
@@ -319,6 +322,7 @@ impl ResultsFile {
             draw: header.effective_draw(),
             extra_body: header.extra_body.clone(),
             rate_limit_waits: RateLimitWaits::of(attempts),
+            audit: None,
         }
     }
 
