@@ -12,12 +12,15 @@ use vernier_sweep::{Arrival, LoadMode, SweepConfig, SweepError, Workload};
 /// With no `--base-url` the bundled simulator runs in-process (the figures then describe the
 /// simulator, and a banner says so).
 #[derive(Debug, Clone, clap::Parser)]
-#[command(name = "sweep", version, about, long_about = None)]
+#[command(name = "sweep", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 #[expect(
     clippy::struct_excessive_bools,
     reason = "each bool is one command-line switch"
 )]
 pub struct Args {
+    /// `show`: one measured request of a finished run (without a subcommand: run a sweep).
+    #[command(subcommand)]
+    pub command: Option<SweepCommand>,
     /// Server root or `/v1` URL, e.g. `http://127.0.0.1:8000`. Omit to run the simulator.
     #[arg(long)]
     pub base_url: Option<String>,
@@ -83,6 +86,10 @@ pub struct Args {
     /// `NO_PROXY` are honoured.
     #[arg(long)]
     pub ca_cert: Option<PathBuf>,
+    /// Keep the first N measured streams of each cell byte for byte, every body frame with its
+    /// arrival (`OUT/captures/`), for `sweep show` and for replay.
+    #[arg(long, value_name = "N")]
+    pub capture: Option<u32>,
     /// The most requests per second to send, for endpoints with a request-rate limit.
     #[arg(long)]
     pub max_rps: Option<f64>,
@@ -151,6 +158,25 @@ pub struct Args {
     /// showing that a suffix nonce leaves the prefix cache free to hit.
     #[arg(long, hide = true)]
     pub unsafe_nonce_as_suffix: bool,
+}
+
+/// Subcommands of `sweep`.
+#[derive(Debug, Clone, clap::Subcommand)]
+#[non_exhaustive]
+pub enum SweepCommand {
+    /// Print one measured request of a run: its figures and, with `--capture`, every event with
+    /// its arrival time and tokens.
+    Show {
+        /// The run's output folder.
+        out: PathBuf,
+        /// The cell: its index in the run file (from 0), or its name as the report writes it.
+        cell: String,
+        /// The measured repetition (from 0).
+        rep: u32,
+        /// The stream within the repetition.
+        #[arg(long, default_value_t = 0)]
+        stream: u32,
+    },
 }
 
 fn parse_workload(text: &str) -> Result<Workload, String> {

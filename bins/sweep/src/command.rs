@@ -73,6 +73,7 @@ pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
     config.arrival = args.arrival;
     config.capacity_target.clone_from(&args.target);
     config.max_rps = args.max_rps;
+    config.capture_streams = args.capture;
     config.max_wait_s = args.max_wait;
     config.max_load = args.max_load;
     config.label.clone_from(&args.label);

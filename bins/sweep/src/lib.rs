@@ -19,5 +19,5 @@ mod cli;
 mod command;
 mod progress;
 
-pub use cli::{Args, Cli};
+pub use cli::{Args, Cli, SweepCommand};
 pub use command::run;

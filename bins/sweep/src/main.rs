@@ -7,6 +7,30 @@ use vernier_sweep::SweepError;
 
 fn main() -> ExitCode {
     let cli = sweep::Cli::parse_from(std::env::args_os());
+    if let Some(sweep::SweepCommand::Show {
+        out,
+        cell,
+        rep,
+        stream,
+    }) = &cli.args.command
+    {
+        return match vernier_sweep::render_show(out, cell, *rep, *stream) {
+            Ok(text) => match write_stdout(&text) {
+                Ok(()) => exit(exit_code::SUCCESS),
+                Err(error) => {
+                    note(&format!("error: failed to write: {error}"));
+                    exit(exit_code::FAILURE)
+                }
+            },
+            Err(error) => {
+                report_error(&error);
+                exit(match error {
+                    SweepError::InvalidArgument { .. } => exit_code::USAGE,
+                    _ => exit_code::FAILURE,
+                })
+            }
+        };
+    }
     let command_line: Vec<String> = std::env::args().collect();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

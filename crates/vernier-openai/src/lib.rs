@@ -83,7 +83,7 @@ pub use server_metrics::{
     load_metric_names, metric_sums, server_load, spec_decode_counters,
 };
 pub use sse::{DEFAULT_MAX_LINE_BYTES, SseDecoder, SseEvent};
-pub use stream::{ChatStream, CompletionStream, StampedChunk};
+pub use stream::{Capture, CapturedRead, ChatStream, CompletionStream, StampedChunk};
 pub use usage::{CompletionTokensDetails, PromptTokensDetails, Timings, Usage};
 
 #[cfg(test)]

@@ -44,6 +44,8 @@ pub struct Metered {
     pub accumulated: ChatAccumulator,
     /// True when the stream ended with an error rather than `[DONE]` or a clean end.
     pub broken: bool,
+    /// The response byte for byte, with [`MeteredStream::capture_body`].
+    pub capture: Option<crate::Capture>,
 }
 
 impl MeteredStream {
@@ -87,6 +89,12 @@ impl MeteredStream {
         }
     }
 
+    /// Keeps the response byte for byte, every body frame with its arrival (off by default);
+    /// [`Metered::capture`] holds it.
+    pub fn capture_body(&mut self) {
+        self.stream.capture_body();
+    }
+
     /// The stream underneath: its send instant, headers and events so far.
     pub fn stream(&self) -> &ChatStream {
         &self.stream
@@ -98,7 +106,7 @@ impl MeteredStream {
     }
 
     /// Measures what arrived. See the type's documentation for a broken stream.
-    pub fn finish(self) -> Metered {
+    pub fn finish(mut self) -> Metered {
         let completed_at = self.stream.finished_at().unwrap_or(self.last_event_at);
         let mut counts = final_counts(self.stream.accumulated(), completed_at);
         if let Some(max_tokens) = self.requested_max_tokens {
@@ -111,8 +119,10 @@ impl MeteredStream {
                 self.stream.events_received()
             ));
         }
+        let capture = self.stream.take_capture();
         Metered {
             measurement,
+            capture,
             accumulated: self.stream.into_accumulated(),
             broken: self.broken,
         }

@@ -92,7 +92,31 @@ pub(crate) struct EventStream<C> {
     state: State,
     finished_at: Option<Instant>,
     accumulator: ChatAccumulator,
+    /// With [`ChatStream::capture_body`]: every body frame with the instant it was read.
+    capture: Option<Vec<(Instant, bytes::Bytes)>>,
     chunk_type: PhantomData<fn() -> C>,
+}
+
+/// One body frame as it was read, for replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CapturedRead {
+    /// When it was read, in nanoseconds after the request's first byte was written.
+    pub offset_ns: u64,
+    /// The bytes, exactly as they came.
+    pub bytes: Vec<u8>,
+}
+
+/// A response kept byte for byte: status, headers and every body frame with its arrival.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Capture {
+    /// The response status.
+    pub status: u16,
+    /// The response headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body frames, in order.
+    pub reads: Vec<CapturedRead>,
 }
 
 impl<C: StreamChunk> EventStream<C> {
@@ -109,8 +133,36 @@ impl<C: StreamChunk> EventStream<C> {
             state: State::Open,
             finished_at: None,
             accumulator: ChatAccumulator::new(),
+            capture: None,
             chunk_type: PhantomData,
         }
+    }
+
+    fn take_capture(&mut self) -> Option<Capture> {
+        let reads = self.capture.take()?;
+        let sent = self.opened.request_sent_at;
+        Some(Capture {
+            status: self.opened.status.as_u16(),
+            headers: self
+                .opened
+                .headers
+                .iter()
+                .map(|(name, value)| {
+                    (
+                        name.as_str().to_owned(),
+                        String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            reads: reads
+                .into_iter()
+                .map(|(at, bytes)| CapturedRead {
+                    offset_ns: u64::try_from(at.saturating_duration_since(sent).as_nanos())
+                        .unwrap_or(u64::MAX),
+                    bytes: bytes.to_vec(),
+                })
+                .collect(),
+        })
     }
 
     /// Events parsed and handed out so far: the accumulator counts each one.
@@ -196,6 +248,9 @@ impl<C: StreamChunk> EventStream<C> {
                 };
                 if data.is_empty() {
                     return Ok(());
+                }
+                if let Some(capture) = &mut self.capture {
+                    capture.push((arrived_at, data.clone()));
                 }
                 if let Err(error) = self.decoder.decode(&data, &mut self.decoded) {
                     self.deferred_error = Some(error);
@@ -308,6 +363,17 @@ macro_rules! stream_type {
             /// The sum of the events so far.
             pub fn accumulated(&self) -> &ChatAccumulator {
                 &self.inner.accumulator
+            }
+
+            /// Keeps every body frame read from now on, byte for byte with its arrival instant
+            /// (see [`take_capture`](Self::take_capture)). Off by default.
+            pub fn capture_body(&mut self) {
+                self.inner.capture.get_or_insert_with(Vec::new);
+            }
+
+            /// What [`capture_body`](Self::capture_body) kept, once; `None` without it.
+            pub fn take_capture(&mut self) -> Option<Capture> {
+                self.inner.take_capture()
             }
 
             /// The sum of the events so far, taking the stream apart.

@@ -299,6 +299,9 @@ pub struct SweepConfig {
     /// The highest concurrency (or rate) the capacity search may try.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_load: Option<f64>,
+    /// Keep the first this many measured streams of each cell byte for byte (`--capture N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_streams: Option<u32>,
     /// The most requests per second the run sends (`--max-rps`), for rate-limited endpoints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rps: Option<f64>,
@@ -348,6 +351,7 @@ impl Default for SweepConfig {
             arrival: None,
             capacity_target: None,
             max_load: None,
+            capture_streams: None,
             max_rps: None,
             max_wait_s: None,
             prompt_set_sha256: String::new(),

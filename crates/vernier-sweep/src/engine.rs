@@ -472,6 +472,7 @@ pub async fn run_sweep(
         dropped: std::sync::Mutex::new(state.dropped_fields.clone()),
         wait_budget: std::sync::Mutex::new(max_wait),
         jitter: std::sync::atomic::AtomicU64::new(runner::unix_ms()),
+        captured: std::sync::Mutex::new(BTreeMap::new()),
     });
 
     let work = async {

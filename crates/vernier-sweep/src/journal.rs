@@ -263,6 +263,85 @@ pub struct Attempt {
     /// final-chunk `timings`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_timings: Option<ServerTimings>,
+    /// With `--capture`: the file (below the output folder) that holds this response byte for
+    /// byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<String>,
+}
+
+/// One body frame of a captured response: when it was read, and its bytes (as text when they
+/// are valid UTF-8, else as hex).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CapturedFrame {
+    /// Nanoseconds after the request's first byte was written.
+    pub offset_ns: u64,
+    /// The bytes as text, when they are valid UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The bytes as lowercase hex, otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hex: Option<String>,
+}
+
+impl CapturedFrame {
+    /// A frame read `offset_ns` after the send.
+    pub fn new(offset_ns: u64, bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Self {
+                offset_ns,
+                text: Some(text.to_owned()),
+                hex: None,
+            },
+            Err(_) => Self {
+                offset_ns,
+                text: None,
+                hex: Some(bytes.iter().fold(String::new(), |mut hex, b| {
+                    use std::fmt::Write as _;
+                    let _ = write!(hex, "{b:02x}");
+                    hex
+                })),
+            },
+        }
+    }
+
+    /// The frame's bytes.
+    pub fn bytes(&self) -> Vec<u8> {
+        if let Some(text) = &self.text {
+            return text.as_bytes().to_vec();
+        }
+        let hex = self.hex.as_deref().unwrap_or_default().as_bytes();
+        hex.chunks(2)
+            .filter_map(|pair| {
+                std::str::from_utf8(pair)
+                    .ok()
+                    .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+            })
+            .collect()
+    }
+}
+
+/// A measured response kept byte for byte (`sweep --capture N`), replayable by the client's
+/// tests: the request, the status, the headers and every body frame with its arrival.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StreamCapture {
+    /// The cell.
+    pub cell: CellKey,
+    /// Measured repetition.
+    pub rep: u32,
+    /// Stream within the repetition.
+    pub stream: u32,
+    /// Try number.
+    pub attempt: u32,
+    /// The request body as sent.
+    pub request: serde_json::Value,
+    /// The response status.
+    pub status: u16,
+    /// The response headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// The body frames, in order.
+    pub frames: Vec<CapturedFrame>,
 }
 
 /// The server's own per-request timing (llama.cpp's `timings`), kept beside ours so every run
@@ -286,7 +365,7 @@ pub struct ServerTimings {
 
 impl ServerTimings {
     /// The figures of a `timings` object, when it has any.
-    #[cfg(any(feature = "engine", test))]
+    #[cfg(feature = "engine")]
     pub(crate) fn from_timings(timings: &vernier_openai::Timings) -> Option<Self> {
         let kept = Self {
             prompt_n: timings.prompt_n,

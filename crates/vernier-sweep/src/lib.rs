@@ -61,6 +61,8 @@ mod report;
 #[cfg(feature = "engine")]
 mod runner;
 #[cfg(feature = "engine")]
+mod show;
+#[cfg(feature = "engine")]
 mod simulator;
 mod summary;
 
@@ -73,10 +75,10 @@ pub use engine::{
 pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerInfo, ToolInfo};
 pub use error::{StopReason, SweepError};
 pub use journal::{
-    Attempt, Calibration, CellSkipped, CellWindow, FieldDropped, Header, LoadedSweepJournal,
-    QueueSamples, RateLimitWait, RepDone, RepPhase, RequestSpecDecode, Resumed,
-    SWEEP_JOURNAL_VERSION, SearchDone, Status, SweepJournalLine, Timeline, TimelineClock,
-    journal_path, read_sweep_journal,
+    Attempt, Calibration, CapturedFrame, CellSkipped, CellWindow, FieldDropped, Header,
+    LoadedSweepJournal, QueueSamples, RateLimitWait, RepDone, RepPhase, RequestSpecDecode, Resumed,
+    SWEEP_JOURNAL_VERSION, SearchDone, ServerTimings, Status, StreamCapture, SweepJournalLine,
+    Timeline, TimelineClock, journal_path, read_sweep_journal,
 };
 pub use lag::{LagHistogram, LagSummary};
 pub use load::{
@@ -87,6 +89,8 @@ pub use observer::{QuietObserver, SweepObserver};
 pub use report::{
     Chart, ReportFiles, csv_report, markdown_report, svg_charts, terminal_table, write_reports,
 };
+#[cfg(feature = "engine")]
+pub use show::render_show;
 #[cfg(feature = "engine")]
 pub use simulator::InProcessSimulator;
 pub use summary::{

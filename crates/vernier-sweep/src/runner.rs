@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub(crate) wait_budget: Mutex<Duration>,
     /// Draws the jitter of backoff waits.
     pub(crate) jitter: AtomicU64,
+    /// `--capture`: streams captured so far per cell.
+    pub(crate) captured: Mutex<BTreeMap<CellKey, u32>>,
 }
 
 /// Spaces requests so that at most `rate` go out per second (none without a cap).
@@ -84,6 +86,70 @@ impl RateCap {
 }
 
 impl Shared {
+    /// Whether the next measured stream of `cell` is one of the first `--capture N`.
+    pub(crate) fn capture_turn(&self, cell: CellKey) -> bool {
+        let Some(wanted) = self.config.capture_streams.filter(|n| *n > 0) else {
+            return false;
+        };
+        let Ok(mut captured) = self.captured.lock() else {
+            return false;
+        };
+        let count = captured.entry(cell).or_default();
+        if *count >= wanted {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
+    /// Writes a captured response below the output folder; returns its relative path.
+    pub(crate) fn write_capture(
+        &self,
+        job: &StreamJob,
+        attempt: u32,
+        request: &ChatRequest,
+        capture: vernier_openai::Capture,
+    ) -> Result<String, SweepError> {
+        let out = self.journal.path().parent().map_or_else(
+            || std::path::PathBuf::from("."),
+            std::path::Path::to_path_buf,
+        );
+        let cell = job.cell;
+        let name = format!(
+            "captures/{}-p{}-o{}-{}-rep{}-stream{}-try{attempt}.json",
+            cell.workload,
+            cell.prompt_tokens_target,
+            cell.output_tokens,
+            cell.load_label().replace('/', "per"),
+            job.rep,
+            job.stream
+        );
+        let record = crate::journal::StreamCapture {
+            cell,
+            rep: job.rep,
+            stream: job.stream,
+            attempt,
+            request: serde_json::to_value(request).unwrap_or_default(),
+            status: capture.status,
+            headers: capture.headers,
+            frames: capture
+                .reads
+                .iter()
+                .map(|read| crate::journal::CapturedFrame::new(read.offset_ns, &read.bytes))
+                .collect(),
+        };
+        let path = out.join(&name);
+        let write = |path: &std::path::Path| -> std::io::Result<()> {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            let text = serde_json::to_string(&record).map_err(std::io::Error::other)?;
+            std::fs::write(path, text)
+        };
+        write(&path).map_err(|source| SweepError::WriteReport { path, source })?;
+        Ok(name)
+    }
+
     /// The fields dropped so far.
     pub(crate) fn dropped_fields(&self) -> BTreeSet<&'static str> {
         self.dropped
@@ -437,6 +503,7 @@ async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Fai
 
 /// What one successful attempt produced.
 struct Measured {
+    capture: Option<vernier_openai::Capture>,
     measurement: vernier_meter::Measurement,
     spec_decode: Option<RequestSpecDecode>,
     server_timings: Option<ServerTimings>,
@@ -455,12 +522,16 @@ struct RequestTimes {
 async fn measure_once(
     shared: &Shared,
     request: &ChatRequest,
+    capture: bool,
 ) -> Result<Measured, (Failure, LagHistogram)> {
     let mut lag = LagHistogram::new();
     let opened = Box::pin(watched(shared, shared.client.metered_chat_stream(request)))
         .await
         .map_err(|f| (f, LagHistogram::new()))?;
     let mut stream = opened.map_err(|error| (classify(error), LagHistogram::new()))?;
+    if capture {
+        stream.capture_body();
+    }
     let mut times = RequestTimes {
         sent: stream.stream().request_sent_at(),
         headers: stream.stream().headers_at(),
@@ -487,6 +558,7 @@ async fn measure_once(
     }
     let metered = stream.finish();
     Ok(Measured {
+        capture: metered.capture,
         times,
         spec_decode: metered
             .accumulated
@@ -546,12 +618,22 @@ fn attempt_line(job: &StreamJob, attempt: u32, nonce: Option<String>) -> Attempt
         timeline: None,
         wait: None,
         server_timings: None,
+        capture: None,
     }
 }
 
-/// Copies what a measured try produced into its journal line.
-fn fill_measured(line: &mut Attempt, measured: Measured, clock: &ClockAnchor, job: &StreamJob) {
-    line.timeline = Some(clock.timeline(&measured.times, job.scheduled));
+/// Copies what a measured try produced into its journal line (writing its capture first).
+fn fill_measured(
+    line: &mut Attempt,
+    mut measured: Measured,
+    shared: &Shared,
+    job: &StreamJob,
+    request: &ChatRequest,
+) -> Result<(), SweepError> {
+    if let Some(capture) = measured.capture.take() {
+        line.capture = Some(shared.write_capture(job, line.attempt, request, capture)?);
+    }
+    line.timeline = Some(shared.clock.timeline(&measured.times, job.scheduled));
     let m = measured.measurement;
     line.prompt_tokens_actual = m.prompt_tokens;
     line.cached_prompt_tokens = m.cached_prompt_tokens;
@@ -563,6 +645,7 @@ fn fill_measured(line: &mut Attempt, measured: Measured, clock: &ClockAnchor, jo
     line.spec_decode = measured.spec_decode;
     line.server_timings = measured.server_timings;
     line.client_lag = measured.lag;
+    Ok(())
 }
 
 pub(crate) async fn run_stream(
@@ -595,12 +678,13 @@ pub(crate) async fn run_stream(
             nonce.as_deref(),
             job.cell.output_tokens,
         );
-        let result = Box::pin(measure_once(&shared, &request)).await;
+        let capture = job.phase == RepPhase::Measured && shared.capture_turn(job.cell);
+        let result = Box::pin(measure_once(&shared, &request, capture)).await;
         let mut line = attempt_line(&job, attempt, nonce);
         let (failure, lag) = match result {
             Ok(measured) => {
                 let decode_rate = measured.measurement.decode_tokens_per_s;
-                fill_measured(&mut line, measured, &shared.clock, &job);
+                fill_measured(&mut line, measured, &shared, &job, &request)?;
                 shared
                     .journal
                     .append(&SweepJournalLine::Attempt(Box::new(line)))?;

@@ -40,11 +40,23 @@ async fn show_prints_the_raw_reply_of_a_task_and_a_no_answer_reply_has_no_answer
     // The report audits itself and links every row that did not pass to its evidence.
     let report = std::fs::read_to_string(&outcome.files.report).expect("report");
     assert!(report.contains("## Self-audit"), "{report}");
-    assert!(report.contains("Replies on file (`replies.jsonl`), by outcome: "), "{report}");
-    assert!(report.contains("[evidence](replies.jsonl) (`hardsuite show OUT round-table`)"), "{report}");
-    assert!(!report.contains("`hardsuite show OUT domino-tiling`"), "a pass needs no link");
+    assert!(
+        report.contains("Replies on file (`replies.jsonl`), by outcome: "),
+        "{report}"
+    );
+    assert!(
+        report.contains("[evidence](replies.jsonl) (`hardsuite show OUT round-table`)"),
+        "{report}"
+    );
+    assert!(
+        !report.contains("`hardsuite show OUT domino-tiling`"),
+        "a pass needs no link"
+    );
     let audit = outcome.results.audit.as_ref().expect("an audit");
-    assert!(audit.evidence.iter().all(|e| e.n_with_reply == e.n_samples), "{audit:?}");
+    assert!(
+        audit.evidence.iter().all(|e| e.n_with_reply == e.n_samples),
+        "{audit:?}"
+    );
 
     let show = |args: &[&str]| {
         let mut words = vec!["hardsuite", "show", arg(&out)];

@@ -7,6 +7,7 @@ mod evidence;
 mod exit_codes;
 mod hosted;
 mod levels;
+mod llama;
 mod simulator;
 
 use std::path::Path;

@@ -2,6 +2,7 @@
 
 mod arguments;
 mod calibration;
+mod capture;
 mod context;
 mod hosted;
 mod llama;
