@@ -110,7 +110,7 @@ async fn the_api_key_is_written_to_no_journal_run_file_report_or_message() {
             "--output-tokens",
             "8",
         ])
-        .args(["--reps", "2", "--out"])
+        .args(["--reps", "2", "--capture", "2", "--out"])
         .arg(out.path())
         .env("VERNIER_TEST_KEY", key)
         .output()
@@ -118,20 +118,32 @@ async fn the_api_key_is_written_to_no_journal_run_file_report_or_message() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains(key) && !String::from_utf8_lossy(&output.stdout).contains(key));
-    let mut files = 0;
-    for entry in std::fs::read_dir(out.path()).expect("the output folder") {
-        let path = entry.expect("an entry").path();
-        let text = std::fs::read_to_string(&path).expect("a text file");
-        assert!(
-            !text.contains(key),
-            "the key leaked into {}",
-            path.display()
-        );
-        files += 1;
+    let (mut files, mut captures) = (0, 0);
+    let mut folders = vec![out.path().to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).expect("an output folder") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("a text file");
+            assert!(
+                !text.contains(key),
+                "the key leaked into {}",
+                path.display()
+            );
+            files += 1;
+            captures += usize::from(path.parent().is_some_and(|p| p.ends_with("captures")));
+        }
     }
     assert!(
         files >= 5,
         "journal, run file, report, csv and charts: {files}"
+    );
+    assert!(
+        captures >= 2,
+        "the captured streams were read too: {captures}"
     );
     sim.shutdown().await;
 }
