@@ -734,9 +734,11 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
         pacer: vernier_openai::RequestPacer::new(config.max_rps),
         slots: vernier_openai::AdaptiveConcurrency::new(config.concurrency),
         adaptive: config.adaptive_concurrency,
-        wait_budget: std::sync::Mutex::new(wait_budget(config)),
+        wait_budget: vernier_openai::WaitBudget::new(
+            wait_budget(config),
+            crate::journal::unix_ms(),
+        ),
         completion_cap: AtomicBool::new(false),
-        jitter: std::sync::atomic::AtomicU64::new(crate::journal::unix_ms()),
     };
     let main_jobs: Vec<(usize, u32)> = plan
         .suite

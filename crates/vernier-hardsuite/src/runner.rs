@@ -18,12 +18,6 @@ use crate::journal::{
     AttemptPhase, AttemptRecord, HardsuiteJournalLine, HardsuiteJournalWriter, Sampling, TryWait,
 };
 
-/// `SplitMix64`'s output function (Steele, Lea and Flood 2014), for the backoff's jitter.
-fn splitmix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 use crate::observer::RunObserver;
 use crate::replies::{ReplyRecord, ReplyToolCallRecord};
 
@@ -50,9 +44,7 @@ pub(crate) struct Runner<'a> {
     /// Whether `slots` adapts.
     pub(crate) adaptive: bool,
     /// What is left of the run's budget for waits on rate limits.
-    pub(crate) wait_budget: std::sync::Mutex<Duration>,
-    /// Draws the jitter of backoff waits.
-    pub(crate) jitter: std::sync::atomic::AtomicU64,
+    pub(crate) wait_budget: vernier_openai::WaitBudget,
     /// The server refused `max_tokens`: the budget goes as `max_completion_tokens`.
     pub(crate) completion_cap: AtomicBool,
 }
@@ -209,22 +201,7 @@ impl Runner<'_> {
         if self.adaptive {
             self.slots.on_rate_limited();
         }
-        let draw = self
-            .jitter
-            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
-        let unit = (splitmix(draw) >> 11) as f64 / (1_u64 << 53) as f64;
-        let (wait, cause) = vernier_openai::wait_for(
-            asked,
-            n,
-            Duration::from_millis(500),
-            Duration::from_secs(60),
-            unit,
-        );
-        let mut budget = self.wait_budget.lock().ok()?;
-        if wait > *budget {
-            return None;
-        }
-        *budget -= wait;
+        let (wait, cause) = self.wait_budget.take(asked, n)?;
         Some((wait, cause, asked))
     }
 

@@ -75,7 +75,7 @@ pub use error::{BoxError, ClientError, TimeoutKind};
 pub use meter::{Metered, MeteredStream, final_counts, observation};
 pub use metrics::{MetricsSnapshot, Sample};
 pub use rate_limit::{
-    AdaptiveConcurrency, REFUSABLE_FIELDS, RequestPacer, WaitCause, is_rate_limited,
+    AdaptiveConcurrency, REFUSABLE_FIELDS, RequestPacer, WaitBudget, WaitCause, is_rate_limited,
     rate_limit_wait, refused_field, retry_after, wait_for,
 };
 pub use server_metrics::{

@@ -138,6 +138,54 @@ pub fn rate_limit_wait(
     Some(wait_for(*retry_after, n, base, cap, unit))
 }
 
+/// A run's allowance of rate-limit waits, shared by all its streams, with the draws of its
+/// backoff's jitter: the wait after the `n`-th rate-limited answer in a row is [`wait_for`]'s
+/// (0.5 s doubling to 60 s when the server does not say), taken from what is left.
+#[derive(Debug)]
+pub struct WaitBudget {
+    left: std::sync::Mutex<Duration>,
+    draws: std::sync::atomic::AtomicU64,
+}
+
+impl WaitBudget {
+    /// First backoff wait when the server does not say how long.
+    pub const BASE: Duration = Duration::from_millis(500);
+    /// Longest backoff wait when the server does not say how long.
+    pub const CAP: Duration = Duration::from_secs(60);
+
+    /// `total` of waiting for the whole run; `seed` starts the jitter's draws.
+    pub fn new(total: Duration, seed: u64) -> Self {
+        Self {
+            left: std::sync::Mutex::new(total),
+            draws: std::sync::atomic::AtomicU64::new(seed),
+        }
+    }
+
+    /// The wait after the `n`-th rate-limited answer in a row when the server asked for
+    /// `asked` (or said nothing), taken from the budget; `None` when what is left cannot cover
+    /// it.
+    pub fn take(&self, asked: Option<Duration>, n: u32) -> Option<(Duration, WaitCause)> {
+        let draw = self
+            .draws
+            .fetch_add(0x9E37_79B9_7F4A_7C15, std::sync::atomic::Ordering::Relaxed);
+        let unit = (splitmix(draw) >> 11) as f64 / (1_u64 << 53) as f64;
+        let (wait, cause) = wait_for(asked, n, Self::BASE, Self::CAP, unit);
+        let mut left = self.left.lock().ok()?;
+        if wait > *left {
+            return None;
+        }
+        *left -= wait;
+        Some((wait, cause))
+    }
+}
+
+/// `SplitMix64`'s output function (Steele, Lea and Flood 2014), for the backoff's jitter.
+const fn splitmix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// The wait after the `n`-th rate-limited answer in a row when the server asked for `asked`
 /// (or said nothing): see [`rate_limit_wait`].
 pub fn wait_for(
@@ -331,6 +379,29 @@ impl AdaptiveConcurrency {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wait_budget_takes_what_is_asked_until_it_cannot_cover_a_wait() {
+        let budget = WaitBudget::new(Duration::from_millis(2500), 7);
+        let asked = Some(Duration::from_secs(1));
+        assert_eq!(
+            budget.take(asked, 0),
+            Some((Duration::from_secs(1), WaitCause::ServerAsked))
+        );
+        assert_eq!(
+            budget.take(asked, 5),
+            Some((Duration::from_secs(1), WaitCause::ServerAsked))
+        );
+        // 0.5 s left: a backoff wait after the first answer is 0.25 to 0.5 s (equal jitter on
+        // 0.5 s), and a second asked second no longer fits.
+        let (backoff, cause) = budget.take(None, 0).expect("fits in what is left");
+        assert_eq!(cause, WaitCause::Backoff);
+        assert!(
+            (Duration::from_millis(250)..=Duration::from_millis(500)).contains(&backoff),
+            "{backoff:?}"
+        );
+        assert_eq!(budget.take(asked, 0), None);
+    }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

@@ -470,8 +470,7 @@ pub async fn run_sweep(
         clock: runner::ClockAnchor::now(),
         rate_cap: runner::RateCap::new(max_rps),
         dropped: std::sync::Mutex::new(state.dropped_fields.clone()),
-        wait_budget: std::sync::Mutex::new(max_wait),
-        jitter: std::sync::atomic::AtomicU64::new(runner::unix_ms()),
+        wait_budget: vernier_openai::WaitBudget::new(max_wait, runner::unix_ms()),
         captured: std::sync::Mutex::new(BTreeMap::new()),
     });
 

@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::pin::pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -45,9 +44,7 @@ pub(crate) struct Shared {
     /// Fields the server refused, dropped for the rest of the run.
     pub(crate) dropped: Mutex<BTreeSet<&'static str>>,
     /// What is left of the run's budget for waits on rate limits.
-    pub(crate) wait_budget: Mutex<Duration>,
-    /// Draws the jitter of backoff waits.
-    pub(crate) jitter: AtomicU64,
+    pub(crate) wait_budget: vernier_openai::WaitBudget,
     /// `--capture`: streams captured so far per cell.
     pub(crate) captured: Mutex<BTreeMap<CellKey, u32>>,
 }
@@ -190,35 +187,17 @@ impl Shared {
         error: &vernier_openai::ClientError,
         n: u32,
     ) -> Option<(Duration, vernier_openai::WaitCause, Option<Duration>)> {
-        let draw = self
-            .jitter
-            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
-        let unit = (splitmix(draw) >> 11) as f64 / (1_u64 << 53) as f64;
-        let (wait, cause) = vernier_openai::rate_limit_wait(
-            error,
-            n,
-            Duration::from_millis(500),
-            Duration::from_secs(60),
-            unit,
-        )?;
         let asked = match error {
-            vernier_openai::ClientError::Http { retry_after, .. } => *retry_after,
-            _ => None,
+            vernier_openai::ClientError::Http {
+                status: 429 | 503,
+                retry_after,
+                ..
+            } => *retry_after,
+            _ => return None,
         };
-        let mut budget = self.wait_budget.lock().ok()?;
-        if wait > *budget {
-            return None;
-        }
-        *budget -= wait;
+        let (wait, cause) = self.wait_budget.take(asked, n)?;
         Some((wait, cause, asked))
     }
-}
-
-/// `SplitMix64`'s output function (Steele, Lea and Flood 2014).
-fn splitmix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// One reading of the monotonic and the wall clock together, so that every instant of a run
