@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use vernier_hardsuite::{
-    BudgetFlags, CompareOptions, DEFAULT_OUT, Draw, HardsuiteError, RunConfig, RunTarget,
-    SamplingPreset, SuiteSelection,
+    BudgetFlags, CompareOptions, ContextSelection, DEFAULT_OUT, Draw, HardsuiteError, RunConfig,
+    RunTarget, SamplingPreset, SuiteSelection,
 };
 
 /// Run the hard suite (28 judge-free tasks: math, code in a sandbox, tool calls) against an
@@ -76,9 +76,28 @@ pub enum Preset {
 /// Which suite, and which of its tasks.
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct SuiteArgs {
-    /// A user-defined suite file (.toml or .json) instead of the bundled 28 tasks.
-    #[arg(long, value_name = "FILE")]
+    /// `context` for the bundled long-context suite, or a user-defined suite file (.toml or
+    /// .json), instead of the bundled 28 tasks.
+    #[arg(long, value_name = "context|FILE")]
     pub suite: Option<PathBuf>,
+    /// Context suite: target prompt lengths in the server's tokens, comma-separated (`k` is
+    /// 1,024; default 1k,4k,16k,32k,64k,128k, less those that cannot fit the server's context).
+    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = parse_length)]
+    pub lengths: Option<Vec<u32>>,
+    /// Context suite: needle depths in percent of the haystack (default 0,25,50,75,100).
+    #[arg(long, value_name = "PCT,PCT", value_delimiter = ',')]
+    pub depths: Option<Vec<u8>>,
+    /// Context suite: tasks per length and depth, each with its own needles and haystack
+    /// (default 1).
+    #[arg(long, value_name = "N")]
+    pub cell_samples: Option<u32>,
+    /// Context suite: needles asked at once in each length's multi-needle task (default 3; 0
+    /// for none).
+    #[arg(long, value_name = "N")]
+    pub multi_needles: Option<u32>,
+    /// Completion-token budget of context tasks (default 2000).
+    #[arg(long, value_name = "TOKENS")]
+    pub budget_context: Option<u32>,
     /// Only these task ids, comma-separated.
     #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
     pub tasks: Option<Vec<String>>,
@@ -254,6 +273,20 @@ impl From<Preset> for SamplingPreset {
     }
 }
 
+/// A length in tokens: `4096` or `4k` (k = 1,024).
+fn parse_length(text: &str) -> Result<u32, String> {
+    let text = text.trim();
+    let (digits, scale) = match text.strip_suffix(['k', 'K']) {
+        Some(digits) => (digits, 1024),
+        None => (text, 1),
+    };
+    digits
+        .parse::<u32>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("{text:?} is not a length; write tokens as 4096 or 4k"))
+}
+
 impl SuiteArgs {
     /// The engine's suite selection.
     pub fn selection(&self) -> SuiteSelection {
@@ -261,8 +294,40 @@ impl SuiteArgs {
         budgets.math = self.budget_math;
         budgets.code = self.budget_code;
         budgets.tools = self.budget_tools;
+        budgets.context = self.budget_context;
         let mut selection = SuiteSelection::default();
-        selection.suite.clone_from(&self.suite);
+        let named = |name: &str| {
+            self.suite
+                .as_deref()
+                .is_some_and(|path| path.as_os_str() == name && !path.exists())
+        };
+        if named("context") {
+            let mut context = ContextSelection::with_seed(self.seed.unwrap_or(0));
+            if let Some(lengths) = &self.lengths {
+                context.plan.lengths.clone_from(lengths);
+                context.lengths_given = true;
+            }
+            if let Some(depths) = &self.depths {
+                context.plan.depths.clone_from(depths);
+            }
+            if let Some(samples) = self.cell_samples {
+                context.plan.samples_per_cell = samples;
+            }
+            if let Some(needles) = self.multi_needles {
+                context.plan.multi_needles = needles;
+            }
+            selection.context = Some(context);
+            selection.tasks.clone_from(&self.tasks);
+            selection.grader_image.clone_from(&self.grader_image);
+            selection.budgets = budgets;
+            if let Some(level) = self.level {
+                selection.draw = Draw::new(level, 0).ok();
+            }
+            return selection;
+        }
+        if !named("hardsuite") {
+            selection.suite.clone_from(&self.suite);
+        }
         selection.tasks.clone_from(&self.tasks);
         selection.grader_image.clone_from(&self.grader_image);
         selection.budgets = budgets;

@@ -202,13 +202,27 @@ pub fn instance_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
     if !changed.is_empty() {
         differences.push(format!("different parameters in {}", changed.join(", ")));
     }
+    let context_seed = |run: &ResultsFile| run.context.as_ref().and_then(|c| c.seed);
+    if context_seed(a) != context_seed(b) {
+        let show = |seed: Option<u64>| seed.map_or_else(|| "none".to_owned(), |s| s.to_string());
+        differences.push(format!(
+            "context needles and haystacks drawn from seed {} in A, {} in B",
+            show(context_seed(a)),
+            show(context_seed(b))
+        ));
+    }
     differences
 }
 
 /// Every difference in how two runs were made besides their instances, one phrase each.
 pub fn setting_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
     let mut differences = Vec::new();
-    for category in [Category::Math, Category::Code, Category::Tools] {
+    for category in [
+        Category::Math,
+        Category::Code,
+        Category::Tools,
+        Category::Context,
+    ] {
         let budgets = |run: &ResultsFile| {
             let mut values: Vec<u32> = run
                 .tasks
@@ -281,7 +295,7 @@ pub fn setting_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
 fn scored(samples: &[SampleResult]) -> HashMap<u32, &SampleResult> {
     samples
         .iter()
-        .filter(|sample| sample.outcome != OutcomeKind::Infra)
+        .filter(|sample| sample.outcome.is_scored())
         .map(|sample| (sample.sample, sample))
         .collect()
 }
@@ -450,7 +464,7 @@ pub fn compare_with(
             run.tasks
                 .iter()
                 .flat_map(|t| t.samples.iter())
-                .filter(|s| s.outcome != OutcomeKind::Infra)
+                .filter(|s| s.outcome.is_scored())
                 .fold((0_u64, 0_u64), |(pass, n), s| {
                     (pass + u64::from(s.outcome == OutcomeKind::Pass), n + 1)
                 })

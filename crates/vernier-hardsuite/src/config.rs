@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use vernier_tasks::Draw;
+use vernier_tasks::{ContextPlan, Draw};
 
 use crate::journal::{BudgetFlags, Sampling};
 
@@ -61,6 +61,33 @@ pub struct SuiteSelection {
     /// Level and seed to draw the bundled suite at (`None`: level 2, seed 0, the bundled
     /// 28 tasks). Refused with a suite file.
     pub draw: Option<Draw>,
+    /// The bundled long-context suite (`--suite context`) instead, drawn from this plan.
+    pub context: Option<ContextSelection>,
+}
+
+/// The long-context suite's plan, and whether its lengths were asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ContextSelection {
+    /// Lengths, depths, samples per cell, needles and seed.
+    pub plan: ContextPlan,
+    /// The lengths were given (`--lengths`): every one is sent, and a server that cannot take
+    /// one says so (`context_exceeded`). Otherwise default lengths that cannot fit the
+    /// server's context are left out before anything is sent, and the longest that fits is
+    /// added.
+    pub lengths_given: bool,
+}
+
+impl ContextSelection {
+    /// The default plan with this seed.
+    pub fn with_seed(seed: u64) -> Self {
+        let mut plan = ContextPlan::default();
+        plan.seed = seed;
+        Self {
+            plan,
+            lengths_given: false,
+        }
+    }
 }
 
 /// How a run is done. The fields that shape the run (suite, tasks, model, sampling, extra body,

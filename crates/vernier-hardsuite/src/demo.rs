@@ -2,7 +2,8 @@
 //! reference code, so the score is known before the run starts.
 
 use vernier_sim::{
-    Fault, Script, ScriptReply, ScriptRule, ScriptToolCall, SimConfig, TokensPerEvent,
+    Fault, Recall, RecallMiss, Script, ScriptReply, ScriptRule, ScriptToolCall, SimConfig,
+    TokensPerEvent,
 };
 use vernier_tasks::{ArgRule, Category, Checker, ExpectedFailure, OutcomeKind, Suite, Task};
 
@@ -77,6 +78,7 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
         .iter()
         .map(|task| {
             let kind = match (&task.category, &task.checker) {
+                (Category::Context, _) => context_kind(task),
                 (_, Checker::ToolCall { .. }) => {
                     n_calls += 1;
                     if n_calls == 2 {
@@ -114,6 +116,28 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
             }
         })
         .collect()
+}
+
+/// The demo's simulated model misses the needle at this depth (percent)...
+pub const DEMO_CONTEXT_MISS_DEPTH: u8 = 75;
+/// ...in prompts of at least this many tokens (32k, less the 2% a prompt may fall short).
+pub const DEMO_CONTEXT_MISS_FROM: u32 = 32_000;
+/// The demo simulator's context for a context suite: 32k fits with its answer budget, 64k
+/// does not.
+pub const DEMO_CONTEXT_LIMIT: u32 = 40_960;
+
+/// A context task's scripted outcome: right, except a single needle at 75% in a prompt of 32k
+/// or more, where the simulated model gives a distractor's value.
+fn context_kind(task: &Task) -> ScriptedKind {
+    match &task.context {
+        Some(spec)
+            if spec.depth_pct == Some(DEMO_CONTEXT_MISS_DEPTH)
+                && spec.target_tokens >= DEMO_CONTEXT_MISS_FROM =>
+        {
+            ScriptedKind::Wrong
+        }
+        _ => ScriptedKind::Right,
+    }
 }
 
 fn failing_control(check: &vernier_tasks::CodeCheck) -> Option<&str> {
@@ -221,23 +245,39 @@ fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
 /// exactly.
 pub fn demo_script(suite: &Suite) -> Result<Script, HardsuiteError> {
     let plan = scripted_plan(suite);
-    let rules = suite
+    let mut rules: Vec<ScriptRule> = suite
         .tasks
         .iter()
         .zip(&plan)
+        .filter(|(task, _)| task.category != Category::Context)
         .filter_map(|(task, planned)| {
             let prompt = task.messages.iter().rev().find(|m| m.role == "user")?;
             let pattern = format!(r"\A{}\z", regex::escape(&prompt.content));
             Some(ScriptRule::new(pattern, reply_for(task, planned.kind)))
         })
         .collect();
+    if suite.count(Category::Context) > 0 {
+        // Context prompts differ per request (nonce, length): one rule reads their needles.
+        rules.push(ScriptRule::new(
+            r"The special code for [A-Za-z]+ is [0-9]+\.",
+            ScriptReply::text("").with_recall(Recall::missing(vec![RecallMiss::new(
+                DEMO_CONTEXT_MISS_FROM,
+                vec![DEMO_CONTEXT_MISS_DEPTH],
+            )])),
+        ));
+    }
     Script::new(rules).map_err(HardsuiteError::Simulator)
 }
 
 /// The simulator configuration of the demo run: fast decoding, four tokens per event.
 pub fn hardsuite_demo_simulator_config(suite: &Suite) -> Result<SimConfig, HardsuiteError> {
+    let max_model_len = if suite.count(Category::Context) > 0 {
+        DEMO_CONTEXT_LIMIT
+    } else {
+        1_000_000
+    };
     Ok(SimConfig::builder()
-        .max_model_len(1_000_000)
+        .max_model_len(max_model_len)
         .decode_step(std::time::Duration::from_millis(1))
         .tokens_per_event(TokensPerEvent::Fixed(4))
         .prefill_tokens_per_s(200_000.0)

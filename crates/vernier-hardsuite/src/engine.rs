@@ -12,15 +12,18 @@ use serde_json::{Map, Value};
 use vernier_grader::{Grader, GraderConfig};
 use vernier_openai::{ClientBuilder, Timeouts};
 use vernier_sim::{Sim, SimHandle};
-use vernier_tasks::{Budgets, Category, Draw, OutcomeKind, SelfCheckReport, Suite, self_check};
+use vernier_tasks::{
+    Budgets, Category, ContextPlan, Draw, OutcomeKind, SelfCheckReport, Suite, context_suite,
+    self_check,
+};
 
 use crate::config::{MAX_TIMEOUT_SECS, RunConfig, RunTarget, SuiteSelection};
 use crate::demo::{HARDSUITE_SIMULATOR_BANNER, hardsuite_demo_simulator_config};
 use crate::error::HardsuiteError;
 use crate::journal::{
-    AttemptPhase, BudgetFlags, HARDSUITE_JOURNAL_VERSION, HardsuiteJournalLine,
-    HardsuiteJournalWriter, LoadedHardsuiteJournal, RunHeader, Sampling, read_hardsuite_journal,
-    unix_ms,
+    AttemptPhase, BudgetFlags, DroppedLength, HARDSUITE_JOURNAL_VERSION, HardsuiteJournalLine,
+    HardsuiteJournalWriter, LoadedHardsuiteJournal, RecordedLimit, RunHeader, Sampling,
+    read_hardsuite_journal, unix_ms,
 };
 use crate::ladder::{Ladder, LadderRung, render_ladder};
 use crate::observer::RunObserver;
@@ -57,12 +60,41 @@ pub struct HardsuiteOutcome {
 /// Loads the suite (bundled, or the selection's file), applies the budgets and keeps the
 /// selected tasks.
 pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
+    check_selection(selection)?;
     load_suite_from(
         selection.suite.as_deref(),
         selection.draw,
         selection.budgets,
         selection.tasks.as_deref(),
+        selection.context.as_ref().map(|context| &context.plan),
     )
+}
+
+/// A selection that names two suites at once, or a context plan that cannot be drawn.
+fn check_selection(selection: &SuiteSelection) -> Result<(), HardsuiteError> {
+    let Some(context) = &selection.context else {
+        return Ok(());
+    };
+    if selection.suite.is_some() {
+        return Err(HardsuiteError::invalid(
+            "--suite",
+            "name one suite: the bundled `context` or a suite file",
+        ));
+    }
+    if selection
+        .draw
+        .is_some_and(|draw| draw.level != Draw::BUNDLED.level)
+    {
+        return Err(HardsuiteError::invalid(
+            "--level",
+            "the context suite has no levels (its difficulty is the length); drop --level",
+        ));
+    }
+    if let Some(problem) = context.plan.problem() {
+        let (flag, detail) = problem.split_once(": ").unwrap_or(("--suite", &problem));
+        return Err(HardsuiteError::invalid(flag, detail));
+    }
+    Ok(())
 }
 
 fn load_suite_from(
@@ -70,8 +102,18 @@ fn load_suite_from(
     draw: Option<Draw>,
     budgets: BudgetFlags,
     selected: Option<&[String]>,
+    context: Option<&ContextPlan>,
 ) -> Result<Suite, HardsuiteError> {
     let mut suite = match (suite_path, draw) {
+        _ if context.is_some() => {
+            let plan = context.cloned().unwrap_or_default();
+            context_suite(
+                &plan,
+                budgets
+                    .context
+                    .unwrap_or(vernier_tasks::DEFAULT_CONTEXT_BUDGET),
+            )
+        }
         (Some(_), Some(_)) => {
             return Err(HardsuiteError::invalid(
                 "--level/--seed",
@@ -234,6 +276,7 @@ fn check_extra_body(value: &Value) -> Result<Map<String, Value>, HardsuiteError>
 }
 
 fn validate(config: &RunConfig) -> Result<(), HardsuiteError> {
+    check_selection(&config.suite)?;
     for (flag, seconds) in [
         ("--request-timeout", config.request_timeout_secs),
         ("--idle-timeout", config.idle_timeout_secs),
@@ -505,6 +548,17 @@ struct Settings {
     rerun_budget: Option<u32>,
     simulated: bool,
     extra_body: Map<String, Value>,
+    /// The long-context plan, and whether its lengths are final (given, or read back).
+    context: Option<(ContextPlan, bool)>,
+    /// The server's context and the lengths left out for it (a new context run).
+    context_fit: ContextFit,
+}
+
+/// The server's context and the default lengths left out because they cannot fit it.
+#[derive(Debug, Clone, Default)]
+struct ContextFit {
+    limit: Option<RecordedLimit>,
+    dropped: Vec<DroppedLength>,
 }
 
 fn settings(
@@ -527,13 +581,23 @@ fn settings(
                     Some(Value::Object(fields)) => fields.clone(),
                     _ => Map::new(),
                 },
+                context: header.context.clone().map(|plan| (plan, true)),
+                context_fit: ContextFit {
+                    limit: header.context_limit.clone(),
+                    dropped: header.context_dropped.clone(),
+                },
             }
         }
         None => Settings {
             suite_path: config.suite.suite.clone(),
-            draw: match (&config.suite.suite, config.suite.draw) {
-                (None, None) => Some(Draw::BUNDLED),
-                (_, draw) => draw,
+            draw: match (
+                &config.suite.suite,
+                config.suite.draw,
+                &config.suite.context,
+            ) {
+                (_, _, Some(_)) => None,
+                (None, None, None) => Some(Draw::BUNDLED),
+                (_, draw, None) => draw,
             },
             flags: config.suite.budgets,
             selected: config.suite.tasks.clone(),
@@ -545,6 +609,12 @@ fn settings(
                 Some(value) => check_extra_body(value)?,
                 None => Map::new(),
             },
+            context: config
+                .suite
+                .context
+                .clone()
+                .map(|context| (context.plan, context.lengths_given)),
+            context_fit: ContextFit::default(),
         },
     })
 }
@@ -632,13 +702,8 @@ pub async fn run_suite(
     // fails at once rather than after the self-check.
     validate(config)?;
     let (previous, out_dir, journal_path) = destination(config, target)?;
-    let settings = settings(config, previous.as_ref())?;
-    let mut suite = load_suite_from(
-        settings.suite_path.as_deref(),
-        settings.draw.filter(|_| settings.suite_path.is_none()),
-        settings.flags,
-        settings.selected.as_deref(),
-    )?;
+    let mut settings = settings(config, previous.as_ref())?;
+    let mut suite = settings_suite(&settings)?;
     let server_client = if settings.simulated {
         None
     } else {
@@ -652,19 +717,6 @@ pub async fn run_suite(
         let model = resolve_model(config, previous.as_ref(), &client, &base_url).await?;
         Some((base_url, client, model))
     };
-    let grader = connect_grader(&suite, config.suite.grader_image.as_deref()).await?;
-    let self_checked = if config.skip_self_check {
-        false
-    } else {
-        let report = self_check(&suite, grader.as_ref()).await?;
-        report.apply(&mut suite);
-        observer.note(&format!(
-            "self-check passed: {} checks on {} tasks",
-            report.n_checks(),
-            report.tasks.len()
-        ));
-        true
-    };
     let (simulator, base_url, client, model) = if let Some((url, client, model)) = server_client {
         (None, url, client, model)
     } else {
@@ -672,26 +724,154 @@ pub async fn run_suite(
             start_simulator(config, previous.as_ref(), &suite, observer).await?;
         (Some(sim), url, client, model)
     };
-    let result = run_on_server(RunPlan {
-        config,
-        command_line,
-        suite: &suite,
-        grader,
-        client,
-        model,
-        base_url,
-        previous: previous.as_ref(),
-        out_dir,
-        journal_path,
-        settings,
-        self_checked,
-        observer,
-    })
+    let result = async {
+        if fit_context(&mut settings, &client, &model, observer).await {
+            suite = settings_suite(&settings)?;
+        }
+        let grader = connect_grader(&suite, config.suite.grader_image.as_deref()).await?;
+        let self_checked = if config.skip_self_check {
+            false
+        } else {
+            let report = self_check(&suite, grader.as_ref()).await?;
+            report.apply(&mut suite);
+            observer.note(&format!(
+                "self-check passed: {} checks on {} tasks",
+                report.n_checks(),
+                report.tasks.len()
+            ));
+            true
+        };
+        run_on_server(RunPlan {
+            config,
+            command_line,
+            suite: &suite,
+            grader,
+            client,
+            model,
+            base_url,
+            previous: previous.as_ref(),
+            out_dir,
+            journal_path,
+            settings,
+            self_checked,
+            observer,
+        })
+        .await
+    }
     .await;
     if let Some(sim) = simulator {
         sim.shutdown().await;
     }
     result
+}
+
+/// The suite the settings name.
+fn settings_suite(settings: &Settings) -> Result<Suite, HardsuiteError> {
+    load_suite_from(
+        settings.suite_path.as_deref(),
+        settings.draw.filter(|_| settings.suite_path.is_none()),
+        settings.flags,
+        settings.selected.as_deref(),
+        settings.context.as_ref().map(|(plan, _)| plan),
+    )
+}
+
+/// Below the server's context, this many tokens are kept free beside the answer budget when
+/// the longest length that fits is added (chat templates differ by a few tokens per request).
+const CONTEXT_MARGIN: u64 = 64;
+
+/// For a new context run with default lengths: reads the server's context and leaves out every
+/// length whose prompt and answer budget cannot fit it, adding the longest length that does
+/// (a multiple of 256). Gives whether the plan changed.
+async fn fit_context(
+    settings: &mut Settings,
+    client: &vernier_openai::Client,
+    model: &str,
+    observer: &dyn RunObserver,
+) -> bool {
+    let budget = settings
+        .flags
+        .context
+        .unwrap_or(vernier_tasks::DEFAULT_CONTEXT_BUDGET);
+    let Some((plan, final_lengths)) = &mut settings.context else {
+        return false;
+    };
+    if *final_lengths {
+        if settings.context_fit.limit.is_none() {
+            settings.context_fit.limit = read_context_limit(client, model).await;
+        }
+        return false;
+    }
+    *final_lengths = true;
+    let Some(limit) = read_context_limit(client, model).await else {
+        observer.note(
+            "the server does not say its context length; every length is sent, and any it refuses is context_exceeded",
+        );
+        return false;
+    };
+    let room = limit.tokens.saturating_sub(u64::from(budget));
+    let (kept, dropped): (Vec<u32>, Vec<u32>) = plan
+        .lengths
+        .iter()
+        .partition(|length| u64::from(**length) <= room);
+    if dropped.is_empty() {
+        settings.context_fit.limit = Some(limit);
+        return false;
+    }
+    for length in &dropped {
+        settings.context_fit.dropped.push(DroppedLength {
+            tokens: *length,
+            reason: format!(
+                "{} prompt tokens and a {budget}-token answer budget exceed the server's context of {} tokens ({})",
+                length, limit.tokens, limit.source
+            ),
+        });
+    }
+    let longest = room.saturating_sub(CONTEXT_MARGIN) / 256 * 256;
+    let largest_kept = kept.iter().copied().max().unwrap_or(0);
+    plan.lengths = kept;
+    if let Ok(longest) = u32::try_from(longest)
+        && longest >= 256
+        && f64::from(longest) > f64::from(largest_kept) * 1.2
+    {
+        plan.lengths.push(longest);
+    }
+    observer.note(&format!(
+        "context: lengths {} left out (the server's context is {} tokens, {}); running {}",
+        dropped
+            .iter()
+            .map(|l| vernier_tasks::length_label(*l))
+            .collect::<Vec<_>>()
+            .join(", "),
+        limit.tokens,
+        limit.source,
+        plan.lengths
+            .iter()
+            .map(|l| vernier_tasks::length_label(*l))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    settings.context_fit.limit = Some(limit);
+    // A selection by id keeps the tasks whose lengths are still run.
+    if let Some(selected) = &mut settings.selected {
+        let ids: HashSet<String> = context_suite(plan, budget)
+            .tasks
+            .into_iter()
+            .map(|task| task.id)
+            .collect();
+        selected.retain(|id| ids.contains(id));
+    }
+    true
+}
+
+/// The server's context, from whatever it offers.
+async fn read_context_limit(client: &vernier_openai::Client, model: &str) -> Option<RecordedLimit> {
+    let models = client.models().await.unwrap_or_default();
+    let identity = client.server_identity().await;
+    vernier_openai::context_limit(&models, model, &identity).map(|limit| RecordedLimit {
+        tokens: limit.tokens,
+        source: limit.source.to_owned(),
+    })
 }
 
 struct RunPlan<'a> {
@@ -717,6 +897,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
     let journal_path = plan.journal_path.clone();
     let (journal, finished, kept_attempts) = open_journal(&plan, &journal_path)?;
     let replies = open_replies(&journal_path, plan.previous.is_some())?;
+    let context_sizer = context_sizer(&plan).await;
     let runner = Runner {
         client: plan.client.clone(),
         model: plan.model.clone(),
@@ -739,6 +920,8 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
             crate::journal::unix_ms(),
         ),
         completion_cap: AtomicBool::new(false),
+        context_sizer,
+        refused_cache_fields: std::sync::Mutex::new(Vec::new()),
     };
     let main_jobs: Vec<(usize, u32)> = plan
         .suite
@@ -779,18 +962,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
         )
         .await?;
     }
-    let loaded = read_hardsuite_journal(&journal_path)?;
-    let mut results = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
-    let replies = crate::replies::read_replies(&crate::replies::replies_path(&journal_path))?;
-    results.audit = Some(crate::replies::audit(&results, &replies));
-    let files = RunFiles {
-        journal: journal_path.clone(),
-        results: plan.out_dir.join("results.json"),
-        report: plan.out_dir.join("report.md"),
-    };
-    results.write(&files.results)?;
-    std::fs::write(&files.report, render_markdown(&results))
-        .map_err(|source| HardsuiteError::io("write", &files.report, source))?;
+    let (results, files) = write_results(&journal_path, &plan.out_dir)?;
     if let Some(detail) = server_down {
         return Err(HardsuiteError::ServerStopped {
             detail,
@@ -808,6 +980,53 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
         files,
         kept_attempts,
     })
+}
+
+/// Derives the results from the journal and the replies, and writes `results.json`,
+/// `report.md` and, for context tasks, `context-heatmap.svg`.
+fn write_results(
+    journal_path: &Path,
+    out_dir: &Path,
+) -> Result<(ResultsFile, RunFiles), HardsuiteError> {
+    let loaded = read_hardsuite_journal(journal_path)?;
+    let mut results = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
+    let replies = crate::replies::read_replies(&crate::replies::replies_path(journal_path))?;
+    results.audit = Some(crate::replies::audit(&results, &replies));
+    let files = RunFiles {
+        journal: journal_path.to_owned(),
+        results: out_dir.join("results.json"),
+        report: out_dir.join("report.md"),
+    };
+    results.write(&files.results)?;
+    std::fs::write(&files.report, render_markdown(&results))
+        .map_err(|source| HardsuiteError::io("write", &files.report, source))?;
+    if let Some(context) = &results.context {
+        let heat_map = out_dir.join("context-heatmap.svg");
+        std::fs::write(
+            &heat_map,
+            crate::context_report::render_context_svg(context),
+        )
+        .map_err(|source| HardsuiteError::io("write", &heat_map, source))?;
+    }
+    Ok((results, files))
+}
+
+/// The prompt sizer of a suite with context tasks: the server's own count when it has one.
+async fn context_sizer(plan: &RunPlan<'_>) -> Option<crate::context_run::ContextSizer> {
+    if plan.suite.count(Category::Context) == 0 {
+        return None;
+    }
+    let sizer = crate::context_run::ContextSizer::new(&plan.client, &plan.model, unix_ms()).await;
+    plan.observer.note(&format!(
+        "context: prompts sized by {}",
+        match sizer.method {
+            crate::context_run::SizeMethod::TokenizeChat =>
+                "the server's own count of every prompt (/tokenize)",
+            crate::context_run::SizeMethod::UsageRatio =>
+                "units per token from usage.prompt_tokens (the server has no chat /tokenize)",
+        }
+    ));
+    Some(sizer)
 }
 
 /// Runs the jobs with `concurrency` in flight; returns why the server was given up on, if it was.
@@ -994,6 +1213,9 @@ fn open_journal(
                 .iter()
                 .filter_map(|task| task.instance.clone())
                 .collect(),
+            context: plan.settings.context.as_ref().map(|(plan, _)| plan.clone()),
+            context_limit: plan.settings.context_fit.limit.clone(),
+            context_dropped: plan.settings.context_fit.dropped.clone(),
         }))?;
     }
     Ok((journal, finished, kept_attempts))

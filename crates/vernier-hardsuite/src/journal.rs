@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use vernier_tasks::{Category, Draw, Instance, OutcomeKind};
+use vernier_tasks::{Category, ContextPlan, Draw, Instance, OutcomeKind};
 
 use crate::error::HardsuiteError;
 
@@ -80,6 +80,9 @@ pub struct BudgetFlags {
     pub code: Option<u32>,
     /// `--budget-tools`.
     pub tools: Option<u32>,
+    /// `--budget-context`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<u32>,
 }
 
 impl BudgetFlags {
@@ -89,6 +92,7 @@ impl BudgetFlags {
             Category::Math => self.math,
             Category::Code => self.code,
             Category::Tools => self.tools,
+            Category::Context => self.context,
             _ => None,
         }
     }
@@ -137,6 +141,70 @@ pub struct RunHeader {
     /// Every task's family, level, seed, parameters and redraws, in suite order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instances: Vec<Instance>,
+    /// The long-context suite's plan as run (its lengths after those that cannot fit were
+    /// dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextPlan>,
+    /// The server's context, where it says (prompt plus answer tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_limit: Option<RecordedLimit>,
+    /// Default lengths left out before anything was sent, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_dropped: Vec<DroppedLength>,
+}
+
+/// A server's context length and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RecordedLimit {
+    /// Prompt plus completion tokens the server takes.
+    pub tokens: u64,
+    /// `max_model_len`, `n_ctx` or `context_length`.
+    pub source: String,
+}
+
+/// A length of the plan left out before anything was sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct DroppedLength {
+    /// Target prompt tokens.
+    pub tokens: u32,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// What a long-context try sent and what the server counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ContextTry {
+    /// Target total prompt tokens.
+    pub target_tokens: u32,
+    /// The cell's needle depth in percent (`None`: the multi-needle task).
+    pub depth_pct: Option<u8>,
+    /// Needles asked for.
+    pub n_asked: usize,
+    /// `prose` or `code`.
+    pub haystack: String,
+    /// Haystack length in corpus units.
+    pub n_units: usize,
+    /// The opening nonce of this request.
+    pub nonce: String,
+    /// The server's count before sending (`/tokenize`), when it has one.
+    pub counted_tokens: Option<u64>,
+    /// How the prompt was sized: `tokenize_chat` (the server counted every request) or
+    /// `usage_ratio` (units per token learnt from earlier requests' `usage.prompt_tokens`).
+    pub count_method: String,
+    /// `usage.prompt_tokens` of the request.
+    pub prompt_tokens: Option<u64>,
+    /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
+    pub cached_tokens: Option<u64>,
+    /// Prompt tokens over the time to the first token, tokens per second.
+    pub prefill_tokens_per_s: Option<f64>,
+    /// Where each needle landed, percent of the haystack, in the spec's needle order.
+    pub needle_depths: Vec<f64>,
+    /// The server's own words when it refused the prompt for its length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_message: Option<String>,
 }
 
 impl RunHeader {
@@ -214,6 +282,9 @@ pub struct AttemptRecord {
     /// try of `max_tries`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<TryWait>,
+    /// A long-context try: what was sent and counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextTry>,
 }
 
 /// The wait after a rate-limited try.

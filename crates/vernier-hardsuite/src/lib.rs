@@ -53,6 +53,9 @@
 mod compare;
 #[cfg(feature = "engine")]
 mod config;
+mod context_report;
+#[cfg(feature = "engine")]
+mod context_run;
 #[cfg(feature = "engine")]
 mod demo;
 #[cfg(feature = "engine")]
@@ -79,10 +82,15 @@ pub use compare::{
 };
 #[cfg(feature = "engine")]
 pub use config::{
-    DEFAULT_OUT, MAX_TIMEOUT_SECS, RunConfig, RunTarget, SamplingPreset, SuiteSelection,
+    ContextSelection, DEFAULT_OUT, MAX_TIMEOUT_SECS, RunConfig, RunTarget, SamplingPreset,
+    SuiteSelection,
+};
+pub use context_report::{
+    ContextCell, ContextLength, ContextReport, render_context_markdown, render_context_svg,
 };
 #[cfg(feature = "engine")]
 pub use demo::{
+    DEMO_CONTEXT_LIMIT, DEMO_CONTEXT_MISS_DEPTH, DEMO_CONTEXT_MISS_FROM,
     HARDSUITE_SIMULATOR_BANNER, ScriptedKind, ScriptedTask, demo_script,
     hardsuite_demo_simulator_config, scripted_plan,
 };
@@ -93,8 +101,9 @@ pub use engine::{
 };
 pub use error::HardsuiteError;
 pub use journal::{
-    AttemptPhase, AttemptRecord, BudgetFlags, HARDSUITE_JOURNAL_VERSION, HardsuiteJournalLine,
-    LoadedHardsuiteJournal, RunHeader, Sampling, TryWait, read_hardsuite_journal,
+    AttemptPhase, AttemptRecord, BudgetFlags, ContextTry, DroppedLength, HARDSUITE_JOURNAL_VERSION,
+    HardsuiteJournalLine, LoadedHardsuiteJournal, RecordedLimit, RunHeader, Sampling, TryWait,
+    read_hardsuite_journal,
 };
 pub use ladder::{
     Ladder, LadderRung, parse_levels, render_ladder, render_ladder_markdown, render_ladder_svg,

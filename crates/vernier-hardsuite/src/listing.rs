@@ -51,6 +51,13 @@ pub fn listing(suite: &Suite) -> Vec<TaskListing> {
                 Checker::Integer(value) => serde_json::json!(value.to_string()),
                 Checker::Fraction { num, den, .. } => serde_json::json!(format!("{num}/{den}")),
                 Checker::ExactString(text) => serde_json::json!(text),
+                Checker::IntegerList(values) => serde_json::json!(
+                    values
+                        .iter()
+                        .map(i128::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 #[cfg(feature = "engine")]
                 Checker::Code(check) => serde_json::json!({
                     "n_cases": check.cases.len(),
@@ -67,17 +74,51 @@ pub fn listing(suite: &Suite) -> Vec<TaskListing> {
                 seed: instance.map(|i| i.seed),
                 parameters: instance.map_or(serde_json::Value::Null, |i| i.parameters.clone()),
                 redraws: instance.map(|i| i.redraws.clone()).unwrap_or_default(),
-                prompt: task
-                    .messages
-                    .iter()
-                    .rev()
-                    .find(|m| m.role == "user")
-                    .map(|m| m.content.clone())
-                    .unwrap_or_default(),
+                prompt: task.context.as_ref().map_or_else(
+                    || {
+                        task.messages
+                            .iter()
+                            .rev()
+                            .find(|m| m.role == "user")
+                            .map(|m| m.content.clone())
+                            .unwrap_or_default()
+                    },
+                    |spec| context_summary(task, spec),
+                ),
                 gold,
             }
         })
         .collect()
+}
+
+/// A context task's prompt in short: the haystack, every needle with its depth, and the
+/// question (the haystack itself is thousands of words, drawn again per request).
+fn context_summary(task: &vernier_tasks::Task, spec: &vernier_tasks::ContextSpec) -> String {
+    let mut out = format!(
+        "A {} haystack sized to {} prompt tokens in the server's count, from corpus unit {}, opening with a fresh nonce per request. Needles:\n",
+        spec.haystack.as_str(),
+        spec.target_tokens,
+        spec.start_unit
+    );
+    for needle in &spec.needles {
+        let _ = writeln!(
+            out,
+            "  at {:>3}%: {}{}",
+            needle.depth_pct,
+            needle.sentence(),
+            if needle.asked { "  (asked)" } else { "" }
+        );
+    }
+    let question = task
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .and_then(|m| m.content.rsplit("</document>").next())
+        .unwrap_or_default()
+        .trim();
+    out.push_str(question);
+    out
 }
 
 /// The listing as text: one block per task.

@@ -109,6 +109,13 @@ fn answer_like(content: &str) -> bool {
     })
 }
 
+/// Whether `content` states a 7-digit number (a context task's code) on its own.
+fn states_a_code(content: &str) -> bool {
+    content
+        .split(|c: char| !c.is_ascii_digit())
+        .any(|run| run.len() == 7)
+}
+
 /// Audits a run: `results` with the `replies` kept beside its journal.
 pub fn audit(results: &crate::results::ResultsFile, replies: &[ReplyRecord]) -> Audit {
     use vernier_tasks::{Category, OutcomeKind};
@@ -117,6 +124,7 @@ pub fn audit(results: &crate::results::ResultsFile, replies: &[ReplyRecord]) -> 
     let mut no_answers = 0;
     let mut code_details: Vec<&str> = Vec::new();
     let (mut tool_samples, mut tool_no_call) = (0, 0);
+    let (mut context_no_answers, mut context_unlined) = (0, 0);
     for task in &results.tasks {
         for sample in &task.samples {
             let tries = replies_of(replies, &task.id, sample.sample);
@@ -149,6 +157,14 @@ pub fn audit(results: &crate::results::ResultsFile, replies: &[ReplyRecord]) -> 
                     tool_samples += 1;
                     tool_no_call += usize::from(sample.detail == "no_call");
                 }
+                Category::Context if sample.outcome == OutcomeKind::NoAnswer => {
+                    context_no_answers += 1;
+                    context_unlined += usize::from(
+                        tries
+                            .last()
+                            .is_some_and(|reply| states_a_code(&reply.content)),
+                    );
+                }
                 _ => {}
             }
         }
@@ -166,6 +182,11 @@ pub fn audit(results: &crate::results::ResultsFile, replies: &[ReplyRecord]) -> 
         flags.push(format!(
             "every code task crashed the same way ({}): suspect the harness, the grader image or the extraction of the code block, not the model",
             code_details[0]
+        ));
+    }
+    if context_unlined >= 2 {
+        flags.push(format!(
+            "{context_unlined} of {context_no_answers} context no_answer replies state a 7-digit code without the `ANSWER:` line: the model may find the needle but not follow the answer format (the score stands: only the ANSWER line is graded); read them with `hardsuite show OUT --all-failures`"
         ));
     }
     if tool_samples >= 2 && tool_no_call == tool_samples {
@@ -186,5 +207,9 @@ mod tests {
         assert!(answer_like("**Answer:** 7"));
         assert!(!answer_like("ANSWER: 42"));
         assert!(!answer_like("I am not sure what the answer is."));
+        assert!(states_a_code("The special code for Abel is 1234567."));
+        assert!(!states_a_code(
+            "Codes 123456 and 12345678 are not seven digits."
+        ));
     }
 }

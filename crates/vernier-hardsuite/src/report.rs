@@ -303,6 +303,21 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading:
         list_or_none(&board.ended_in_reasoning)
     );
     let _ = writeln!(out, "hit the budget: {}", list_or_none(&board.hit_budget));
+    if board.total.n_context_exceeded > 0 {
+        let _ = writeln!(
+            out,
+            "refused by the server for their length (context_exceeded, not scored): {}",
+            board.total.n_context_exceeded
+        );
+    }
+}
+
+/// The long-context section, for a run with context tasks.
+fn push_context_section(out: &mut String, results: &ResultsFile) {
+    if let Some(context) = &results.context {
+        let _ = writeln!(out);
+        out.push_str(&crate::context_report::render_context_markdown(context));
+    }
 }
 
 /// The Markdown report (`report.md`).
@@ -342,6 +357,7 @@ pub fn render_markdown(results: &ResultsFile) -> String {
         let _ = writeln!(out);
         write_scores_markdown(&mut out, after, heading);
     }
+    push_context_section(&mut out, results);
     let _ = writeln!(out);
     let _ = writeln!(out, "## Tasks");
     let _ = writeln!(out);

@@ -54,6 +54,12 @@ pub struct SampleResult {
     pub ended_in_reasoning: bool,
     /// Tries it took (more than 1 after infrastructure failures).
     pub n_tries: u32,
+    /// Time to the first token-bearing event, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    /// A long-context sample: what was sent and counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<crate::journal::ContextTry>,
 }
 
 /// One task's results.
@@ -96,6 +102,9 @@ pub struct Score {
     pub n_extra_calls: u64,
     /// Samples that failed on infrastructure every try (not scored).
     pub n_unscored: u64,
+    /// Samples the server refused for their length (not scored: not the model's failure).
+    #[serde(default)]
+    pub n_context_exceeded: u64,
     /// Wilson interval on `n_pass / n_scored`, with one sample per task (absent when nothing
     /// was scored, and with several samples per task, whose samples are not independent).
     pub wilson: Option<Interval>,
@@ -236,6 +245,9 @@ pub struct ResultsFile {
     /// The run's self-audit from the replies kept beside its journal; absent without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<crate::replies::Audit>,
+    /// The long-context view (a run with context tasks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<crate::context_report::ContextReport>,
 }
 
 /// Waits on rate limits over a run.
@@ -304,6 +316,7 @@ impl ResultsFile {
             .rerun_budget
             .map(|budget| scoreboard(&tasks, Some(budget), clustered, merged_with_rerun));
         let n_tasks = tasks.len() as f64;
+        let context = crate::context_report::ContextReport::of(header, &tasks);
         Self {
             schema_version: RESULTS_SCHEMA_VERSION,
             suite: header.suite.clone(),
@@ -323,6 +336,7 @@ impl ResultsFile {
             extra_body: header.extra_body.clone(),
             rate_limit_waits: RateLimitWaits::of(attempts),
             audit: None,
+            context,
         }
     }
 
@@ -404,6 +418,8 @@ fn final_sample(sample: u32, tries: &[&AttemptRecord]) -> Option<SampleResult> {
         hit_budget: chosen.hit_budget,
         ended_in_reasoning: chosen.ended_in_reasoning,
         n_tries: u32::try_from(tries.len()).unwrap_or(u32::MAX),
+        ttft_ms: chosen.ttft_ms,
+        context: chosen.context.clone(),
     })
 }
 
@@ -431,7 +447,12 @@ fn scoreboard(
     let per_task: Vec<(&TaskResult, Vec<SampleResult>)> =
         tasks.iter().map(|task| (task, samples_of(task))).collect();
     let mut categories = Vec::new();
-    for category in [Category::Math, Category::Code, Category::Tools] {
+    for category in [
+        Category::Math,
+        Category::Code,
+        Category::Tools,
+        Category::Context,
+    ] {
         let members: Vec<_> = per_task
             .iter()
             .filter(|(task, _)| task.category == category)
@@ -476,6 +497,7 @@ fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)], clustered: b
         n_no_answer: 0,
         n_extra_calls: 0,
         n_unscored: 0,
+        n_context_exceeded: 0,
         wilson: None,
         task_clustered: None,
     };
@@ -489,6 +511,10 @@ fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)], clustered: b
                 OutcomeKind::CutOff => score.n_cut_off += 1,
                 OutcomeKind::NoAnswer => score.n_no_answer += 1,
                 OutcomeKind::ExtraCalls => score.n_extra_calls += 1,
+                OutcomeKind::ContextExceeded => {
+                    score.n_context_exceeded += 1;
+                    continue;
+                }
                 _ => {
                     score.n_unscored += 1;
                     continue;

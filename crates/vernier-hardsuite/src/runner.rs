@@ -13,9 +13,11 @@ use vernier_tasks::{OutcomeKind, Reply, ReplyToolCall, Task};
 
 use vernier_cli::one_line;
 
+use crate::context_run::ContextSizer;
 use crate::error::HardsuiteError;
 use crate::journal::{
-    AttemptPhase, AttemptRecord, HardsuiteJournalLine, HardsuiteJournalWriter, Sampling, TryWait,
+    AttemptPhase, AttemptRecord, ContextTry, HardsuiteJournalLine, HardsuiteJournalWriter,
+    Sampling, TryWait,
 };
 
 use crate::observer::RunObserver;
@@ -47,7 +49,16 @@ pub(crate) struct Runner<'a> {
     pub(crate) wait_budget: vernier_openai::WaitBudget,
     /// The server refused `max_tokens`: the budget goes as `max_completion_tokens`.
     pub(crate) completion_cap: AtomicBool,
+    /// Sizes long-context prompts (a suite with context tasks).
+    pub(crate) context_sizer: Option<ContextSizer>,
+    /// Cache-defeating fields the server refused: no longer sent (the opening nonce still
+    /// defeats a prefix cache).
+    pub(crate) refused_cache_fields: std::sync::Mutex<Vec<&'static str>>,
 }
+
+/// The fields a long-context request sends to defeat a prefix cache, beside its opening nonce:
+/// vLLM's `cache_salt` and llama.cpp's `cache_prompt: false`.
+const CACHE_FIELDS: [&str; 2] = ["cache_salt", "cache_prompt"];
 
 /// How one attempt (all its tries) ended.
 #[derive(Debug)]
@@ -68,6 +79,21 @@ struct Try {
     rate_limited: Option<NotNow>,
     /// The request carried the budget as `max_tokens`.
     sent_max_tokens: bool,
+    /// The cache-defeating fields the request carried.
+    sent_cache_fields: Vec<&'static str>,
+}
+
+impl Try {
+    fn new(record: AttemptRecord) -> Self {
+        Self {
+            record,
+            connect_refused: false,
+            rejected: None,
+            rate_limited: None,
+            sent_max_tokens: false,
+            sent_cache_fields: Vec::new(),
+        }
+    }
 }
 
 /// A `429`/`503` answer, with how long the server asked to wait, if it did.
@@ -156,6 +182,10 @@ impl Runner<'_> {
                 failures -= 1;
                 continue;
             }
+            if self.stop_sending_refused_cache_field(&attempt) {
+                failures -= 1;
+                continue;
+            }
             if let Some((status, body)) = attempt.rejected {
                 self.stop.store(true, Ordering::SeqCst);
                 return Err(HardsuiteError::Rejected {
@@ -189,6 +219,30 @@ impl Runner<'_> {
         };
         self.report_progress(&record);
         Ok(AttemptEnd::Done)
+    }
+
+    /// A try refused because it carried a cache-defeating field the server does not know: the
+    /// field is no longer sent (the opening nonce still defeats a prefix cache), and the try is
+    /// made again without using one up.
+    fn stop_sending_refused_cache_field(&self, attempt: &Try) -> bool {
+        let Some((_, body)) = &attempt.rejected else {
+            return false;
+        };
+        let Some(field) = vernier_openai::refused_field(body) else {
+            return false;
+        };
+        if !attempt.sent_cache_fields.contains(&field) {
+            return false;
+        }
+        if let Ok(mut refused) = self.refused_cache_fields.lock()
+            && !refused.contains(&field)
+        {
+            refused.push(field);
+            self.observer.warn(&format!(
+                "the server refuses `{field}`; it is no longer sent (each prompt's opening nonce still defeats a prefix cache)"
+            ));
+        }
+        true
     }
 
     /// The wait after the `n`-th rate-limited answer in a row, taken from the run's budget;
@@ -270,50 +324,31 @@ impl Runner<'_> {
         try_number: u32,
     ) -> Try {
         let mut record = empty_record(task, sample, phase, budget_tokens, try_number);
-        let request = match self.request_for(task, budget_tokens) {
+        let mut request = match self.request_for(task, budget_tokens) {
             Ok(request) => request,
             Err(message) => {
                 record.detail = format!("infra:request {message}");
-                return Try {
-                    record,
-                    connect_refused: false,
-                    rejected: None,
-                    rate_limited: None,
-                    sent_max_tokens: false,
-                };
+                return Try::new(record);
             }
         };
+        let mut sent_cache_fields = Vec::new();
+        if let Some(spec) = &task.context {
+            match self.context_request(spec, &mut request).await {
+                Ok((context, fields)) => {
+                    record.context = Some(context);
+                    sent_cache_fields = fields;
+                }
+                Err(message) => {
+                    record.detail = format!("infra:{message}");
+                    return Try::new(record);
+                }
+            }
+        }
         let sent_max_tokens = request.max_tokens.is_some();
         let mut stream = match self.client.metered_chat_stream(&request).await {
             Ok(stream) => stream,
             Err(error) => {
-                let connect_refused = matches!(error, vernier_openai::ClientError::Connect { .. });
-                let rate_limited = match &error {
-                    vernier_openai::ClientError::Http {
-                        status: 429 | 503,
-                        retry_after,
-                        ..
-                    } => Some(NotNow {
-                        asked: *retry_after,
-                    }),
-                    _ => None,
-                };
-                let rejected = match &error {
-                    vernier_openai::ClientError::Http { status, body, .. }
-                        if matches!(status, 400 | 401 | 403 | 404 | 422) =>
-                    {
-                        Some((*status, body.clone()))
-                    }
-                    _ => None,
-                };
-                record.detail = format!("infra:{}", one_line(&error));
-                return Try {
-                    record,
-                    connect_refused,
-                    rejected,
-                    rate_limited,
-                    sent_max_tokens,
-                };
+                return unopened(record, &error, sent_max_tokens, sent_cache_fields);
             }
         };
         while let Some(event) = stream.next_event().await {
@@ -326,13 +361,7 @@ impl Runner<'_> {
                 record.detail = format!("infra:{}", one_line(&error));
                 record.elapsed_ms =
                     Some(stream.stream().request_sent_at().elapsed().as_secs_f64() * 1e3);
-                return Try {
-                    record,
-                    connect_refused: false,
-                    rejected: None,
-                    rate_limited: None,
-                    sent_max_tokens: false,
-                };
+                return Try::new(record);
             }
         }
         let metered = stream.finish();
@@ -349,6 +378,18 @@ impl Runner<'_> {
             finish_reason: accumulated.finish_reason().map(str::to_owned),
         };
         record_measurement(&mut record, measurement, &reply, budget_tokens);
+        if let Some(context) = &mut record.context {
+            context.prompt_tokens = measurement.prompt_tokens;
+            context.cached_tokens = measurement.cached_prompt_tokens;
+            context.prefill_tokens_per_s = measurement.prefill_tokens_per_s;
+            if let (Some(sizer), Some(spec), Some(tokens)) = (
+                &self.context_sizer,
+                &task.context,
+                measurement.prompt_tokens,
+            ) {
+                sizer.learn(spec.haystack, context.n_units, tokens);
+            }
+        }
         let grade_started = Instant::now();
         let outcome = task.check(&reply, self.grader.as_ref()).await;
         record.grade_ms = Some(grade_started.elapsed().as_secs_f64() * 1e3);
@@ -361,13 +402,139 @@ impl Runner<'_> {
             record.detail = format!("infra:keep the reply: {error}");
         }
         Try {
-            record,
-            connect_refused: false,
-            rejected: None,
-            rate_limited: None,
             sent_max_tokens,
+            ..Try::new(record)
         }
     }
+
+    /// Renders a long-context task's prompt for this request, sized in the server's tokens,
+    /// and adds the cache-defeating fields the server has not refused.
+    async fn context_request(
+        &self,
+        spec: &vernier_tasks::ContextSpec,
+        request: &mut ChatRequest,
+    ) -> Result<(ContextTry, Vec<&'static str>), String> {
+        let Some(sizer) = &self.context_sizer else {
+            return Err("no prompt sizer for a context task".to_owned());
+        };
+        let template = request.clone();
+        let probe = move |prompt: String| {
+            let mut probe = template.clone();
+            probe.messages = vec![ChatMessage::user(prompt)];
+            probe.max_tokens = Some(1);
+            probe.max_completion_tokens = None;
+            probe.tools = None;
+            probe
+        };
+        let prepared = sizer
+            .prepare(&self.client, &self.model, spec, &probe)
+            .await?;
+        request.messages = vec![ChatMessage::user(prepared.rendered.prompt.clone())];
+        let refused = self
+            .refused_cache_fields
+            .lock()
+            .map(|refused| refused.clone())
+            .unwrap_or_default();
+        let mut sent = Vec::new();
+        for field in CACHE_FIELDS {
+            if refused.contains(&field) || self.extra_body.contains_key(field) {
+                continue;
+            }
+            let value = if field == "cache_salt" {
+                Value::String(prepared.nonce.clone())
+            } else {
+                Value::Bool(false)
+            };
+            request.extra.insert(field.to_owned(), value);
+            sent.push(field);
+        }
+        Ok((
+            ContextTry {
+                target_tokens: spec.target_tokens,
+                depth_pct: spec.depth_pct,
+                n_asked: spec.needles.iter().filter(|needle| needle.asked).count(),
+                haystack: spec.haystack.as_str().to_owned(),
+                n_units: prepared.n_units,
+                nonce: prepared.nonce,
+                counted_tokens: prepared.counted_tokens,
+                count_method: sizer.method.as_str().to_owned(),
+                prompt_tokens: None,
+                cached_tokens: None,
+                prefill_tokens_per_s: None,
+                needle_depths: prepared.rendered.depths,
+                server_message: None,
+            },
+            sent,
+        ))
+    }
+}
+
+/// The try of a request whose stream did not open: refused for its length
+/// (`context_exceeded`, with the server's words), rate-limited, refused, or failed.
+fn unopened(
+    mut record: AttemptRecord,
+    error: &vernier_openai::ClientError,
+    sent_max_tokens: bool,
+    sent_cache_fields: Vec<&'static str>,
+) -> Try {
+    if vernier_openai::is_context_exceeded(error) {
+        // The server cannot take this length: its own words are kept, and the try is neither
+        // retried nor scored.
+        record.outcome = OutcomeKind::ContextExceeded;
+        "context_exceeded".clone_into(&mut record.detail);
+        if let Some(context) = &mut record.context {
+            context.server_message = Some(server_message(error));
+        }
+        return Try::new(record);
+    }
+    let connect_refused = matches!(error, vernier_openai::ClientError::Connect { .. });
+    let rate_limited = match error {
+        vernier_openai::ClientError::Http {
+            status: 429 | 503,
+            retry_after,
+            ..
+        } => Some(NotNow {
+            asked: *retry_after,
+        }),
+        _ => None,
+    };
+    let rejected = match error {
+        vernier_openai::ClientError::Http { status, body, .. }
+            if matches!(status, 400 | 401 | 403 | 404 | 422) =>
+        {
+            Some((*status, body.clone()))
+        }
+        _ => None,
+    };
+    record.detail = format!("infra:{}", one_line(error));
+    Try {
+        record,
+        connect_refused,
+        rejected,
+        rate_limited,
+        sent_max_tokens,
+        sent_cache_fields,
+    }
+}
+
+/// The server's own words in a refusal: the JSON body's `error.message` (or `message`), else
+/// the body, cut at 1,000 characters.
+fn server_message(error: &vernier_openai::ClientError) -> String {
+    let vernier_openai::ClientError::Http { status, body, .. } = error else {
+        return one_line(error);
+    };
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed
+        .as_ref()
+        .and_then(|value| {
+            value
+                .pointer("/error/message")
+                .or_else(|| value.get("message"))
+                .and_then(Value::as_str)
+        })
+        .map_or_else(|| body.clone(), str::to_owned);
+    let cut: String = message.chars().take(1_000).collect();
+    format!("{status}: {cut}")
 }
 
 /// The request for one task: its messages and tools, the budget as `max_tokens`, the sampling,
@@ -448,6 +615,7 @@ fn empty_record(
         decode_tokens_per_s: None,
         grade_ms: None,
         wait: None,
+        context: None,
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use vernier_tasks::OutcomeKind;
 
-use crate::config::SuiteSelection;
+use crate::config::{ContextSelection, SuiteSelection};
 use crate::error::HardsuiteError;
 use crate::journal::read_hardsuite_journal;
 use crate::listing::{TaskListing, listing};
@@ -53,6 +53,36 @@ fn section(out: &mut String, title: &str, text: &str) {
     }
 }
 
+/// What a long-context try sent and what the server counted.
+fn show_context(out: &mut String, context: &crate::journal::ContextTry) {
+    let _ = writeln!(
+        out,
+        "sent: {} corpus units, nonce {}, {} prompt tokens by the server's usage (target {}, counted before sending: {}, sized by {}); cached prompt tokens: {}",
+        context.n_units,
+        context.nonce,
+        context
+            .prompt_tokens
+            .map_or_else(|| "no".to_owned(), |t| t.to_string()),
+        context.target_tokens,
+        context
+            .counted_tokens
+            .map_or_else(|| "-".to_owned(), |t| t.to_string()),
+        context.count_method,
+        context
+            .cached_tokens
+            .map_or_else(|| "not reported".to_owned(), |t| t.to_string()),
+    );
+    let depths: Vec<String> = context
+        .needle_depths
+        .iter()
+        .map(|d| format!("{d:.1}%"))
+        .collect();
+    let _ = writeln!(out, "needles landed at: {}", depths.join(", "));
+    if let Some(message) = &context.server_message {
+        let _ = writeln!(out, "the server refused it: {message}");
+    }
+}
+
 fn show_one(
     out: &mut String,
     task: &TaskResult,
@@ -83,6 +113,9 @@ fn show_one(
     if let Some(listed) = listed {
         let _ = writeln!(out, "gold: {}", listed.gold);
         section(out, "prompt", &listed.prompt);
+    }
+    if let Some(context) = &result.context {
+        show_context(out, context);
     }
     let tries = replies_of(replies, &task.id, sample);
     if tries.is_empty() {
@@ -153,6 +186,10 @@ pub fn render_show(out_dir: &Path, request: &ShowRequest) -> Result<String, Hard
         suite: journal.header.suite_path.clone(),
         draw: journal.header.draw,
         budgets: journal.header.budget_flags,
+        context: journal.header.context.clone().map(|plan| ContextSelection {
+            plan,
+            lengths_given: true,
+        }),
         ..SuiteSelection::default()
     };
     let listed = crate::engine::load_suite(&selection)

@@ -46,6 +46,7 @@ mod context;
 mod endpoints;
 mod envelope;
 mod error;
+mod fit;
 #[cfg(feature = "meter")]
 mod meter;
 mod metrics;
@@ -71,6 +72,7 @@ pub use context::{ContextLimit, context_limit, is_context_exceeded, says_context
 pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
 pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, ClientError, TimeoutKind};
+pub use fit::{FitError, Fitted, MAX_COUNTS, fit_units};
 #[cfg(feature = "meter")]
 pub use meter::{Metered, MeteredStream, final_counts, observation};
 pub use metrics::{MetricsSnapshot, Sample};

@@ -401,9 +401,17 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
     record.cache_hit = cached > 0;
     record.prefill_ms = prefill.as_secs_f64() * 1e3;
 
-    let generation = match rule_reply {
-        Some((reply, _)) => Generation::scripted(&mut rng, reply),
-        None => Generation::generated(
+    let recalled = rule_reply.and_then(|(reply, _)| {
+        let recall = reply.recall.as_ref()?;
+        let content = crate::recall::recall_answer(&request.match_text, prompt_tokens, recall)?;
+        let mut answered = reply.clone();
+        answered.content = content;
+        Some(answered)
+    });
+    let generation = match (&recalled, rule_reply) {
+        (Some(answered), _) => Generation::scripted(&mut rng, answered),
+        (None, Some((reply, _))) => Generation::scripted(&mut rng, reply),
+        (None, None) => Generation::generated(
             &mut rng,
             request.max_tokens,
             if request.chat {

@@ -56,6 +56,10 @@ pub struct ScriptReply {
         deserialize_with = "deserialize_attempts"
     )]
     pub fault_first_attempts: Option<(usize, Fault)>,
+    /// Answer a long-context retrieval prompt by reading its needles (the content above is
+    /// then replaced by `ANSWER: <value>`), missing where the rules say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall: Option<crate::recall::Recall>,
 }
 
 impl ScriptReply {
@@ -92,6 +96,13 @@ impl ScriptReply {
     #[must_use]
     pub fn with_completion_tokens(mut self, completion_tokens: u32) -> Self {
         self.completion_tokens = Some(completion_tokens);
+        self
+    }
+
+    /// Reads the needles out of the prompt instead of a fixed content.
+    #[must_use]
+    pub fn with_recall(mut self, recall: crate::recall::Recall) -> Self {
+        self.recall = Some(recall);
         self
     }
 

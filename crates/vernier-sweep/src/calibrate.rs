@@ -2,9 +2,9 @@
 //!
 //! The server counts the prompt (chat template included) through `/tokenize` with the chat
 //! messages when it has that endpoint, else through probe requests with `max_tokens: 1` that
-//! read `usage.prompt_tokens`. The corpus length is found by interpolation between the
-//! nearest counts below and above the target, with bisection as a fallback, so long prompts
-//! need few probes.
+//! read `usage.prompt_tokens`. The corpus length is found by [`vernier_openai::fit_units`]:
+//! interpolation between the nearest counts below and above the target, with bisection as a
+//! fallback, so long prompts need few probes.
 
 use serde::{Deserialize, Serialize};
 use vernier_openai::{ChatMessage, ChatRequest, Client};
@@ -100,8 +100,6 @@ pub(crate) struct Calibrated {
     pub(crate) n_probes: u32,
 }
 
-const MAX_PROBES: u32 = 40;
-
 /// Finds the corpus length whose prompt is closest to `target` server tokens.
 pub(crate) async fn calibrate(
     counter: &Counter<'_>,
@@ -109,94 +107,20 @@ pub(crate) async fn calibrate(
     target: u32,
 ) -> Result<Calibrated, String> {
     let corpus = Corpus::new(workload);
-    let target = u64::from(target);
-    let mut n_probes = 0u32;
-    let fixed = counter.count(&corpus, 0).await?;
-    n_probes += 1;
-    if fixed >= target {
-        return Err(format!(
-            "the fixed part of the prompt (nonce, instruction and chat template) is already {fixed} tokens; ask for more"
-        ));
-    }
-    let pass = corpus.n_units();
-    let full = counter.count(&corpus, pass).await?;
-    n_probes += 1;
-    let slope = (full.saturating_sub(fixed) as f64 / pass as f64).max(1e-3);
-    // Bracket: `low` counts below target, `high` (when known) above.
-    let (mut low, mut low_count) = (0usize, fixed);
-    let mut high: Option<(usize, u64)> = None;
-    if full >= target {
-        high = Some((pass, full));
-    } else {
-        low = pass;
-        low_count = full;
-    }
-    if full == target {
-        return Ok(Calibrated {
-            n_units: pass,
-            prompt_tokens: full,
-            n_probes,
-        });
-    }
-    let mut guess = low + units_for(target - low_count, slope);
-    let mut bisect_next = false;
-    while n_probes < MAX_PROBES {
-        if let Some((high_units, _)) = high {
-            if high_units - low <= 1 {
-                break;
-            }
-            if guess <= low || guess >= high_units {
-                guess = low + (high_units - low) / 2;
-            }
-        }
-        let count = counter.count(&corpus, guess).await?;
-        n_probes += 1;
-        if count == target {
-            return Ok(Calibrated {
-                n_units: guess,
-                prompt_tokens: count,
-                n_probes,
-            });
-        }
-        if count < target {
-            low = guess;
-            low_count = count;
-        } else {
-            high = Some((guess, count));
-        }
-        guess = match high {
-            Some((high_units, high_count)) if !bisect_next => {
-                // Interpolate inside the bracket.
-                let local = (high_count - low_count) as f64 / (high_units - low) as f64;
-                bisect_next = true;
-                low + units_for(target - low_count, local.max(1e-3))
-            }
-            Some((high_units, _)) => {
-                bisect_next = false;
-                low + (high_units - low) / 2
-            }
-            None => low + units_for(target - low_count, slope).max(1),
-        };
-    }
-    let best = match high {
-        Some((high_units, high_count)) if high_count - target < target - low_count => {
-            (high_units, high_count)
-        }
-        _ => (low, low_count),
-    };
-    Ok(Calibrated {
-        n_units: best.0,
-        prompt_tokens: best.1,
-        n_probes,
+    let fitted = vernier_openai::fit_units(u64::from(target), corpus.n_units(), |n_units| {
+        counter.count(&corpus, n_units)
     })
-}
-
-fn units_for(tokens: u64, tokens_per_unit: f64) -> usize {
-    #[expect(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "positive and far below usize::MAX"
-    )]
-    let units = (tokens as f64 / tokens_per_unit).round() as usize;
-    units.max(1)
+    .await
+    .map_err(|error| match error {
+        vernier_openai::FitError::FixedPartTooLong { fixed } => format!(
+            "the fixed part of the prompt (nonce, instruction and chat template) is already {fixed} tokens; ask for more"
+        ),
+        vernier_openai::FitError::Count(message) => message,
+        _ => "the prompt could not be sized".to_owned(),
+    })?;
+    Ok(Calibrated {
+        n_units: fitted.n_units,
+        prompt_tokens: fitted.tokens,
+        n_probes: fitted.n_counts,
+    })
 }

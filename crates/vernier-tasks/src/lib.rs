@@ -93,6 +93,7 @@
 mod answer;
 #[cfg(feature = "grader")]
 mod code;
+mod context;
 mod error;
 mod family;
 mod math;
@@ -105,6 +106,11 @@ mod task;
 mod tools;
 
 pub use answer::{extract_answer, parse_fraction, parse_integer};
+pub use context::{
+    ContextPlan, ContextSpec, DEFAULT_CONTEXT_BUDGET, DEFAULT_DEPTHS, DEFAULT_LENGTHS,
+    DEPTH_TOLERANCE_POINTS, Haystack, Needle, Rendered, UNITS_PER_TOKEN_GUESS, context_suite,
+    context_task, find_needles, length_label, prove_context_task,
+};
 pub use error::{SelfCheckError, SelfCheckFailure, SuiteError};
 pub use family::{Draw, Instance, MAX_LEVEL, MIN_LEVEL, Redraw};
 pub use math::{

@@ -96,14 +96,14 @@ pub async fn self_check(
             probe.fail("the id is used by another task");
         }
         probe.common();
-        match &task.checker {
-            Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_) => {
-                probe.parameters();
-                probe.literal().await;
+        if task.category == Category::Context {
+            let (n_checks, context_failures) = crate::context::prove_context_task(task);
+            probe.n_checks += n_checks;
+            for failure in context_failures {
+                probe.fail(failure);
             }
-            Checker::ToolCall { .. } => probe.tool_call().await,
-            Checker::NoCall { must_mention } => probe.no_call(must_mention).await,
-            Checker::Code(_) => probe.code_offline().await,
+        } else {
+            probe.by_checker().await;
         }
         reports.push(TaskSelfCheck {
             task_id: task.id.clone(),
@@ -166,6 +166,21 @@ struct Probe<'a> {
 }
 
 impl Probe<'_> {
+    async fn by_checker(&mut self) {
+        match &self.task.checker {
+            Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_) => {
+                self.parameters();
+                self.literal().await;
+            }
+            Checker::IntegerList(_) => {
+                self.fail("an integer-list answer belongs to a context task");
+            }
+            Checker::ToolCall { .. } => self.tool_call().await,
+            Checker::NoCall { must_mention } => self.no_call(must_mention).await,
+            Checker::Code(_) => self.code_offline().await,
+        }
+    }
+
     fn fail(&mut self, reason: impl Into<String>) {
         self.failures.push(SelfCheckFailure {
             task_id: self.task.id.clone(),
@@ -219,6 +234,10 @@ impl Probe<'_> {
                 | (
                     Category::Tools,
                     Checker::ToolCall { .. } | Checker::NoCall { .. }
+                )
+                | (
+                    Category::Context,
+                    Checker::Integer(_) | Checker::IntegerList(_)
                 )
         );
         self.require(consistent, || {

@@ -31,6 +31,8 @@ pub struct Budgets {
     pub code: u32,
     /// Tool tasks (default 2,000).
     pub tools: u32,
+    /// Long-context tasks (default 2,000).
+    pub context: u32,
 }
 
 impl Default for Budgets {
@@ -39,6 +41,7 @@ impl Default for Budgets {
             math: 16_000,
             code: 12_000,
             tools: 2_000,
+            context: crate::context::DEFAULT_CONTEXT_BUDGET,
         }
     }
 }
@@ -50,6 +53,7 @@ impl Budgets {
             Category::Math => self.math,
             Category::Code => self.code,
             Category::Tools => self.tools,
+            Category::Context => self.context,
         }
     }
 
@@ -60,6 +64,7 @@ impl Budgets {
             Category::Math => self.math = tokens,
             Category::Code => self.code = tokens,
             Category::Tools => self.tools = tokens,
+            Category::Context => self.context = tokens,
         }
         self
     }
@@ -329,11 +334,11 @@ impl TaskEntry {
                     "a code task needs `code` and no `answer`".to_owned(),
                 ));
             }
-            (Category::Tools, _, _) => {
-                return Err(invalid(
-                    "tool tasks are not supported in suite files; use category math or code"
-                        .to_owned(),
-                ));
+            (Category::Tools | Category::Context, _, _) => {
+                return Err(invalid(format!(
+                    "{} tasks are not supported in suite files; use category math or code",
+                    self.category
+                )));
             }
         };
         let budget = self

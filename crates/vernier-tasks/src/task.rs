@@ -23,6 +23,8 @@ pub enum Category {
     Code,
     /// Tool-calling requests.
     Tools,
+    /// Long-context retrieval: needles in haystacks sized in the server's tokens.
+    Context,
 }
 
 impl Category {
@@ -32,6 +34,7 @@ impl Category {
             Self::Math => "math",
             Self::Code => "code",
             Self::Tools => "tools",
+            Self::Context => "context",
         }
     }
 }
@@ -246,6 +249,9 @@ pub enum Checker {
     },
     /// The answer is this string (surrounding whitespace and emphasis ignored).
     ExactString(String),
+    /// The answer is these integers, all of them, in this order (a multi-needle context task:
+    /// a partial answer is wrong).
+    IntegerList(Vec<i128>),
     /// Exactly one call of this function with these arguments.
     ToolCall {
         /// Function name.
@@ -287,6 +293,9 @@ pub struct Task {
     pub expect_positive: bool,
     /// The family, level, seed and parameters the task was drawn from (bundled tasks).
     pub instance: Option<Instance>,
+    /// A long-context task: what its prompt is drawn from. The runner renders the prompt again
+    /// for every request, at the haystack length the server's token count calls for.
+    pub context: Option<crate::context::ContextSpec>,
 }
 
 impl Task {
@@ -308,6 +317,7 @@ impl Task {
             problem: None,
             expect_positive: false,
             instance: None,
+            context: None,
         }
     }
 
@@ -363,7 +373,10 @@ impl Task {
     pub fn check_answer(&self, reply: &Reply) -> Option<Outcome> {
         let cut_off = reply.finish_reason.as_deref() == Some("length");
         Some(match &self.checker {
-            Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_) => {
+            Checker::Integer(_)
+            | Checker::Fraction { .. }
+            | Checker::ExactString(_)
+            | Checker::IntegerList(_) => {
                 let extracted = extract_answer(&reply.content);
                 if cut_off {
                     return Some(Outcome::cut_off(extracted));
@@ -538,6 +551,22 @@ fn check_literal(checker: &Checker, answer: &str) -> Outcome {
                 )
             }
         }
+        Checker::IntegerList(gold) => match crate::context::parse_integer_list(answer) {
+            None => Outcome::new(OutcomeKind::Wrong, format!("unparseable_list {answer:?}")),
+            Some(values) if values == *gold => Outcome::new(OutcomeKind::Pass, answer.to_owned()),
+            Some(values) => {
+                let found = gold.iter().filter(|value| values.contains(value)).count();
+                let detail = if found == gold.len() && values.len() == gold.len() {
+                    "order".to_owned()
+                } else {
+                    format!("{found}_of_{}", gold.len())
+                };
+                Outcome::new(
+                    OutcomeKind::Wrong,
+                    format!("expected {gold:?} got {values:?} ({detail})"),
+                )
+            }
+        },
         _ => Outcome::new(OutcomeKind::Infra, "infra:not_a_literal_checker"),
     }
 }
@@ -602,6 +631,9 @@ pub enum OutcomeKind {
     ExtraCalls,
     /// Not the model's fault: sandbox or engine trouble. Retried, never scored.
     Infra,
+    /// The server refused the prompt for its length (it does not fit the context): recorded
+    /// with the server's message, never retried, never scored.
+    ContextExceeded,
 }
 
 impl OutcomeKind {
@@ -614,7 +646,14 @@ impl OutcomeKind {
             Self::NoAnswer => "no_answer",
             Self::ExtraCalls => "extra_calls",
             Self::Infra => "infra",
+            Self::ContextExceeded => "context_exceeded",
         }
+    }
+
+    /// Whether the outcome counts in a score: everything but `infra` (the harness or server
+    /// failed) and `context_exceeded` (the server cannot take the prompt).
+    pub fn is_scored(self) -> bool {
+        !matches!(self, Self::Infra | Self::ContextExceeded)
     }
 }
 

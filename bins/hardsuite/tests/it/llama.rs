@@ -83,27 +83,18 @@ fn healthy(port: u16) -> bool {
     })
 }
 
-#[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "the server, the run, then each task's evidence in turn"
-)]
-fn against_a_real_llama_server_every_reply_is_on_file_and_no_answer_means_no_answer_line() {
-    if skip_docker_tests() {
-        return;
-    }
-    let Some((server, model)) = llama() else {
-        return;
-    };
+/// Starts `llama-server` on a free loopback port with a context of `context` tokens (one slot,
+/// two threads) and waits until it is healthy.
+fn start(server: &str, model: &str, context: u32) -> (Server, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let _server = Server(
-        Command::new(&server)
+    let child = Server(
+        Command::new(server)
             .args([
                 "-m",
-                &model,
+                model,
                 "--host",
                 "127.0.0.1",
                 "--port",
@@ -113,7 +104,7 @@ fn against_a_real_llama_server_every_reply_is_on_file_and_no_answer_means_no_ans
                 "-t",
                 "2",
                 "-c",
-                "4096",
+                &context.to_string(),
                 "-np",
                 "1",
                 "--jinja",
@@ -132,6 +123,94 @@ fn against_a_real_llama_server_every_reply_is_on_file_and_no_answer_means_no_ans
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    (child, port)
+}
+
+/// A started server with this context, unless the tests are skipped on purpose.
+fn llama_on(context: u32) -> Option<(Server, u16)> {
+    if skip_docker_tests() {
+        return None;
+    }
+    let (server, model) = llama()?;
+    Some(start(&server, &model, context))
+}
+
+#[test]
+fn long_context_on_a_real_llama_server_hits_its_lengths_and_keeps_refusals_apart() {
+    let Some((_server, port)) = llama_on(8192) else {
+        return;
+    };
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let out = folder.path().join("out");
+    let run = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .args(["run", "--suite", "context", "--quiet"])
+        .args(["--base-url", &format!("http://127.0.0.1:{port}")])
+        .args([
+            "--lengths",
+            "1k,4k,16k",
+            "--depths",
+            "0,100",
+            "--multi-needles",
+            "0",
+        ])
+        .args(["--budget-context", "48", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run hardsuite");
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let journal = json_lines(&out.join("journal.jsonl"));
+    let header = &journal[0];
+    assert_eq!(header["context_limit"]["tokens"], 8192, "{header}");
+    assert_eq!(header["context_limit"]["source"], "n_ctx");
+    let attempts: Vec<&serde_json::Value> = journal
+        .iter()
+        .filter(|line| line["type"] == "attempt")
+        .collect();
+    assert_eq!(attempts.len(), 6, "one try per task: {attempts:?}");
+    for attempt in attempts {
+        let context = &attempt["context"];
+        let target = context["target_tokens"].as_f64().expect("a target");
+        if target > 8192.0 {
+            // Above the server's context: its own refusal, kept, and never a model failure.
+            assert_eq!(attempt["outcome"], "context_exceeded", "{attempt}");
+            let message = context["server_message"]
+                .as_str()
+                .expect("the server's words");
+            assert!(message.contains("context"), "{message}");
+            continue;
+        }
+        assert_ne!(attempt["outcome"], "infra", "{attempt}");
+        assert_eq!(context["count_method"], "tokenize_chat");
+        let prompt_tokens = context["prompt_tokens"]
+            .as_f64()
+            .expect("usage.prompt_tokens");
+        assert!(
+            (prompt_tokens - target).abs() <= 0.02 * target,
+            "{prompt_tokens} tokens for a target of {target}"
+        );
+        // cache_prompt: false and a fresh nonce: nothing came from the server's cache.
+        assert!(
+            context["cached_tokens"].as_u64().unwrap_or(0) == 0,
+            "{attempt}"
+        );
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report");
+    assert!(
+        report.contains("- 16k: 2 request(s); the server said:"),
+        "{report}"
+    );
+}
+
+#[test]
+fn against_a_real_llama_server_every_reply_is_on_file_and_no_answer_means_no_answer_line() {
+    let Some((_server, port)) = llama_on(4096) else {
+        return;
+    };
     let folder = tempfile::tempdir().expect("temporary folder");
     let out = folder.path().join("out");
     let run = Command::new(env!("CARGO_BIN_EXE_hardsuite"))

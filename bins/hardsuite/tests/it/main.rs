@@ -3,6 +3,7 @@
 mod cli;
 mod clustered;
 mod compare;
+mod context;
 mod evidence;
 mod exit_codes;
 mod hosted;

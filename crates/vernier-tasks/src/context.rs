@@ -1,0 +1,990 @@
+//! Long-context retrieval: needles whose answer only the context holds, in haystacks cut from
+//! the bundled prose and code corpora, sized in the server's own tokens at run time.
+//!
+//! A [`ContextSpec`] is everything one request is drawn from: the target prompt length in the
+//! server's tokens, the needle depth, the corpus and the slice of it, and the needles (keys are
+//! made-up words, values 7-digit numbers, both drawn per task from the plan's seed and checked
+//! to occur nowhere in the corpus). [`ContextSpec::render`] writes the prompt for a given
+//! haystack length in corpus units (a word or punctuation mark with the whitespace before it);
+//! the runner finds the length that hits the target in the server's tokens. A unique opening
+//! nonce comes first, so no two requests share a prefix. [`ContextSpec::verify`] proves a
+//! rendered prompt holds exactly the needles the gold says, once each, at the recorded depth.
+
+use serde::{Deserialize, Serialize};
+
+use crate::answer::parse_integer;
+use crate::rng::SplitMix64;
+use crate::suite::Suite;
+use crate::task::{Category, Checker, Message, Task};
+
+const PROSE: &str = include_str!("../../../fixtures/corpora/prose.txt");
+const CODE: &str = include_str!("../../../fixtures/corpora/code.txt");
+
+/// Default target prompt lengths, in the server's tokens (1k to 128k, k = 1,024).
+pub const DEFAULT_LENGTHS: [u32; 6] = [1_024, 4_096, 16_384, 32_768, 65_536, 131_072];
+/// Default needle depths, in percent of the haystack.
+pub const DEFAULT_DEPTHS: [u8; 5] = [0, 25, 50, 75, 100];
+/// Default completion budget of a context task: room for a short answer, or some reasoning.
+pub const DEFAULT_CONTEXT_BUDGET: u32 = 2_000;
+/// How far (in points) a needle may sit from its nominal depth: it goes to the nearest sentence
+/// or line boundary at or before the nominal place.
+pub const DEPTH_TOLERANCE_POINTS: f64 = 5.0;
+/// Corpus units per server token assumed before a server has counted anything (English prose
+/// under a BPE tokenizer is about 0.75 words per token).
+pub const UNITS_PER_TOKEN_GUESS: f64 = 0.75;
+
+/// Which bundled corpus a haystack is cut from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Haystack {
+    /// Natural prose (`fixtures/corpora/prose.txt`).
+    Prose,
+    /// Source code (`fixtures/corpora/code.txt`).
+    Code,
+}
+
+impl Haystack {
+    fn text(self) -> &'static str {
+        match self {
+            Self::Prose => PROSE.trim(),
+            Self::Code => CODE.trim(),
+        }
+    }
+
+    /// The name used in files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Prose => "prose",
+            Self::Code => "code",
+        }
+    }
+}
+
+/// What a context suite is drawn from: lengths, depths, samples per cell and the seed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ContextPlan {
+    /// Target total prompt lengths in the server's tokens (chat template included).
+    pub lengths: Vec<u32>,
+    /// Needle depths in percent of the haystack (0 = first, 100 = last).
+    pub depths: Vec<u8>,
+    /// Tasks per (length, depth) cell, each with its own needles and haystack slice.
+    pub samples_per_cell: u32,
+    /// Needles asked at once in the multi-needle task of each length (0: no multi-needle
+    /// task); every one must be reported, a partial answer is wrong.
+    pub multi_needles: u32,
+    /// Distractor needles (other keys, other values) in every prompt.
+    pub distractors: u32,
+    /// The seed every key, value, corpus and slice is drawn from.
+    pub seed: u64,
+}
+
+impl Default for ContextPlan {
+    fn default() -> Self {
+        Self {
+            lengths: DEFAULT_LENGTHS.to_vec(),
+            depths: DEFAULT_DEPTHS.to_vec(),
+            samples_per_cell: 1,
+            multi_needles: 3,
+            distractors: 4,
+            seed: 0,
+        }
+    }
+}
+
+impl ContextPlan {
+    /// What is wrong with the plan, naming the setting to change.
+    pub fn problem(&self) -> Option<String> {
+        if self.lengths.is_empty() {
+            return Some("--lengths: give at least one length".to_owned());
+        }
+        if let Some(short) = self.lengths.iter().find(|length| **length < 256) {
+            return Some(format!(
+                "--lengths: {short} tokens cannot hold a haystack; use 256 or more"
+            ));
+        }
+        if self.depths.is_empty() {
+            return Some("--depths: give at least one depth".to_owned());
+        }
+        if let Some(deep) = self.depths.iter().find(|depth| **depth > 100) {
+            return Some(format!("--depths: {deep}% is past the end; use 0 to 100"));
+        }
+        if self.samples_per_cell == 0 {
+            return Some("--cell-samples: use 1 or more".to_owned());
+        }
+        if self.multi_needles == 1 || self.multi_needles > 8 {
+            return Some(format!(
+                "--multi-needles: {} needles; use 0 (none) or 2 to 8",
+                self.multi_needles
+            ));
+        }
+        if self.distractors > 16 {
+            return Some("--distractors: use 16 or fewer".to_owned());
+        }
+        None
+    }
+}
+
+/// The label of a length: `4k` for 4,096, else the number.
+pub fn length_label(tokens: u32) -> String {
+    if tokens.is_multiple_of(1024) {
+        format!("{}k", tokens / 1024)
+    } else {
+        tokens.to_string()
+    }
+}
+
+/// One needle: "The special code for `key` is `value`."
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Needle {
+    /// A made-up word, capitalised, found nowhere in the corpora.
+    pub key: String,
+    /// A 7-digit number found nowhere in the corpora.
+    pub value: u32,
+    /// Nominal place in the haystack, in percent.
+    pub depth_pct: u8,
+    /// Whether the question asks for it (else a distractor).
+    pub asked: bool,
+}
+
+impl Needle {
+    /// The sentence hidden in the haystack.
+    pub fn sentence(&self) -> String {
+        format!("The special code for {} is {}.", self.key, self.value)
+    }
+}
+
+/// Everything one context request is drawn from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ContextSpec {
+    /// Target total prompt tokens, in the server's count.
+    pub target_tokens: u32,
+    /// The cell's depth; `None` for a multi-needle task (its needles sit at several depths).
+    pub depth_pct: Option<u8>,
+    /// The corpus the haystack is cut from.
+    pub haystack: Haystack,
+    /// The corpus unit the haystack starts at (it cycles past the end).
+    pub start_unit: usize,
+    /// The needles, asked ones first in the order the question names them.
+    pub needles: Vec<Needle>,
+}
+
+/// A rendered prompt and where its needles landed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Rendered {
+    /// The user message.
+    pub prompt: String,
+    /// Each needle's actual depth (haystack characters before it over all of them, percent),
+    /// in the order of [`ContextSpec::needles`].
+    pub depths: Vec<f64>,
+}
+
+fn units_of(text: &str) -> Vec<(usize, usize)> {
+    // A unit is a run of non-whitespace with the whitespace before it.
+    let mut units = Vec::new();
+    let mut start = 0;
+    let mut in_word = false;
+    for (index, ch) in text.char_indices() {
+        if ch.is_whitespace() {
+            if in_word {
+                units.push((start, index));
+                start = index;
+                in_word = false;
+            }
+        } else {
+            in_word = true;
+        }
+    }
+    if in_word {
+        units.push((start, text.len()));
+    }
+    units
+}
+
+struct Corpus {
+    text: &'static str,
+    units: Vec<(usize, usize)>,
+}
+
+impl Corpus {
+    fn of(haystack: Haystack) -> Self {
+        let text = haystack.text();
+        Self {
+            text,
+            units: units_of(text),
+        }
+    }
+
+    fn unit(&self, index: usize) -> &'static str {
+        let (start, end) = self.units[index % self.units.len()];
+        &self.text[start..end]
+    }
+
+    /// Whether a needle may go before unit `index` of the haystack: after a sentence end, or
+    /// where a new line starts.
+    fn is_boundary(&self, start_unit: usize, index: usize) -> bool {
+        if index == 0 {
+            return true;
+        }
+        let previous = self.unit(start_unit + index - 1);
+        let next = self.unit(start_unit + index);
+        previous.ends_with(['.', '!', '?', ';', '}']) || next.starts_with(['\n', '\r'])
+    }
+}
+
+/// The unit a needle at `depth_pct` goes before: the one where that share of the haystack's
+/// characters is reached (`starts[i]` is the characters before unit `i`), moved back to the
+/// nearest sentence or line boundary less than [`DEPTH_TOLERANCE_POINTS`] before it.
+fn snapped(corpus: &Corpus, start_unit: usize, starts: &[usize], depth_pct: u8) -> usize {
+    let n_units = starts.len() - 1;
+    let total = starts[n_units] as f64;
+    if depth_pct >= 100 {
+        return n_units;
+    }
+    let wanted = f64::from(depth_pct) / 100.0 * total;
+    let nominal = starts
+        .partition_point(|chars| (*chars as f64) < wanted)
+        .min(n_units);
+    let floor = wanted - (DEPTH_TOLERANCE_POINTS - 1.0) / 100.0 * total;
+    (0..=nominal)
+        .rev()
+        .take_while(|index| starts[*index] as f64 >= floor)
+        .find(|index| corpus.is_boundary(start_unit, *index))
+        .unwrap_or(nominal)
+}
+
+impl ContextSpec {
+    /// The values the question asks for, in its order.
+    pub fn gold(&self) -> Vec<u32> {
+        self.needles
+            .iter()
+            .filter(|needle| needle.asked)
+            .map(|needle| needle.value)
+            .collect()
+    }
+
+    /// A first guess of the haystack length (corpus units) that hits the target.
+    pub fn guess_units(&self) -> usize {
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "positive, far below usize::MAX"
+        )]
+        let units = (f64::from(self.target_tokens) * UNITS_PER_TOKEN_GUESS).round() as usize;
+        units.saturating_sub(120).max(16)
+    }
+
+    fn question(&self) -> String {
+        let asked: Vec<&str> = self
+            .needles
+            .iter()
+            .filter(|needle| needle.asked)
+            .map(|needle| needle.key.as_str())
+            .collect();
+        if let [key] = asked.as_slice() {
+            return format!(
+                "Question: What is the special code for {key}? Answer with the number exactly as \
+                 the document gives it. End your reply with a line of the form `ANSWER: <number>`."
+            );
+        }
+        let names = match asked.split_last() {
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => String::new(),
+        };
+        let slots: Vec<&str> = asked.iter().map(|_| "<number>").collect();
+        format!(
+            "Question: What are the special codes for {names}? Give all {} numbers exactly as the \
+             document gives them, in this order, separated by commas. End your reply with a line \
+             of the form `ANSWER: {}`.",
+            asked.len(),
+            slots.join(", ")
+        )
+    }
+
+    /// The prompt with `n_units` corpus units of haystack, opening with `nonce`.
+    pub fn render(&self, nonce: &str, n_units: usize) -> Rendered {
+        let corpus = Corpus::of(self.haystack);
+        let mut starts = Vec::with_capacity(n_units + 1);
+        let mut chars = 0usize;
+        for unit_index in 0..n_units {
+            starts.push(chars);
+            let unit = corpus.unit(self.start_unit + unit_index);
+            let unit = if unit_index == 0 {
+                unit.trim_start()
+            } else {
+                unit
+            };
+            chars += unit.chars().count();
+        }
+        starts.push(chars);
+        let mut places: Vec<(usize, usize)> = self
+            .needles
+            .iter()
+            .enumerate()
+            .map(|(index, needle)| {
+                (
+                    snapped(&corpus, self.start_unit, &starts, needle.depth_pct),
+                    index,
+                )
+            })
+            .collect();
+        places.sort_unstable();
+        let mut document = String::with_capacity(n_units * 7 + 64 * self.needles.len());
+        let mut haystack_chars = 0usize;
+        let mut at_chars = vec![0usize; self.needles.len()];
+        let mut next_place = 0;
+        for unit_index in 0..=n_units {
+            while let Some(&(place, needle_index)) = places.get(next_place) {
+                if place != unit_index {
+                    break;
+                }
+                at_chars[needle_index] = haystack_chars;
+                if !document.is_empty() {
+                    document.push(' ');
+                }
+                document.push_str(&self.needles[needle_index].sentence());
+                next_place += 1;
+            }
+            if unit_index == n_units {
+                break;
+            }
+            let unit = corpus.unit(self.start_unit + unit_index);
+            let unit = if unit_index == 0 {
+                unit.trim_start()
+            } else {
+                unit
+            };
+            haystack_chars += unit.chars().count();
+            if document.is_empty() {
+                document.push_str(unit.trim_start());
+            } else {
+                document.push_str(unit);
+            }
+        }
+        let depths = at_chars
+            .iter()
+            .map(|chars| {
+                if haystack_chars == 0 {
+                    0.0
+                } else {
+                    *chars as f64 * 100.0 / haystack_chars as f64
+                }
+            })
+            .collect();
+        let prompt = format!(
+            "Session {nonce}. Below is a long document. Hidden in it are a few sentences of the \
+             form \"The special code for NAME is NUMBER.\" Read it all, then answer the question \
+             after it.\n\n<document>\n{document}\n</document>\n\n{}",
+            self.question()
+        );
+        Rendered { prompt, depths }
+    }
+
+    /// Every way `prompt` (rendered from this spec) fails to hold exactly the needles the gold
+    /// says, once each, at their depths; `depths` are the rendered ones. Empty: proved.
+    pub fn verify(&self, rendered: &Rendered) -> Vec<String> {
+        let mut failures = Vec::new();
+        let prompt = rendered.prompt.as_str();
+        let found = find_needles(prompt);
+        if found.len() != self.needles.len() {
+            failures.push(format!(
+                "the prompt holds {} needle sentences; the task has {}",
+                found.len(),
+                self.needles.len()
+            ));
+        }
+        for needle in &self.needles {
+            let matching = found
+                .iter()
+                .filter(|(key, value)| *key == needle.key && *value == needle.value)
+                .count();
+            if matching != 1 {
+                failures.push(format!(
+                    "the needle {:?} appears {matching} times; it must appear once",
+                    needle.sentence()
+                ));
+            }
+            let value = needle.value.to_string();
+            let value_count = prompt.matches(&value).count();
+            if value_count != 1 {
+                failures.push(format!(
+                    "the value {value} appears {value_count} times in the prompt; only its needle may hold it"
+                ));
+            }
+            let key_count = prompt.matches(&needle.key).count();
+            let expected = 1 + usize::from(needle.asked);
+            if key_count != expected {
+                failures.push(format!(
+                    "the key {} appears {key_count} times; expected {expected} (its needle{})",
+                    needle.key,
+                    if needle.asked {
+                        " and the question"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+        for (needle, depth) in self.needles.iter().zip(&rendered.depths) {
+            if (depth - f64::from(needle.depth_pct)).abs() > DEPTH_TOLERANCE_POINTS {
+                failures.push(format!(
+                    "the needle for {} sits at {depth:.1}% of the haystack; it should be within {DEPTH_TOLERANCE_POINTS} points of {}%",
+                    needle.key, needle.depth_pct
+                ));
+            }
+        }
+        let question = prompt.rsplit("</document>").next().unwrap_or_default();
+        for needle in self.needles.iter().filter(|needle| needle.asked) {
+            if !question.contains(&needle.key) {
+                failures.push(format!(
+                    "the question does not name the asked key {}",
+                    needle.key
+                ));
+            }
+        }
+        if !question.contains("ANSWER:") {
+            failures.push("the question does not ask for an `ANSWER:` line".to_owned());
+        }
+        failures
+    }
+}
+
+#[derive(Default)]
+struct Proof {
+    n_checks: usize,
+    failures: Vec<String>,
+}
+
+impl Proof {
+    fn require(&mut self, ok: bool, why: String) {
+        self.n_checks += 1;
+        if !ok {
+            self.failures.push(why);
+        }
+    }
+}
+
+/// The self-check of one context task: its prompt is the one its spec renders, holds exactly
+/// its needles at their depths (at the first-guess length and at four times it), and its
+/// checker takes the gold and refuses a value one digit off, a distractor's value, a partial
+/// or reordered list, a cut-off and an answer only in the reasoning. Gives the number of checks
+/// and every failure.
+pub fn prove_context_task(task: &Task) -> (usize, Vec<String>) {
+    use crate::task::{OutcomeKind, Reply};
+    let mut proof = Proof::default();
+    let Some(spec) = &task.context else {
+        proof.require(false, "a context task without its spec".to_owned());
+        return (proof.n_checks, proof.failures);
+    };
+    let guess = spec.guess_units();
+    let offline = spec.render("0000000000000000", guess);
+    let message = task.messages.iter().rev().find(|m| m.role == "user");
+    proof.require(
+        message.is_some_and(|m| m.content == offline.prompt),
+        "the prompt is not the one rendered from the task's spec".to_owned(),
+    );
+    for n_units in [guess, guess * 4] {
+        for failure in spec.verify(&spec.render("0123456789abcdef", n_units)) {
+            proof.require(false, format!("at {n_units} units: {failure}"));
+        }
+        proof.n_checks += 1;
+    }
+    let gold: Vec<i128> = spec.gold().into_iter().map(i128::from).collect();
+    let same_gold = match (&task.checker, gold.as_slice()) {
+        (Checker::Integer(value), [single]) => value == single,
+        (Checker::IntegerList(values), many) => many.len() >= 2 && values == many,
+        _ => false,
+    };
+    proof.require(
+        same_gold,
+        "the checker's gold is not the asked needles' values".to_owned(),
+    );
+    let join = |values: &[i128]| {
+        values
+            .iter()
+            .map(i128::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut probe = |what: &str, reply: Reply, kind: OutcomeKind| {
+        let got = task.check_answer(&reply).map(|o| o.kind);
+        proof.require(
+            got == Some(kind),
+            format!(
+                "checker gave {} for {what}; expected {kind}",
+                got.map_or("nothing".to_owned(), |k| k.to_string())
+            ),
+        );
+    };
+    let answer = |text: String| Reply::stopped(format!("The document says so.\nANSWER: {text}"));
+    probe("the gold answer", answer(join(&gold)), OutcomeKind::Pass);
+    let mut one_off = gold.clone();
+    if let Some(first) = one_off.first_mut() {
+        // The last digit changed: 7 digits still, one of them off.
+        *first = *first - *first % 10 + (*first % 10 + 1) % 10;
+    }
+    probe(
+        "a value one digit off",
+        answer(join(&one_off)),
+        OutcomeKind::Wrong,
+    );
+    if let Some(distractor) = spec.needles.iter().find(|needle| !needle.asked) {
+        let mut taken = gold.clone();
+        taken[0] = i128::from(distractor.value);
+        probe(
+            "a distractor's value",
+            answer(join(&taken)),
+            OutcomeKind::Wrong,
+        );
+    }
+    if gold.len() >= 2 {
+        probe(
+            "all values but the last",
+            answer(join(&gold[..gold.len() - 1])),
+            OutcomeKind::Wrong,
+        );
+        let mut swapped = gold.clone();
+        swapped.swap(0, 1);
+        probe(
+            "the values out of order",
+            answer(join(&swapped)),
+            OutcomeKind::Wrong,
+        );
+    }
+    let mut cut = answer(join(&gold));
+    cut.finish_reason = Some("length".to_owned());
+    probe(
+        "the gold with finish_reason length",
+        cut,
+        OutcomeKind::CutOff,
+    );
+    let mut reasoning_only = Reply::stopped("I could not find it.");
+    reasoning_only.reasoning = Some(format!("ANSWER: {}", join(&gold)));
+    probe(
+        "the gold only in the reasoning",
+        reasoning_only,
+        OutcomeKind::NoAnswer,
+    );
+    (proof.n_checks, proof.failures)
+}
+
+/// The `(key, value)` of every needle sentence in `text`.
+pub fn find_needles(text: &str) -> Vec<(String, u32)> {
+    const LEAD: &str = "The special code for ";
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(LEAD) {
+        rest = &rest[at + LEAD.len()..];
+        let Some((key, after)) = rest.split_once(" is ") else {
+            break;
+        };
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        let well_formed = !key.is_empty()
+            && key.chars().all(|c| c.is_ascii_alphabetic())
+            && !digits.is_empty()
+            && after[digits.len()..].starts_with('.');
+        if well_formed && let Ok(value) = digits.parse() {
+            found.push((key.to_owned(), value));
+        }
+    }
+    found
+}
+
+const SYLLABLES: [&str; 24] = [
+    "ba", "ce", "di", "fo", "gu", "ka", "le", "mi", "no", "pu", "ra", "se", "ti", "vo", "zu",
+    "bra", "cle", "dri", "flo", "gru", "kro", "pla", "sti", "tre",
+];
+const ENDINGS: [&str; 8] = ["n", "x", "th", "r", "l", "sk", "nd", "m"];
+
+fn draw_key(rng: &mut SplitMix64) -> String {
+    let mut key = String::new();
+    for _ in 0..3 {
+        key.push_str(SYLLABLES[rng.index(SYLLABLES.len())]);
+    }
+    key.push_str(ENDINGS[rng.index(ENDINGS.len())]);
+    let mut chars = key.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_ascii_uppercase().to_string() + chars.as_str()
+    })
+}
+
+struct Draws {
+    rng: SplitMix64,
+    keys: Vec<String>,
+    values: Vec<u32>,
+}
+
+impl Draws {
+    fn key(&mut self) -> String {
+        loop {
+            let key = draw_key(&mut self.rng);
+            let lower = key.to_ascii_lowercase();
+            let in_corpus = [Haystack::Prose, Haystack::Code]
+                .iter()
+                .any(|h| h.text().to_ascii_lowercase().contains(&lower));
+            // No key may hold another (a count of one would find the other).
+            let clashes = self
+                .keys
+                .iter()
+                .any(|other| other.contains(&key) || key.contains(other.as_str()));
+            if !in_corpus && !clashes {
+                self.keys.push(key.clone());
+                return key;
+            }
+        }
+    }
+
+    fn value(&mut self) -> u32 {
+        loop {
+            let value = u32::try_from(self.rng.range(1_000_000, 9_999_999)).unwrap_or(1_234_567);
+            let text = value.to_string();
+            let in_corpus = [Haystack::Prose, Haystack::Code]
+                .iter()
+                .any(|h| h.text().contains(&text));
+            // No value may hold another (a search for one would find the other).
+            let clashes = self.values.iter().any(|other| {
+                let other = other.to_string();
+                other.contains(&text) || text.contains(&other)
+            });
+            if !in_corpus && !clashes {
+                self.values.push(value);
+                return value;
+            }
+        }
+    }
+}
+
+/// The depth of distractor `index` of `n`: drawn inside the `index`-th of `n` equal parts of
+/// the haystack (so distractors spread over it), at least 10 points from every asked needle;
+/// anywhere in the haystack when its part leaves no room.
+fn distractor_depth(rng: &mut SplitMix64, index: u32, n: u32, asked: &[u8]) -> u8 {
+    let n = u64::from(n.max(1));
+    let low = u64::from(index) * 101 / n;
+    let high = (u64::from(index) + 1) * 101 / n;
+    for attempt in 0..64 {
+        let drawn = if attempt < 32 {
+            low + rng.below((high - low).max(1))
+        } else {
+            rng.below(101)
+        };
+        let depth = u8::try_from(drawn.min(100)).unwrap_or(50);
+        if asked.iter().all(|a| depth.abs_diff(*a) >= 10) {
+            return depth;
+        }
+    }
+    50
+}
+
+fn spec(
+    rng_seed: u64,
+    target_tokens: u32,
+    depth_pct: Option<u8>,
+    plan: &ContextPlan,
+) -> ContextSpec {
+    let mut draws = Draws {
+        rng: SplitMix64::new(rng_seed),
+        keys: Vec::new(),
+        values: Vec::new(),
+    };
+    let haystack = if draws.rng.below(2) == 0 {
+        Haystack::Prose
+    } else {
+        Haystack::Code
+    };
+    let start_unit = draws.rng.index(Corpus::of(haystack).units.len());
+    let asked_depths: Vec<u8> = if let Some(depth) = depth_pct {
+        vec![depth]
+    } else {
+        let n = plan.multi_needles.max(2);
+        (0..n)
+            .map(|i| {
+                // Spread over the haystack: the middle of each of n equal parts.
+                let middle = (2 * i + 1) * 100 / (2 * n);
+                u8::try_from(middle).unwrap_or(50)
+            })
+            .collect()
+    };
+    let mut needles: Vec<Needle> = asked_depths
+        .iter()
+        .map(|depth| Needle {
+            key: draws.key(),
+            value: draws.value(),
+            depth_pct: *depth,
+            asked: true,
+        })
+        .collect();
+    for index in 0..plan.distractors {
+        let depth = distractor_depth(&mut draws.rng, index, plan.distractors, &asked_depths);
+        needles.push(Needle {
+            key: draws.key(),
+            value: draws.value(),
+            depth_pct: depth,
+            asked: false,
+        });
+    }
+    ContextSpec {
+        target_tokens,
+        depth_pct,
+        haystack,
+        start_unit,
+        needles,
+    }
+}
+
+fn cell_seed(seed: u64, target: u32, depth: Option<u8>, sample: u32) -> u64 {
+    let mut mixer = SplitMix64::new(seed);
+    mixer.next_u64()
+        ^ u64::from(target).wrapping_mul(0xA076_1D64_78BD_642F)
+        ^ u64::from(depth.map_or(255, u16::from)).wrapping_mul(0xE703_7ED1_A0B4_28DB)
+        ^ u64::from(sample).wrapping_mul(0x8EBC_6AF0_9C88_C6E3)
+}
+
+/// The task of one spec: its id, the prompt rendered at the first-guess length (the runner
+/// renders it again at the length the server's count calls for) and its checker.
+pub fn context_task(id: impl Into<String>, spec: ContextSpec, budget_tokens: u32) -> Task {
+    let rendered = spec.render("0000000000000000", spec.guess_units());
+    let gold = spec.gold();
+    let checker = match gold.as_slice() {
+        [single] => Checker::Integer(i128::from(*single)),
+        values => Checker::IntegerList(values.iter().map(|v| i128::from(*v)).collect()),
+    };
+    let mut task = Task::new(
+        id,
+        Category::Context,
+        rendered.prompt,
+        budget_tokens,
+        checker,
+    );
+    task.messages = vec![Message::user(task.messages[0].content.clone())];
+    task.context = Some(spec);
+    task
+}
+
+/// The context suite of a plan: for every length, one single-needle task per depth and cell
+/// sample, then (with `multi_needles` ≥ 2) one multi-needle task per cell sample. Ids read
+/// `context-4k-d50-s0` and `context-4k-multi-s0`; the same plan gives the same tasks, so two
+/// runs pair cell by cell.
+pub fn context_suite(plan: &ContextPlan, budget_tokens: u32) -> Suite {
+    let mut lengths = plan.lengths.clone();
+    lengths.sort_unstable();
+    lengths.dedup();
+    let mut depths = plan.depths.clone();
+    depths.sort_unstable();
+    depths.dedup();
+    let mut tasks = Vec::new();
+    for &length in &lengths {
+        let label = length_label(length);
+        for &depth in &depths {
+            for sample in 0..plan.samples_per_cell {
+                let seed = cell_seed(plan.seed, length, Some(depth), sample);
+                tasks.push(context_task(
+                    format!("context-{label}-d{depth}-s{sample}"),
+                    spec(seed, length, Some(depth), plan),
+                    budget_tokens,
+                ));
+            }
+        }
+        if plan.multi_needles >= 2 {
+            for sample in 0..plan.samples_per_cell {
+                let seed = cell_seed(plan.seed, length, None, sample);
+                tasks.push(context_task(
+                    format!("context-{label}-multi-s{sample}"),
+                    spec(seed, length, None, plan),
+                    budget_tokens,
+                ));
+            }
+        }
+    }
+    Suite::new("context", tasks)
+}
+
+/// Parses a list answer (`1234567, 7654321`): integers separated by commas, semicolons,
+/// whitespace or "and". `None` when any piece is not an integer.
+pub(crate) fn parse_integer_list(text: &str) -> Option<Vec<i128>> {
+    let pieces: Vec<&str> = text
+        .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+        .filter(|piece| !piece.is_empty() && !piece.eq_ignore_ascii_case("and"))
+        .collect();
+    if pieces.is_empty() {
+        return None;
+    }
+    pieces.iter().map(|piece| parse_integer(piece)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{OutcomeKind, Reply};
+
+    fn plan() -> ContextPlan {
+        ContextPlan {
+            lengths: vec![1_024, 4_096],
+            depths: vec![0, 50, 100],
+            seed: 7,
+            ..ContextPlan::default()
+        }
+    }
+
+    #[test]
+    fn every_task_of_a_plan_is_proved_at_several_lengths() {
+        let suite = context_suite(&plan(), 500);
+        assert_eq!(suite.tasks.len(), 2 * (3 + 1));
+        for task in &suite.tasks {
+            let spec = task.context.as_ref().expect("a context task");
+            for n_units in [200, spec.guess_units(), 5_000, 40_000] {
+                let rendered = spec.render("abcdef0123456789", n_units);
+                let failures = spec.verify(&rendered);
+                assert!(
+                    failures.is_empty(),
+                    "{} at {n_units}: {failures:?}",
+                    task.id
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_needle_left_out_or_doubled_fails_the_proof() {
+        let suite = context_suite(&plan(), 500);
+        let spec = suite.tasks[1].context.clone().expect("context task");
+        let mut rendered = spec.render("n", 2_000);
+        let sentence = spec.needles[0].sentence();
+        rendered.prompt = rendered.prompt.replacen(&sentence, "", 1);
+        assert!(!spec.verify(&rendered).is_empty());
+        let mut doubled = spec.render("n", 2_000);
+        doubled.prompt =
+            doubled
+                .prompt
+                .replacen("<document>\n", &format!("<document>\n{sentence} "), 1);
+        let failures = spec.verify(&doubled);
+        assert!(
+            failures.iter().any(|f| f.contains("appears 2 times")),
+            "{failures:?}"
+        );
+        // A needle recorded at another depth than where it sits.
+        let mut moved = spec.clone();
+        moved.needles[0].depth_pct = 90;
+        let failures = moved.verify(&spec.render("n", 2_000));
+        assert!(
+            failures.iter().any(|f| f.contains("sits at")),
+            "{failures:?}"
+        );
+    }
+
+    #[test]
+    fn depths_land_where_asked() {
+        let suite = context_suite(&plan(), 500);
+        for task in suite.tasks.iter().filter(|t| t.id.contains("-d")) {
+            let spec = task.context.as_ref().expect("context");
+            let rendered = spec.render("n", 3_000);
+            let nominal = f64::from(spec.depth_pct.expect("single needle"));
+            assert!((rendered.depths[0] - nominal).abs() <= DEPTH_TOLERANCE_POINTS);
+        }
+    }
+
+    #[test]
+    fn checkers_take_the_gold_and_refuse_near_misses() {
+        let suite = context_suite(&plan(), 500);
+        let single = suite.task("context-4k-d50-s0").expect("task");
+        let spec = single.context.as_ref().expect("context");
+        let gold = spec.gold()[0];
+        let pass = single
+            .check_answer(&Reply::stopped(format!("It says so.\nANSWER: {gold}")))
+            .expect("literal");
+        assert_eq!(pass.kind, OutcomeKind::Pass);
+        let off_by_digit = gold ^ 1;
+        let wrong = single
+            .check_answer(&Reply::stopped(format!("ANSWER: {off_by_digit}")))
+            .expect("literal");
+        assert_eq!(wrong.kind, OutcomeKind::Wrong);
+        let multi = suite.task("context-4k-multi-s0").expect("multi task");
+        let values = multi.context.as_ref().expect("context").gold();
+        assert_eq!(values.len(), 3);
+        let all: Vec<String> = values.iter().map(u32::to_string).collect();
+        let reply = |text: String| Reply::stopped(format!("ANSWER: {text}"));
+        let check = |text: String| multi.check_answer(&reply(text)).expect("literal").kind;
+        assert_eq!(check(all.join(", ")), OutcomeKind::Pass);
+        assert_eq!(check(all[..2].join(", ")), OutcomeKind::Wrong);
+        let mut swapped = all.clone();
+        swapped.swap(0, 1);
+        assert_eq!(check(swapped.join(", ")), OutcomeKind::Wrong);
+    }
+
+    #[test]
+    fn the_same_plan_draws_the_same_tasks_and_another_seed_others() {
+        let a = context_suite(&plan(), 500);
+        let b = context_suite(&plan(), 500);
+        assert_eq!(a, b);
+        let mut other = plan();
+        other.seed = 8;
+        let c = context_suite(&other, 500);
+        assert_eq!(
+            a.tasks.iter().map(|t| &t.id).collect::<Vec<_>>(),
+            c.tasks.iter().map(|t| &t.id).collect::<Vec<_>>()
+        );
+        assert_ne!(a.tasks[0].context, c.tasks[0].context);
+    }
+
+    #[test]
+    fn the_self_check_proves_every_task_and_catches_a_broken_one() {
+        let suite = context_suite(&plan(), 500);
+        for task in &suite.tasks {
+            let (n_checks, failures) = prove_context_task(task);
+            assert!(failures.is_empty(), "{}: {failures:?}", task.id);
+            assert!(n_checks >= 8, "{}: {n_checks}", task.id);
+        }
+        // A task whose prompt lost a needle (a broken generator) fails, naming the reason.
+        let mut broken = suite.tasks[0].clone();
+        let spec = broken.context.clone().expect("spec");
+        broken.messages[0].content =
+            broken.messages[0]
+                .content
+                .replacen(&spec.needles[0].sentence(), "", 1);
+        let (_, failures) = prove_context_task(&broken);
+        assert!(
+            failures.iter().any(|f| f.contains("not the one rendered")),
+            "{failures:?}"
+        );
+        // A gold that is a distractor's value.
+        let mut wrong_gold = suite.tasks[0].clone();
+        wrong_gold.checker = Checker::Integer(i128::from(spec.needles[1].value));
+        let (_, failures) = prove_context_task(&wrong_gold);
+        assert!(
+            failures.iter().any(|f| f.contains("checker's gold")),
+            "{failures:?}"
+        );
+    }
+
+    #[test]
+    fn plans_name_their_problem() {
+        let mut bad = plan();
+        bad.depths = vec![120];
+        assert!(bad.problem().expect("bad depth").starts_with("--depths"));
+        bad = plan();
+        bad.multi_needles = 1;
+        assert!(
+            bad.problem()
+                .expect("bad multi")
+                .starts_with("--multi-needles")
+        );
+        assert_eq!(plan().problem(), None);
+        assert_eq!(length_label(4_096), "4k");
+        assert_eq!(length_label(6_000), "6000");
+    }
+
+    #[test]
+    fn needles_are_found_only_in_their_own_form() {
+        let text = "x The special code for Zorvan is 1234567. The special code for 9 is 1. \
+                    The special code for Bel is 12a.";
+        assert_eq!(find_needles(text), vec![("Zorvan".to_owned(), 1_234_567)]);
+        assert_eq!(
+            parse_integer_list("1234567, 7654321 and 1"),
+            Some(vec![1_234_567, 7_654_321, 1])
+        );
+        assert_eq!(parse_integer_list("12, x"), None);
+    }
+}
