@@ -285,6 +285,10 @@ pub struct AttemptRecord {
     /// A long-context try: what was sent and counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<ContextTry>,
+    /// Which clock timed `ttft_ms` and `decode_tokens_per_s`: `kernel_rx` (the kernel's
+    /// receive time of each event) or `userspace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<String>,
 }
 
 /// The wait after a rate-limited try.

@@ -616,6 +616,7 @@ fn empty_record(
         grade_ms: None,
         wait: None,
         context: None,
+        clock: None,
     }
 }
 
@@ -641,6 +642,7 @@ fn record_measurement(
     record.elapsed_ms = Some(measurement.end_to_end_ms);
     record.ttft_ms = measurement.ttft_ms;
     record.decode_tokens_per_s = measurement.decode_tokens_per_s;
+    record.clock = Some(measurement.clock.as_str().to_owned());
 }
 
 #[cfg(test)]

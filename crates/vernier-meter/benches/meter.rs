@@ -66,11 +66,11 @@ fn decode_parse_observe(criterion: &mut Criterion) {
                     for event in events.iter() {
                         let chunk: ChatChunk =
                             serde_json::from_str(&event.data).expect("valid chunk JSON");
-                        meter.observe(&observation(&StampedChunk {
-                            arrived_at: at,
+                        meter.observe(&observation(&StampedChunk::new(
+                            at,
                             chunk,
-                            n_bytes: event.data.len(),
-                        }));
+                            event.data.len(),
+                        )));
                     }
                 }
                 assert_eq!(meter.n_events(), EVENTS_PER_BATCH);

@@ -47,7 +47,7 @@ mod observation;
 mod summary;
 
 pub use measurement::{
-    CrossCheck, LatencySummary, Measurement, TokenSource, TokensPerEventHistogram,
+    CrossCheck, EventClock, LatencySummary, Measurement, TokenSource, TokensPerEventHistogram,
 };
 pub use meter::Meter;
 pub use observation::{Final, LlamaTimings, Observation};

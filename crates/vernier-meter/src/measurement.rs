@@ -130,6 +130,29 @@ impl TokensPerEventHistogram {
     }
 }
 
+/// Which clock stamped a request's token-bearing events.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum EventClock {
+    /// The kernel's receive time of the socket read that completed each event.
+    KernelRx,
+    /// The instant our task read each event.
+    #[default]
+    Userspace,
+}
+
+impl EventClock {
+    /// `kernel_rx` or `userspace`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::KernelRx => "kernel_rx",
+            Self::Userspace => "userspace",
+        }
+    }
+}
+
 /// Everything measured about one streamed request.
 ///
 /// Durations are milliseconds from the moment the request was sent; rates are per second and
@@ -191,4 +214,17 @@ pub struct Measurement {
     pub warnings: Vec<String>,
     /// How the stream ended, as the server said.
     pub finish_reason: Option<String>,
+    /// Which clock stamped the token-bearing events: `kernel_rx` when every one had the
+    /// kernel's receive time, else `userspace`.
+    #[serde(default)]
+    pub clock: EventClock,
+    /// With kernel stamps: how long after the kernel received each token-bearing event our
+    /// task read it (the client's own lag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_lag_ms: Option<LatencySummary>,
+    /// Socket reads that completed more than one token-bearing event: the earlier events of
+    /// such a read have only an upper bound, and the gaps between them are not real. Absent
+    /// when the reads are not numbered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_coalesced_reads: Option<u64>,
 }

@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::measurement::{CrossCheck, Measurement, TokenSource, TokensPerEventHistogram};
+use crate::measurement::{
+    CrossCheck, EventClock, LatencySummary, Measurement, TokenSource, TokensPerEventHistogram,
+};
 use crate::observation::{Final, Observation};
 use crate::summary::summarise;
 
@@ -87,6 +89,8 @@ impl Meter {
 #[derive(Debug, Clone, Copy)]
 struct TokenEvent {
     at: Instant,
+    read_at: Option<Instant>,
+    read_seq: Option<u64>,
     /// Bytes of output text (content, reasoning, tool-call text) the event carried.
     text_bytes: u64,
     token_ids: Option<u32>,
@@ -164,6 +168,8 @@ impl<'a> Computation<'a> {
             if observation.is_token_bearing() {
                 token_events.push(TokenEvent {
                     at: observation.at,
+                    read_at: observation.read_at,
+                    read_seq: observation.read_seq,
                     text_bytes: u64::from(observation.content_bytes)
                         + u64::from(observation.reasoning_bytes)
                         + u64::from(observation.tool_call_bytes),
@@ -427,6 +433,7 @@ impl<'a> Computation<'a> {
         }
 
         self.add_final_warnings(completion_tokens, best.source, n_token_events);
+        let (clock, client_lag_ms, n_coalesced_reads) = self.receive_side();
 
         Measurement {
             ttft_ms: ttft.map(milliseconds),
@@ -459,7 +466,47 @@ impl<'a> Computation<'a> {
             cross_checks,
             warnings: self.warnings,
             finish_reason: final_counts.finish_reason.clone(),
+            clock,
+            client_lag_ms,
+            n_coalesced_reads,
         }
+    }
+
+    /// The clock of the token-bearing events, the client's lag behind the kernel per event,
+    /// and the reads that completed more than one event.
+    fn receive_side(&self) -> (EventClock, Option<LatencySummary>, Option<u64>) {
+        let events = &self.token_events;
+        let clock = if !events.is_empty() && events.iter().all(|e| e.read_at.is_some()) {
+            EventClock::KernelRx
+        } else {
+            EventClock::Userspace
+        };
+        let lags: Vec<(f64, f64)> = events
+            .iter()
+            .filter_map(|e| {
+                e.read_at
+                    .map(|read_at| (milliseconds(read_at.saturating_duration_since(e.at)), 1.0))
+            })
+            .collect();
+        let coalesced =
+            (!events.is_empty() && events.iter().all(|e| e.read_seq.is_some())).then(|| {
+                let mut reads: Vec<u64> = events.iter().filter_map(|e| e.read_seq).collect();
+                reads.sort_unstable();
+                let mut n = 0;
+                let mut run = 1;
+                for pair in reads.windows(2) {
+                    if pair[0] == pair[1] {
+                        run += 1;
+                        if run == 2 {
+                            n += 1;
+                        }
+                    } else {
+                        run = 1;
+                    }
+                }
+                n
+            });
+        (clock, summarise(lags), coalesced)
     }
 
     fn add_final_warnings(

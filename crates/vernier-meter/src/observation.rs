@@ -27,6 +27,12 @@ pub struct Observation {
     pub cumulative_completion_tokens: Option<u64>,
     /// Entries in this event's `logprobs.content`.
     pub logprob_tokens: Option<u32>,
+    /// When our task read the event, where `at` is the kernel's receive time of the socket
+    /// read that completed it (`None`: `at` is our read instant).
+    pub read_at: Option<Instant>,
+    /// The number of the socket read that completed the event, when the reads are numbered:
+    /// token-bearing events that share one arrived in one read (a coalesced read).
+    pub read_seq: Option<u64>,
 }
 
 impl Observation {
@@ -41,7 +47,24 @@ impl Observation {
             token_ids: None,
             cumulative_completion_tokens: None,
             logprob_tokens: None,
+            read_at: None,
+            read_seq: None,
         }
+    }
+
+    /// Marks `at` as the kernel's receive time of the read that completed the event, which
+    /// our task read at `read_at`.
+    #[must_use]
+    pub const fn with_kernel_rx(mut self, read_at: Instant) -> Self {
+        self.read_at = Some(read_at);
+        self
+    }
+
+    /// Sets the number of the socket read that completed the event.
+    #[must_use]
+    pub const fn with_read_seq(mut self, seq: u64) -> Self {
+        self.read_seq = Some(seq);
+        self
     }
 
     /// Sets the answer content bytes.

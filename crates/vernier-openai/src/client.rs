@@ -442,6 +442,7 @@ impl Client {
                 idle: timeouts.idle,
                 total_deadline,
                 max_line_bytes: self.inner.max_line_bytes,
+                rx: Some(connection.rx),
             },
         })
     }

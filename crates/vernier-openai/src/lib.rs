@@ -52,6 +52,7 @@ mod meter;
 mod metrics;
 mod proxy;
 mod rate_limit;
+mod rx;
 mod server_metrics;
 mod sse;
 mod stream;
@@ -80,6 +81,7 @@ pub use rate_limit::{
     AdaptiveConcurrency, REFUSABLE_FIELDS, RequestPacer, WaitBudget, WaitCause, is_rate_limited,
     rate_limit_wait, refused_field, retry_after, wait_for,
 };
+pub use rx::kernel_rx_available;
 pub use server_metrics::{
     KNOWN_METRICS, MetricNames, ServerLoad, generation_counter, generation_metric_names,
     load_metric_names, metric_sums, server_load, spec_decode_counters,

@@ -180,6 +180,12 @@ pub fn observation(chunk: &StampedChunk) -> Observation {
     if let Some(n) = event.logprob_count() {
         observation = observation.with_logprob_tokens(saturating_u32(n));
     }
+    if let Some(read_at) = chunk.read_at {
+        observation = observation.with_kernel_rx(read_at);
+    }
+    if let Some(seq) = chunk.read_seq {
+        observation = observation.with_read_seq(seq);
+    }
     observation
 }
 
@@ -232,12 +238,18 @@ mod tests {
             "timings":{"prompt_n":3,"prompt_ms":1.5,"predicted_n":2,"predicted_ms":10.0}}"#;
         let chunk: ChatChunk = serde_json::from_str(json).expect("chunk");
         let at = Instant::now();
-        let stamped = StampedChunk {
-            arrived_at: at,
-            chunk,
-            n_bytes: json.len(),
-        };
+        let mut stamped = StampedChunk::new(at, chunk, json.len());
         let observation = observation(&stamped);
+        assert_eq!((observation.read_at, observation.read_seq), (None, None));
+        // A kernel-stamped event carries our read instant and the read's number along.
+        let read_at = at + std::time::Duration::from_micros(40);
+        stamped.read_at = Some(read_at);
+        stamped.read_seq = Some(7);
+        let kernel = super::observation(&stamped);
+        assert_eq!(
+            (kernel.at, kernel.read_at, kernel.read_seq),
+            (at, Some(read_at), Some(7))
+        );
         assert_eq!(
             (observation.content_bytes, observation.reasoning_bytes),
             (6, 2)

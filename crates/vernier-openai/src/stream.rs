@@ -10,21 +10,42 @@ use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::transport::{after, earliest, within};
+use crate::transport::{after, earliest};
 use crate::{
     ChatAccumulator, ChatChunk, ClientError, CompletionChunk, ResponseEnvelope, SseDecoder,
     SseEvent, TimeoutKind,
 };
 
-/// A decoded stream event with the instant its final byte was read from the socket.
+/// A decoded stream event with the instant its final byte arrived.
 #[derive(Debug, Clone)]
 pub struct StampedChunk<C = ChatChunk> {
-    /// When the body frame that completed this event was read.
+    /// When the body frame that completed this event arrived: the kernel's receive time of
+    /// the socket read that brought it (Linux, `SO_TIMESTAMPNS`), else the instant our task
+    /// read it.
     pub arrived_at: Instant,
+    /// With a kernel receive time in `arrived_at`: the instant our task read the frame (the
+    /// difference is the client's own lag).
+    pub read_at: Option<Instant>,
+    /// The number of the socket read that completed the frame (events sharing one arrived in
+    /// one read).
+    pub read_seq: Option<u64>,
     /// The parsed event.
     pub chunk: C,
     /// Bytes of the event's `data` payload.
     pub n_bytes: usize,
+}
+
+impl<C> StampedChunk<C> {
+    /// An event read by our task at `arrived_at`, with no kernel stamp and no read number.
+    pub fn new(arrived_at: Instant, chunk: C, n_bytes: usize) -> Self {
+        Self {
+            arrived_at,
+            read_at: None,
+            read_seq: None,
+            chunk,
+            n_bytes,
+        }
+    }
 }
 
 /// What a stream chunk type must offer the shared stream machinery.
@@ -55,6 +76,33 @@ impl StreamChunk for CompletionChunk {
     }
 }
 
+/// When a body frame arrived: see [`StampedChunk`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Arrival {
+    at: Instant,
+    read_at: Option<Instant>,
+    read_seq: Option<u64>,
+}
+
+impl Arrival {
+    /// The frame read now: by the kernel's stamp of the connection's latest read when there
+    /// is a credible one, else by our own instant.
+    fn now(rx: Option<&crate::rx::RxLog>) -> Self {
+        let read_at = Instant::now();
+        let latest = rx.and_then(crate::rx::RxLog::latest);
+        let kernel = latest
+            .and_then(|read| read.kernel_ns)
+            .and_then(|kernel_ns| {
+                crate::rx::kernel_instant(read_at, crate::rx::realtime_ns(), kernel_ns)
+            });
+        Self {
+            at: kernel.unwrap_or(read_at),
+            read_at: kernel.map(|_| read_at),
+            read_seq: latest.map(|read| read.seq),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Open,
@@ -75,6 +123,8 @@ pub(crate) struct Opened {
     pub(crate) idle: Option<Duration>,
     pub(crate) total_deadline: Option<Instant>,
     pub(crate) max_line_bytes: usize,
+    /// The connection's socket reads, with kernel receive times where the kernel gives them.
+    pub(crate) rx: Option<std::sync::Arc<crate::rx::RxLog>>,
 }
 
 #[derive(Debug)]
@@ -82,7 +132,7 @@ pub(crate) struct EventStream<C> {
     opened: Opened,
     decoder: SseDecoder,
     decoded: Vec<SseEvent>,
-    pending: VecDeque<(SseEvent, Instant)>,
+    pending: VecDeque<(SseEvent, Arrival)>,
     deferred_error: Option<ClientError>,
     /// When the last frame that completed at least one event was read. Comments (keep-alives)
     /// and frames holding only part of an event leave it alone, so a server that only sends
@@ -94,6 +144,8 @@ pub(crate) struct EventStream<C> {
     accumulator: ChatAccumulator,
     /// With [`ChatStream::capture_body`]: every body frame with the instant it was read.
     capture: Option<Vec<(Instant, bytes::Bytes)>>,
+    /// The stream's one deadline timer (first byte, idle, total), armed at the first wait.
+    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
     chunk_type: PhantomData<fn() -> C>,
 }
 
@@ -134,6 +186,7 @@ impl<C: StreamChunk> EventStream<C> {
             finished_at: None,
             accumulator: ChatAccumulator::new(),
             capture: None,
+            timer: None,
             chunk_type: PhantomData,
         }
     }
@@ -175,8 +228,8 @@ impl<C: StreamChunk> EventStream<C> {
             if self.state != State::Open {
                 return None;
             }
-            if let Some((event, at)) = self.pending.pop_front() {
-                if let Some(result) = self.handle(&event, at) {
+            if let Some((event, arrival)) = self.pending.pop_front() {
+                if let Some(result) = self.handle(&event, arrival) {
                     return Some(result);
                 }
                 continue;
@@ -227,8 +280,9 @@ impl<C: StreamChunk> EventStream<C> {
             ),
         };
         let deadline = earliest(phase, self.opened.total_deadline);
-        let frame = within(deadline, self.events_received(), self.opened.body.frame()).await?;
-        let arrived_at = Instant::now();
+        let frame = self.frame_within(deadline).await?;
+        let arrival = Arrival::now(self.opened.rx.as_deref());
+        let arrived_at = arrival.at;
         match frame {
             None => {
                 self.eof = true;
@@ -261,15 +315,49 @@ impl<C: StreamChunk> EventStream<C> {
             self.last_event_at = Some(arrived_at);
         }
         self.pending
-            .extend(self.decoded.drain(..).map(|event| (event, arrived_at)));
+            .extend(self.decoded.drain(..).map(|event| (event, arrival)));
         Ok(())
+    }
+
+    /// The next body frame, or a timeout at `deadline`. One timer serves the whole stream: it
+    /// is moved only when the deadline comes earlier or when it fires before the deadline, so a
+    /// frame costs no timer of its own.
+    async fn frame_within(
+        &mut self,
+        deadline: Option<(Instant, TimeoutKind)>,
+    ) -> Result<Option<Result<hyper::body::Frame<bytes::Bytes>, hyper::Error>>, ClientError> {
+        let Some((at, which)) = deadline else {
+            return Ok(self.opened.body.frame().await);
+        };
+        let events_received = self.events_received();
+        let due = tokio::time::Instant::from_std(at);
+        let timer = self
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+        if timer.deadline() > due {
+            timer.as_mut().reset(due);
+        }
+        let mut frame = std::pin::pin!(self.opened.body.frame());
+        loop {
+            tokio::select! {
+                biased;
+                frame = &mut frame => return Ok(frame),
+                () = timer.as_mut() => {
+                    if tokio::time::Instant::now() >= due {
+                        return Err(ClientError::Timeout { which, events_received });
+                    }
+                    timer.as_mut().reset(due);
+                }
+            }
+        }
     }
 
     fn handle(
         &mut self,
         event: &SseEvent,
-        arrived_at: Instant,
+        arrival: Arrival,
     ) -> Option<Result<StampedChunk<C>, ClientError>> {
+        let arrived_at = arrival.at;
         if event.is_done() {
             self.state = State::Done;
             self.finished_at = Some(arrived_at);
@@ -304,6 +392,8 @@ impl<C: StreamChunk> EventStream<C> {
         chunk.accumulate(&mut self.accumulator);
         Some(Ok(StampedChunk {
             arrived_at,
+            read_at: arrival.read_at,
+            read_seq: arrival.read_seq,
             chunk,
             n_bytes: event.data.len(),
         }))

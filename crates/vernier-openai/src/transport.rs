@@ -209,6 +209,8 @@ pub(crate) async fn within<F: Future>(
 pub(crate) struct Connection {
     pub(crate) sender: http1::SendRequest<Full<Bytes>>,
     pub(crate) first_write: Arc<OnceLock<Instant>>,
+    /// Its socket reads, with the kernel's receive times where it gives them.
+    pub(crate) rx: Arc<crate::rx::RxLog>,
 }
 
 /// Opens a connection to `endpoint` (TLS when https) and spawns hyper's connection driver.
@@ -232,6 +234,8 @@ pub(crate) async fn connect(
         tcp
     };
     let first_write = Arc::new(OnceLock::new());
+    let rx = Arc::new(crate::rx::RxLog::default());
+    let tcp = crate::rx::StampedTcp::new(tcp, Arc::clone(&rx));
     let sender =
         if endpoint.https {
             let config = tls.ok_or_else(|| ClientError::Tls {
@@ -271,6 +275,7 @@ pub(crate) async fn connect(
     Ok(Connection {
         sender,
         first_write,
+        rx,
     })
 }
 

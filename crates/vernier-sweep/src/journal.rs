@@ -95,7 +95,8 @@ pub struct SearchDone {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Timeline {
-    /// Which clock stamped the events: `userspace` (the instant our task read them).
+    /// Which clock stamped the events: `kernel_rx` (the kernel's receive time of the read
+    /// that completed each) or `userspace` (the instant our task read them).
     pub clock: TimelineClock,
     /// The request's first byte written to the socket.
     pub request_sent_unix_ns: u64,
@@ -117,6 +118,9 @@ pub struct Timeline {
 pub enum TimelineClock {
     /// The instant the client's task read each event (`std::time::Instant`).
     Userspace,
+    /// The kernel's receive time (`SO_TIMESTAMPNS`) of the socket read that completed each
+    /// token event.
+    KernelRx,
 }
 
 /// The server's own queue sampled from `/metrics` while a cell ran.

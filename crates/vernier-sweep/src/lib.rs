@@ -56,6 +56,8 @@ mod load;
 mod load_runner;
 mod observer;
 #[cfg(feature = "engine")]
+mod pool;
+#[cfg(feature = "engine")]
 mod probe;
 mod report;
 #[cfg(feature = "engine")]

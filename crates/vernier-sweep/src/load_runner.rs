@@ -44,7 +44,7 @@ pub(crate) async fn run_steady_rep(
                     sequence: Some(sequence),
                     scheduled: None,
                 };
-                let end = run_stream(Arc::clone(&shared), job, None).await?;
+                let end = Box::pin(run_stream(Arc::clone(&shared), job, None)).await?;
                 result.record(&shared, end)?;
                 shared.observer.request_measured();
                 sequence += 1;
@@ -187,7 +187,8 @@ fn collect(
     recorded
 }
 
-/// Samples the server's running and waiting requests from `/metrics` every 250 ms.
+/// Samples the server's running and waiting requests from `/metrics` every second: each sample
+/// is a request and a parse on the measuring machine, so it is kept rare beside the events.
 #[derive(Debug)]
 pub(crate) struct QueueSampler {
     stop: tokio::sync::oneshot::Sender<()>,
@@ -199,7 +200,7 @@ impl QueueSampler {
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let mut samples = Vec::new();
-            let mut ticker = tokio::time::interval(Duration::from_millis(250));
+            let mut ticker = tokio::time::interval(Duration::from_secs(1));
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {

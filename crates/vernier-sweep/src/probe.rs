@@ -1,4 +1,7 @@
-//! The 1 ms scheduler probe: how long a ready task waits for the runtime during a cell.
+//! The scheduler probe: how long a ready task waits for the runtime during a cell. Every
+//! millisecond while the events are timed in user space; once a second once the kernel stamps
+//! them, where the client's lag is measured on every event and the probe only adds the
+//! runtime's own delay, at a rate well below the events it watches.
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +17,12 @@ pub(crate) struct ProbeResult {
     pub(crate) timer_overshoot: LagHistogram,
 }
 
-/// Measures tokio's scheduling delay. Every millisecond (by tokio's timer) the probe task
+/// The probe's tick while events are timed in user space.
+pub(crate) const DENSE: Duration = Duration::from_millis(1);
+/// The probe's tick once the kernel stamps events.
+pub(crate) const SPARSE: Duration = Duration::from_secs(1);
+
+/// Measures tokio's scheduling delay. Every tick (by tokio's timer) the probe task
 /// records how late the timer woke it, then yields and records how long the runtime takes to
 /// poll it again. The yield is timed from `Instant::now()` just before `yield_now()`, so the
 /// timer's granularity is not part of the scheduling delay.
@@ -25,11 +33,11 @@ pub(crate) struct SchedulerProbe {
 }
 
 impl SchedulerProbe {
-    pub(crate) fn start() -> Self {
+    pub(crate) fn start(tick: Duration) -> Self {
         let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let mut result = ProbeResult::default();
-            let mut ticker = tokio::time::interval(Duration::from_millis(1));
+            let mut ticker = tokio::time::interval(tick);
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
@@ -66,7 +74,7 @@ mod tests {
             .build()
             .expect("a runtime");
         let result = runtime.block_on(async {
-            let probe = SchedulerProbe::start();
+            let probe = SchedulerProbe::start(DENSE);
             tokio::time::sleep(Duration::from_millis(20)).await;
             probe.finish().await
         });

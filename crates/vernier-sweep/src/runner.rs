@@ -1,7 +1,7 @@
 //! Running the sweep: set-up checks, calibration, cells, repetitions, streams, retries.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -47,6 +47,11 @@ pub(crate) struct Shared {
     pub(crate) wait_budget: vernier_openai::WaitBudget,
     /// `--capture`: streams captured so far per cell.
     pub(crate) captured: Mutex<BTreeMap<CellKey, u32>>,
+    /// The kernel stamps received data (or a measured request had its receive time on every
+    /// event): the scheduler probe can tick sparsely.
+    pub(crate) kernel_rx_seen: std::sync::atomic::AtomicBool,
+    /// The measured streams' own single-threaded runtimes (`None`: the run's runtime).
+    pub(crate) pool: Option<crate::pool::StreamPool>,
 }
 
 /// Spaces requests so that at most `rate` go out per second (none without a cap).
@@ -220,9 +225,18 @@ impl ClockAnchor {
     }
 
     /// A request's instants on the wall clock.
-    fn timeline(&self, times: &RequestTimes, scheduled: Option<Instant>) -> Timeline {
+    fn timeline(
+        &self,
+        times: &RequestTimes,
+        scheduled: Option<Instant>,
+        clock: vernier_meter::EventClock,
+    ) -> Timeline {
         Timeline {
-            clock: TimelineClock::Userspace,
+            clock: if clock == vernier_meter::EventClock::KernelRx {
+                TimelineClock::KernelRx
+            } else {
+                TimelineClock::Userspace
+            },
             request_sent_unix_ns: self.unix_ns(times.sent),
             headers_unix_ns: self.unix_ns(times.headers),
             first_token_unix_ns: times.first_token.map(|t| self.unix_ns(t)),
@@ -415,7 +429,42 @@ async fn probe_answered(shared: &Shared) -> bool {
 /// a server whose generation counter moves is busy (keep waiting, up to the cap); one whose
 /// counter stands still is hung. The future keeps being polled during the check, so event
 /// arrival times stay exact.
-async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Failure> {
+/// One stream's idle timer, kept from one event to the next: waiting for an event only notes
+/// when the wait began, and the timer, armed once, is moved on only when it fires early. An
+/// event then costs no timer of its own.
+pub(crate) struct IdleWatch {
+    timer: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl IdleWatch {
+    pub(crate) fn new(idle: Duration) -> Self {
+        Self {
+            timer: Box::pin(tokio::time::sleep(idle)),
+        }
+    }
+
+    /// Waits until `idle` has passed since `since` (re-arming the timer when it fired for an
+    /// earlier wait).
+    async fn idle_since(&mut self, since: tokio::time::Instant, idle: Duration) {
+        let due = since + idle;
+        loop {
+            if self.timer.deadline() > due {
+                self.timer.as_mut().reset(due);
+            }
+            self.timer.as_mut().await;
+            if tokio::time::Instant::now() >= due {
+                return;
+            }
+            self.timer.as_mut().reset(due);
+        }
+    }
+}
+
+async fn watched<F: Future>(
+    shared: &Shared,
+    watch: &mut IdleWatch,
+    future: F,
+) -> Result<F::Output, Failure> {
     let mut future = pin!(future);
     let mut waited = Duration::ZERO;
     let client = &shared.client;
@@ -423,8 +472,13 @@ async fn watched<F: Future>(shared: &Shared, future: F) -> Result<F::Output, Fai
     let counter = shared.generation_counter;
     let gap = idle.min(Duration::from_secs(3));
     loop {
+        let since = tokio::time::Instant::now();
+        tokio::select! {
+            biased;
+            output = &mut future => return Ok(output),
+            () = watch.idle_since(since, idle) => {}
+        }
         let check = pin!(async move {
-            tokio::time::sleep(idle).await;
             match counter {
                 Some(name) => generation_moving(client, name, gap).await,
                 None => None,
@@ -504,9 +558,14 @@ async fn measure_once(
     capture: bool,
 ) -> Result<Measured, (Failure, LagHistogram)> {
     let mut lag = LagHistogram::new();
-    let opened = Box::pin(watched(shared, shared.client.metered_chat_stream(request)))
-        .await
-        .map_err(|f| (f, LagHistogram::new()))?;
+    let mut watch = IdleWatch::new(shared.idle_timeout);
+    let opened = Box::pin(watched(
+        shared,
+        &mut watch,
+        shared.client.metered_chat_stream(request),
+    ))
+    .await
+    .map_err(|f| (f, LagHistogram::new()))?;
     let mut stream = opened.map_err(|error| (classify(error), LagHistogram::new()))?;
     if capture {
         stream.capture_body();
@@ -518,7 +577,7 @@ async fn measure_once(
         last_token: None,
     };
     loop {
-        let next = match watched(shared, stream.next_event()).await {
+        let next = match watched(shared, &mut watch, stream.next_event()).await {
             Ok(next) => next,
             Err(failure) => return Err((failure, lag)),
         };
@@ -612,7 +671,16 @@ fn fill_measured(
     if let Some(capture) = measured.capture.take() {
         line.capture = Some(shared.write_capture(job, line.attempt, request, capture)?);
     }
-    line.timeline = Some(shared.clock.timeline(&measured.times, job.scheduled));
+    if measured.measurement.clock == vernier_meter::EventClock::KernelRx {
+        shared
+            .kernel_rx_seen
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    line.timeline = Some(shared.clock.timeline(
+        &measured.times,
+        job.scheduled,
+        measured.measurement.clock,
+    ));
     let m = measured.measurement;
     line.prompt_tokens_actual = m.prompt_tokens;
     line.cached_prompt_tokens = m.cached_prompt_tokens;
@@ -625,6 +693,28 @@ fn fill_measured(
     line.server_timings = measured.server_timings;
     line.client_lag = measured.lag;
     Ok(())
+}
+
+/// Measures one request on the next stream runtime (on this one without a pool).
+async fn measure_on_pool(
+    shared: &Arc<Shared>,
+    request: &ChatRequest,
+    capture: bool,
+) -> Result<Measured, (Failure, LagHistogram)> {
+    let Some(pool) = &shared.pool else {
+        return Box::pin(measure_once(shared, request, capture)).await;
+    };
+    let (worker, sent) = (Arc::clone(shared), request.clone());
+    match pool
+        .run(async move { measure_once(&worker, &sent, capture).await })
+        .await
+    {
+        Some(result) => result,
+        None => Err((
+            Failure::Retryable("the stream's runtime stopped".to_owned()),
+            LagHistogram::new(),
+        )),
+    }
 }
 
 pub(crate) async fn run_stream(
@@ -658,7 +748,7 @@ pub(crate) async fn run_stream(
             job.cell.output_tokens,
         );
         let capture = job.phase == RepPhase::Measured && shared.capture_turn(job.cell);
-        let result = Box::pin(measure_once(&shared, &request, capture)).await;
+        let result = measure_on_pool(&shared, &request, capture).await;
         let mut line = attempt_line(&job, attempt, nonce);
         let (failure, lag) = match result {
             Ok(measured) => {
@@ -1156,7 +1246,16 @@ async fn run_cell_reps(
     } else {
         BTreeMap::new()
     };
-    let probe = SchedulerProbe::start();
+    let probe = SchedulerProbe::start(
+        if shared
+            .kernel_rx_seen
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            crate::probe::SPARSE
+        } else {
+            crate::probe::DENSE
+        },
+    );
     let queue = shared
         .has_metrics
         .then(|| crate::load_runner::QueueSampler::start(shared.client.clone()));

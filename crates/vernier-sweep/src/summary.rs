@@ -280,17 +280,55 @@ pub(crate) fn per_request_spec_decode(
     })
 }
 
+/// The run's client lag: the histograms merged over cells, and the cells' clock counts summed.
+fn run_lag(
+    cells: &[CellSummary],
+    events: &LagHistogram,
+    scheduler: &LagHistogram,
+    timer: &LagHistogram,
+) -> ClientLag {
+    ClientLag {
+        event_processing: events.summary(),
+        n_kernel_rx_requests: cells
+            .iter()
+            .map(|c| c.client_lag.n_kernel_rx_requests)
+            .sum(),
+        n_userspace_requests: cells
+            .iter()
+            .map(|c| c.client_lag.n_userspace_requests)
+            .sum(),
+        n_coalesced_reads: cells.iter().map(|c| c.client_lag.n_coalesced_reads).sum(),
+        scheduler_delay: scheduler.summary(),
+        timer_overshoot: timer.summary(),
+    }
+}
+
+fn count_u32<T>(items: impl Iterator<Item = T>) -> u32 {
+    u32::try_from(items.count()).unwrap_or(u32::MAX)
+}
+
 /// The client's own lag.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ClientLag {
-    /// Event arrival → our processing done, per event.
+    /// Event arrival (the kernel's receive time when the request's clock is `kernel_rx`) →
+    /// our processing done, per event.
     pub event_processing: Option<LagSummary>,
-    /// Tokio scheduling delay: a task yields every millisecond; the time until it is polled
-    /// again.
+    /// Measured requests whose every token event carried the kernel's receive time.
+    #[serde(default)]
+    pub n_kernel_rx_requests: u32,
+    /// Measured requests timed in user space (no kernel stamps, or not on every event).
+    #[serde(default)]
+    pub n_userspace_requests: u32,
+    /// Socket reads that completed more than one token event, over the measured requests:
+    /// the earlier events of such a read only have an upper bound on their arrival.
+    #[serde(default)]
+    pub n_coalesced_reads: u64,
+    /// Tokio scheduling delay: a task yields every tick (1 ms, or 1 s once the kernel
+    /// stamps events); the time until it is polled again.
     pub scheduler_delay: Option<LagSummary>,
-    /// Tokio timer overshoot: how late the probe's 1 ms timer woke it. This includes the
-    /// timer's 1 ms granularity, so it is not client lag; reported apart.
+    /// Tokio timer overshoot: how late the probe's timer woke it. This includes the timer's
+    /// 1 ms granularity, so it is not client lag; reported apart.
     #[serde(default)]
     pub timer_overshoot: Option<LagSummary>,
 }
@@ -566,6 +604,7 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
     if header.environment.server.simulator {
         warnings.push("figures come from the bundled simulator, not a real server".to_owned());
     }
+    let run_client_lag = run_lag(&summaries, &run_event_lag, &run_scheduler, &run_timer);
     Some(RunFile {
         schema_version: RUN_FILE_SCHEMA_VERSION,
         label: config.label.clone(),
@@ -575,11 +614,7 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
         command_line: header.command_line.clone(),
         calibrations: calibrations.into_values().collect(),
         cells: summaries,
-        client_lag: ClientLag {
-            event_processing: run_event_lag.summary(),
-            scheduler_delay: run_scheduler.summary(),
-            timer_overshoot: run_timer.summary(),
-        },
+        client_lag: run_client_lag,
         complete,
         warnings,
         capacity,
@@ -757,6 +792,20 @@ fn summarise_cell(
         ),
         client_lag: ClientLag {
             event_processing: cell.event_lag.summary(),
+            n_kernel_rx_requests: count_u32(measured.iter().filter(|a| {
+                a.measurement
+                    .as_ref()
+                    .is_some_and(|m| m.clock == vernier_meter::EventClock::KernelRx)
+            })),
+            n_userspace_requests: count_u32(measured.iter().filter(|a| {
+                a.measurement
+                    .as_ref()
+                    .is_some_and(|m| m.clock != vernier_meter::EventClock::KernelRx)
+            })),
+            n_coalesced_reads: measured
+                .iter()
+                .filter_map(|a| a.measurement.as_ref().and_then(|m| m.n_coalesced_reads))
+                .sum(),
             scheduler_delay: cell.scheduler_delay.summary(),
             timer_overshoot: cell.timer_overshoot.summary(),
         },

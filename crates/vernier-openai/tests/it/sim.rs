@@ -290,3 +290,52 @@ async fn models_tokenize_and_metrics() {
         metrics.samples()
     );
 }
+
+/// A client that reads late still times events by when they arrived: with the kernel's
+/// receive stamps (Linux), TTFT and the decode rate come from arrival, and the lag shows as the
+/// client's own.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_client_that_reads_late_still_times_events_by_their_arrival() {
+    let config = SimConfig::builder()
+        .fixed_overhead(Duration::from_millis(30))
+        .decode_step(Duration::from_millis(15))
+        .tokens_per_event(TokensPerEvent::Fixed(1))
+        .build();
+    let (sim, client) = start(config).await;
+    // A first request, so that the machine's receive stamping is already on.
+    let warm = client.measure_chat(&request(2)).await.expect("warm-up");
+    assert!(warm.1.is_none());
+    let mut stream = client
+        .metered_chat_stream(&request(6))
+        .await
+        .expect("opens");
+    // The role chunk leaves at once; then the task stalls 80 ms while the first token arrives
+    // (30 ms of prefill) and the next ones follow every 15 ms.
+    let first = stream
+        .next_event()
+        .await
+        .expect("an event")
+        .expect("role chunk");
+    assert!(!first.chunk.is_token_bearing());
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    while let Some(event) = stream.next_event().await {
+        event.expect("a clean stream");
+    }
+    let metered = stream.finish();
+    let measurement = &metered.measurement;
+    let truth = sim.ground_truth().pop().expect("recorded");
+    let true_ttft_ms = truth.first_token_event_ns.expect("a first token") as f64 / 1e6;
+    assert_eq!(measurement.clock.as_str(), "kernel_rx", "{measurement:?}");
+    let ttft = measurement.ttft_ms.expect("a TTFT");
+    // Timed by our read it would be past 80 ms; by the kernel it is the arrival (the request
+    // takes a few ms to reach the simulator, and loopback adds microseconds).
+    assert!(
+        ttft >= true_ttft_ms && ttft < true_ttft_ms + 20.0,
+        "TTFT {ttft} ms, the simulator sent it at {true_ttft_ms} ms"
+    );
+    let lag = measurement.client_lag_ms.expect("the client's lag");
+    assert!(lag.max_ms >= 30.0, "{lag:?}");
+    // Events that piled up during the stall came in fewer reads than events.
+    assert!(measurement.n_coalesced_reads.is_some());
+}

@@ -171,7 +171,7 @@ fn aggregate_section(out: &mut String, run: &RunFile) {
         out,
         "All streams of a cell together, in the server's own tokens. Window: {}. Medians over windows with \
          a 95% bootstrap interval; p10–p90 beside them. The server's queue is `/metrics` sampled every \
-         250 ms during the cell (running / waiting, median and most).\n",
+         second during the cell (running / waiting, median and most).\n",
         first.window
     );
     let _ = writeln!(

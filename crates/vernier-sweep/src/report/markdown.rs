@@ -26,6 +26,19 @@ fn sources(cell: &CellSummary) -> String {
     text
 }
 
+/// Which clock timed the events, and how many reads held more than one token event.
+fn write_event_clock(out: &mut String, lag: &crate::summary::ClientLag) {
+    let total = lag.n_kernel_rx_requests + lag.n_userspace_requests;
+    if total == 0 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "- Event clock: the kernel's receive time for {} of {total} requests (`kernel_rx`), our read instant for the rest (`userspace`); {} socket reads held more than one token event (the earlier events of such a read have only an upper bound, and the gaps between them are not real).",
+        lag.n_kernel_rx_requests, lag.n_coalesced_reads
+    );
+}
+
 /// The report text.
 #[expect(
     clippy::too_many_lines,
@@ -292,7 +305,7 @@ pub fn markdown_report(run: &RunFile) -> String {
         (Some(events), scheduler) => {
             let _ = write!(
                 out,
-                "- Client lag (the ruler itself): event arrival to processed p50 {:.1} µs, p99 {:.1} µs over {} events",
+                "- Client lag (the ruler itself): event arrival (the kernel's receive time where the kernel stamps reads) to processed p50 {:.1} µs, p99 {:.1} µs over {} events",
                 events.p50_us, events.p99_us, events.n
             );
             if let Some(delay) = scheduler {
@@ -305,11 +318,12 @@ pub fn markdown_report(run: &RunFile) -> String {
             if let Some(overshoot) = run.client_lag.timer_overshoot {
                 let _ = write!(
                     out,
-                    "; timer overshoot (1 ms timer deadline → woken; tokio's timer granularity, not client lag) p50 {:.1} µs, p99 {:.1} µs",
+                    "; timer overshoot (probe timer deadline → woken; tokio's timer granularity, not client lag) p50 {:.1} µs, p99 {:.1} µs",
                     overshoot.p50_us, overshoot.p99_us
                 );
             }
             let _ = writeln!(out, " (bucket upper edges).");
+            write_event_clock(&mut out, &run.client_lag);
         }
         (None, _) => {
             let _ = writeln!(out, "- Client lag: no events measured.");

@@ -1,0 +1,475 @@
+//! What the ruler costs the machine it measures: CPU time (this process's `getrusage`, user +
+//! system) per streamed event, for `curl -N` (the kernel's floor for reading a stream), the
+//! `measure` path (`Client::measure_chat` on a single-threaded runtime) and the sweep's stream
+//! path (`run_sweep`, streams on the per-core stream runtimes) at 1, 64 and 256 streams.
+//!
+//! The simulator runs in a child process (this benchmark run again with
+//! `VERNIER_BENCH_SIM=serve`), so none of its CPU is counted. Start-up is subtracted: each
+//! figure is (CPU of a long run − CPU of the same run with few tokens) / (its events − theirs),
+//! the marginal cost of one more event.
+//!
+//! A second table runs the sweep at 1, 16 and 64 streams while two CPU-burning processes
+//! compete for the cores, and compares it request by request with the simulator's ground truth
+//! (matched by the request's nonce): the decode median against the simulator's, and the instant
+//! the first token arrived (the kernel's receive time) against the instant the simulator sent
+//! it, both on the wall clock. Run it with
+//! `cargo bench -p vernier-sweep --bench cpu_per_event`; `-- --test` runs a tiny version once
+//! (CI does), whose figures mean nothing.
+
+#![expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark prints its table"
+)]
+
+use std::io::{BufRead as _, Write as _};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use vernier_openai::{ChatMessage, ChatRequest, ClientBuilder, StreamOptions};
+use vernier_sweep::{QuietObserver, RunContext, SweepConfig, SweepStart, Workload, run_sweep};
+
+/// Process CPU time so far (`who`: this process, or its waited-for children), seconds.
+fn cpu_seconds(who: nix::sys::resource::UsageWho) -> f64 {
+    let Ok(usage) = nix::sys::resource::getrusage(who) else {
+        return f64::NAN;
+    };
+    let seconds = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
+    seconds(usage.user_time()) + seconds(usage.system_time())
+}
+
+fn self_cpu() -> f64 {
+    cpu_seconds(nix::sys::resource::UsageWho::RUSAGE_SELF)
+}
+
+fn children_cpu() -> f64 {
+    cpu_seconds(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+}
+
+/// The child: a simulator with one token per event every `VERNIER_BENCH_STEP_US`, printing its
+/// URL and serving until its standard input closes.
+fn serve() {
+    let step_us: u64 = std::env::var("VERNIER_BENCH_STEP_US")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_500);
+    let Ok(runtime) = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    runtime.block_on(async move {
+        let config = vernier_sim::SimConfig::builder()
+            .decode_step(Duration::from_micros(step_us))
+            .tokens_per_event(vernier_sim::TokensPerEvent::Fixed(1))
+            .max_model_len(1_000_000)
+            .ground_truth_path(std::env::var_os("VERNIER_BENCH_TRUTH").map(Into::into))
+            .build();
+        let Ok(sim) = vernier_sim::Sim::start(config).await else {
+            return;
+        };
+        println!("{}", sim.base_url());
+        let _ = std::io::stdout().flush();
+        let _ = tokio::task::spawn_blocking(|| {
+            let mut line = String::new();
+            while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+                line.clear();
+            }
+        })
+        .await;
+        sim.shutdown().await;
+    });
+}
+
+struct Simulator {
+    child: std::process::Child,
+    base_url: String,
+}
+
+impl Simulator {
+    fn start(step: Duration) -> Self {
+        Self::start_with(step, None)
+    }
+
+    fn start_with(step: Duration, truth: Option<&std::path::Path>) -> Self {
+        let exe = std::env::current_exe().expect("the benchmark's own path");
+        let mut command = Command::new(exe);
+        if let Some(truth) = truth {
+            command.env("VERNIER_BENCH_TRUTH", truth);
+        }
+        let mut child = command
+            .env("VERNIER_BENCH_SIM", "serve")
+            .env("VERNIER_BENCH_STEP_US", step.as_micros().to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the simulator process");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("its stdout"))
+            .read_line(&mut line)
+            .expect("its URL");
+        Self {
+            child,
+            base_url: line.trim().to_owned(),
+        }
+    }
+}
+
+impl Drop for Simulator {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+fn body(tokens: u64) -> String {
+    serde_json::json!({
+        "model": "vernier-sim",
+        "messages": [{"role": "user", "content": "Write about rivers and the sea."}],
+        "max_tokens": tokens,
+        "ignore_eos": true,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    })
+    .to_string()
+}
+
+/// Events of one stream of `tokens` tokens at one token per event: the role chunk, the
+/// tokens, the usage chunk and `[DONE]`.
+fn events(tokens: u64, streams: u64) -> f64 {
+    ((tokens + 3) * streams) as f64
+}
+
+/// `curl -N` reading `streams` streams at once; CPU of the children, seconds.
+fn curl(base_url: &str, tokens: u64, streams: u64) -> Option<f64> {
+    let before = children_cpu();
+    let children: Vec<std::process::Child> = (0..streams)
+        .map(|_| {
+            Command::new("curl")
+                .args([
+                    "-N",
+                    "-s",
+                    "-o",
+                    "/dev/null",
+                    "-H",
+                    "Content-Type: application/json",
+                ])
+                .args(["-d", &body(tokens)])
+                .arg(format!("{base_url}/v1/chat/completions"))
+                .spawn()
+                .ok()
+        })
+        .collect::<Option<_>>()?;
+    for mut child in children {
+        child.wait().ok()?;
+    }
+    Some(children_cpu() - before)
+}
+
+/// The `measure` path: one metered stream on a single-threaded runtime; CPU, seconds.
+fn measure(base_url: &str, tokens: u64) -> f64 {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let client = ClientBuilder::new(&format!("{base_url}/v1"))
+        .build()
+        .expect("a client");
+    let mut request = ChatRequest::new(
+        "vernier-sim",
+        vec![ChatMessage::user("Write about rivers and the sea.")],
+    );
+    request.max_tokens = Some(tokens);
+    request.stream_options = Some(StreamOptions::usage(false));
+    let request = request.with_extra("ignore_eos", true);
+    let before = self_cpu();
+    runtime.block_on(async {
+        let (metered, error) = client.measure_chat(&request).await.expect("a stream");
+        assert!(error.is_none(), "{error:?}");
+        std::hint::black_box(metered.measurement);
+    });
+    self_cpu() - before
+}
+
+/// The sweep's stream path: one cell of `streams` streams, `reps` repetitions, no warm-up; CPU of
+/// the whole run (set-up included, subtracted by the caller), seconds.
+fn sweep(base_url: &str, tokens: u64, streams: u32, reps: u32, out: &std::path::Path) -> f64 {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut config = SweepConfig::default();
+    "vernier-sim".clone_into(&mut config.model);
+    config.workloads = vec![Workload::Prose];
+    config.prompt_tokens = vec![64];
+    config.output_tokens = vec![u32::try_from(tokens).unwrap_or(u32::MAX)];
+    config.concurrency = vec![streams];
+    config.reps = reps;
+    config.warmup = 0;
+    let _ = std::fs::remove_dir_all(out);
+    let start = SweepStart::New {
+        config: Box::new(config),
+        out: out.to_owned(),
+    };
+    let client = vernier_sweep::sweep_client(base_url, None, None).expect("a client");
+    let before = self_cpu();
+    let outcome = runtime.block_on(run_sweep(
+        client,
+        start,
+        RunContext::default(),
+        Arc::new(QuietObserver),
+        None,
+    ));
+    let cpu = self_cpu() - before;
+    outcome.expect("the sweep runs");
+    cpu
+}
+
+/// A process that burns one core until its standard input closes.
+struct Burner(std::process::Child);
+
+impl Burner {
+    fn start() -> Self {
+        let exe = std::env::current_exe().expect("the benchmark's own path");
+        Self(
+            Command::new(exe)
+                .env("VERNIER_BENCH_SIM", "burn")
+                .stdin(Stdio::piped())
+                .spawn()
+                .expect("start a CPU burner"),
+        )
+    }
+}
+
+impl Drop for Burner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn burn() {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = Arc::clone(&stop);
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while std::io::stdin().read_line(&mut line).is_ok_and(|n| n > 0) {
+            line.clear();
+        }
+        watcher.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let mut x = 0u64;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn quantile(values: &mut [f64], q: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "an index into the slice"
+    )]
+    let index = ((values.len() as f64 - 1.0) * q).round() as usize;
+    values.get(index).copied().unwrap_or(f64::NAN)
+}
+
+/// The sweep at `streams` streams under two CPU burners, against the simulator's ground truth:
+/// (decode median ours / truth − 1 in percent, first-token arrival − send in ms: median, p99,
+/// worst, requests matched).
+fn accuracy_under_load(
+    streams: u32,
+    tokens: u64,
+    out: &std::path::Path,
+) -> (f64, f64, f64, f64, usize) {
+    let truth_path = out.with_extension("truth.jsonl");
+    let _ = std::fs::remove_file(&truth_path);
+    let sim = Simulator::start_with(Duration::from_millis(5), Some(&truth_path));
+    let burners = [Burner::start(), Burner::start()];
+    sweep(&sim.base_url, tokens, streams, (8 / streams).max(2), out);
+    drop(burners);
+    drop(sim);
+    let truth: Vec<serde_json::Value> = std::fs::read_to_string(&truth_path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let journal = std::fs::read_to_string(out.join("journal.jsonl")).unwrap_or_default();
+    let (mut ours, mut theirs, mut first_token_gaps) = (Vec::new(), Vec::new(), Vec::new());
+    for line in journal.lines() {
+        let Ok(attempt) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if attempt["type"] != "attempt" || attempt["phase"] != "measured" {
+            continue;
+        }
+        let Some(nonce) = attempt["nonce"].as_str() else {
+            continue;
+        };
+        let Some(record) = truth
+            .iter()
+            .find(|t| t["cache_salt"].as_str() == Some(nonce))
+        else {
+            continue;
+        };
+        if let (Some(a), Some(b)) = (
+            attempt["measurement"]["decode_tokens_per_s"].as_f64(),
+            record["true_decode_tokens_per_s"].as_f64(),
+        ) {
+            ours.push(a);
+            theirs.push(b);
+        }
+        if let (Some(received), Some(arrival), Some(offset)) = (
+            attempt["timeline"]["first_token_unix_ns"].as_f64(),
+            record["arrival_unix_ns"].as_f64(),
+            record["first_token_event_ns"].as_f64(),
+        ) {
+            first_token_gaps.push((received - arrival - offset) / 1e6);
+        }
+    }
+    let matched = ours.len();
+    let decode_error = (median(&mut ours) / median(&mut theirs) - 1.0) * 100.0;
+    let worst = first_token_gaps.iter().fold(f64::NAN, |worst, gap| {
+        if gap.abs() > worst.abs() || worst.is_nan() {
+            *gap
+        } else {
+            worst
+        }
+    });
+    (
+        decode_error,
+        median(&mut first_token_gaps),
+        quantile(&mut first_token_gaps, 0.99),
+        worst,
+        matched,
+    )
+}
+
+/// The second table: the sweep under two CPU burners against the ground truth.
+fn print_accuracy(quick: bool, out: &std::path::Path) {
+    println!();
+    println!("The sweep under two CPU-burning processes, against the simulator's ground truth");
+    println!(
+        "{:>8} {:>9} {:>18} {:>26}",
+        "streams", "requests", "decode median off", "first token received − sent"
+    );
+    for streams in [1_u32, 16, 64] {
+        let tokens = if quick { 20 } else { 200 };
+        let (decode, gap_median, gap_p99, gap_worst, matched) =
+            accuracy_under_load(streams, tokens, out);
+        println!(
+            "{streams:>8} {matched:>9} {decode:>17.3}% {:>26}",
+            format!("median {gap_median:.3} ms, p99 {gap_p99:.3}, worst {gap_worst:.3}")
+        );
+    }
+}
+
+fn per_event_us(long: (f64, f64), short: (f64, f64)) -> f64 {
+    (long.0 - short.0) / (long.1 - short.1) * 1e6
+}
+
+fn main() {
+    match std::env::var("VERNIER_BENCH_SIM").as_deref() {
+        Ok("serve") => return serve(),
+        Ok("burn") => return burn(),
+        _ => {}
+    }
+    let quick = std::env::args().any(|a| a == "--test");
+    let scale = if quick { 20 } else { 1 };
+    let out = std::env::temp_dir().join(format!("vernier-cpu-bench-{}", std::process::id()));
+    println!(
+        "CPU per streamed event (user + system, start-up subtracted){}",
+        if quick {
+            ": --test, a tiny run whose figures mean nothing"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "{:<22} {:>8} {:>10} {:>10} {:>12}",
+        "path", "streams", "events", "CPU ms", "µs per event"
+    );
+    let row = |name: &str, streams: u64, long: (f64, f64), short: (f64, f64)| {
+        let us = per_event_us(long, short);
+        println!(
+            "{name:<22} {streams:>8} {:>10.0} {:>10.1} {us:>12.1}",
+            long.1 - short.1,
+            (long.0 - short.0) * 1e3
+        );
+        us
+    };
+    // One stream at 400 events per second.
+    let sim = Simulator::start(Duration::from_micros(2_500));
+    let (long_tokens, short_tokens) = (4_000 / scale, 8);
+    let curl_us = curl(&sim.base_url, long_tokens, 1).and_then(|long| {
+        let short = curl(&sim.base_url, short_tokens, 1)?;
+        Some(row(
+            "curl -N",
+            1,
+            (long, events(long_tokens, 1)),
+            (short, events(short_tokens, 1)),
+        ))
+    });
+    if curl_us.is_none() {
+        println!("curl -N: not installed, or it failed; no floor to compare with");
+    }
+    let measure_us = row(
+        "measure",
+        1,
+        (measure(&sim.base_url, long_tokens), events(long_tokens, 1)),
+        (
+            measure(&sim.base_url, short_tokens),
+            events(short_tokens, 1),
+        ),
+    );
+    let sweep_1 = row(
+        "sweep stream path",
+        1,
+        (
+            sweep(&sim.base_url, long_tokens, 1, 1, &out),
+            events(long_tokens, 1),
+        ),
+        (
+            sweep(&sim.base_url, short_tokens, 1, 1, &out),
+            events(short_tokens, 1),
+        ),
+    );
+    drop(sim);
+    // Many streams at 100 events per second each.
+    let sim = Simulator::start(Duration::from_millis(10));
+    let mut many = Vec::new();
+    for (streams, tokens) in [(64_u32, 400 / scale), (256, 100 / scale.min(10))] {
+        let long = (
+            sweep(&sim.base_url, tokens, streams, 1, &out),
+            events(tokens, u64::from(streams)),
+        );
+        let short = (
+            sweep(&sim.base_url, short_tokens, streams, 1, &out),
+            events(short_tokens, u64::from(streams)),
+        );
+        many.push(row("sweep stream path", u64::from(streams), long, short));
+    }
+    drop(sim);
+    print_accuracy(quick, &out);
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_file(out.with_extension("truth.jsonl"));
+    if let Some(floor) = curl_us {
+        println!(
+            "against curl -N: measure {:.2}x, sweep {:.2}x at 1 stream (goal: at most 1.5x)",
+            measure_us / floor,
+            sweep_1 / floor
+        );
+    }
+    eprintln!(
+        "sweep at 64 and 256 streams: {:.1} and {:.1} µs per event",
+        many[0], many[1]
+    );
+}

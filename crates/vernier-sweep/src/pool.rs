@@ -1,0 +1,138 @@
+//! The measured streams' own runtimes: one single-threaded tokio runtime per core, each on its
+//! own thread, with the streams spread over them. A stream's connection driver and the task that
+//! reads its events then live on one thread, so an event costs no wake-up across threads (on a
+//! multi-threaded runtime each one took about four futex calls); only the start and the end of
+//! a request cross between the run's runtime and a stream runtime.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+
+/// The most stream runtimes, whatever the core count.
+const MAX_RUNTIMES: usize = 8;
+
+/// Runtimes for measured streams.
+#[derive(Debug)]
+pub(crate) struct StreamPool {
+    handles: Vec<Handle>,
+    next: AtomicUsize,
+    stops: Vec<oneshot::Sender<()>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl StreamPool {
+    /// One runtime per core (at most eight); `None` when no thread or runtime can be started
+    /// (the streams then run on the caller's runtime).
+    pub(crate) fn per_core() -> Option<Self> {
+        let n = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .clamp(1, MAX_RUNTIMES);
+        Self::new(n)
+    }
+
+    pub(crate) fn new(n: usize) -> Option<Self> {
+        let mut pool = Self {
+            handles: Vec::with_capacity(n),
+            next: AtomicUsize::new(0),
+            stops: Vec::with_capacity(n),
+            threads: Vec::with_capacity(n),
+        };
+        for index in 0..n {
+            let (handle_tx, handle_rx) = std::sync::mpsc::channel();
+            let (stop_tx, stop_rx) = oneshot::channel::<()>();
+            let thread = std::thread::Builder::new()
+                .name(format!("vernier-streams-{index}"))
+                .spawn(move || {
+                    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    else {
+                        return;
+                    };
+                    if handle_tx.send(runtime.handle().clone()).is_err() {
+                        return;
+                    }
+                    // Runs every stream spawned here until the pool is dropped.
+                    runtime.block_on(async {
+                        let _ = stop_rx.await;
+                    });
+                })
+                .ok()?;
+            let handle = handle_rx.recv().ok()?;
+            pool.handles.push(handle);
+            pool.stops.push(stop_tx);
+            pool.threads.push(thread);
+        }
+        (!pool.handles.is_empty()).then_some(pool)
+    }
+
+    /// Runtimes in the pool.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Runs `future` on the next runtime in turn and waits for it there; `None` when the
+    /// runtime went away before it finished.
+    pub(crate) async fn run<F>(&self, future: F) -> Option<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let index = self.next.fetch_add(1, Ordering::Relaxed) % self.handles.len();
+        self.handles[index].spawn(future).await.ok()
+    }
+}
+
+impl Drop for StreamPool {
+    fn drop(&mut self) {
+        for stop in self.stops.drain(..) {
+            let _ = stop.send(());
+        }
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_run_on_the_pools_threads_in_turn() {
+        let pool = StreamPool::new(2).expect("two runtimes");
+        assert_eq!(pool.len(), 2);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let names = runtime.block_on(async {
+            let mut names = Vec::new();
+            for _ in 0..4 {
+                let name = pool
+                    .run(async {
+                        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                        std::thread::current().name().map(str::to_owned)
+                    })
+                    .await
+                    .expect("finished");
+                names.push(name.unwrap_or_default());
+            }
+            names
+        });
+        assert_eq!(
+            names,
+            [
+                "vernier-streams-0",
+                "vernier-streams-1",
+                "vernier-streams-0",
+                "vernier-streams-1"
+            ]
+        );
+        drop(pool);
+    }
+}
