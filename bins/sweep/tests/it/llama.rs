@@ -1,6 +1,7 @@
 //! The sweep against a real `llama-server` (SmolLM2-135M-Instruct, built and cached by
 //! `scripts/llama-server.sh`): our figures request by request against the server's own
-//! `timings`, and a prompt beyond its context left out before anything is sent. Missing, the
+//! `timings` (and the `measure` path's too), every event timed by the kernel's receive time,
+//! and a prompt beyond its context left out before anything is sent. Missing, the
 //! server fails the test loudly unless `VERNIER_SKIP_LLAMA_TESTS=1`.
 
 use std::path::Path;
@@ -143,6 +144,11 @@ fn against_a_real_llama_server_our_decode_matches_its_own_timings_and_long_promp
         let measurement = &line["measurement"];
         // The completion tokens are the server's own, exactly.
         assert_eq!(line["completion_tokens"], timings["predicted_n"], "{line}");
+        // Every event was timed by the kernel's receive time (Linux stamps reads).
+        if cfg!(target_os = "linux") {
+            assert_eq!(measurement["clock"], "kernel_rx", "{line}");
+            assert_eq!(line["timeline"]["clock"], "kernel_rx", "{line}");
+        }
         assert_eq!(
             line["completion_tokens"], 200,
             "ignore_eos forced the length"
@@ -173,4 +179,47 @@ fn against_a_real_llama_server_our_decode_matches_its_own_timings_and_long_promp
     );
     let report = std::fs::read_to_string(out.path().join("report.md")).expect("report");
     assert!(report.contains("## The server's own clock"), "{report}");
+    measure_against(port);
+}
+
+/// The `measure` path (`Client::measure_chat`, as the `measure` example calls it) against the
+/// same server: 200 tokens, decode within 3% of the server's own, its count exactly.
+fn measure_against(port: u16) {
+    use vernier_openai::{ChatMessage, ChatRequest, ClientBuilder, StreamOptions};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let client = ClientBuilder::new(&format!("http://127.0.0.1:{port}/v1"))
+        .build()
+        .expect("a client");
+    let mut request = ChatRequest::new(
+        "smollm2",
+        vec![ChatMessage::user("Write about rivers and the sea.")],
+    );
+    request.max_tokens = Some(200);
+    request.stream_options = Some(StreamOptions::usage(false));
+    let request = request
+        .with_extra("ignore_eos", true)
+        .with_extra("cache_prompt", false);
+    let (metered, error) = runtime
+        .block_on(client.measure_chat(&request))
+        .expect("a stream");
+    assert!(error.is_none(), "{error:?}");
+    let timings = metered
+        .accumulated
+        .timings()
+        .expect("llama.cpp's timings")
+        .clone();
+    let measurement = metered.measurement;
+    if cfg!(target_os = "linux") {
+        assert_eq!(measurement.clock.as_str(), "kernel_rx");
+    }
+    assert_eq!(Some(measurement.completion_tokens), timings.predicted_n);
+    let theirs = timings.predicted_per_second.expect("the server's decode");
+    let ours = measurement.decode_tokens_per_s.expect("our decode");
+    assert!(
+        (ours / theirs - 1.0).abs() < 0.03,
+        "measure: decode ours {ours:.1} vs the server's {theirs:.1}"
+    );
 }
