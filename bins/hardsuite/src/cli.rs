@@ -76,9 +76,9 @@ pub enum Preset {
 /// Which suite, and which of its tasks.
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct SuiteArgs {
-    /// `context` for the bundled long-context suite, or a user-defined suite file (.toml or
-    /// .json), instead of the bundled 28 tasks.
-    #[arg(long, value_name = "context|FILE")]
+    /// `context` for the bundled long-context suite, `vision` for the generated-image suite, or
+    /// a user-defined suite file (.toml or .json), instead of the bundled 28 tasks.
+    #[arg(long, value_name = "context|vision|FILE")]
     pub suite: Option<PathBuf>,
     /// Context suite: target prompt lengths in the server's tokens, comma-separated (`k` is
     /// 1,024; default 1k,4k,16k,32k,64k,128k, less those that cannot fit the server's context).
@@ -323,6 +323,12 @@ impl SuiteArgs {
             if let Some(level) = self.level {
                 selection.draw = Draw::new(level, 0).ok();
             }
+            return selection;
+        }
+        if named("vision") {
+            selection.vision = Some(self.seed.unwrap_or(0));
+            selection.tasks.clone_from(&self.tasks);
+            selection.budgets = budgets;
             return selection;
         }
         if !named("hardsuite") {

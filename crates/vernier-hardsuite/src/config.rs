@@ -63,6 +63,9 @@ pub struct SuiteSelection {
     pub draw: Option<Draw>,
     /// The bundled long-context suite (`--suite context`) instead, drawn from this plan.
     pub context: Option<ContextSelection>,
+    /// The bundled vision suite (`--suite vision`) instead, drawn from this seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<u64>,
 }
 
 /// The long-context suite's plan, and whether its lengths were asked for.

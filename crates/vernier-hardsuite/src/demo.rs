@@ -62,7 +62,7 @@ pub struct ScriptedTask {
 /// Tasks drawn at level L ≥ 3 also get the last 2·(L − 2) math tasks (from the 5th on)
 /// wrong, so a ladder run has a known score per level.
 pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
-    let (mut n_math, mut n_code, mut n_calls) = (0, 0, 0);
+    let (mut n_math, mut n_code, mut n_calls, mut n_vision) = (0, 0, 0, 0);
     let math_total = suite
         .tasks
         .iter()
@@ -79,6 +79,15 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
         .map(|task| {
             let kind = match (&task.category, &task.checker) {
                 (Category::Context, _) => context_kind(task),
+                (Category::Vision, _) => {
+                    n_vision += 1;
+                    match n_vision {
+                        1 => ScriptedKind::Wrong,
+                        2 => ScriptedKind::NoAnswer,
+                        3 => ScriptedKind::CutOffInReasoning,
+                        _ => ScriptedKind::Right,
+                    }
+                }
                 (_, Checker::ToolCall { .. }) => {
                     n_calls += 1;
                     if n_calls == 2 {
@@ -170,6 +179,13 @@ fn literal_answer(checker: &Checker, wrong: bool) -> String {
                 gold.clone()
             }
         }
+        Checker::Word(gold) => {
+            if wrong {
+                format!("{gold}x")
+            } else {
+                gold.clone()
+            }
+        }
         _ => String::new(),
     }
 }
@@ -199,7 +215,10 @@ fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
             .with_finish_reason("length");
     }
     match &task.checker {
-        Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_) => {
+        Checker::Integer(_)
+        | Checker::Fraction { .. }
+        | Checker::ExactString(_)
+        | Checker::Word(_) => {
             let content = match kind {
                 ScriptedKind::NoAnswer => {
                     "I worked on this but I am not sure of the final value.".to_owned()

@@ -67,6 +67,7 @@ pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
         selection.budgets,
         selection.tasks.as_deref(),
         selection.context.as_ref().map(|context| &context.plan),
+        selection.vision,
     )
 }
 
@@ -103,8 +104,13 @@ fn load_suite_from(
     budgets: BudgetFlags,
     selected: Option<&[String]>,
     context: Option<&ContextPlan>,
+    vision: Option<u64>,
 ) -> Result<Suite, HardsuiteError> {
     let mut suite = match (suite_path, draw) {
+        _ if vision.is_some() => vernier_tasks::vision_suite(
+            vision.unwrap_or_default(),
+            vernier_tasks::DEFAULT_VISION_BUDGET,
+        ),
         _ if context.is_some() => {
             let plan = context.cloned().unwrap_or_default();
             context_suite(
@@ -550,6 +556,8 @@ struct Settings {
     extra_body: Map<String, Value>,
     /// The long-context plan, and whether its lengths are final (given, or read back).
     context: Option<(ContextPlan, bool)>,
+    /// The vision suite's seed.
+    vision: Option<u64>,
     /// The server's context and the lengths left out for it (a new context run).
     context_fit: ContextFit,
 }
@@ -582,6 +590,7 @@ fn settings(
                     _ => Map::new(),
                 },
                 context: header.context.clone().map(|plan| (plan, true)),
+                vision: header.vision_seed,
                 context_fit: ContextFit {
                     limit: header.context_limit.clone(),
                     dropped: header.context_dropped.clone(),
@@ -614,6 +623,7 @@ fn settings(
                 .context
                 .clone()
                 .map(|context| (context.plan, context.lengths_given)),
+            vision: config.suite.vision,
             context_fit: ContextFit::default(),
         },
     })
@@ -773,6 +783,7 @@ fn settings_suite(settings: &Settings) -> Result<Suite, HardsuiteError> {
         settings.flags,
         settings.selected.as_deref(),
         settings.context.as_ref().map(|(plan, _)| plan),
+        settings.vision,
     )
 }
 
@@ -922,6 +933,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
         completion_cap: AtomicBool::new(false),
         context_sizer,
         refused_cache_fields: std::sync::Mutex::new(Vec::new()),
+        media_nonce: std::sync::atomic::AtomicU64::new(unix_ms()),
     };
     let main_jobs: Vec<(usize, u32)> = plan
         .suite
@@ -1214,6 +1226,7 @@ fn open_journal(
                 .filter_map(|task| task.instance.clone())
                 .collect(),
             context: plan.settings.context.as_ref().map(|(plan, _)| plan.clone()),
+            vision_seed: plan.settings.vision,
             context_limit: plan.settings.context_fit.limit.clone(),
             context_dropped: plan.settings.context_fit.dropped.clone(),
         }))?;

@@ -145,6 +145,9 @@ pub struct RunHeader {
     /// dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<ContextPlan>,
+    /// The vision suite's seed (`--suite vision`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision_seed: Option<u64>,
     /// The server's context, where it says (prompt plus answer tokens).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_limit: Option<RecordedLimit>,
@@ -289,6 +292,15 @@ pub struct AttemptRecord {
     /// receive time of each event) or `userspace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<String>,
+    /// `usage.prompt_tokens` (with media, the image tokens included) and the cached ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// The server's own words when it refused the request as `unsupported`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_message: Option<String>,
 }
 
 /// The wait after a rate-limited try.

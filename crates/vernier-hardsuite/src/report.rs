@@ -303,6 +303,13 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading:
         list_or_none(&board.ended_in_reasoning)
     );
     let _ = writeln!(out, "hit the budget: {}", list_or_none(&board.hit_budget));
+    if board.total.n_unsupported > 0 {
+        let _ = writeln!(
+            out,
+            "refused by the server for their images (unsupported, not scored): {}; the server or model takes no images",
+            board.total.n_unsupported
+        );
+    }
     if board.total.n_context_exceeded > 0 {
         let _ = writeln!(
             out,
@@ -312,8 +319,23 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading:
     }
 }
 
-/// The long-context section, for a run with context tasks.
+/// The long-context section, for a run with context tasks; and, once per suite, what the
+/// server said when it refused images.
 fn push_context_section(out: &mut String, results: &ResultsFile) {
+    let refusal = results
+        .tasks
+        .iter()
+        .flat_map(|task| task.samples.iter())
+        .find(|sample| sample.outcome == OutcomeKind::Unsupported);
+    if let Some(sample) = refusal {
+        let n = results.main.total.n_unsupported;
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "> **The server cannot see:** {n} task sample(s) were refused for their images and are `unsupported`, not scored and not the model's failure. It said: {}",
+            sample.server_message.as_deref().unwrap_or("(no message)")
+        );
+    }
     if let Some(context) = &results.context {
         let _ = writeln!(out);
         out.push_str(&crate::context_report::render_context_markdown(context));

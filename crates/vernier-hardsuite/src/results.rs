@@ -54,6 +54,12 @@ pub struct SampleResult {
     pub ended_in_reasoning: bool,
     /// Tries it took (more than 1 after infrastructure failures).
     pub n_tries: u32,
+    /// `usage.prompt_tokens` (with media, the image tokens included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// The server's own words when it refused the request as `unsupported`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_message: Option<String>,
     /// Time to the first token-bearing event, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<f64>,
@@ -105,6 +111,9 @@ pub struct Score {
     /// Samples the server refused for their length (not scored: not the model's failure).
     #[serde(default)]
     pub n_context_exceeded: u64,
+    /// Samples the server refused for their images (it cannot see; not scored).
+    #[serde(default)]
+    pub n_unsupported: u64,
     /// Wilson interval on `n_pass / n_scored`, with one sample per task (absent when nothing
     /// was scored, and with several samples per task, whose samples are not independent).
     pub wilson: Option<Interval>,
@@ -418,6 +427,8 @@ fn final_sample(sample: u32, tries: &[&AttemptRecord]) -> Option<SampleResult> {
         hit_budget: chosen.hit_budget,
         ended_in_reasoning: chosen.ended_in_reasoning,
         n_tries: u32::try_from(tries.len()).unwrap_or(u32::MAX),
+        prompt_tokens: chosen.prompt_tokens,
+        server_message: chosen.server_message.clone(),
         ttft_ms: chosen.ttft_ms,
         context: chosen.context.clone(),
     })
@@ -452,6 +463,7 @@ fn scoreboard(
         Category::Code,
         Category::Tools,
         Category::Context,
+        Category::Vision,
     ] {
         let members: Vec<_> = per_task
             .iter()
@@ -498,6 +510,7 @@ fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)], clustered: b
         n_extra_calls: 0,
         n_unscored: 0,
         n_context_exceeded: 0,
+        n_unsupported: 0,
         wilson: None,
         task_clustered: None,
     };
@@ -513,6 +526,10 @@ fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)], clustered: b
                 OutcomeKind::ExtraCalls => score.n_extra_calls += 1,
                 OutcomeKind::ContextExceeded => {
                     score.n_context_exceeded += 1;
+                    continue;
+                }
+                OutcomeKind::Unsupported => {
+                    score.n_unsupported += 1;
                     continue;
                 }
                 _ => {

@@ -54,6 +54,51 @@ pub(crate) struct Runner<'a> {
     /// Cache-defeating fields the server refused: no longer sent (the opening nonce still
     /// defeats a prefix cache).
     pub(crate) refused_cache_fields: std::sync::Mutex<Vec<&'static str>>,
+    /// Numbers every request's images, so that no two requests send the same pixels.
+    pub(crate) media_nonce: std::sync::atomic::AtomicU64,
+}
+
+/// The task's images as `image_url` parts with `data:image/png;base64,` URLs after its text,
+/// each made unique for this request ([`vernier_tasks::unique_images`]).
+fn attach_images(request: &mut ChatRequest, spec: &vernier_tasks::VisionSpec, nonce: u64) {
+    let text = request
+        .messages
+        .last()
+        .and_then(|message| message.content.as_ref())
+        .map(vernier_openai::MessageContent::text)
+        .unwrap_or_default();
+    let mut parts = vec![serde_json::json!({"type": "text", "text": text})];
+    for png in vernier_tasks::unique_images(spec, nonce) {
+        parts.push(serde_json::json!({
+            "type": "image_url",
+            "image_url": {"url": format!("data:image/png;base64,{}", base64(&png))},
+        }));
+    }
+    if let Some(message) = request.messages.last_mut() {
+        message.content = Some(vernier_openai::MessageContent::Parts(parts));
+    }
+}
+
+/// Standard base64 with padding (RFC 4648 §4).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// The fields a long-context request sends to defeat a prefix cache, beside its opening nonce:
@@ -332,6 +377,13 @@ impl Runner<'_> {
             }
         };
         let mut sent_cache_fields = Vec::new();
+        if let Some(spec) = &task.vision {
+            attach_images(
+                &mut request,
+                spec,
+                self.media_nonce.fetch_add(1, Ordering::Relaxed),
+            );
+        }
         if let Some(spec) = &task.context {
             match self.context_request(spec, &mut request).await {
                 Ok((context, fields)) => {
@@ -477,6 +529,14 @@ fn unopened(
     sent_max_tokens: bool,
     sent_cache_fields: Vec<&'static str>,
 ) -> Try {
+    if vernier_openai::is_media_unsupported(error) {
+        // The server or model cannot see: its own words are kept, and the try is neither
+        // retried nor scored.
+        record.outcome = OutcomeKind::Unsupported;
+        "unsupported".clone_into(&mut record.detail);
+        record.server_message = Some(server_message(error));
+        return Try::new(record);
+    }
     if vernier_openai::is_context_exceeded(error) {
         // The server cannot take this length: its own words are kept, and the try is neither
         // retried nor scored.
@@ -617,6 +677,9 @@ fn empty_record(
         wait: None,
         context: None,
         clock: None,
+        prompt_tokens: None,
+        cached_tokens: None,
+        server_message: None,
     }
 }
 
@@ -643,6 +706,8 @@ fn record_measurement(
     record.ttft_ms = measurement.ttft_ms;
     record.decode_tokens_per_s = measurement.decode_tokens_per_s;
     record.clock = Some(measurement.clock.as_str().to_owned());
+    record.prompt_tokens = measurement.prompt_tokens;
+    record.cached_tokens = measurement.cached_prompt_tokens;
 }
 
 #[cfg(test)]
@@ -654,6 +719,22 @@ mod tests {
 
     fn body(request: &ChatRequest) -> Value {
         serde_json::to_value(request).expect("request serialises")
+    }
+
+    #[test]
+    fn base64_matches_rfc_4648_test_vectors() {
+        // RFC 4648 §10.
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
     }
 
     #[test]

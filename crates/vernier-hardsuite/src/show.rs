@@ -190,6 +190,7 @@ pub fn render_show(out_dir: &Path, request: &ShowRequest) -> Result<String, Hard
             plan,
             lengths_given: true,
         }),
+        vision: journal.header.vision_seed,
         ..SuiteSelection::default()
     };
     let listed = crate::engine::load_suite(&selection)

@@ -47,6 +47,7 @@ mod endpoints;
 mod envelope;
 mod error;
 mod fit;
+mod media;
 #[cfg(feature = "meter")]
 mod meter;
 mod metrics;
@@ -74,6 +75,7 @@ pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
 pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, ClientError, TimeoutKind};
 pub use fit::{FitError, Fitted, MAX_COUNTS, fit_units};
+pub use media::{is_media_unsupported, says_media_unsupported};
 #[cfg(feature = "meter")]
 pub use meter::{Metered, MeteredStream, final_counts, observation};
 pub use metrics::{MetricsSnapshot, Sample};

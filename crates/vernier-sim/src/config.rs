@@ -264,6 +264,28 @@ pub struct SimConfig {
     /// Serve `POST /tokenize` (default on). Off, it answers 404 like a server without the
     /// endpoint, so clients must count prompt tokens another way.
     pub tokenize_endpoint: bool,
+    /// What the server does with image and video parts (default: takes them, counting
+    /// [`MEDIA_TOKENS`] prompt tokens each).
+    pub media: MediaInput,
+}
+
+/// Prompt tokens the simulator counts for each image or video part.
+pub const MEDIA_TOKENS: u32 = 256;
+
+/// How the simulator answers a request with images or videos.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum MediaInput {
+    /// Takes them, as a vision-language model does.
+    #[default]
+    Accept,
+    /// Refuses them as llama.cpp without a projector does: `500`, "image input is not
+    /// supported - hint: ... mmproj".
+    RefuseLikeLlamaCpp,
+    /// Refuses them as vLLM with a text-only model does: `400`, "At most 0 image(s) may be
+    /// provided in one request."
+    RefuseLikeVllm,
 }
 
 impl Default for SimConfig {
@@ -289,6 +311,7 @@ impl Default for SimConfig {
             ground_truth_path: None,
             seed: 0,
             tokenize_endpoint: true,
+            media: MediaInput::Accept,
         }
     }
 }
@@ -391,6 +414,8 @@ impl SimConfigBuilder {
         seed: u64,
         /// Sets [`SimConfig::tokenize_endpoint`].
         tokenize_endpoint: bool,
+        /// Sets [`SimConfig::media`].
+        media: MediaInput,
     }
 
     /// Sets [`SimConfig::model`].

@@ -58,7 +58,9 @@ mod state;
 mod tokenizer;
 mod wire;
 
-pub use config::{Fault, Faults, SimConfig, SimConfigBuilder, TokensPerEvent};
+pub use config::{
+    Fault, Faults, MEDIA_TOKENS, MediaInput, SimConfig, SimConfigBuilder, TokensPerEvent,
+};
 pub use error::SimError;
 pub use ground_truth::GroundTruth;
 pub use metrics::SimMetrics;

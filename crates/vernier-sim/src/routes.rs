@@ -236,11 +236,19 @@ struct Prepared {
     max_tokens: u32,
     cache_salt: Option<String>,
     sim_fault: Option<Fault>,
+    /// Image and video parts in the messages.
+    n_media: usize,
 }
 
 impl Prepared {
     fn chat(request: ChatRequest) -> Self {
-        let (texts, prompt_tokens) = chat_prompt(&request.messages);
+        let (texts, mut prompt_tokens) = chat_prompt(&request.messages);
+        let n_media: usize = request.messages.iter().map(ChatMessage::n_media).sum();
+        // Each image or video costs a fixed number of prompt tokens, as a projector's do.
+        prompt_tokens.extend(std::iter::repeat_n(
+            0,
+            n_media * crate::config::MEDIA_TOKENS as usize,
+        ));
         let match_text = texts
             .iter()
             .rev()
@@ -266,6 +274,7 @@ impl Prepared {
                 .unwrap_or(DEFAULT_MAX_TOKENS),
             cache_salt: request.cache_salt,
             sim_fault: request.sim_fault,
+            n_media,
         }
     }
 
@@ -287,6 +296,7 @@ impl Prepared {
             max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             cache_salt: request.cache_salt,
             sim_fault: request.sim_fault,
+            n_media: 0,
         }
     }
 }
@@ -299,6 +309,25 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
     let config = &state.config;
     if request.model != config.model {
         return unknown_model(&request.model);
+    }
+    if request.n_media > 0 {
+        match config.media {
+            crate::config::MediaInput::RefuseLikeLlamaCpp => {
+                return reply(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "application/json",
+                    r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#.to_owned(),
+                );
+            }
+            crate::config::MediaInput::RefuseLikeVllm => {
+                return error_reply(
+                    StatusCode::BAD_REQUEST,
+                    "BadRequestError",
+                    "At most 0 image(s) may be provided in one request.",
+                );
+            }
+            _ => {}
+        }
     }
     let prompt_tokens = u32::try_from(request.prompt_tokens.len()).unwrap_or(u32::MAX);
     if u64::from(prompt_tokens) + u64::from(request.max_tokens) > u64::from(config.max_model_len) {

@@ -97,11 +97,29 @@ pub(crate) enum MessageContent {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct ContentPart {
+    #[serde(default, rename = "type")]
+    pub(crate) kind: Option<String>,
     #[serde(default)]
     pub(crate) text: Option<String>,
 }
 
 impl ChatMessage {
+    /// Image and video parts (`image_url`, `video_url`, `input_image`).
+    pub(crate) fn n_media(&self) -> usize {
+        match &self.content {
+            Some(MessageContent::Parts(parts)) => parts
+                .iter()
+                .filter(|part| {
+                    matches!(
+                        part.kind.as_deref(),
+                        Some("image_url" | "video_url" | "input_image")
+                    )
+                })
+                .count(),
+            _ => 0,
+        }
+    }
+
     pub(crate) fn text(&self) -> String {
         match &self.content {
             None => String::new(),

@@ -104,6 +104,7 @@ mod selfcheck;
 mod suite;
 mod task;
 mod tools;
+mod vision;
 
 pub use answer::{extract_answer, parse_fraction, parse_integer};
 pub use context::{
@@ -126,6 +127,11 @@ pub use task::{
 };
 #[cfg(feature = "grader")]
 pub use task::{CodeCheck, CodeControl, ExpectedFailure};
+pub use vision::{
+    DEFAULT_VISION_BUDGET, Image, PALETTE, Rgb, TextBox, VISION_FAMILIES, VISION_SAMPLES,
+    VisionGold, VisionSpec, prove_vision, prove_vision_task, unique_images, vision_suite,
+    vision_task,
+};
 
 /// The README's example runs as a doctest.
 #[cfg(doctest)]

@@ -96,10 +96,14 @@ pub async fn self_check(
             probe.fail("the id is used by another task");
         }
         probe.common();
-        if task.category == Category::Context {
-            let (n_checks, context_failures) = crate::context::prove_context_task(task);
+        if matches!(task.category, Category::Context | Category::Vision) {
+            let (n_checks, proof_failures) = if task.category == Category::Context {
+                crate::context::prove_context_task(task)
+            } else {
+                crate::vision::prove_vision_task(task)
+            };
             probe.n_checks += n_checks;
-            for failure in context_failures {
+            for failure in proof_failures {
                 probe.fail(failure);
             }
         } else {
@@ -175,6 +179,7 @@ impl Probe<'_> {
             Checker::IntegerList(_) => {
                 self.fail("an integer-list answer belongs to a context task");
             }
+            Checker::Word(_) => self.fail("a word answer belongs to a vision task"),
             Checker::ToolCall { .. } => self.tool_call().await,
             Checker::NoCall { must_mention } => self.no_call(must_mention).await,
             Checker::Code(_) => self.code_offline().await,
@@ -239,6 +244,7 @@ impl Probe<'_> {
                     Category::Context,
                     Checker::Integer(_) | Checker::IntegerList(_)
                 )
+                | (Category::Vision, Checker::Integer(_) | Checker::Word(_))
         );
         self.require(consistent, || {
             format!("a {} task cannot use this checker", task.category)

@@ -33,6 +33,8 @@ pub struct Budgets {
     pub tools: u32,
     /// Long-context tasks (default 2,000).
     pub context: u32,
+    /// Vision tasks (default 2,000).
+    pub vision: u32,
 }
 
 impl Default for Budgets {
@@ -42,6 +44,7 @@ impl Default for Budgets {
             code: 12_000,
             tools: 2_000,
             context: crate::context::DEFAULT_CONTEXT_BUDGET,
+            vision: crate::vision::DEFAULT_VISION_BUDGET,
         }
     }
 }
@@ -54,6 +57,7 @@ impl Budgets {
             Category::Code => self.code,
             Category::Tools => self.tools,
             Category::Context => self.context,
+            Category::Vision => self.vision,
         }
     }
 
@@ -65,6 +69,7 @@ impl Budgets {
             Category::Code => self.code = tokens,
             Category::Tools => self.tools = tokens,
             Category::Context => self.context = tokens,
+            Category::Vision => self.vision = tokens,
         }
         self
     }
@@ -334,7 +339,7 @@ impl TaskEntry {
                     "a code task needs `code` and no `answer`".to_owned(),
                 ));
             }
-            (Category::Tools | Category::Context, _, _) => {
+            (Category::Tools | Category::Context | Category::Vision, _, _) => {
                 return Err(invalid(format!(
                     "{} tasks are not supported in suite files; use category math or code",
                     self.category

@@ -25,6 +25,8 @@ pub enum Category {
     Tools,
     /// Long-context retrieval: needles in haystacks sized in the server's tokens.
     Context,
+    /// Questions about generated images.
+    Vision,
 }
 
 impl Category {
@@ -35,6 +37,7 @@ impl Category {
             Self::Code => "code",
             Self::Tools => "tools",
             Self::Context => "context",
+            Self::Vision => "vision",
         }
     }
 }
@@ -252,6 +255,8 @@ pub enum Checker {
     /// The answer is these integers, all of them, in this order (a multi-needle context task:
     /// a partial answer is wrong).
     IntegerList(Vec<i128>),
+    /// The answer is this word, ASCII case ignored (a closed-list answer, or a word to read).
+    Word(String),
     /// Exactly one call of this function with these arguments.
     ToolCall {
         /// Function name.
@@ -296,6 +301,8 @@ pub struct Task {
     /// A long-context task: what its prompt is drawn from. The runner renders the prompt again
     /// for every request, at the haystack length the server's token count calls for.
     pub context: Option<crate::context::ContextSpec>,
+    /// A vision task: its images (PNG), the parameters they were drawn from and their gold.
+    pub vision: Option<crate::vision::VisionSpec>,
 }
 
 impl Task {
@@ -318,6 +325,7 @@ impl Task {
             expect_positive: false,
             instance: None,
             context: None,
+            vision: None,
         }
     }
 
@@ -376,7 +384,8 @@ impl Task {
             Checker::Integer(_)
             | Checker::Fraction { .. }
             | Checker::ExactString(_)
-            | Checker::IntegerList(_) => {
+            | Checker::IntegerList(_)
+            | Checker::Word(_) => {
                 let extracted = extract_answer(&reply.content);
                 if cut_off {
                     return Some(Outcome::cut_off(extracted));
@@ -551,6 +560,17 @@ fn check_literal(checker: &Checker, answer: &str) -> Outcome {
                 )
             }
         }
+        Checker::Word(gold) => {
+            let word = answer.trim().trim_end_matches('.').trim_matches('`').trim();
+            if word.eq_ignore_ascii_case(gold) {
+                Outcome::new(OutcomeKind::Pass, word.to_owned())
+            } else {
+                Outcome::new(
+                    OutcomeKind::Wrong,
+                    format!("expected {gold:?} got {word:?}"),
+                )
+            }
+        }
         Checker::IntegerList(gold) => match crate::context::parse_integer_list(answer) {
             None => Outcome::new(OutcomeKind::Wrong, format!("unparseable_list {answer:?}")),
             Some(values) if values == *gold => Outcome::new(OutcomeKind::Pass, answer.to_owned()),
@@ -634,6 +654,9 @@ pub enum OutcomeKind {
     /// The server refused the prompt for its length (it does not fit the context): recorded
     /// with the server's message, never retried, never scored.
     ContextExceeded,
+    /// The server or model takes no images (or videos): recorded with the server's message,
+    /// never retried, never scored.
+    Unsupported,
 }
 
 impl OutcomeKind {
@@ -647,13 +670,18 @@ impl OutcomeKind {
             Self::ExtraCalls => "extra_calls",
             Self::Infra => "infra",
             Self::ContextExceeded => "context_exceeded",
+            Self::Unsupported => "unsupported",
         }
     }
 
     /// Whether the outcome counts in a score: everything but `infra` (the harness or server
-    /// failed) and `context_exceeded` (the server cannot take the prompt).
+    /// failed), `context_exceeded` (the server cannot take the prompt) and `unsupported` (it
+    /// cannot see the images).
     pub fn is_scored(self) -> bool {
-        !matches!(self, Self::Infra | Self::ContextExceeded)
+        !matches!(
+            self,
+            Self::Infra | Self::ContextExceeded | Self::Unsupported
+        )
     }
 }
 

@@ -1,0 +1,61 @@
+//! What each server answers when it cannot see images or videos: one place knows the words.
+
+use crate::ClientError;
+
+/// Phrases servers use when a request holds media the server or model cannot take:
+/// llama.cpp without a projector ("image input is not supported - hint: ... mmproj", a 500),
+/// vLLM with a text-only model ("At most 0 image(s) may be provided", "is not a multimodal
+/// model"), `OpenAI` ("`image_url` is only supported by certain models") and others.
+const MEDIA_REFUSALS: [&str; 9] = [
+    "image input is not supported",
+    "video input is not supported",
+    "not a multimodal model",
+    "does not support image",
+    "does not support video",
+    "does not support multimodal",
+    "at most 0 image",
+    "at most 0 video",
+    "image_url is only supported",
+];
+
+/// Whether `text` (an error body) says the server takes no images or videos.
+pub fn says_media_unsupported(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    MEDIA_REFUSALS.iter().any(|phrase| lower.contains(phrase))
+}
+
+/// Whether `error` is the server refusing a request for its images or videos: such a task is
+/// `unsupported`, never a failure of the model, and not worth a retry.
+pub fn is_media_unsupported(error: &ClientError) -> bool {
+    match error {
+        ClientError::Http { status, body, .. } => {
+            matches!(status, 400 | 415 | 422 | 500 | 501) && says_media_unsupported(body)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_that_cannot_see_are_told_from_other_errors() {
+        // llama.cpp 11434 without --mmproj, answered to an image_url part (recorded here).
+        let llama = r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#;
+        assert!(says_media_unsupported(llama));
+        let vllm = r#"{"object":"error","message":"At most 0 image(s) may be provided in one request.","type":"BadRequestError","code":400}"#;
+        assert!(says_media_unsupported(vllm));
+        let http = |status, body: &str| ClientError::Http {
+            status,
+            body: body.to_owned(),
+            retry_after: None,
+        };
+        assert!(is_media_unsupported(&http(500, llama)));
+        assert!(!is_media_unsupported(&http(503, llama)));
+        assert!(!is_media_unsupported(&http(500, "internal error")));
+        assert!(!says_media_unsupported(
+            "maximum context length is 4096 tokens"
+        ));
+    }
+}
