@@ -91,6 +91,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod answer;
+mod canvas;
 #[cfg(feature = "grader")]
 mod code;
 mod context;
@@ -107,6 +108,7 @@ mod tools;
 mod vision;
 
 pub use answer::{extract_answer, parse_fraction, parse_integer};
+pub use canvas::{Image, PALETTE, Rgb, TextBox};
 pub use context::{
     ContextPlan, ContextSpec, DEFAULT_CONTEXT_BUDGET, DEFAULT_DEPTHS, DEFAULT_LENGTHS,
     DEPTH_TOLERANCE_POINTS, Haystack, Needle, Rendered, UNITS_PER_TOKEN_GUESS, context_suite,
@@ -128,9 +130,8 @@ pub use task::{
 #[cfg(feature = "grader")]
 pub use task::{CodeCheck, CodeControl, ExpectedFailure};
 pub use vision::{
-    DEFAULT_VISION_BUDGET, Image, PALETTE, Rgb, TextBox, VISION_FAMILIES, VISION_SAMPLES,
-    VisionGold, VisionSpec, prove_vision, prove_vision_task, unique_images, vision_suite,
-    vision_task,
+    DEFAULT_VISION_BUDGET, VISION_FAMILIES, VISION_SAMPLES, VisionGold, VisionSpec, prove_vision,
+    prove_vision_task, unique_images, vision_suite, vision_task,
 };
 
 /// The README's example runs as a doctest.
