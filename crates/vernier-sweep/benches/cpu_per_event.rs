@@ -1,7 +1,8 @@
 //! What the ruler costs the machine it measures: CPU time (this process's `getrusage`, user +
 //! system) per streamed event, for `curl -N` (the kernel's floor for reading a stream), the
 //! `measure` path (`Client::measure_chat` on a single-threaded runtime) and the sweep's stream
-//! path (`run_sweep`, streams on the per-core stream runtimes) at 1, 64 and 256 streams.
+//! path (`run_sweep`, streams on the per-core stream runtimes) at 1, 64 and 256 streams, and at
+//! one stream without the per-event token ids and usage the sweep asks for by default.
 //!
 //! The simulator runs in a child process (this benchmark run again with
 //! `VERNIER_BENCH_SIM=serve`), so none of its CPU is counted. Start-up is subtracted: each
@@ -195,7 +196,15 @@ fn measure(base_url: &str, tokens: u64) -> f64 {
 
 /// The sweep's stream path: one cell of `streams` streams, `reps` repetitions, no warm-up; CPU of
 /// the whole run (set-up included, subtracted by the caller), seconds.
-fn sweep(base_url: &str, tokens: u64, streams: u32, reps: u32, out: &std::path::Path) -> f64 {
+/// `lean`: without per-event token ids and per-chunk usage, the events `measure` asks for.
+fn sweep(
+    base_url: &str,
+    tokens: u64,
+    streams: u32,
+    reps: u32,
+    lean: bool,
+    out: &std::path::Path,
+) -> f64 {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -208,6 +217,10 @@ fn sweep(base_url: &str, tokens: u64, streams: u32, reps: u32, out: &std::path::
     config.concurrency = vec![streams];
     config.reps = reps;
     config.warmup = 0;
+    if lean {
+        config.token_ids = false;
+        config.continuous_usage = false;
+    }
     let _ = std::fs::remove_dir_all(out);
     let start = SweepStart::New {
         config: Box::new(config),
@@ -294,7 +307,14 @@ fn accuracy_under_load(
     let _ = std::fs::remove_file(&truth_path);
     let sim = Simulator::start_with(Duration::from_millis(5), Some(&truth_path));
     let burners = [Burner::start(), Burner::start()];
-    sweep(&sim.base_url, tokens, streams, (8 / streams).max(2), out);
+    sweep(
+        &sim.base_url,
+        tokens,
+        streams,
+        (8 / streams).max(2),
+        false,
+        out,
+    );
     drop(burners);
     drop(sim);
     let truth: Vec<serde_json::Value> = std::fs::read_to_string(&truth_path)
@@ -351,6 +371,31 @@ fn accuracy_under_load(
         worst,
         matched,
     )
+}
+
+/// (CPU seconds, events) of a run.
+type Run = (f64, f64);
+
+/// Prints a table row from a long and a short run; gives µs per event.
+type Row = dyn Fn(&str, u64, Run, Run) -> f64;
+
+/// The sweep at 64 and 256 streams, 100 events per second each: µs per event of each.
+fn many_streams(scale: u64, short_tokens: u64, out: &std::path::Path, row: &Row) -> Vec<f64> {
+    let sim = Simulator::start(Duration::from_millis(10));
+    let mut many = Vec::new();
+    for (streams, tokens) in [(64_u32, 400 / scale), (256, 100 / scale.min(10))] {
+        let long = (
+            sweep(&sim.base_url, tokens, streams, 1, false, out),
+            events(tokens, u64::from(streams)),
+        );
+        let short = (
+            sweep(&sim.base_url, short_tokens, streams, 1, false, out),
+            events(short_tokens, u64::from(streams)),
+        );
+        many.push(row("sweep stream path", u64::from(streams), long, short));
+    }
+    drop(sim);
+    many
 }
 
 /// The second table: the sweep under two CPU burners against the ground truth.
@@ -434,38 +479,37 @@ fn main() {
         "sweep stream path",
         1,
         (
-            sweep(&sim.base_url, long_tokens, 1, 1, &out),
+            sweep(&sim.base_url, long_tokens, 1, 1, false, &out),
             events(long_tokens, 1),
         ),
         (
-            sweep(&sim.base_url, short_tokens, 1, 1, &out),
+            sweep(&sim.base_url, short_tokens, 1, 1, false, &out),
+            events(short_tokens, 1),
+        ),
+    );
+    let lean_1 = row(
+        "sweep, lean events",
+        1,
+        (
+            sweep(&sim.base_url, long_tokens, 1, 1, true, &out),
+            events(long_tokens, 1),
+        ),
+        (
+            sweep(&sim.base_url, short_tokens, 1, 1, true, &out),
             events(short_tokens, 1),
         ),
     );
     drop(sim);
-    // Many streams at 100 events per second each.
-    let sim = Simulator::start(Duration::from_millis(10));
-    let mut many = Vec::new();
-    for (streams, tokens) in [(64_u32, 400 / scale), (256, 100 / scale.min(10))] {
-        let long = (
-            sweep(&sim.base_url, tokens, streams, 1, &out),
-            events(tokens, u64::from(streams)),
-        );
-        let short = (
-            sweep(&sim.base_url, short_tokens, streams, 1, &out),
-            events(short_tokens, u64::from(streams)),
-        );
-        many.push(row("sweep stream path", u64::from(streams), long, short));
-    }
-    drop(sim);
+    let many = many_streams(scale, short_tokens, &out, &row);
     print_accuracy(quick, &out);
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_file(out.with_extension("truth.jsonl"));
     if let Some(floor) = curl_us {
         println!(
-            "against curl -N: measure {:.2}x, sweep {:.2}x at 1 stream (goal: at most 1.5x)",
+            "against curl -N: measure {:.2}x, sweep {:.2}x at 1 stream (goal: at most 1.5x); with lean events (no per-event token ids or usage) {:.2}x",
             measure_us / floor,
-            sweep_1 / floor
+            sweep_1 / floor,
+            lean_1 / floor
         );
     }
     eprintln!(
