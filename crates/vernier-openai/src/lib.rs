@@ -43,6 +43,7 @@ mod chat;
 mod client;
 mod completion;
 mod context;
+mod deadline;
 mod endpoints;
 mod envelope;
 mod error;
@@ -71,6 +72,7 @@ pub use completion::{
     CompletionChoice, CompletionChunk, CompletionPrompt, CompletionRequest, CompletionResponse,
 };
 pub use context::{ContextLimit, context_limit, is_context_exceeded, says_context_exceeded};
+pub use deadline::LazyTimer;
 pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
 pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, ClientError, TimeoutKind};

@@ -145,7 +145,7 @@ pub(crate) struct EventStream<C> {
     /// With [`ChatStream::capture_body`]: every body frame with the instant it was read.
     capture: Option<Vec<(Instant, bytes::Bytes)>>,
     /// The stream's one deadline timer (first byte, idle, total), armed at the first wait.
-    timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    timer: crate::LazyTimer,
     chunk_type: PhantomData<fn() -> C>,
 }
 
@@ -186,7 +186,7 @@ impl<C: StreamChunk> EventStream<C> {
             finished_at: None,
             accumulator: ChatAccumulator::new(),
             capture: None,
-            timer: None,
+            timer: crate::LazyTimer::new(),
             chunk_type: PhantomData,
         }
     }
@@ -331,24 +331,10 @@ impl<C: StreamChunk> EventStream<C> {
         };
         let events_received = self.events_received();
         let due = tokio::time::Instant::from_std(at);
-        let timer = self
-            .timer
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
-        if timer.deadline() > due {
-            timer.as_mut().reset(due);
-        }
-        let mut frame = std::pin::pin!(self.opened.body.frame());
-        loop {
-            tokio::select! {
-                biased;
-                frame = &mut frame => return Ok(frame),
-                () = timer.as_mut() => {
-                    if tokio::time::Instant::now() >= due {
-                        return Err(ClientError::Timeout { which, events_received });
-                    }
-                    timer.as_mut().reset(due);
-                }
-            }
+        tokio::select! {
+            biased;
+            frame = self.opened.body.frame() => Ok(frame),
+            () = self.timer.until(due) => Err(ClientError::Timeout { which, events_received }),
         }
     }
 

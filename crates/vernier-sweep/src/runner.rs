@@ -1,7 +1,7 @@
 //! Running the sweep: set-up checks, calibration, cells, repetitions, streams, retries.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -429,40 +429,9 @@ async fn probe_answered(shared: &Shared) -> bool {
 /// a server whose generation counter moves is busy (keep waiting, up to the cap); one whose
 /// counter stands still is hung. The future keeps being polled during the check, so event
 /// arrival times stay exact.
-/// One stream's idle timer, kept from one event to the next: waiting for an event only notes
-/// when the wait began, and the timer, armed once, is moved on only when it fires early. An
-/// event then costs no timer of its own.
-pub(crate) struct IdleWatch {
-    timer: Pin<Box<tokio::time::Sleep>>,
-}
-
-impl IdleWatch {
-    pub(crate) fn new(idle: Duration) -> Self {
-        Self {
-            timer: Box::pin(tokio::time::sleep(idle)),
-        }
-    }
-
-    /// Waits until `idle` has passed since `since` (re-arming the timer when it fired for an
-    /// earlier wait).
-    async fn idle_since(&mut self, since: tokio::time::Instant, idle: Duration) {
-        let due = since + idle;
-        loop {
-            if self.timer.deadline() > due {
-                self.timer.as_mut().reset(due);
-            }
-            self.timer.as_mut().await;
-            if tokio::time::Instant::now() >= due {
-                return;
-            }
-            self.timer.as_mut().reset(due);
-        }
-    }
-}
-
 async fn watched<F: Future>(
     shared: &Shared,
-    watch: &mut IdleWatch,
+    watch: &mut vernier_openai::LazyTimer,
     future: F,
 ) -> Result<F::Output, Failure> {
     let mut future = pin!(future);
@@ -472,11 +441,12 @@ async fn watched<F: Future>(
     let counter = shared.generation_counter;
     let gap = idle.min(Duration::from_secs(3));
     loop {
-        let since = tokio::time::Instant::now();
+        // One timer per stream, moved on lazily: a wait costs no timer of its own.
+        let due = tokio::time::Instant::now() + idle;
         tokio::select! {
             biased;
             output = &mut future => return Ok(output),
-            () = watch.idle_since(since, idle) => {}
+            () = watch.until(due) => {}
         }
         let check = pin!(async move {
             match counter {
@@ -558,7 +528,7 @@ async fn measure_once(
     capture: bool,
 ) -> Result<Measured, (Failure, LagHistogram)> {
     let mut lag = LagHistogram::new();
-    let mut watch = IdleWatch::new(shared.idle_timeout);
+    let mut watch = vernier_openai::LazyTimer::new();
     let opened = Box::pin(watched(
         shared,
         &mut watch,
