@@ -79,12 +79,10 @@ impl ContextSizer {
     /// Asks the server whether it counts chat prompts; `nonce_base` makes this run's nonces
     /// its own.
     pub(crate) async fn new(client: &Client, model: &str, nonce_base: u64) -> Self {
-        let method = match client
-            .tokenize_chat(model, &user_messages("Hello there."))
-            .await
-        {
-            Ok(tokenized) if tokenized.count > 0 => SizeMethod::TokenizeChat,
-            _ => SizeMethod::UsageRatio,
+        let method = if client.counts_chat_tokens(model).await {
+            SizeMethod::TokenizeChat
+        } else {
+            SizeMethod::UsageRatio
         };
         Self {
             method,

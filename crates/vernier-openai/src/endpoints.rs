@@ -182,6 +182,16 @@ impl Client {
         }
     }
 
+    /// Whether the server counts a chat prompt as its template renders it
+    /// ([`tokenize_chat`](Self::tokenize_chat) answers with a count), tried on one short
+    /// message: prompts can then be sized in its own tokens before they are sent.
+    pub async fn counts_chat_tokens(&self, model: &str) -> bool {
+        matches!(
+            self.tokenize_chat(model, &[ChatMessage::user("Hello there.")]).await,
+            Ok(tokenized) if tokenized.count > 0
+        )
+    }
+
     /// `GET /metrics`, parsed.
     pub async fn metrics(&self) -> Result<MetricsSnapshot, ClientError> {
         let (status, _, body) = self.get_raw("metrics").await?;

@@ -7,7 +7,7 @@
 //! fallback, so long prompts need few probes.
 
 use serde::{Deserialize, Serialize};
-use vernier_openai::{ChatMessage, ChatRequest, Client};
+use vernier_openai::{ChatRequest, Client};
 
 use crate::config::Workload;
 use crate::corpus::{Corpus, NoncePlacement, NonceSource};
@@ -54,12 +54,10 @@ impl std::fmt::Debug for Counter<'_> {
 
 /// Picks the counting method: `/tokenize` with messages when the server accepts it.
 pub(crate) async fn choose_method(client: &Client, model: &str) -> CountMethod {
-    match client
-        .tokenize_chat(model, &[ChatMessage::user("Hello there.")])
-        .await
-    {
-        Ok(tokenized) if tokenized.count > 0 => CountMethod::TokenizeChat,
-        _ => CountMethod::ProbeRequests,
+    if client.counts_chat_tokens(model).await {
+        CountMethod::TokenizeChat
+    } else {
+        CountMethod::ProbeRequests
     }
 }
 
