@@ -147,7 +147,7 @@ impl ContextReport {
         let largest_accepted_tokens = samples
             .iter()
             .filter(|s| s.outcome != OutcomeKind::ContextExceeded)
-            .filter_map(|s| s.context.as_ref().and_then(|c| c.prompt_tokens))
+            .filter_map(|s| s.prompt_tokens)
             .max();
         let count_method = samples
             .iter()
@@ -185,7 +185,7 @@ fn length_row(target: u32, samples: &[&SampleResult]) -> ContextLength {
     let accepted: Vec<&&SampleResult> = samples.iter().filter(|s| s.outcome.is_scored()).collect();
     let prompt_tokens: Vec<f64> = accepted
         .iter()
-        .filter_map(|s| s.context.as_ref().and_then(|c| c.prompt_tokens))
+        .filter_map(|s| s.prompt_tokens)
         .map(|t| t as f64)
         .collect();
     let deviation = prompt_tokens
@@ -199,19 +199,14 @@ fn length_row(target: u32, samples: &[&SampleResult]) -> ContextLength {
         .iter()
         .filter_map(|s| s.context.as_ref().and_then(|c| c.prefill_tokens_per_s))
         .collect();
-    let cached: Vec<u64> = accepted
-        .iter()
-        .filter_map(|s| s.context.as_ref().and_then(|c| c.cached_tokens))
-        .collect();
+    let cached: Vec<u64> = accepted.iter().filter_map(|s| s.cached_tokens).collect();
     ContextLength {
         target_tokens: target,
         n_scored,
         n_pass,
         wilson: wilson(n_pass, n_scored, CONFIDENCE).ok(),
         n_context_exceeded: exceeded.len() as u64,
-        server_message: exceeded
-            .iter()
-            .find_map(|s| s.context.as_ref().and_then(|c| c.server_message.clone())),
+        server_message: exceeded.iter().find_map(|s| s.server_message.clone()),
         median_prompt_tokens: median(&prompt_tokens).ok(),
         max_deviation_pct: deviation,
         median_ttft_ms: median(&ttft).ok(),

@@ -197,17 +197,10 @@ pub struct ContextTry {
     /// How the prompt was sized: `tokenize_chat` (the server counted every request) or
     /// `usage_ratio` (units per token learnt from earlier requests' `usage.prompt_tokens`).
     pub count_method: String,
-    /// `usage.prompt_tokens` of the request.
-    pub prompt_tokens: Option<u64>,
-    /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
-    pub cached_tokens: Option<u64>,
     /// Prompt tokens over the time to the first token, tokens per second.
     pub prefill_tokens_per_s: Option<f64>,
     /// Where each needle landed, percent of the haystack, in the spec's needle order.
     pub needle_depths: Vec<f64>,
-    /// The server's own words when it refused the prompt for its length.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_message: Option<String>,
 }
 
 impl RunHeader {
@@ -292,13 +285,14 @@ pub struct AttemptRecord {
     /// receive time of each event) or `userspace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<String>,
-    /// `usage.prompt_tokens` (with media, the image tokens included) and the cached ones.
+    /// `usage.prompt_tokens` (with media, the image tokens included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tokens: Option<u64>,
     /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
-    /// The server's own words when it refused the request as `unsupported`.
+    /// The server's own words when it refused the request (`unsupported`,
+    /// `context_exceeded`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_message: Option<String>,
 }

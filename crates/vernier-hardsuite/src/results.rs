@@ -57,7 +57,11 @@ pub struct SampleResult {
     /// `usage.prompt_tokens` (with media, the image tokens included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tokens: Option<u64>,
-    /// The server's own words when it refused the request as `unsupported`.
+    /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// The server's own words when it refused the request (`unsupported`,
+    /// `context_exceeded`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_message: Option<String>,
     /// Time to the first token-bearing event, ms.
@@ -428,6 +432,7 @@ fn final_sample(sample: u32, tries: &[&AttemptRecord]) -> Option<SampleResult> {
         ended_in_reasoning: chosen.ended_in_reasoning,
         n_tries: u32::try_from(tries.len()).unwrap_or(u32::MAX),
         prompt_tokens: chosen.prompt_tokens,
+        cached_tokens: chosen.cached_tokens,
         server_message: chosen.server_message.clone(),
         ttft_ms: chosen.ttft_ms,
         context: chosen.context.clone(),

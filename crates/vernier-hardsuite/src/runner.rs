@@ -431,8 +431,6 @@ impl Runner<'_> {
         };
         record_measurement(&mut record, measurement, &reply, budget_tokens);
         if let Some(context) = &mut record.context {
-            context.prompt_tokens = measurement.prompt_tokens;
-            context.cached_tokens = measurement.cached_prompt_tokens;
             context.prefill_tokens_per_s = measurement.prefill_tokens_per_s;
             if let (Some(sizer), Some(spec), Some(tokens)) = (
                 &self.context_sizer,
@@ -510,11 +508,8 @@ impl Runner<'_> {
                 nonce: prepared.nonce,
                 counted_tokens: prepared.counted_tokens,
                 count_method: sizer.method.as_str().to_owned(),
-                prompt_tokens: None,
-                cached_tokens: None,
                 prefill_tokens_per_s: None,
                 needle_depths: prepared.rendered.depths,
-                server_message: None,
             },
             sent,
         ))
@@ -529,22 +524,19 @@ fn unopened(
     sent_max_tokens: bool,
     sent_cache_fields: Vec<&'static str>,
 ) -> Try {
-    if vernier_openai::is_media_unsupported(error) {
-        // The server or model cannot see: its own words are kept, and the try is neither
-        // retried nor scored.
-        record.outcome = OutcomeKind::Unsupported;
-        "unsupported".clone_into(&mut record.detail);
+    // The server cannot see the images, or cannot take this length: its own words are kept,
+    // and the try is neither retried nor scored.
+    let refused = if vernier_openai::is_media_unsupported(error) {
+        Some(OutcomeKind::Unsupported)
+    } else if vernier_openai::is_context_exceeded(error) {
+        Some(OutcomeKind::ContextExceeded)
+    } else {
+        None
+    };
+    if let Some(kind) = refused {
+        record.outcome = kind;
+        kind.as_str().clone_into(&mut record.detail);
         record.server_message = Some(server_message(error));
-        return Try::new(record);
-    }
-    if vernier_openai::is_context_exceeded(error) {
-        // The server cannot take this length: its own words are kept, and the try is neither
-        // retried nor scored.
-        record.outcome = OutcomeKind::ContextExceeded;
-        "context_exceeded".clone_into(&mut record.detail);
-        if let Some(context) = &mut record.context {
-            context.server_message = Some(server_message(error));
-        }
         return Try::new(record);
     }
     let connect_refused = matches!(error, vernier_openai::ClientError::Connect { .. });

@@ -11,7 +11,7 @@ use crate::error::HardsuiteError;
 use crate::journal::read_hardsuite_journal;
 use crate::listing::{TaskListing, listing};
 use crate::replies::{ReplyRecord, read_replies, replies_of, replies_path};
-use crate::results::{ResultsFile, TaskResult};
+use crate::results::{ResultsFile, SampleResult, TaskResult};
 
 /// What to show.
 #[derive(Debug, Clone, Default)]
@@ -54,13 +54,13 @@ fn section(out: &mut String, title: &str, text: &str) {
 }
 
 /// What a long-context try sent and what the server counted.
-fn show_context(out: &mut String, context: &crate::journal::ContextTry) {
+fn show_context(out: &mut String, context: &crate::journal::ContextTry, result: &SampleResult) {
     let _ = writeln!(
         out,
         "sent: {} corpus units, nonce {}, {} prompt tokens by the server's usage (target {}, counted before sending: {}, sized by {}); cached prompt tokens: {}",
         context.n_units,
         context.nonce,
-        context
+        result
             .prompt_tokens
             .map_or_else(|| "no".to_owned(), |t| t.to_string()),
         context.target_tokens,
@@ -68,7 +68,7 @@ fn show_context(out: &mut String, context: &crate::journal::ContextTry) {
             .counted_tokens
             .map_or_else(|| "-".to_owned(), |t| t.to_string()),
         context.count_method,
-        context
+        result
             .cached_tokens
             .map_or_else(|| "not reported".to_owned(), |t| t.to_string()),
     );
@@ -78,9 +78,6 @@ fn show_context(out: &mut String, context: &crate::journal::ContextTry) {
         .map(|d| format!("{d:.1}%"))
         .collect();
     let _ = writeln!(out, "needles landed at: {}", depths.join(", "));
-    if let Some(message) = &context.server_message {
-        let _ = writeln!(out, "the server refused it: {message}");
-    }
 }
 
 fn show_one(
@@ -115,7 +112,10 @@ fn show_one(
         section(out, "prompt", &listed.prompt);
     }
     if let Some(context) = &result.context {
-        show_context(out, context);
+        show_context(out, context, result);
+    }
+    if let Some(message) = &result.server_message {
+        let _ = writeln!(out, "the server refused it: {message}");
     }
     let tries = replies_of(replies, &task.id, sample);
     if tries.is_empty() {

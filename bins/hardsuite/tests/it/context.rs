@@ -126,10 +126,7 @@ async fn lengths_asked_for_beyond_the_context_are_context_exceeded_with_the_serv
     assert_eq!(outcome_of(&results, "context-1k-d50-s0"), "pass");
     let refused = results.task("context-48k-d50-s0").expect("task").samples[0].clone();
     assert_eq!(refused.outcome.as_str(), "context_exceeded");
-    let message = refused
-        .context
-        .and_then(|c| c.server_message)
-        .expect("the server's words");
+    let message = refused.server_message.expect("the server's words");
     assert!(
         message.contains("maximum context length is 40960 tokens"),
         "{message}"

@@ -178,7 +178,7 @@ fn long_context_on_a_real_llama_server_hits_its_lengths_and_keeps_refusals_apart
         if target > 8192.0 {
             // Above the server's context: its own refusal, kept, and never a model failure.
             assert_eq!(attempt["outcome"], "context_exceeded", "{attempt}");
-            let message = context["server_message"]
+            let message = attempt["server_message"]
                 .as_str()
                 .expect("the server's words");
             assert!(message.contains("context"), "{message}");
@@ -186,7 +186,7 @@ fn long_context_on_a_real_llama_server_hits_its_lengths_and_keeps_refusals_apart
         }
         assert_ne!(attempt["outcome"], "infra", "{attempt}");
         assert_eq!(context["count_method"], "tokenize_chat");
-        let prompt_tokens = context["prompt_tokens"]
+        let prompt_tokens = attempt["prompt_tokens"]
             .as_f64()
             .expect("usage.prompt_tokens");
         assert!(
@@ -195,7 +195,7 @@ fn long_context_on_a_real_llama_server_hits_its_lengths_and_keeps_refusals_apart
         );
         // cache_prompt: false and a fresh nonce: nothing came from the server's cache.
         assert!(
-            context["cached_tokens"].as_u64().unwrap_or(0) == 0,
+            attempt["cached_tokens"].as_u64().unwrap_or(0) == 0,
             "{attempt}"
         );
     }
