@@ -865,11 +865,7 @@ async fn fit_context(
     settings.context_fit.limit = Some(limit);
     // A selection by id keeps the tasks whose lengths are still run.
     if let Some(selected) = &mut settings.selected {
-        let ids: HashSet<String> = context_suite(plan, budget)
-            .tasks
-            .into_iter()
-            .map(|task| task.id)
-            .collect();
+        let ids: HashSet<String> = vernier_tasks::context_task_ids(plan).into_iter().collect();
         selected.retain(|id| ids.contains(id));
     }
     true

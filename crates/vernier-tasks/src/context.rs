@@ -769,37 +769,54 @@ pub fn context_task(id: impl Into<String>, spec: ContextSpec, budget_tokens: u32
 /// `context-4k-d50-s0` and `context-4k-multi-s0`; the same plan gives the same tasks, so two
 /// runs pair cell by cell.
 pub fn context_suite(plan: &ContextPlan, budget_tokens: u32) -> Suite {
+    let tasks = context_cells(plan)
+        .into_iter()
+        .map(|(id, length, depth, sample)| {
+            let seed = cell_seed(plan.seed, length, depth, sample);
+            context_task(id, spec(seed, length, depth, plan), budget_tokens)
+        })
+        .collect();
+    Suite::new("context", tasks)
+}
+
+/// The ids [`context_suite`] gives a plan's tasks, in its order, drawing and rendering nothing.
+pub fn context_task_ids(plan: &ContextPlan) -> Vec<String> {
+    context_cells(plan).into_iter().map(|(id, ..)| id).collect()
+}
+
+/// Every task of a plan: id, length, depth (`None`: multi-needle) and cell sample.
+fn context_cells(plan: &ContextPlan) -> Vec<(String, u32, Option<u8>, u32)> {
     let mut lengths = plan.lengths.clone();
     lengths.sort_unstable();
     lengths.dedup();
     let mut depths = plan.depths.clone();
     depths.sort_unstable();
     depths.dedup();
-    let mut tasks = Vec::new();
+    let mut cells = Vec::new();
     for &length in &lengths {
         let label = length_label(length);
         for &depth in &depths {
             for sample in 0..plan.samples_per_cell {
-                let seed = cell_seed(plan.seed, length, Some(depth), sample);
-                tasks.push(context_task(
+                cells.push((
                     format!("context-{label}-d{depth}-s{sample}"),
-                    spec(seed, length, Some(depth), plan),
-                    budget_tokens,
+                    length,
+                    Some(depth),
+                    sample,
                 ));
             }
         }
         if plan.multi_needles >= 2 {
             for sample in 0..plan.samples_per_cell {
-                let seed = cell_seed(plan.seed, length, None, sample);
-                tasks.push(context_task(
+                cells.push((
                     format!("context-{label}-multi-s{sample}"),
-                    spec(seed, length, None, plan),
-                    budget_tokens,
+                    length,
+                    None,
+                    sample,
                 ));
             }
         }
     }
-    Suite::new("context", tasks)
+    cells
 }
 
 /// Parses a list answer (`1234567, 7654321`): integers separated by commas, semicolons,
@@ -922,6 +939,10 @@ mod tests {
         let mut other = plan();
         other.seed = 8;
         let c = context_suite(&other, 500);
+        assert_eq!(
+            context_task_ids(&plan()),
+            a.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>()
+        );
         assert_eq!(
             a.tasks.iter().map(|t| &t.id).collect::<Vec<_>>(),
             c.tasks.iter().map(|t| &t.id).collect::<Vec<_>>()

@@ -112,7 +112,7 @@ pub use canvas::{Image, PALETTE, Rgb, TextBox};
 pub use context::{
     ContextPlan, ContextSpec, DEFAULT_CONTEXT_BUDGET, DEFAULT_DEPTHS, DEFAULT_LENGTHS,
     DEPTH_TOLERANCE_POINTS, Haystack, Needle, Rendered, UNITS_PER_TOKEN_GUESS, context_suite,
-    context_task, find_needles, length_label, prove_context_task,
+    context_task, context_task_ids, find_needles, length_label, prove_context_task,
 };
 pub use error::{SelfCheckError, SelfCheckFailure, SuiteError};
 pub use family::{Draw, Instance, MAX_LEVEL, MIN_LEVEL, Redraw};
