@@ -472,7 +472,7 @@ pub async fn run_sweep(
         dropped: std::sync::Mutex::new(state.dropped_fields.clone()),
         wait_budget: vernier_openai::WaitBudget::new(max_wait, runner::unix_ms()),
         captured: std::sync::Mutex::new(BTreeMap::new()),
-        kernel_rx_seen: std::sync::atomic::AtomicBool::new(vernier_openai::kernel_rx_available()),
+        kernel_rx: vernier_openai::kernel_rx_available(),
         pool: crate::pool::StreamPool::per_core(),
     });
 

@@ -47,9 +47,9 @@ pub(crate) struct Shared {
     pub(crate) wait_budget: vernier_openai::WaitBudget,
     /// `--capture`: streams captured so far per cell.
     pub(crate) captured: Mutex<BTreeMap<CellKey, u32>>,
-    /// The kernel stamps received data (or a measured request had its receive time on every
-    /// event): the scheduler probe can tick sparsely.
-    pub(crate) kernel_rx_seen: std::sync::atomic::AtomicBool,
+    /// The kernel stamps received data (`vernier_openai::kernel_rx_available`): every event
+    /// carries its receive time, so the scheduler probe can tick sparsely.
+    pub(crate) kernel_rx: bool,
     /// The measured streams' own single-threaded runtimes (`None`: the run's runtime).
     pub(crate) pool: Option<crate::pool::StreamPool>,
 }
@@ -641,11 +641,6 @@ fn fill_measured(
     if let Some(capture) = measured.capture.take() {
         line.capture = Some(shared.write_capture(job, line.attempt, request, capture)?);
     }
-    if measured.measurement.clock == vernier_meter::EventClock::KernelRx {
-        shared
-            .kernel_rx_seen
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-    }
     line.timeline = Some(shared.clock.timeline(
         &measured.times,
         job.scheduled,
@@ -1216,16 +1211,11 @@ async fn run_cell_reps(
     } else {
         BTreeMap::new()
     };
-    let probe = SchedulerProbe::start(
-        if shared
-            .kernel_rx_seen
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
-            crate::probe::SPARSE
-        } else {
-            crate::probe::DENSE
-        },
-    );
+    let probe = SchedulerProbe::start(if shared.kernel_rx {
+        crate::probe::SPARSE
+    } else {
+        crate::probe::DENSE
+    });
     let queue = shared
         .has_metrics
         .then(|| crate::load_runner::QueueSampler::start(shared.client.clone()));
