@@ -321,7 +321,7 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading:
 
 /// The long-context section, for a run with context tasks; and, once per suite, what the
 /// server said when it refused images.
-fn push_context_section(out: &mut String, results: &ResultsFile) {
+fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
     let refusal = results
         .tasks
         .iter()
@@ -379,7 +379,7 @@ pub fn render_markdown(results: &ResultsFile) -> String {
         let _ = writeln!(out);
         write_scores_markdown(&mut out, after, heading);
     }
-    push_context_section(&mut out, results);
+    push_refusal_and_context_sections(&mut out, results);
     let _ = writeln!(out);
     let _ = writeln!(out, "## Tasks");
     let _ = writeln!(out);
