@@ -453,21 +453,6 @@ impl ContextSpec {
     }
 }
 
-#[derive(Default)]
-struct Proof {
-    n_checks: usize,
-    failures: Vec<String>,
-}
-
-impl Proof {
-    fn require(&mut self, ok: bool, why: String) {
-        self.n_checks += 1;
-        if !ok {
-            self.failures.push(why);
-        }
-    }
-}
-
 /// The self-check of one context task: its prompt is the one its spec renders, holds exactly
 /// its needles at their depths (at the first-guess length and at four times it), and its
 /// checker takes the gold and refuses a value one digit off, a distractor's value, a partial
@@ -475,10 +460,10 @@ impl Proof {
 /// and every failure.
 pub fn prove_context_task(task: &Task) -> (usize, Vec<String>) {
     use crate::task::{OutcomeKind, Reply};
-    let mut proof = Proof::default();
+    let mut proof = crate::proof::Proof::default();
     let Some(spec) = &task.context else {
         proof.require(false, "a context task without its spec".to_owned());
-        return (proof.n_checks, proof.failures);
+        return proof.finish();
     };
     let guess = spec.guess_units();
     let offline = spec.render("0000000000000000", guess);
@@ -488,10 +473,12 @@ pub fn prove_context_task(task: &Task) -> (usize, Vec<String>) {
         "the prompt is not the one rendered from the task's spec".to_owned(),
     );
     for n_units in [guess, guess * 4] {
-        for failure in spec.verify(&spec.render("0123456789abcdef", n_units)) {
-            proof.require(false, format!("at {n_units} units: {failure}"));
-        }
-        proof.n_checks += 1;
+        let rendered = spec.render("0123456789abcdef", n_units);
+        proof.require_none(
+            spec.verify(&rendered)
+                .into_iter()
+                .map(|failure| format!("at {n_units} units: {failure}")),
+        );
     }
     let gold: Vec<i128> = spec.gold().into_iter().map(i128::from).collect();
     let same_gold = match (&task.checker, gold.as_slice()) {
@@ -511,14 +498,7 @@ pub fn prove_context_task(task: &Task) -> (usize, Vec<String>) {
             .join(", ")
     };
     let mut probe = |what: &str, reply: Reply, kind: OutcomeKind| {
-        let got = task.check_answer(&reply).map(|o| o.kind);
-        proof.require(
-            got == Some(kind),
-            format!(
-                "checker gave {} for {what}; expected {kind}",
-                got.map_or("nothing".to_owned(), |k| k.to_string())
-            ),
-        );
+        proof.grades(task, what, &reply, kind);
     };
     let answer = |text: String| Reply::stopped(format!("The document says so.\nANSWER: {text}"));
     probe("the gold answer", answer(join(&gold)), OutcomeKind::Pass);
@@ -555,21 +535,8 @@ pub fn prove_context_task(task: &Task) -> (usize, Vec<String>) {
             OutcomeKind::Wrong,
         );
     }
-    let mut cut = answer(join(&gold));
-    cut.finish_reason = Some("length".to_owned());
-    probe(
-        "the gold with finish_reason length",
-        cut,
-        OutcomeKind::CutOff,
-    );
-    let mut reasoning_only = Reply::stopped("I could not find it.");
-    reasoning_only.reasoning = Some(format!("ANSWER: {}", join(&gold)));
-    probe(
-        "the gold only in the reasoning",
-        reasoning_only,
-        OutcomeKind::NoAnswer,
-    );
-    (proof.n_checks, proof.failures)
+    proof.refuses_cut_off_and_reasoning(task, &join(&gold));
+    proof.finish()
 }
 
 /// The `(key, value)` of every needle sentence in `text`.

@@ -99,6 +99,7 @@ mod error;
 mod family;
 mod math;
 mod math_check;
+mod proof;
 mod rng;
 #[cfg(feature = "grader")]
 mod selfcheck;

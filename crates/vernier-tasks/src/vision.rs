@@ -664,31 +664,29 @@ pub fn vision_task(
 /// an answer only in the reasoning. Gives the number of checks and every failure.
 pub fn prove_vision_task(task: &crate::task::Task) -> (usize, Vec<String>) {
     use crate::task::{OutcomeKind, Reply};
-    let mut n_checks = 0;
-    let mut failures = Vec::new();
+    let mut proof = crate::proof::Proof::default();
     let Some(spec) = &task.vision else {
-        return (1, vec!["a vision task without its spec".to_owned()]);
+        proof.require(false, "a vision task without its spec");
+        return proof.finish();
     };
-    n_checks += 1;
-    failures.extend(prove_vision(spec));
+    proof.require_none(prove_vision(spec));
     // The proof bites: a wrong gold over the same pixels is refused.
     let mut wrong = spec.clone();
     wrong.gold = match &spec.gold {
         VisionGold::Integer(v) => VisionGold::Integer(v + 1),
         VisionGold::Word(w) => VisionGold::Word(format!("{w}x")),
     };
-    n_checks += 1;
-    if prove_vision(&wrong).is_empty() {
-        failures.push("the proof accepts a wrong gold over the same images".to_owned());
-    }
+    proof.require(
+        !prove_vision(&wrong).is_empty(),
+        "the proof accepts a wrong gold over the same images",
+    );
     if spec.family == "count-squares"
         && let Some(control) = one_square_fewer(spec)
     {
-        n_checks += 1;
-        if prove_vision(&control).is_empty() {
-            failures
-                .push("the proof accepts an image with one square fewer than its gold".to_owned());
-        }
+        proof.require(
+            !prove_vision(&control).is_empty(),
+            "the proof accepts an image with one square fewer than its gold",
+        );
     }
     let gold_text = match &spec.gold {
         VisionGold::Integer(v) => v.to_string(),
@@ -698,38 +696,20 @@ pub fn prove_vision_task(task: &crate::task::Task) -> (usize, Vec<String>) {
         VisionGold::Integer(v) => (v + 1).to_string(),
         VisionGold::Word(w) => format!("{w}s"),
     };
-    let mut probe = |what: &str, reply: Reply, kind: OutcomeKind| {
-        n_checks += 1;
-        let got = task.check_answer(&reply).map(|o| o.kind);
-        if got != Some(kind) {
-            failures.push(format!("checker gave {got:?} for {what}; expected {kind}"));
-        }
-    };
-    probe(
+    proof.grades(
+        task,
         "the gold (any case)",
-        Reply::stopped(format!("Looking at it.\nANSWER: {gold_text}")),
+        &Reply::stopped(format!("Looking at it.\nANSWER: {gold_text}")),
         OutcomeKind::Pass,
     );
-    probe(
+    proof.grades(
+        task,
         "a near miss",
-        Reply::stopped(format!("ANSWER: {near}")),
+        &Reply::stopped(format!("ANSWER: {near}")),
         OutcomeKind::Wrong,
     );
-    let mut cut = Reply::stopped(format!("ANSWER: {gold_text}"));
-    cut.finish_reason = Some("length".to_owned());
-    probe(
-        "the gold with finish_reason length",
-        cut,
-        OutcomeKind::CutOff,
-    );
-    let mut reasoning_only = Reply::stopped("I cannot tell.");
-    reasoning_only.reasoning = Some(format!("ANSWER: {gold_text}"));
-    probe(
-        "the gold only in the reasoning",
-        reasoning_only,
-        OutcomeKind::NoAnswer,
-    );
-    (n_checks, failures)
+    proof.refuses_cut_off_and_reasoning(task, &gold_text);
+    proof.finish()
 }
 
 /// The count-squares image redrawn with one asked square fewer (the negative control).
