@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use vernier_hardsuite::{
     BudgetFlags, CompareOptions, ContextSelection, DEFAULT_OUT, Draw, HardsuiteError, RunConfig,
-    RunTarget, SamplingPreset, SuiteSelection,
+    RunTarget, SamplingPreset, SuiteSelection, VideoAs,
 };
 
 /// Run the hard suite (28 judge-free tasks: math, code in a sandbox, tool calls) against an
@@ -76,10 +76,23 @@ pub enum Preset {
 /// Which suite, and which of its tasks.
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct SuiteArgs {
-    /// `context` for the bundled long-context suite, `vision` for the generated-image suite, or
-    /// a user-defined suite file (.toml or .json), instead of the bundled 28 tasks.
-    #[arg(long, value_name = "context|vision|FILE")]
+    /// `context` for the bundled long-context suite, `vision` for the generated-image suite,
+    /// `video` for the generated-video suite, `probe` for vision, video, short context and tool
+    /// tasks together, or a user-defined suite file (.toml or .json), instead of the bundled 28
+    /// tasks.
+    #[arg(long, value_name = "context|vision|video|probe|FILE")]
     pub suite: Option<PathBuf>,
+    /// Video tasks: send each clip as a `video_url` part (`video`, the default: vLLM, `SGLang`),
+    /// or as its frames, 2 per second, in `image_url` parts with their times (`frames`: servers
+    /// without video input).
+    #[arg(long, value_name = "video|frames", value_parser = parse_video_as)]
+    pub video_as: Option<VideoAs>,
+    /// Completion-token budget of vision tasks (default 2000).
+    #[arg(long, value_name = "TOKENS")]
+    pub budget_vision: Option<u32>,
+    /// Completion-token budget of video tasks (default 2000).
+    #[arg(long, value_name = "TOKENS")]
+    pub budget_video: Option<u32>,
     /// Context suite: target prompt lengths in the server's tokens, comma-separated (`k` is
     /// 1,024; default 1k,4k,16k,32k,64k,128k, less those that cannot fit the server's context).
     #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = parse_length)]
@@ -274,6 +287,14 @@ impl From<Preset> for SamplingPreset {
 }
 
 /// A length in tokens: `4096` or `4k` (k = 1,024).
+fn parse_video_as(text: &str) -> Result<VideoAs, String> {
+    match text {
+        "video" => Ok(VideoAs::Video),
+        "frames" => Ok(VideoAs::Frames),
+        other => Err(format!("{other:?}: write video or frames")),
+    }
+}
+
 fn parse_length(text: &str) -> Result<u32, String> {
     let text = text.trim();
     let (digits, scale) = match text.strip_suffix(['k', 'K']) {
@@ -295,6 +316,8 @@ impl SuiteArgs {
         budgets.code = self.budget_code;
         budgets.tools = self.budget_tools;
         budgets.context = self.budget_context;
+        budgets.vision = self.budget_vision;
+        budgets.video = self.budget_video;
         let mut selection = SuiteSelection::default();
         let named = |name: &str| {
             self.suite
@@ -325,8 +348,17 @@ impl SuiteArgs {
             }
             return selection;
         }
-        if named("vision") {
-            selection.vision = Some(self.seed.unwrap_or(0));
+        selection.video_as = self.video_as.unwrap_or_default();
+        let seed = self.seed.unwrap_or(0);
+        let generated = [
+            ("vision", &mut selection.vision),
+            ("video", &mut selection.video),
+            ("probe", &mut selection.probe),
+        ]
+        .into_iter()
+        .find(|(name, _)| named(name));
+        if let Some((_, slot)) = generated {
+            *slot = Some(seed);
             selection.tasks.clone_from(&self.tasks);
             selection.budgets = budgets;
             return selection;

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use vernier_tasks::{ContextPlan, Draw};
 
-use crate::journal::{BudgetFlags, Sampling};
+use crate::journal::{BudgetFlags, Sampling, VideoAs};
 
 /// The longest request or idle timeout taken: 7 days, in seconds.
 pub const MAX_TIMEOUT_SECS: u64 = 7 * 24 * 60 * 60;
@@ -66,6 +66,16 @@ pub struct SuiteSelection {
     /// The bundled vision suite (`--suite vision`) instead, drawn from this seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision: Option<u64>,
+    /// The bundled video suite (`--suite video`) instead, drawn from this seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<u64>,
+    /// The combined probe (`--suite probe`: vision, video, the context suite at short lengths
+    /// and the bundled tool tasks) instead, drawn from this seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<u64>,
+    /// How video tasks send their clips (`--video-as`).
+    #[serde(default, skip_serializing_if = "VideoAs::is_default")]
+    pub video_as: VideoAs,
 }
 
 /// The long-context suite's plan, and whether its lengths were asked for.

@@ -62,7 +62,7 @@ pub struct ScriptedTask {
 /// Tasks drawn at level L ≥ 3 also get the last 2·(L − 2) math tasks (from the 5th on)
 /// wrong, so a ladder run has a known score per level.
 pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
-    let (mut n_math, mut n_code, mut n_calls, mut n_vision) = (0, 0, 0, 0);
+    let (mut n_math, mut n_code, mut n_calls, mut n_vision, mut n_video) = (0, 0, 0, 0, 0);
     let math_total = suite
         .tasks
         .iter()
@@ -81,12 +81,11 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
                 (Category::Context, _) => context_kind(task),
                 (Category::Vision, _) => {
                     n_vision += 1;
-                    match n_vision {
-                        1 => ScriptedKind::Wrong,
-                        2 => ScriptedKind::NoAnswer,
-                        3 => ScriptedKind::CutOffInReasoning,
-                        _ => ScriptedKind::Right,
-                    }
+                    media_kind(n_vision)
+                }
+                (Category::Video, _) => {
+                    n_video += 1;
+                    media_kind(n_video)
                 }
                 (_, Checker::ToolCall { .. }) => {
                     n_calls += 1;
@@ -134,6 +133,17 @@ pub const DEMO_CONTEXT_MISS_FROM: u32 = 32_000;
 /// The demo simulator's context for a context suite: 32k fits with its answer budget, 64k
 /// does not.
 pub const DEMO_CONTEXT_LIMIT: u32 = 40_960;
+
+/// Vision and video tasks, by place in their category: the first wrong, the second without an
+/// answer line, the third cut off in its reasoning, the rest right.
+fn media_kind(place: usize) -> ScriptedKind {
+    match place {
+        1 => ScriptedKind::Wrong,
+        2 => ScriptedKind::NoAnswer,
+        3 => ScriptedKind::CutOffInReasoning,
+        _ => ScriptedKind::Right,
+    }
+}
 
 /// A context task's scripted outcome: right, except a single needle at 75% in a prompt of 32k
 /// or more, where the simulated model gives a distractor's value.
@@ -186,6 +196,13 @@ fn literal_answer(checker: &Checker, wrong: bool) -> String {
                 gold.clone()
             }
         }
+        Checker::WordList(gold) => {
+            let mut words = gold.clone();
+            if wrong {
+                words.reverse();
+            }
+            words.join(", ")
+        }
         _ => String::new(),
     }
 }
@@ -218,7 +235,8 @@ fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
         Checker::Integer(_)
         | Checker::Fraction { .. }
         | Checker::ExactString(_)
-        | Checker::Word(_) => {
+        | Checker::Word(_)
+        | Checker::WordList(_) => {
             let content = match kind {
                 ScriptedKind::NoAnswer => {
                     "I worked on this but I am not sure of the final value.".to_owned()
@@ -271,7 +289,12 @@ pub fn demo_script(suite: &Suite) -> Result<Script, HardsuiteError> {
         .filter(|(task, _)| task.category != Category::Context)
         .filter_map(|(task, planned)| {
             let prompt = task.messages.iter().rev().find(|m| m.role == "user")?;
-            let pattern = format!(r"\A{}\z", regex::escape(&prompt.content));
+            // With `--video-as frames` the prompt is followed by the frames' text parts.
+            let pattern = if task.category == Category::Video {
+                format!(r"(?s)\A{}(\n.*)?\z", regex::escape(&prompt.content))
+            } else {
+                format!(r"\A{}\z", regex::escape(&prompt.content))
+            };
             Some(ScriptRule::new(pattern, reply_for(task, planned.kind)))
         })
         .collect();

@@ -20,6 +20,7 @@ use vernier_tasks::{
 use crate::config::{MAX_TIMEOUT_SECS, RunConfig, RunTarget, SuiteSelection};
 use crate::demo::{HARDSUITE_SIMULATOR_BANNER, hardsuite_demo_simulator_config};
 use crate::error::HardsuiteError;
+use crate::journal::VideoAs;
 use crate::journal::{
     AttemptPhase, BudgetFlags, DroppedLength, HARDSUITE_JOURNAL_VERSION, HardsuiteJournalLine,
     HardsuiteJournalWriter, LoadedHardsuiteJournal, RecordedLimit, RunHeader, Sampling,
@@ -67,12 +68,64 @@ pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
         selection.budgets,
         selection.tasks.as_deref(),
         selection.context.as_ref().map(|context| &context.plan),
-        selection.vision,
+        Generated {
+            vision: selection.vision,
+            video: selection.video,
+            probe: selection.probe,
+        },
     )
+}
+
+/// The generated suites a selection or journal names, by seed (at most one is set).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Generated {
+    vision: Option<u64>,
+    video: Option<u64>,
+    probe: Option<u64>,
+}
+
+impl Generated {
+    /// The suite drawn, if one is named.
+    fn suite(self) -> Option<Suite> {
+        let budgets = Budgets::default();
+        if let Some(seed) = self.probe {
+            Some(Suite::probe(seed, budgets))
+        } else if let Some(seed) = self.video {
+            Some(vernier_tasks::video_suite(seed, budgets.video))
+        } else {
+            self.vision
+                .map(|seed| vernier_tasks::vision_suite(seed, budgets.vision))
+        }
+    }
+
+    fn count(self) -> usize {
+        [self.vision, self.video, self.probe]
+            .iter()
+            .filter(|seed| seed.is_some())
+            .count()
+    }
 }
 
 /// A selection that names two suites at once, or a context plan that cannot be drawn.
 fn check_selection(selection: &SuiteSelection) -> Result<(), HardsuiteError> {
+    let generated = [selection.vision, selection.video, selection.probe]
+        .iter()
+        .filter(|seed| seed.is_some())
+        .count();
+    if generated + usize::from(selection.context.is_some()) + usize::from(selection.suite.is_some())
+        > 1
+    {
+        return Err(HardsuiteError::invalid(
+            "--suite",
+            "name one suite: context, vision, video, probe or a suite file",
+        ));
+    }
+    if !selection.video_as.is_default() && selection.video.is_none() && selection.probe.is_none() {
+        return Err(HardsuiteError::invalid(
+            "--video-as",
+            "only video tasks send clips; use it with --suite video or --suite probe",
+        ));
+    }
     let Some(context) = &selection.context else {
         return Ok(());
     };
@@ -104,13 +157,11 @@ fn load_suite_from(
     budgets: BudgetFlags,
     selected: Option<&[String]>,
     context: Option<&ContextPlan>,
-    vision: Option<u64>,
+    generated: Generated,
 ) -> Result<Suite, HardsuiteError> {
-    let mut suite = match (suite_path, draw) {
-        _ if vision.is_some() => vernier_tasks::vision_suite(
-            vision.unwrap_or_default(),
-            vernier_tasks::DEFAULT_VISION_BUDGET,
-        ),
+    debug_assert!(generated.count() <= 1);
+    let mut suite = match (generated.suite(), suite_path, draw) {
+        (Some(suite), _, _) => suite,
         _ if context.is_some() => {
             let plan = context.cloned().unwrap_or_default();
             context_suite(
@@ -120,14 +171,14 @@ fn load_suite_from(
                     .unwrap_or(vernier_tasks::DEFAULT_CONTEXT_BUDGET),
             )
         }
-        (Some(_), Some(_)) => {
+        (None, Some(_), Some(_)) => {
             return Err(HardsuiteError::invalid(
                 "--level/--seed",
                 "levels and seeds draw the bundled suite; drop them, or drop --suite",
             ));
         }
-        (Some(path), None) => Suite::from_path(path)?,
-        (None, draw) => Suite::drawn(draw.unwrap_or(Draw::BUNDLED), Budgets::default()),
+        (None, Some(path), None) => Suite::from_path(path)?,
+        (None, None, draw) => Suite::drawn(draw.unwrap_or(Draw::BUNDLED), Budgets::default()),
     };
     for task in &mut suite.tasks {
         if let Some(budget) = budgets.for_category(task.category) {
@@ -556,8 +607,10 @@ struct Settings {
     extra_body: Map<String, Value>,
     /// The long-context plan, and whether its lengths are final (given, or read back).
     context: Option<(ContextPlan, bool)>,
-    /// The vision suite's seed.
-    vision: Option<u64>,
+    /// The generated suite's seed (vision, video or probe).
+    generated: Generated,
+    /// How video tasks send their clips.
+    video_as: VideoAs,
     /// The server's context and the lengths left out for it (a new context run).
     context_fit: ContextFit,
 }
@@ -590,7 +643,12 @@ fn settings(
                     _ => Map::new(),
                 },
                 context: header.context.clone().map(|plan| (plan, true)),
-                vision: header.vision_seed,
+                generated: Generated {
+                    vision: header.vision_seed,
+                    video: header.video_seed,
+                    probe: header.probe_seed,
+                },
+                video_as: header.video_as,
                 context_fit: ContextFit {
                     limit: header.context_limit.clone(),
                     dropped: header.context_dropped.clone(),
@@ -623,7 +681,12 @@ fn settings(
                 .context
                 .clone()
                 .map(|context| (context.plan, context.lengths_given)),
-            vision: config.suite.vision,
+            generated: Generated {
+                vision: config.suite.vision,
+                video: config.suite.video,
+                probe: config.suite.probe,
+            },
+            video_as: config.suite.video_as,
             context_fit: ContextFit::default(),
         },
     })
@@ -783,7 +846,7 @@ fn settings_suite(settings: &Settings) -> Result<Suite, HardsuiteError> {
         settings.flags,
         settings.selected.as_deref(),
         settings.context.as_ref().map(|(plan, _)| plan),
-        settings.vision,
+        settings.generated,
     )
 }
 
@@ -930,6 +993,7 @@ async fn run_on_server(plan: RunPlan<'_>) -> Result<HardsuiteOutcome, HardsuiteE
         context_sizer,
         refused_cache_fields: std::sync::Mutex::new(Vec::new()),
         media_nonce: std::sync::atomic::AtomicU64::new(unix_ms()),
+        video_as: plan.settings.video_as,
     };
     let main_jobs: Vec<(usize, u32)> = plan
         .suite
@@ -1222,7 +1286,10 @@ fn open_journal(
                 .filter_map(|task| task.instance.clone())
                 .collect(),
             context: plan.settings.context.as_ref().map(|(plan, _)| plan.clone()),
-            vision_seed: plan.settings.vision,
+            vision_seed: plan.settings.generated.vision,
+            video_seed: plan.settings.generated.video,
+            probe_seed: plan.settings.generated.probe,
+            video_as: plan.settings.video_as,
             context_limit: plan.settings.context_fit.limit.clone(),
             context_dropped: plan.settings.context_fit.dropped.clone(),
         }))?;

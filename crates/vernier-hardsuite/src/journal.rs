@@ -83,6 +83,12 @@ pub struct BudgetFlags {
     /// `--budget-context`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<u32>,
+    /// `--budget-vision`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vision: Option<u32>,
+    /// `--budget-video`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<u32>,
 }
 
 impl BudgetFlags {
@@ -93,7 +99,37 @@ impl BudgetFlags {
             Category::Code => self.code,
             Category::Tools => self.tools,
             Category::Context => self.context,
+            Category::Vision => self.vision,
+            Category::Video => self.video,
             _ => None,
+        }
+    }
+}
+
+/// How video tasks send their clips.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum VideoAs {
+    /// One `video_url` part per clip, a `data:video/mp4;base64,` URL (vLLM, `SGLang`).
+    #[default]
+    Video,
+    /// Each clip as its frames sampled at 2 per second, `image_url` parts each after a text
+    /// part with its time, for servers without video input.
+    Frames,
+}
+
+impl VideoAs {
+    /// Whether this is the default (clips sent as videos).
+    pub fn is_default(&self) -> bool {
+        *self == Self::Video
+    }
+
+    /// The `--video-as` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Video => "video",
+            Self::Frames => "frames",
         }
     }
 }
@@ -148,6 +184,15 @@ pub struct RunHeader {
     /// The vision suite's seed (`--suite vision`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision_seed: Option<u64>,
+    /// The video suite's seed (`--suite video`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video_seed: Option<u64>,
+    /// The probe's seed (`--suite probe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_seed: Option<u64>,
+    /// How video tasks sent their clips (`--video-as`; absent: as videos).
+    #[serde(default, skip_serializing_if = "VideoAs::is_default")]
+    pub video_as: VideoAs,
     /// The server's context, where it says (prompt plus answer tokens).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_limit: Option<RecordedLimit>,
@@ -291,6 +336,10 @@ pub struct AttemptRecord {
     /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// Prompt tokens of the images and videos, where the server counts them apart
+    /// (`prompt_tokens_details` `image_tokens` plus `video_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_tokens: Option<u64>,
     /// The server's own words when it refused the request (`unsupported`,
     /// `context_exceeded`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -103,7 +103,7 @@ pub use error::HardsuiteError;
 pub use journal::{
     AttemptPhase, AttemptRecord, BudgetFlags, ContextTry, DroppedLength, HARDSUITE_JOURNAL_VERSION,
     HardsuiteJournalLine, LoadedHardsuiteJournal, RecordedLimit, RunHeader, Sampling, TryWait,
-    read_hardsuite_journal,
+    VideoAs, read_hardsuite_journal,
 };
 pub use ladder::{
     Ladder, LadderRung, parse_levels, render_ladder, render_ladder_markdown, render_ladder_svg,

@@ -306,7 +306,7 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading:
     if board.total.n_unsupported > 0 {
         let _ = writeln!(
             out,
-            "refused by the server for their images (unsupported, not scored): {}; the server or model takes no images",
+            "refused by the server for their images or videos (unsupported, not scored): {}; the server or model cannot take them",
             board.total.n_unsupported
         );
     }
@@ -319,27 +319,71 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading:
     }
 }
 
-/// The long-context section, for a run with context tasks; and, once per suite, what the
-/// server said when it refused images.
+/// The long-context section, for a run with context tasks; once per media suite (vision,
+/// video), what the server said when it refused its media; and what the media cost in prompt
+/// tokens.
 fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
-    let refusal = results
-        .tasks
-        .iter()
-        .flat_map(|task| task.samples.iter())
-        .find(|sample| sample.outcome == OutcomeKind::Unsupported);
-    if let Some(sample) = refusal {
-        let n = results.main.total.n_unsupported;
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "> **The server cannot see:** {n} task sample(s) were refused for their images and are `unsupported`, not scored and not the model's failure. It said: {}",
-            sample.server_message.as_deref().unwrap_or("(no message)")
-        );
+    for (category, kind) in [
+        (vernier_tasks::Category::Vision, "images"),
+        (vernier_tasks::Category::Video, "videos"),
+    ] {
+        let samples: Vec<&crate::results::SampleResult> = results
+            .tasks
+            .iter()
+            .filter(|task| task.category == category)
+            .flat_map(|task| task.samples.iter())
+            .collect();
+        let refused: Vec<_> = samples
+            .iter()
+            .filter(|sample| sample.outcome == OutcomeKind::Unsupported)
+            .collect();
+        if let Some(sample) = refused.first() {
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "> **The server cannot take {kind}:** {} {category} task sample(s) were refused for their {kind} and are `unsupported`, not scored and not the model's failure. It said: {}",
+                refused.len(),
+                sample.server_message.as_deref().unwrap_or("(no message)")
+            );
+        }
+        let prompt: Vec<u64> = samples
+            .iter()
+            .filter_map(|sample| sample.prompt_tokens)
+            .collect();
+        if let Some(median) = median_count(&prompt) {
+            let media: Vec<u64> = samples
+                .iter()
+                .filter_map(|sample| sample.media_tokens)
+                .collect();
+            let cached = samples
+                .iter()
+                .filter_map(|sample| sample.cached_tokens)
+                .max();
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "{category}: median prompt tokens {} ({} samples, the server's count, {kind} included){}; cached prompt tokens at most {}.",
+                thousands(median),
+                prompt.len(),
+                median_count(&media).map_or(String::new(), |m| format!(
+                    ", of which {} for the {kind} as the server counts them",
+                    thousands(m)
+                )),
+                cached.map_or("not reported".to_owned(), |c| c.to_string()),
+            );
+        }
     }
     if let Some(context) = &results.context {
         let _ = writeln!(out);
         out.push_str(&crate::context_report::render_context_markdown(context));
     }
+}
+
+/// The median of token counts (the upper of the two middle ones), `None` for none.
+fn median_count(counts: &[u64]) -> Option<u64> {
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable();
+    sorted.get(sorted.len() / 2).copied()
 }
 
 /// The Markdown report (`report.md`).

@@ -60,6 +60,9 @@ pub struct SampleResult {
     /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// Prompt tokens of the images and videos, where the server counts them apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_tokens: Option<u64>,
     /// The server's own words when it refused the request (`unsupported`,
     /// `context_exceeded`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -433,6 +436,7 @@ fn final_sample(sample: u32, tries: &[&AttemptRecord]) -> Option<SampleResult> {
         n_tries: u32::try_from(tries.len()).unwrap_or(u32::MAX),
         prompt_tokens: chosen.prompt_tokens,
         cached_tokens: chosen.cached_tokens,
+        media_tokens: chosen.media_tokens,
         server_message: chosen.server_message.clone(),
         ttft_ms: chosen.ttft_ms,
         context: chosen.context.clone(),
@@ -469,6 +473,7 @@ fn scoreboard(
         Category::Tools,
         Category::Context,
         Category::Vision,
+        Category::Video,
     ] {
         let members: Vec<_> = per_task
             .iter()

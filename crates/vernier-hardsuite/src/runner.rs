@@ -56,11 +56,12 @@ pub(crate) struct Runner<'a> {
     pub(crate) refused_cache_fields: std::sync::Mutex<Vec<&'static str>>,
     /// Numbers every request's images, so that no two requests send the same pixels.
     pub(crate) media_nonce: std::sync::atomic::AtomicU64,
+    /// How video tasks send their clips.
+    pub(crate) video_as: crate::journal::VideoAs,
 }
 
-/// The task's images as `image_url` parts with `data:image/png;base64,` URLs after its text,
-/// each made unique for this request ([`vernier_tasks::unique_images`]).
-fn attach_images(request: &mut ChatRequest, spec: &vernier_tasks::VisionSpec, nonce: u64) {
+/// The last message's text as the first of its content parts, then `media`.
+fn with_media_parts(request: &mut ChatRequest, media: Vec<serde_json::Value>) {
     let text = request
         .messages
         .last()
@@ -68,15 +69,76 @@ fn attach_images(request: &mut ChatRequest, spec: &vernier_tasks::VisionSpec, no
         .map(vernier_openai::MessageContent::text)
         .unwrap_or_default();
     let mut parts = vec![serde_json::json!({"type": "text", "text": text})];
-    for png in vernier_tasks::unique_images(spec, nonce) {
-        parts.push(serde_json::json!({
-            "type": "image_url",
-            "image_url": {"url": format!("data:image/png;base64,{}", base64(&png))},
-        }));
-    }
+    parts.extend(media);
     if let Some(message) = request.messages.last_mut() {
         message.content = Some(vernier_openai::MessageContent::Parts(parts));
     }
+}
+
+fn image_part(png: &[u8]) -> serde_json::Value {
+    serde_json::json!({
+        "type": "image_url",
+        "image_url": {"url": format!("data:image/png;base64,{}", base64(png))},
+    })
+}
+
+fn text_part(text: &str) -> serde_json::Value {
+    serde_json::json!({"type": "text", "text": text})
+}
+
+/// The task's images as `image_url` parts with `data:image/png;base64,` URLs after its text,
+/// each made unique for this request ([`vernier_tasks::unique_images`]).
+fn attach_images(request: &mut ChatRequest, spec: &vernier_tasks::VisionSpec, nonce: u64) {
+    let parts = vernier_tasks::unique_images(spec, nonce)
+        .iter()
+        .map(|png| image_part(png))
+        .collect();
+    with_media_parts(request, parts);
+}
+
+/// The task's clips, drawn and encoded afresh for this request
+/// ([`vernier_tasks::unique_videos`]): `video_url` parts with `data:video/mp4;base64,` URLs, or
+/// with `--video-as frames` each clip's sampled frames as `image_url` parts, each after a text
+/// part that gives its time.
+fn video_parts(
+    spec: &vernier_tasks::VideoSpec,
+    nonce: u64,
+    video_as: crate::journal::VideoAs,
+) -> Result<Vec<serde_json::Value>, String> {
+    let n_clips = spec.videos.len().max(1);
+    let mut parts = Vec::new();
+    match video_as {
+        crate::journal::VideoAs::Frames => {
+            for (k, frames) in vernier_tasks::unique_frames(spec, nonce)?
+                .iter()
+                .enumerate()
+            {
+                let name = if n_clips > 1 {
+                    format!("Video {} of {n_clips}", k + 1)
+                } else {
+                    "The video".to_owned()
+                };
+                parts.push(text_part(&format!(
+                    "{name} is given as {} frames, {} per second, each after its time.",
+                    frames.len(),
+                    vernier_tasks::FRAMES_PER_SECOND_SAMPLED
+                )));
+                for (at, png) in frames {
+                    parts.push(text_part(&format!("Frame at {at:.1} s:")));
+                    parts.push(image_part(png));
+                }
+            }
+        }
+        _ => {
+            for mp4 in vernier_tasks::unique_videos(spec, nonce)? {
+                parts.push(serde_json::json!({
+                    "type": "video_url",
+                    "video_url": {"url": format!("data:video/mp4;base64,{}", base64(&mp4))},
+                }));
+            }
+        }
+    }
+    Ok(parts)
 }
 
 /// Standard base64 with padding (RFC 4648 §4).
@@ -377,12 +439,9 @@ impl Runner<'_> {
             }
         };
         let mut sent_cache_fields = Vec::new();
-        if let Some(spec) = &task.vision {
-            attach_images(
-                &mut request,
-                spec,
-                self.media_nonce.fetch_add(1, Ordering::Relaxed),
-            );
+        if let Err(message) = self.attach_media(task, &mut request).await {
+            record.detail = format!("infra:request {message}");
+            return Try::new(record);
         }
         if let Some(spec) = &task.context {
             match self.context_request(spec, &mut request).await {
@@ -430,6 +489,9 @@ impl Runner<'_> {
             finish_reason: accumulated.finish_reason().map(str::to_owned),
         };
         record_measurement(&mut record, measurement, &reply, budget_tokens);
+        record.media_tokens = accumulated
+            .usage()
+            .and_then(vernier_openai::Usage::media_tokens);
         if let Some(context) = &mut record.context {
             context.prefill_tokens_per_s = measurement.prefill_tokens_per_s;
             if let (Some(sizer), Some(spec), Some(tokens)) = (
@@ -455,6 +517,29 @@ impl Runner<'_> {
             sent_max_tokens,
             ..Try::new(record)
         }
+    }
+
+    /// A vision task's images or a video task's clips, made unique for this request, after its
+    /// text.
+    async fn attach_media(&self, task: &Task, request: &mut ChatRequest) -> Result<(), String> {
+        if let Some(spec) = &task.vision {
+            attach_images(
+                request,
+                spec,
+                self.media_nonce.fetch_add(1, Ordering::Relaxed),
+            );
+        }
+        if let Some(spec) = &task.video {
+            let nonce = self.media_nonce.fetch_add(1, Ordering::Relaxed);
+            // Encoding takes tens of milliseconds: off the threads that read other streams.
+            let (spec, video_as) = (spec.clone(), self.video_as);
+            let parts = tokio::task::spawn_blocking(move || video_parts(&spec, nonce, video_as))
+                .await
+                .unwrap_or_else(|error| Err(format!("the encoder stopped: {error}")))
+                .map_err(|message| format!("the clips do not encode: {message}"))?;
+            with_media_parts(request, parts);
+        }
+        Ok(())
     }
 
     /// Renders a long-context task's prompt for this request, sized in the server's tokens,
@@ -671,6 +756,7 @@ fn empty_record(
         clock: None,
         prompt_tokens: None,
         cached_tokens: None,
+        media_tokens: None,
         server_message: None,
     }
 }

@@ -191,6 +191,8 @@ pub fn render_show(out_dir: &Path, request: &ShowRequest) -> Result<String, Hard
             lengths_given: true,
         }),
         vision: journal.header.vision_seed,
+        video: journal.header.video_seed,
+        probe: journal.header.probe_seed,
         ..SuiteSelection::default()
     };
     let listed = crate::engine::load_suite(&selection)

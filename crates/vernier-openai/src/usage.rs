@@ -35,6 +35,18 @@ impl Usage {
             .and_then(|details| details.cached_tokens)
     }
 
+    /// Prompt tokens of images and videos, where the server reports them in
+    /// `prompt_tokens_details` (`image_tokens`, `video_tokens`): their sum, `None` when it
+    /// reports neither.
+    pub fn media_tokens(&self) -> Option<u64> {
+        let details = self.prompt_tokens_details.as_ref()?;
+        let counts: Vec<u64> = ["image_tokens", "video_tokens"]
+            .iter()
+            .filter_map(|name| details.extra.get(*name).and_then(Value::as_u64))
+            .collect();
+        (!counts.is_empty()).then(|| counts.iter().sum())
+    }
+
     /// `completion_tokens_details.reasoning_tokens`, if reported.
     pub fn reasoning_tokens(&self) -> Option<u64> {
         self.completion_tokens_details
@@ -101,4 +113,26 @@ pub struct Timings {
     /// Unknown fields.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_tokens_are_summed_where_the_server_counts_them_apart() {
+        // vLLM's usage carries only cached_tokens: no media count.
+        let vllm: Usage = serde_json::from_str(
+            r#"{"prompt_tokens":300,"completion_tokens":5,"total_tokens":305,"prompt_tokens_details":{"cached_tokens":0}}"#,
+        )
+        .expect("usage");
+        assert_eq!(vllm.media_tokens(), None);
+        assert_eq!(vllm.cached_tokens(), Some(0));
+        let apart: Usage = serde_json::from_str(
+            r#"{"prompt_tokens":900,"prompt_tokens_details":{"cached_tokens":0,"image_tokens":512,"video_tokens":256}}"#,
+        )
+        .expect("usage");
+        assert_eq!(apart.media_tokens(), Some(768));
+        assert_eq!(Usage::default().media_tokens(), None);
+    }
 }

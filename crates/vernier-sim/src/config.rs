@@ -265,7 +265,8 @@ pub struct SimConfig {
     /// endpoint, so clients must count prompt tokens another way.
     pub tokenize_endpoint: bool,
     /// What the server does with image and video parts (default: takes them, counting
-    /// [`MEDIA_TOKENS`] prompt tokens each).
+    /// [`MEDIA_TOKENS`] prompt tokens each, reported apart as `image_tokens` and `video_tokens`
+    /// in `prompt_tokens_details`).
     pub media: MediaInput,
 }
 
@@ -281,10 +282,10 @@ pub enum MediaInput {
     #[default]
     Accept,
     /// Refuses them as llama.cpp without a projector does: `500`, "image input is not
-    /// supported - hint: ... mmproj".
+    /// supported - hint: ... mmproj" ("video input" for a request with a video).
     RefuseLikeLlamaCpp,
     /// Refuses them as vLLM with a text-only model does: `400`, "At most 0 image(s) may be
-    /// provided in one request."
+    /// provided in one request." ("video(s)" for a request with a video).
     RefuseLikeVllm,
 }
 

@@ -255,6 +255,8 @@ pub(crate) struct StreamShape<'a> {
     pub(crate) logprobs: bool,
     pub(crate) prompt_tokens: u32,
     pub(crate) cached_tokens: u32,
+    /// Prompt tokens of image parts and of video parts, reported in `prompt_tokens_details`.
+    pub(crate) media_tokens: (u32, u32),
     pub(crate) prompt_token_ids: &'a [u32],
 }
 
@@ -306,6 +308,8 @@ pub(crate) fn usage(
         completion_tokens,
         prompt_tokens_details: PromptTokensDetails {
             cached_tokens: shape.cached_tokens,
+            image_tokens: (shape.media_tokens.0 > 0).then_some(shape.media_tokens.0),
+            video_tokens: (shape.media_tokens.1 > 0).then_some(shape.media_tokens.1),
         },
         completion_tokens_details: CompletionTokensDetails { reasoning_tokens },
     }
@@ -615,6 +619,7 @@ mod tests {
             logprobs: false,
             prompt_tokens: 5,
             cached_tokens: 0,
+            media_tokens: (0, 0),
             prompt_token_ids: &[],
         };
         let plan = render_stream(&shape, &generation, &steps, None);

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 
 use crate::body::{EventStream, SimBody};
-use crate::config::Fault;
+use crate::config::{Fault, MEDIA_TOKENS};
 use crate::ground_truth::GroundTruth;
 use crate::metrics::add;
 use crate::plan::{Generation, StreamShape, render_stream, schedule_steps, token_logprob, usage};
@@ -238,17 +238,17 @@ struct Prepared {
     sim_fault: Option<Fault>,
     /// Image and video parts in the messages.
     n_media: usize,
+    /// Video parts among them.
+    n_videos: usize,
 }
 
 impl Prepared {
     fn chat(request: ChatRequest) -> Self {
         let (texts, mut prompt_tokens) = chat_prompt(&request.messages);
         let n_media: usize = request.messages.iter().map(ChatMessage::n_media).sum();
+        let n_videos: usize = request.messages.iter().map(ChatMessage::n_videos).sum();
         // Each image or video costs a fixed number of prompt tokens, as a projector's do.
-        prompt_tokens.extend(std::iter::repeat_n(
-            0,
-            n_media * crate::config::MEDIA_TOKENS as usize,
-        ));
+        prompt_tokens.extend(std::iter::repeat_n(0, n_media * MEDIA_TOKENS as usize));
         let match_text = texts
             .iter()
             .rev()
@@ -275,6 +275,7 @@ impl Prepared {
             cache_salt: request.cache_salt,
             sim_fault: request.sim_fault,
             n_media,
+            n_videos,
         }
     }
 
@@ -297,6 +298,7 @@ impl Prepared {
             cache_salt: request.cache_salt,
             sim_fault: request.sim_fault,
             n_media: 0,
+            n_videos: 0,
         }
     }
 }
@@ -311,19 +313,27 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         return unknown_model(&request.model);
     }
     if request.n_media > 0 {
+        // A request with a video is refused for its video.
+        let (kind, plural) = if request.n_videos > 0 {
+            ("video", "video(s)")
+        } else {
+            ("image", "image(s)")
+        };
         match config.media {
             crate::config::MediaInput::RefuseLikeLlamaCpp => {
                 return reply(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "application/json",
-                    r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#.to_owned(),
+                    format!(
+                        r#"{{"error":{{"code":500,"message":"{kind} input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}}}"#
+                    ),
                 );
             }
             crate::config::MediaInput::RefuseLikeVllm => {
                 return error_reply(
                     StatusCode::BAD_REQUEST,
                     "BadRequestError",
-                    "At most 0 image(s) may be provided in one request.",
+                    &format!("At most 0 {plural} may be provided in one request."),
                 );
             }
             _ => {}
@@ -473,6 +483,10 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         logprobs: request.logprobs,
         prompt_tokens,
         cached_tokens: cached,
+        media_tokens: (
+            u32::try_from(request.n_media - request.n_videos).unwrap_or(0) * MEDIA_TOKENS,
+            u32::try_from(request.n_videos).unwrap_or(0) * MEDIA_TOKENS,
+        ),
         prompt_token_ids: &request.prompt_tokens,
     };
 

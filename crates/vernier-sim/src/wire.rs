@@ -120,6 +120,17 @@ impl ChatMessage {
         }
     }
 
+    /// Video parts (`video_url`).
+    pub(crate) fn n_videos(&self) -> usize {
+        match &self.content {
+            Some(MessageContent::Parts(parts)) => parts
+                .iter()
+                .filter(|part| part.kind.as_deref() == Some("video_url"))
+                .count(),
+            _ => 0,
+        }
+    }
+
     pub(crate) fn text(&self) -> String {
         match &self.content {
             None => String::new(),
@@ -143,8 +154,18 @@ pub(crate) struct Usage {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[expect(
+    clippy::struct_field_names,
+    reason = "the field names are the wire's: usage.prompt_tokens_details"
+)]
 pub(crate) struct PromptTokensDetails {
     pub(crate) cached_tokens: u32,
+    /// Prompt tokens of images, as some servers report them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) image_tokens: Option<u32>,
+    /// Prompt tokens of videos, as some servers report them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) video_tokens: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -99,6 +99,7 @@ mod error;
 mod family;
 mod math;
 mod math_check;
+mod movie;
 mod proof;
 mod rng;
 #[cfg(feature = "grader")]
@@ -106,6 +107,7 @@ mod selfcheck;
 mod suite;
 mod task;
 mod tools;
+mod video;
 mod vision;
 
 pub use answer::{extract_answer, parse_fraction, parse_integer};
@@ -121,15 +123,22 @@ pub use math::{
     BracketDepth, CoinChange, Collatz, Crt, DiceProbability, DigitSum, DominoTiling, FixedPoints,
     Friday13, KnightPath, LastDigits, LatticePaths, Problem, RoundTable, SubsetSum,
 };
+pub use movie::{Decoded, decode_mp4, encode_mp4};
 #[cfg(feature = "grader")]
 pub use selfcheck::{SelfCheckReport, TIME_LIMIT_FACTOR, TaskSelfCheck, self_check};
-pub use suite::{Budgets, Suite};
+pub use suite::{Budgets, PROBE_CONTEXT_DEPTHS, PROBE_CONTEXT_LENGTHS, Suite};
 pub use task::{
     ArgCheck, ArgField, ArgRule, Category, Checker, GradeEvidence, Message, Outcome, OutcomeKind,
     Reply, ReplyToolCall, Task, ToolSpec,
 };
 #[cfg(feature = "grader")]
 pub use task::{CodeCheck, CodeControl, ExpectedFailure};
+pub use video::{
+    DEFAULT_VIDEO_BUDGET, DIRECTIONS, FRAMES_PER_SECOND_SAMPLED, TimedFrame, VIDEO_FAMILIES,
+    VIDEO_FPS, VIDEO_FRAMES, VIDEO_HEIGHT, VIDEO_SAMPLES, VIDEO_WIDTH, VideoSpec, prove_video,
+    prove_video_task, render_videos, sampled_indices, unique_frames, unique_videos, video_suite,
+    video_task,
+};
 pub use vision::{
     DEFAULT_VISION_BUDGET, VISION_FAMILIES, VISION_SAMPLES, VisionGold, VisionSpec, prove_vision,
     prove_vision_task, unique_images, vision_suite, vision_task,

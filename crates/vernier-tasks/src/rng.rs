@@ -42,13 +42,11 @@ impl SplitMix64 {
     }
 
     /// True with probability `numerator / denominator`.
-    #[cfg(feature = "grader")]
     pub(crate) fn chance(&mut self, numerator: u64, denominator: u64) -> bool {
         self.below(denominator) < numerator
     }
 
     /// Fisher–Yates shuffle.
-    #[cfg(feature = "grader")]
     pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
         for last in (1..items.len()).rev() {
             let other = self.index(last + 1);
@@ -79,7 +77,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "grader")]
     fn below_stays_in_range_and_shuffle_permutes() {
         let mut generator = SplitMix64::new(7);
         for bound in [1, 2, 3, 10, 1000] {

@@ -96,11 +96,14 @@ pub async fn self_check(
             probe.fail("the id is used by another task");
         }
         probe.common();
-        if matches!(task.category, Category::Context | Category::Vision) {
-            let (n_checks, proof_failures) = if task.category == Category::Context {
-                crate::context::prove_context_task(task)
-            } else {
-                crate::vision::prove_vision_task(task)
+        if matches!(
+            task.category,
+            Category::Context | Category::Vision | Category::Video
+        ) {
+            let (n_checks, proof_failures) = match task.category {
+                Category::Context => crate::context::prove_context_task(task),
+                Category::Vision => crate::vision::prove_vision_task(task),
+                _ => crate::video::prove_video_task(task),
             };
             probe.n_checks += n_checks;
             for failure in proof_failures {
@@ -179,7 +182,9 @@ impl Probe<'_> {
             Checker::IntegerList(_) => {
                 self.fail("an integer-list answer belongs to a context task");
             }
-            Checker::Word(_) => self.fail("a word answer belongs to a vision task"),
+            Checker::Word(_) | Checker::WordList(_) => {
+                self.fail("a word answer belongs to a vision or video task");
+            }
             Checker::ToolCall { .. } => self.tool_call().await,
             Checker::NoCall { must_mention } => self.no_call(must_mention).await,
             Checker::Code(_) => self.code_offline().await,
@@ -245,6 +250,10 @@ impl Probe<'_> {
                     Checker::Integer(_) | Checker::IntegerList(_)
                 )
                 | (Category::Vision, Checker::Integer(_) | Checker::Word(_))
+                | (
+                    Category::Video,
+                    Checker::Integer(_) | Checker::Word(_) | Checker::WordList(_)
+                )
         );
         self.require(consistent, || {
             format!("a {} task cannot use this checker", task.category)

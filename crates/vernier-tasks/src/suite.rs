@@ -35,6 +35,8 @@ pub struct Budgets {
     pub context: u32,
     /// Vision tasks (default 2,000).
     pub vision: u32,
+    /// Video tasks (default 2,000).
+    pub video: u32,
 }
 
 impl Default for Budgets {
@@ -45,6 +47,7 @@ impl Default for Budgets {
             tools: 2_000,
             context: crate::context::DEFAULT_CONTEXT_BUDGET,
             vision: crate::vision::DEFAULT_VISION_BUDGET,
+            video: crate::video::DEFAULT_VIDEO_BUDGET,
         }
     }
 }
@@ -58,6 +61,7 @@ impl Budgets {
             Category::Tools => self.tools,
             Category::Context => self.context,
             Category::Vision => self.vision,
+            Category::Video => self.video,
         }
     }
 
@@ -70,10 +74,17 @@ impl Budgets {
             Category::Tools => self.tools = tokens,
             Category::Context => self.context = tokens,
             Category::Vision => self.vision = tokens,
+            Category::Video => self.video = tokens,
         }
         self
     }
 }
+
+/// Target prompt lengths of the probe's context tasks, in the server's tokens.
+pub const PROBE_CONTEXT_LENGTHS: [u32; 2] = [1_024, 4_096];
+
+/// Needle depths of the probe's context tasks, in percent.
+pub const PROBE_CONTEXT_DEPTHS: [u8; 3] = [0, 50, 100];
 
 /// A named list of tasks.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +141,23 @@ impl Suite {
             tasks.push(task);
         }
         Self::new("hardsuite", tasks)
+    }
+
+    /// The probe drawn from `seed`, in the spirit of a quick look at what a server can do: the
+    /// vision and video suites, the context suite at [`PROBE_CONTEXT_LENGTHS`] and
+    /// [`PROBE_CONTEXT_DEPTHS`] (one multi-needle task per length), and the bundled tool tasks.
+    pub fn probe(seed: u64, budgets: Budgets) -> Self {
+        let plan = crate::context::ContextPlan {
+            lengths: PROBE_CONTEXT_LENGTHS.to_vec(),
+            depths: PROBE_CONTEXT_DEPTHS.to_vec(),
+            seed,
+            ..crate::context::ContextPlan::default()
+        };
+        let mut tasks = crate::vision::vision_suite(seed, budgets.vision).tasks;
+        tasks.extend(crate::video::video_suite(seed, budgets.video).tasks);
+        tasks.extend(crate::context::context_suite(&plan, budgets.context).tasks);
+        tasks.extend(bundled_tool_tasks(budgets.tools));
+        Self::new("probe", tasks)
     }
 
     /// The draw every task of the suite comes from, when they all share one.
@@ -339,7 +367,7 @@ impl TaskEntry {
                     "a code task needs `code` and no `answer`".to_owned(),
                 ));
             }
-            (Category::Tools | Category::Context | Category::Vision, _, _) => {
+            (Category::Tools | Category::Context | Category::Vision | Category::Video, _, _) => {
                 return Err(invalid(format!(
                     "{} tasks are not supported in suite files; use category math or code",
                     self.category

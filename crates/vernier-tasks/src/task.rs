@@ -27,6 +27,8 @@ pub enum Category {
     Context,
     /// Questions about generated images.
     Vision,
+    /// Questions about generated videos.
+    Video,
 }
 
 impl Category {
@@ -38,6 +40,7 @@ impl Category {
             Self::Tools => "tools",
             Self::Context => "context",
             Self::Vision => "vision",
+            Self::Video => "video",
         }
     }
 }
@@ -257,6 +260,9 @@ pub enum Checker {
     IntegerList(Vec<i128>),
     /// The answer is this word, ASCII case ignored (a closed-list answer, or a word to read).
     Word(String),
+    /// The answer is these words, all of them, in this order, ASCII case ignored, separated by
+    /// commas (a video's background colours).
+    WordList(Vec<String>),
     /// Exactly one call of this function with these arguments.
     ToolCall {
         /// Function name.
@@ -303,6 +309,8 @@ pub struct Task {
     pub context: Option<crate::context::ContextSpec>,
     /// A vision task: its images (PNG), the parameters they were drawn from and their gold.
     pub vision: Option<crate::vision::VisionSpec>,
+    /// A video task: its clips (MP4), the parameters they were drawn from and their gold.
+    pub video: Option<crate::video::VideoSpec>,
 }
 
 impl Task {
@@ -326,6 +334,7 @@ impl Task {
             instance: None,
             context: None,
             vision: None,
+            video: None,
         }
     }
 
@@ -385,7 +394,8 @@ impl Task {
             | Checker::Fraction { .. }
             | Checker::ExactString(_)
             | Checker::IntegerList(_)
-            | Checker::Word(_) => {
+            | Checker::Word(_)
+            | Checker::WordList(_) => {
                 let extracted = extract_answer(&reply.content);
                 if cut_off {
                     return Some(Outcome::cut_off(extracted));
@@ -568,6 +578,27 @@ fn check_literal(checker: &Checker, answer: &str) -> Outcome {
                 Outcome::new(
                     OutcomeKind::Wrong,
                     format!("expected {gold:?} got {word:?}"),
+                )
+            }
+        }
+        Checker::WordList(gold) => {
+            let words: Vec<&str> = answer
+                .trim()
+                .trim_end_matches('.')
+                .split(',')
+                .map(|word| word.trim().trim_matches('`').trim())
+                .collect();
+            let same = words.len() == gold.len()
+                && words
+                    .iter()
+                    .zip(gold)
+                    .all(|(word, gold)| word.eq_ignore_ascii_case(gold));
+            if same {
+                Outcome::new(OutcomeKind::Pass, words.join(", "))
+            } else {
+                Outcome::new(
+                    OutcomeKind::Wrong,
+                    format!("expected {gold:?} got {words:?}"),
                 )
             }
         }

@@ -38,6 +38,44 @@ pub enum VisionGold {
     Integer(i128),
     /// A word from the closed list the prompt gives (or a made-up word to read).
     Word(String),
+    /// Words from the closed list, all of them, in order (a video's background colours).
+    Words(Vec<String>),
+}
+
+/// The checker of a gold.
+pub(crate) fn checker_of(gold: &VisionGold) -> crate::task::Checker {
+    match gold {
+        VisionGold::Integer(value) => crate::task::Checker::Integer(*value),
+        VisionGold::Word(word) => crate::task::Checker::Word(word.clone()),
+        VisionGold::Words(words) => crate::task::Checker::WordList(words.clone()),
+    }
+}
+
+/// A gold one step from `gold`: the proof must refuse it over the same pixels.
+pub(crate) fn wrong_gold(gold: &VisionGold) -> VisionGold {
+    match gold {
+        VisionGold::Integer(v) => VisionGold::Integer(v + 1),
+        VisionGold::Word(w) => VisionGold::Word(format!("{w}x")),
+        VisionGold::Words(words) => {
+            let mut words = words.clone();
+            words.reverse();
+            VisionGold::Words(words)
+        }
+    }
+}
+
+/// The gold as an answer line's text (upper case, so the checker's case rule is probed), and a
+/// near miss the checker must refuse.
+pub(crate) fn answer_texts(gold: &VisionGold) -> (String, String) {
+    match gold {
+        VisionGold::Integer(v) => (v.to_string(), (v + 1).to_string()),
+        VisionGold::Word(w) => (w.to_ascii_uppercase(), format!("{w}s")),
+        VisionGold::Words(words) => {
+            let mut near = words.clone();
+            near.pop();
+            (words.join(", ").to_ascii_uppercase(), near.join(", "))
+        }
+    }
 }
 
 /// What a vision task is drawn from and what it shows: the family, its parameters, the
@@ -612,26 +650,40 @@ pub const DEFAULT_VISION_BUDGET: u32 = 2_000;
 /// The vision suite drawn from `seed`: [`VISION_SAMPLES`] tasks of every family, ids
 /// `vision-<family>-<k>`, each with its images, gold and parameters.
 pub fn vision_suite(seed: u64, budget_tokens: u32) -> crate::suite::Suite {
+    generated_suite(
+        "vision",
+        &VISION_FAMILIES,
+        VISION_SAMPLES,
+        (seed, 0xA076_1D64_78BD_642F),
+        |family, rng, id| {
+            draw_vision(family, rng)
+                .map(|(prompt, spec)| vision_task(id, &prompt, spec, budget_tokens))
+        },
+    )
+}
+
+/// A generated suite named `name` (the ids' prefix): `samples` tasks of every family, each
+/// drawn by `draw` from its own stream of `seed` (`salt` keeps the suites' streams apart).
+pub(crate) fn generated_suite(
+    name: &str,
+    families: &[&str],
+    samples: u32,
+    (seed, salt): (u64, u64),
+    mut draw: impl FnMut(&str, &mut SplitMix64, String) -> Option<crate::task::Task>,
+) -> crate::suite::Suite {
     let mut tasks = Vec::new();
-    for (index, family) in VISION_FAMILIES.iter().enumerate() {
-        for sample in 0..VISION_SAMPLES {
+    for (index, family) in families.iter().enumerate() {
+        for sample in 0..samples {
             let mut mixer = SplitMix64::new(seed);
             let mut rng = SplitMix64::new(
                 mixer.next_u64()
-                    ^ (index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F)
+                    ^ (index as u64 + 1).wrapping_mul(salt)
                     ^ u64::from(sample + 1).wrapping_mul(0xE703_7ED1_A0B4_28DB),
             );
-            if let Some((prompt, spec)) = draw_vision(family, &mut rng) {
-                tasks.push(vision_task(
-                    format!("vision-{family}-{sample}"),
-                    &prompt,
-                    spec,
-                    budget_tokens,
-                ));
-            }
+            tasks.extend(draw(family, &mut rng, format!("{name}-{family}-{sample}")));
         }
     }
-    crate::suite::Suite::new("vision", tasks)
+    crate::suite::Suite::new(name, tasks)
 }
 
 /// The task of a drawn vision spec.
@@ -641,10 +693,7 @@ pub fn vision_task(
     spec: VisionSpec,
     budget_tokens: u32,
 ) -> crate::task::Task {
-    let checker = match &spec.gold {
-        VisionGold::Integer(value) => crate::task::Checker::Integer(*value),
-        VisionGold::Word(word) => crate::task::Checker::Word(word.clone()),
-    };
+    let checker = checker_of(&spec.gold);
     let id = id.into();
     // The task's id opens its text, so that tasks of one family never share a prompt.
     let mut task = crate::task::Task::new(
@@ -663,7 +712,6 @@ pub fn vision_task(
 /// drawn with one item fewer; the checker takes the gold and refuses a near miss, a cut-off and
 /// an answer only in the reasoning. Gives the number of checks and every failure.
 pub fn prove_vision_task(task: &crate::task::Task) -> (usize, Vec<String>) {
-    use crate::task::{OutcomeKind, Reply};
     let mut proof = crate::proof::Proof::default();
     let Some(spec) = &task.vision else {
         proof.require(false, "a vision task without its spec");
@@ -672,10 +720,7 @@ pub fn prove_vision_task(task: &crate::task::Task) -> (usize, Vec<String>) {
     proof.require_none(prove_vision(spec));
     // The proof bites: a wrong gold over the same pixels is refused.
     let mut wrong = spec.clone();
-    wrong.gold = match &spec.gold {
-        VisionGold::Integer(v) => VisionGold::Integer(v + 1),
-        VisionGold::Word(w) => VisionGold::Word(format!("{w}x")),
-    };
+    wrong.gold = wrong_gold(&spec.gold);
     proof.require(
         !prove_vision(&wrong).is_empty(),
         "the proof accepts a wrong gold over the same images",
@@ -688,14 +733,19 @@ pub fn prove_vision_task(task: &crate::task::Task) -> (usize, Vec<String>) {
             "the proof accepts an image with one square fewer than its gold",
         );
     }
-    let gold_text = match &spec.gold {
-        VisionGold::Integer(v) => v.to_string(),
-        VisionGold::Word(w) => w.to_ascii_uppercase(),
-    };
-    let near = match &spec.gold {
-        VisionGold::Integer(v) => (v + 1).to_string(),
-        VisionGold::Word(w) => format!("{w}s"),
-    };
+    probe_checker(&mut proof, task, &spec.gold);
+    proof.finish()
+}
+
+/// The checker probes of a generated media task: it takes the gold in any case and refuses a
+/// near miss, a cut-off and an answer only in the reasoning.
+pub(crate) fn probe_checker(
+    proof: &mut crate::proof::Proof,
+    task: &crate::task::Task,
+    gold: &VisionGold,
+) {
+    use crate::task::{OutcomeKind, Reply};
+    let (gold_text, near) = answer_texts(gold);
     proof.grades(
         task,
         "the gold (any case)",
@@ -709,7 +759,6 @@ pub fn prove_vision_task(task: &crate::task::Task) -> (usize, Vec<String>) {
         OutcomeKind::Wrong,
     );
     proof.refuses_cut_off_and_reasoning(task, &gold_text);
-    proof.finish()
 }
 
 /// The count-squares image redrawn with one asked square fewer (the negative control).

@@ -207,35 +207,47 @@ fn long_context_on_a_real_llama_server_hits_its_lengths_and_keeps_refusals_apart
 }
 
 #[test]
-fn a_real_llama_server_without_a_projector_gives_unsupported_for_every_image_task() {
+fn a_real_llama_server_without_a_projector_gives_unsupported_for_every_image_and_video_task() {
     let Some((_server, port)) = llama_on(2048) else {
         return;
     };
     let folder = tempfile::tempdir().expect("temporary folder");
-    let out = folder.path().join("out");
-    let run = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
-        .args(["run", "--suite", "vision", "--quiet"])
-        .args(["--base-url", &format!("http://127.0.0.1:{port}"), "--out"])
-        .arg(&out)
-        .output()
-        .expect("run hardsuite");
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let attempts: Vec<serde_json::Value> = json_lines(&out.join("journal.jsonl"))
-        .into_iter()
-        .filter(|line| line["type"] == "attempt")
-        .collect();
-    assert_eq!(attempts.len(), 22, "one try per task");
-    for attempt in &attempts {
-        assert_eq!(attempt["outcome"], "unsupported", "{attempt}");
-        let said = attempt["server_message"]
-            .as_str()
-            .expect("the server's words");
-        assert!(said.contains("image input is not supported"), "{said}");
+    for (suite, extra, n_tasks, words) in [
+        ("vision", None, 22, "image input is not supported"),
+        ("video", None, 10, "video input is not supported"),
+        // Sent as frames, the clips are images to the server.
+        ("video", Some("frames"), 10, "image input is not supported"),
+    ] {
+        let out = folder
+            .path()
+            .join(format!("{suite}-{}", extra.unwrap_or("clips")));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_hardsuite"));
+        command
+            .args(["run", "--suite", suite, "--quiet"])
+            .args(["--base-url", &format!("http://127.0.0.1:{port}"), "--out"])
+            .arg(&out);
+        if let Some(video_as) = extra {
+            command.args(["--video-as", video_as]);
+        }
+        let run = command.output().expect("run hardsuite");
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{suite}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let attempts: Vec<serde_json::Value> = json_lines(&out.join("journal.jsonl"))
+            .into_iter()
+            .filter(|line| line["type"] == "attempt")
+            .collect();
+        assert_eq!(attempts.len(), n_tasks, "{suite}: one try per task");
+        for attempt in &attempts {
+            assert_eq!(attempt["outcome"], "unsupported", "{suite}: {attempt}");
+            let said = attempt["server_message"]
+                .as_str()
+                .expect("the server's words");
+            assert!(said.contains(words), "{suite}: {said}");
+        }
     }
 }
 

@@ -10,6 +10,7 @@ mod hosted;
 mod levels;
 mod llama;
 mod simulator;
+mod video;
 mod vision;
 
 use std::path::Path;

@@ -87,7 +87,7 @@ async fn a_server_that_cannot_see_gives_unsupported_for_every_task_and_no_score(
         }
         let report = std::fs::read_to_string(out.join("report.md")).expect("report");
         assert_eq!(
-            report.matches("The server cannot see").count(),
+            report.matches("The server cannot take images").count(),
             1,
             "{report}"
         );

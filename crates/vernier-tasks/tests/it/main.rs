@@ -5,6 +5,7 @@ mod families;
 mod math_gold;
 mod self_check;
 mod suite_file;
+mod video;
 
 /// The bundled suite, built once per test binary (building it generates every hidden case).
 pub(crate) fn bundled_suite() -> &'static vernier_tasks::Suite {

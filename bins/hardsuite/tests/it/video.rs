@@ -1,0 +1,198 @@
+//! The video suite and the probe: clips sent as `video_url` parts or, with `--video-as
+//! frames`, as timed `image_url` frames; a scripted simulator's plan reproduced task by task;
+//! servers that cannot take videos giving `unsupported`, never a score.
+
+use std::path::Path;
+
+use hardsuite::CommandOutput;
+use vernier_hardsuite::ResultsFile;
+use vernier_sim::{MEDIA_TOKENS, MediaInput, Sim, SimConfig};
+
+use crate::{arg, json_lines, run_cli};
+
+async fn run(suite: &str, out: &Path, extra: &[&str]) -> ResultsFile {
+    let mut args = vec!["hardsuite", "run", "--suite", suite, "--quiet", "--out"];
+    args.push(arg(out));
+    args.extend_from_slice(extra);
+    match run_cli(&args).await.expect("the run completes") {
+        CommandOutput::Run(outcome) => outcome.results,
+        _ => panic!("a run gives a run outcome"),
+    }
+}
+
+/// Per journal line: the task id and the media tokens the simulator counted.
+fn media_tokens(out: &Path) -> Vec<(String, u64)> {
+    json_lines(&out.join("journal.jsonl"))
+        .iter()
+        .skip(1)
+        .map(|line| {
+            (
+                line["task_id"].as_str().expect("an id").to_owned(),
+                line["media_tokens"].as_u64().expect("media tokens"),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_scripted_plan_is_reproduced_with_clips_sent_as_videos_or_as_frames() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    for (video_as, parts_per_clip) in [("video", 1), ("frames", 12)] {
+        let out = folder.path().join(video_as);
+        let results = run("video", &out, &["--video-as", video_as]).await;
+        let outcomes: Vec<&str> = results
+            .tasks
+            .iter()
+            .map(|t| t.samples[0].outcome.as_str())
+            .collect();
+        // By place: the first wrong, the second without an answer line, the third cut off in
+        // its reasoning, every other one right (10 tasks: 5 families, 2 each).
+        assert_eq!(outcomes.len(), 10, "{video_as}");
+        assert_eq!(
+            &outcomes[..3],
+            ["wrong", "no_answer", "cut_off"],
+            "{video_as}"
+        );
+        assert!(
+            outcomes[3..].iter().all(|o| *o == "pass"),
+            "{video_as}: {outcomes:?}"
+        );
+        assert_eq!(
+            (results.main.total.n_pass, results.main.total.n_scored),
+            (7, 10)
+        );
+        // The simulator counted one part per clip, or one per sampled frame (6 s at 2 per
+        // second), and reported them apart in prompt_tokens_details.
+        for (id, tokens) in media_tokens(&out) {
+            let clips = if id.contains("compare-speed") { 2 } else { 1 };
+            assert_eq!(
+                tokens,
+                u64::from(MEDIA_TOKENS) * clips * parts_per_clip,
+                "{video_as} {id}"
+            );
+        }
+        let header = &json_lines(&out.join("journal.jsonl"))[0];
+        assert_eq!(header["video_seed"], 0);
+        if video_as == "frames" {
+            assert_eq!(header["video_as"], "frames");
+        } else {
+            assert!(header.get("video_as").is_none(), "{header}");
+        }
+        let report = std::fs::read_to_string(out.join("report.md")).expect("report");
+        assert!(report.contains("video: median prompt tokens"), "{report}");
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_take_videos_gives_unsupported_for_every_task_and_no_score() {
+    for (media, words) in [
+        (MediaInput::RefuseLikeVllm, "At most 0 video(s)"),
+        (
+            MediaInput::RefuseLikeLlamaCpp,
+            "video input is not supported",
+        ),
+    ] {
+        let sim = Sim::start(SimConfig::builder().media(media).build())
+            .await
+            .expect("the simulator starts");
+        let url = sim.base_url();
+        let folder = tempfile::tempdir().expect("temporary folder");
+        let out = folder.path().join("out");
+        let results = run(
+            "video",
+            &out,
+            &["--base-url", &url, "--model", "vernier-sim"],
+        )
+        .await;
+        sim.shutdown().await;
+        assert_eq!(results.main.total.n_scored, 0, "{media:?}");
+        assert_eq!(results.main.total.n_unsupported, 10, "{media:?}");
+        for task in &results.tasks {
+            let sample = &task.samples[0];
+            assert_eq!(sample.outcome.as_str(), "unsupported", "{}", task.id);
+            assert_eq!(sample.n_tries, 1, "{}", task.id);
+            let said = sample
+                .server_message
+                .as_deref()
+                .expect("the server's words");
+            assert!(said.contains(words), "{said}");
+        }
+        let report = std::fs::read_to_string(out.join("report.md")).expect("report");
+        assert_eq!(
+            report.matches("The server cannot take videos").count(),
+            1,
+            "{report}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_probe_runs_vision_video_short_context_and_tool_tasks_together() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let out = folder.path().join("out");
+    let results = run("probe", &out, &["--seed", "3"]).await;
+    let count = |category: &str| {
+        results
+            .tasks
+            .iter()
+            .filter(|t| t.category.as_str() == category)
+            .count()
+    };
+    assert_eq!(
+        (
+            count("vision"),
+            count("video"),
+            count("context"),
+            count("tools")
+        ),
+        (22, 10, 8, 4)
+    );
+    // The scripted plan of each part: vision and video 3 misses each, the second tool task
+    // calls twice, every context task right (short prompts).
+    assert_eq!(
+        (results.main.total.n_pass, results.main.total.n_scored),
+        (37, 44)
+    );
+    // The context tasks were sized in the server's tokens, at 1k and 4k.
+    for line in json_lines(&out.join("journal.jsonl")).iter().skip(1) {
+        if let Some(target) = line["context"]["target_tokens"].as_u64() {
+            assert!(target == 1024 || target == 4096, "{line}");
+            let prompt = line["prompt_tokens"].as_u64().expect("prompt tokens");
+            assert!(prompt.abs_diff(target) * 50 <= target, "{line}");
+        }
+    }
+    assert_eq!(json_lines(&out.join("journal.jsonl"))[0]["probe_seed"], 3);
+}
+
+#[tokio::test]
+async fn the_video_suite_self_checks_from_its_decoded_frames() {
+    let output = run_cli(&["hardsuite", "self-check", "--suite", "video"])
+        .await
+        .expect("the self-check passes");
+    let CommandOutput::SelfCheck(text) = output else {
+        panic!("a self-check report");
+    };
+    assert!(text.contains("on 10 tasks of suite video"), "{text}");
+    assert!(text.contains("video-ball-bounces-0"), "{text}");
+}
+
+#[tokio::test]
+async fn video_as_without_video_tasks_is_refused_naming_the_flag() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let out = folder.path().join("out");
+    let error = run_cli(&[
+        "hardsuite",
+        "run",
+        "--suite",
+        "vision",
+        "--video-as",
+        "frames",
+        "--out",
+        arg(&out),
+    ])
+    .await
+    .expect_err("refused");
+    let text = error.to_string();
+    assert!(text.contains("--video-as"), "{text}");
+    assert!(text.contains("--suite video"), "{text}");
+}
