@@ -2,7 +2,10 @@
 //! system) per streamed event, for `curl -N` (the kernel's floor for reading a stream), the
 //! `measure` path (`Client::measure_chat` on a single-threaded runtime) and the sweep's stream
 //! path (`run_sweep`, streams on the per-core stream runtimes) at 1, 64 and 256 streams, and at
-//! one stream without the per-event token ids and usage the sweep asks for by default.
+//! one stream without the per-event token ids and usage the sweep asks for by default. With
+//! `VERNIER_BENCH_LLAMA_BENCHY` and `VERNIER_BENCH_TOKENIZER` set (`eval "$(scripts/llama-benchy.sh)"`),
+//! llama-benchy reads the same stream too, its prompts cut from the bundled prose corpus served
+//! on loopback.
 //!
 //! The simulator runs in a child process (this benchmark run again with
 //! `VERNIER_BENCH_SIM=serve`), so none of its CPU is counted. Start-up is subtracted: each
@@ -167,6 +170,70 @@ fn curl(base_url: &str, tokens: u64, streams: u64) -> Option<f64> {
         child.wait().ok()?;
     }
     Some(children_cpu() - before)
+}
+
+/// Serves `fixtures/corpora/prose.txt` to every GET on a loopback port (llama-benchy fetches
+/// its "book" by URL); gives the URL.
+fn serve_book() -> Option<String> {
+    let text = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/corpora/prose.txt"
+    ))
+    .ok()?;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).ok()?;
+    let url = format!("http://{}/prose.txt", listener.local_addr().ok()?);
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0_u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                text.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&text);
+        }
+    });
+    Some(url)
+}
+
+/// llama-benchy reading one stream of `tokens` tokens (`--exact-tg`, no warm-up, no latency
+/// probe, no coherence check); CPU of the child, seconds. `None` when it is not set up.
+fn llama_benchy(base_url: &str, book: &str, tokens: u64) -> Option<f64> {
+    let exe = std::env::var_os("VERNIER_BENCH_LLAMA_BENCHY")?;
+    let tokenizer = std::env::var_os("VERNIER_BENCH_TOKENIZER")?;
+    let before = children_cpu();
+    let status = Command::new(exe)
+        .args([
+            "--base-url",
+            &format!("{base_url}/v1"),
+            "--model",
+            "vernier-sim",
+        ])
+        .arg("--tokenizer")
+        .arg(tokenizer)
+        .args([
+            "--book-url",
+            book,
+            "--pp",
+            "64",
+            "--tg",
+            &tokens.to_string(),
+        ])
+        .args([
+            "--runs",
+            "1",
+            "--no-warmup",
+            "--skip-coherence",
+            "--exact-tg",
+        ])
+        .args(["--latency-mode", "none"])
+        .env("HF_HUB_OFFLINE", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    status.success().then(|| children_cpu() - before)
 }
 
 /// The `measure` path: one metered stream on a single-threaded runtime; CPU, seconds.
@@ -421,6 +488,53 @@ fn per_event_us(long: (f64, f64), short: (f64, f64)) -> f64 {
     (long.0 - short.0) / (long.1 - short.1) * 1e6
 }
 
+/// The goals' ratios: llama-benchy against the sweep, the sweep and `measure` against curl.
+fn print_ratios(
+    curl_us: Option<f64>,
+    benchy_us: Option<f64>,
+    (measure_us, sweep_1, lean_1): (f64, f64, f64),
+) {
+    if let Some(benchy) = benchy_us {
+        println!(
+            "llama-benchy against the sweep at 1 stream: {:.2}x the sweep's CPU per event (goal: at least 2x), {:.2}x measure's",
+            benchy / sweep_1,
+            benchy / measure_us
+        );
+    }
+    if let Some(floor) = curl_us {
+        println!(
+            "against curl -N: measure {:.2}x, sweep {:.2}x at 1 stream (goal: at most 1.5x); with lean events (no per-event token ids or usage) {:.2}x",
+            measure_us / floor,
+            sweep_1 / floor,
+            lean_1 / floor
+        );
+    }
+}
+
+/// llama-benchy's row of the table, when it is set up (else a line saying how).
+fn llama_benchy_row(
+    base_url: &str,
+    (long_tokens, short_tokens): (u64, u64),
+    row: &Row,
+) -> Option<f64> {
+    let benchy_us = serve_book().and_then(|book| {
+        let long = llama_benchy(base_url, &book, long_tokens)?;
+        let short = llama_benchy(base_url, &book, short_tokens)?;
+        Some(row(
+            "llama-benchy",
+            1,
+            (long, events(long_tokens, 1)),
+            (short, events(short_tokens, 1)),
+        ))
+    });
+    if benchy_us.is_none() {
+        println!(
+            "llama-benchy: not set up (eval \"$(scripts/llama-benchy.sh)\" sets VERNIER_BENCH_LLAMA_BENCHY and VERNIER_BENCH_TOKENIZER), or it failed"
+        );
+    }
+    benchy_us
+}
+
 fn main() {
     match std::env::var("VERNIER_BENCH_SIM").as_deref() {
         Ok("serve") => return serve(),
@@ -466,6 +580,7 @@ fn main() {
     if curl_us.is_none() {
         println!("curl -N: not installed, or it failed; no floor to compare with");
     }
+    let benchy_us = llama_benchy_row(&sim.base_url, (long_tokens, short_tokens), &row);
     let measure_us = row(
         "measure",
         1,
@@ -504,14 +619,7 @@ fn main() {
     print_accuracy(quick, &out);
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_file(out.with_extension("truth.jsonl"));
-    if let Some(floor) = curl_us {
-        println!(
-            "against curl -N: measure {:.2}x, sweep {:.2}x at 1 stream (goal: at most 1.5x); with lean events (no per-event token ids or usage) {:.2}x",
-            measure_us / floor,
-            sweep_1 / floor,
-            lean_1 / floor
-        );
-    }
+    print_ratios(curl_us, benchy_us, (measure_us, sweep_1, lean_1));
     eprintln!(
         "sweep at 64 and 256 streams: {:.1} and {:.1} µs per event",
         many[0], many[1]
