@@ -63,16 +63,33 @@ pub fn listing(suite: &Suite) -> Vec<TaskListing> {
                     "n_cases": check.cases.len(),
                     "case_names": check.cases.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
                 }),
+                Checker::Word(word) => serde_json::json!(word),
+                Checker::WordList(words) => serde_json::json!(words.join(", ")),
                 other => serde_json::json!(format!("{other:?}")),
             };
             let instance = task.instance.as_ref();
+            // A vision or video task's family and parameters live in its spec.
+            let media = task
+                .vision
+                .as_ref()
+                .map(|spec| (&spec.family, &spec.parameters))
+                .or_else(|| {
+                    task.video
+                        .as_ref()
+                        .map(|spec| (&spec.family, &spec.parameters))
+                });
             TaskListing {
                 id: task.id.clone(),
                 category: task.category,
-                family: instance.map(|i| i.family.clone()),
+                family: instance
+                    .map(|i| i.family.clone())
+                    .or_else(|| media.map(|(family, _)| family.clone())),
                 level: instance.map(|i| i.level),
                 seed: instance.map(|i| i.seed),
-                parameters: instance.map_or(serde_json::Value::Null, |i| i.parameters.clone()),
+                parameters: instance.map_or_else(
+                    || media.map_or(serde_json::Value::Null, |(_, p)| p.clone()),
+                    |i| i.parameters.clone(),
+                ),
                 redraws: instance.map(|i| i.redraws.clone()).unwrap_or_default(),
                 prompt: task.context.as_ref().map_or_else(
                     || {

@@ -196,3 +196,34 @@ async fn video_as_without_video_tasks_is_refused_naming_the_flag() {
     assert!(text.contains("--video-as"), "{text}");
     assert!(text.contains("--suite video"), "{text}");
 }
+
+#[tokio::test]
+async fn the_listing_shows_each_media_task_s_family_parameters_and_gold() {
+    let output = run_cli(&["hardsuite", "tasks", "--suite", "video", "--json"])
+        .await
+        .expect("the listing");
+    let CommandOutput::Tasks(text) = output else {
+        panic!("a task listing");
+    };
+    let tasks: Vec<serde_json::Value> = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(tasks.len(), 10);
+    let bounces = &tasks[0];
+    assert_eq!(bounces["family"], "ball-bounces", "{bounces}");
+    // The gold is the number of wall hits the parameters record.
+    let hits = ["hits_x", "hits_y"]
+        .iter()
+        .map(|axis| bounces["parameters"][axis].as_array().expect("hits").len())
+        .sum::<usize>();
+    assert_eq!(bounces["gold"], hits.to_string(), "{bounces}");
+    let order = tasks
+        .iter()
+        .find(|t| t["family"] == "colour-order")
+        .expect("a colour-order task");
+    let named: Vec<&str> = order["parameters"]["order"]
+        .as_array()
+        .expect("the order")
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert_eq!(order["gold"], named.join(", "), "{order}");
+}
