@@ -32,7 +32,7 @@ pub(crate) struct RxLog {
 }
 
 impl RxLog {
-    fn record(&self, kernel_ns: Option<u64>) {
+    pub(crate) fn record(&self, kernel_ns: Option<u64>) {
         if let Ok(mut latest) = self.latest.lock() {
             let seq = latest.map_or(1, |read| read.seq + 1);
             *latest = Some(RxRead { seq, kernel_ns });

@@ -87,18 +87,33 @@ struct Arrival {
 impl Arrival {
     /// The frame read now: by the kernel's stamp of the connection's latest read when there
     /// is a credible one, else by our own instant.
-    fn now(rx: Option<&crate::rx::RxLog>) -> Self {
+    ///
+    /// Frames of the kernel-stamped socket read that `previous` came from keep its instant:
+    /// they arrived together, and converting the same stamp again would only add the jitter of
+    /// reading two clocks. And no instant is earlier than `previous`'s: the kernel's stamps of successive
+    /// reads never go back, so an earlier one is that jitter (nanoseconds), not a fact.
+    fn now(rx: Option<&crate::rx::RxLog>, previous: Option<Self>) -> Self {
         let read_at = Instant::now();
         let latest = rx.and_then(crate::rx::RxLog::latest);
+        let read_seq = latest.map(|read| read.seq);
+        let same_stamped_read =
+            |p: &Self| p.read_at.is_some() && p.read_seq.is_some() && p.read_seq == read_seq;
+        if let Some(previous) = previous.filter(same_stamped_read) {
+            return Self {
+                read_at: Some(read_at),
+                ..previous
+            };
+        }
         let kernel = latest
             .and_then(|read| read.kernel_ns)
             .and_then(|kernel_ns| {
                 crate::rx::kernel_instant(read_at, crate::rx::realtime_ns(), kernel_ns)
             });
+        let at = kernel.unwrap_or(read_at);
         Self {
-            at: kernel.unwrap_or(read_at),
+            at: previous.map_or(at, |previous| at.max(previous.at)),
             read_at: kernel.map(|_| read_at),
-            read_seq: latest.map(|read| read.seq),
+            read_seq,
         }
     }
 }
@@ -138,6 +153,8 @@ pub(crate) struct EventStream<C> {
     /// and frames holding only part of an event leave it alone, so a server that only sends
     /// `: ping` lines still runs into the idle deadline.
     last_event_at: Option<Instant>,
+    /// When the last frame was read (see [`Arrival::now`]).
+    last_arrival: Option<Arrival>,
     eof: bool,
     state: State,
     finished_at: Option<Instant>,
@@ -181,6 +198,7 @@ impl<C: StreamChunk> EventStream<C> {
             pending: VecDeque::new(),
             deferred_error: None,
             last_event_at: None,
+            last_arrival: None,
             eof: false,
             state: State::Open,
             finished_at: None,
@@ -281,7 +299,8 @@ impl<C: StreamChunk> EventStream<C> {
         };
         let deadline = earliest(phase, self.opened.total_deadline);
         let frame = self.frame_within(deadline).await?;
-        let arrival = Arrival::now(self.opened.rx.as_deref());
+        let arrival = Arrival::now(self.opened.rx.as_deref(), self.last_arrival);
+        self.last_arrival = Some(arrival);
         let arrived_at = arrival.at;
         match frame {
             None => {
@@ -479,3 +498,37 @@ stream_type!(
     CompletionStream,
     CompletionChunk
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_of_one_stamped_read_share_its_instant_and_instants_never_go_back() {
+        let log = crate::rx::RxLog::default();
+        log.record(Some(crate::rx::realtime_ns()));
+        let first = Arrival::now(Some(&log), None);
+        assert!(first.read_at.is_some(), "kernel-stamped");
+        // A second frame of the same read: the same instant, read later.
+        let second = Arrival::now(Some(&log), Some(first));
+        assert_eq!((second.at, second.read_seq), (first.at, first.read_seq));
+        assert!(second.read_at >= first.read_at);
+        // A later read whose converted instant comes out earlier (the two clocks read a little
+        // apart) is held at the previous instant, never before it.
+        let ahead = Arrival {
+            at: Instant::now() + Duration::from_millis(5),
+            ..first
+        };
+        log.record(Some(crate::rx::realtime_ns()));
+        let third = Arrival::now(Some(&log), Some(ahead));
+        assert_ne!(third.read_seq, first.read_seq);
+        assert_eq!(third.at, ahead.at);
+        // Unstamped reads keep their own instants.
+        let plain = crate::rx::RxLog::default();
+        plain.record(None);
+        let a = Arrival::now(Some(&plain), None);
+        let b = Arrival::now(Some(&plain), Some(a));
+        assert_eq!(a.read_at, None);
+        assert!(b.at >= a.at);
+    }
+}
