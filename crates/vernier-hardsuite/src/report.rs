@@ -346,14 +346,16 @@ fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
                 sample.server_message.as_deref().unwrap_or("(no message)")
             );
         }
-        let prompt: Vec<u64> = samples
+        let prompt: Vec<f64> = samples
             .iter()
             .filter_map(|sample| sample.prompt_tokens)
+            .map(|tokens| tokens as f64)
             .collect();
-        if let Some(median) = median_count(&prompt) {
-            let media: Vec<u64> = samples
+        if let Ok(median) = vernier_stats::median(&prompt) {
+            let media: Vec<f64> = samples
                 .iter()
                 .filter_map(|sample| sample.media_tokens)
+                .map(|tokens| tokens as f64)
                 .collect();
             let cached = samples
                 .iter()
@@ -363,11 +365,11 @@ fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
             let _ = writeln!(
                 out,
                 "{category}: median prompt tokens {} ({} samples, the server's count, {kind} included){}; cached prompt tokens at most {}.",
-                thousands(median),
+                thousands(round_count(median)),
                 prompt.len(),
-                median_count(&media).map_or(String::new(), |m| format!(
+                vernier_stats::median(&media).map_or(String::new(), |m| format!(
                     ", of which {} for the {kind} as the server counts them",
-                    thousands(m)
+                    thousands(round_count(m))
                 )),
                 cached.map_or("not reported".to_owned(), |c| c.to_string()),
             );
@@ -377,13 +379,6 @@ fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
         let _ = writeln!(out);
         out.push_str(&crate::context_report::render_context_markdown(context));
     }
-}
-
-/// The median of token counts (the upper of the two middle ones), `None` for none.
-fn median_count(counts: &[u64]) -> Option<u64> {
-    let mut sorted = counts.to_vec();
-    sorted.sort_unstable();
-    sorted.get(sorted.len() / 2).copied()
 }
 
 /// The Markdown report (`report.md`).
