@@ -68,11 +68,7 @@ pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
         selection.budgets,
         selection.tasks.as_deref(),
         selection.context.as_ref().map(|context| &context.plan),
-        Generated {
-            vision: selection.vision,
-            video: selection.video,
-            probe: selection.probe,
-        },
+        Generated::of(selection),
     )
 }
 
@@ -85,6 +81,15 @@ struct Generated {
 }
 
 impl Generated {
+    /// The generated suite a selection names.
+    fn of(selection: &SuiteSelection) -> Self {
+        Self {
+            vision: selection.vision,
+            video: selection.video,
+            probe: selection.probe,
+        }
+    }
+
     /// The suite drawn, if one is named.
     fn suite(self) -> Option<Suite> {
         let budgets = Budgets::default();
@@ -108,10 +113,7 @@ impl Generated {
 
 /// A selection that names two suites at once, or a context plan that cannot be drawn.
 fn check_selection(selection: &SuiteSelection) -> Result<(), HardsuiteError> {
-    let generated = [selection.vision, selection.video, selection.probe]
-        .iter()
-        .filter(|seed| seed.is_some())
-        .count();
+    let generated = Generated::of(selection).count();
     if generated + usize::from(selection.context.is_some()) + usize::from(selection.suite.is_some())
         > 1
     {
@@ -681,11 +683,7 @@ fn settings(
                 .context
                 .clone()
                 .map(|context| (context.plan, context.lengths_given)),
-            generated: Generated {
-                vision: config.suite.vision,
-                video: config.suite.video,
-                probe: config.suite.probe,
-            },
+            generated: Generated::of(&config.suite),
             video_as: config.suite.video_as,
             context_fit: ContextFit::default(),
         },
