@@ -36,6 +36,11 @@ impl SplitMix64 {
         usize::try_from(self.below(bound)).unwrap_or(0)
     }
 
+    /// One of `items` (not empty), each as likely.
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.index(items.len())]
+    }
+
     /// A number in `low..=high` (`low <= high`).
     pub(crate) fn range(&mut self, low: u64, high: u64) -> u64 {
         low + self.below(high - low + 1)

@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::canvas::{BLACK, Image, PALETTE, Rgb, colour};
+use crate::canvas::{BLACK, Image, PALETTE, Rgb, WHITE, colour};
 use crate::movie::{decode_mp4, encode_mp4};
 use crate::rng::SplitMix64;
 use crate::vision::VisionGold;
@@ -207,10 +207,6 @@ pub fn render_videos(spec: &VideoSpec, nonce: Option<u64>) -> Result<Vec<Vec<Ima
         .collect())
 }
 
-fn pick<'a, T>(rng: &mut SplitMix64, items: &'a [T]) -> &'a T {
-    &items[rng.index(items.len())]
-}
-
 fn signed(rng: &mut SplitMix64, low: u64, high: u64) -> f64 {
     let speed = rng.range(low, high) as f64;
     if rng.chance(1, 2) { speed } else { -speed }
@@ -218,7 +214,7 @@ fn signed(rng: &mut SplitMix64, low: u64, high: u64) -> f64 {
 
 fn white_clip(movers: Vec<Mover>, walls: bool) -> Clip {
     Clip {
-        backgrounds: vec![([255, 255, 255], VIDEO_FRAMES)],
+        backgrounds: vec![(WHITE, VIDEO_FRAMES)],
         movers,
         walls,
     }
@@ -251,7 +247,7 @@ fn draw_candidate(
     family: &str,
     rng: &mut SplitMix64,
 ) -> Option<(String, serde_json::Value, VisionGold)> {
-    let answer_integer = "End your reply with a line of the form `ANSWER: <integer>`.";
+    let answer_integer = crate::vision::answer_integer();
     Some(match family {
         "ball-bounces" => {
             let (vx, vy) = (signed(rng, 6, 15), signed(rng, 3, 9));
@@ -268,7 +264,7 @@ fn draw_candidate(
             )
         }
         "shape-direction" => {
-            let direction = *pick(rng, &DIRECTIONS);
+            let direction = *rng.pick(&DIRECTIONS);
             let speed = rng.range(2, 3) as f64;
             let size = 12;
             let (w, h) = (f64::from(VIDEO_WIDTH), f64::from(VIDEO_HEIGHT));

@@ -113,11 +113,7 @@ pub const VISION_FAMILIES: [&str; 11] = [
 
 const SIDE: u32 = 384;
 
-fn pick<'a, T>(rng: &mut SplitMix64, items: &'a [T]) -> &'a T {
-    &items[rng.index(items.len())]
-}
-
-fn answer_integer() -> &'static str {
+pub(crate) fn answer_integer() -> &'static str {
     "End your reply with a line of the form `ANSWER: <integer>`."
 }
 
@@ -140,9 +136,9 @@ pub(crate) fn draw_vision(family: &str, rng: &mut SplitMix64) -> Option<(String,
             // A 6 × 6 grid of 48-px cells 14 px apart; each cell empty or a square in one of
             // four colours. The asked colour appears at least once.
             let names = ["red", "green", "blue", "yellow"];
-            let asked = *pick(rng, &names);
+            let asked = *rng.pick(&names);
             let mut cells: Vec<Option<&str>> = (0..36)
-                .map(|_| (rng.below(3) > 0).then(|| *pick(rng, &names)))
+                .map(|_| (rng.below(3) > 0).then(|| *rng.pick(&names)))
                 .collect();
             let first = rng.index(36);
             cells[first] = Some(asked);
@@ -173,7 +169,7 @@ pub(crate) fn draw_vision(family: &str, rng: &mut SplitMix64) -> Option<(String,
             let mut slots: Vec<Option<(&str, &str)>> = (0..16)
                 .map(|_| {
                     (rng.below(4) > 0)
-                        .then(|| (*pick(rng, &shapes), PALETTE[rng.index(PALETTE.len())].0))
+                        .then(|| (*rng.pick(&shapes), PALETTE[rng.index(PALETTE.len())].0))
                 })
                 .collect();
             slots[rng.index(16)] = Some(("circle", PALETTE[rng.index(PALETTE.len())].0));
@@ -218,7 +214,7 @@ pub(crate) fn draw_vision(family: &str, rng: &mut SplitMix64) -> Option<(String,
                 }
                 "read-word" => {
                     let syllables = ["ka", "lo", "mi", "ne", "pu", "ra", "si", "to", "vu", "ze"];
-                    let word: String = (0..3).map(|_| *pick(rng, &syllables)).collect();
+                    let word: String = (0..3).map(|_| *rng.pick(&syllables)).collect();
                     (
                         word.clone(),
                         VisionGold::Word(word),
