@@ -5,20 +5,10 @@
 use std::path::Path;
 
 use hardsuite::CommandOutput;
-use vernier_hardsuite::ResultsFile;
-use vernier_sim::{MEDIA_TOKENS, MediaInput, Sim, SimConfig};
+use vernier_sim::{MEDIA_TOKENS, MediaInput};
 
+use crate::vision::run;
 use crate::{arg, json_lines, run_cli};
-
-async fn run(suite: &str, out: &Path, extra: &[&str]) -> ResultsFile {
-    let mut args = vec!["hardsuite", "run", "--suite", suite, "--quiet", "--out"];
-    args.push(arg(out));
-    args.extend_from_slice(extra);
-    match run_cli(&args).await.expect("the run completes") {
-        CommandOutput::Run(outcome) => outcome.results,
-        _ => panic!("a run gives a run outcome"),
-    }
-}
 
 /// Per journal line: the task id and the media tokens the simulator counted.
 fn media_tokens(out: &Path) -> Vec<(String, u64)> {
@@ -85,45 +75,19 @@ async fn the_scripted_plan_is_reproduced_with_clips_sent_as_videos_or_as_frames(
 
 #[tokio::test]
 async fn a_server_that_cannot_take_videos_gives_unsupported_for_every_task_and_no_score() {
-    for (media, words) in [
-        (MediaInput::RefuseLikeVllm, "At most 0 video(s)"),
-        (
-            MediaInput::RefuseLikeLlamaCpp,
-            "video input is not supported",
-        ),
-    ] {
-        let sim = Sim::start(SimConfig::builder().media(media).build())
-            .await
-            .expect("the simulator starts");
-        let url = sim.base_url();
-        let folder = tempfile::tempdir().expect("temporary folder");
-        let out = folder.path().join("out");
-        let results = run(
-            "video",
-            &out,
-            &["--base-url", &url, "--model", "vernier-sim"],
-        )
-        .await;
-        sim.shutdown().await;
-        assert_eq!(results.main.total.n_scored, 0, "{media:?}");
-        assert_eq!(results.main.total.n_unsupported, 10, "{media:?}");
-        for task in &results.tasks {
-            let sample = &task.samples[0];
-            assert_eq!(sample.outcome.as_str(), "unsupported", "{}", task.id);
-            assert_eq!(sample.n_tries, 1, "{}", task.id);
-            let said = sample
-                .server_message
-                .as_deref()
-                .expect("the server's words");
-            assert!(said.contains(words), "{said}");
-        }
-        let report = std::fs::read_to_string(out.join("report.md")).expect("report");
-        assert_eq!(
-            report.matches("The server cannot take videos").count(),
-            1,
-            "{report}"
-        );
-    }
+    Box::pin(crate::vision::every_task_is_refused(
+        "video",
+        10,
+        "videos",
+        [
+            (MediaInput::RefuseLikeVllm, "At most 0 video(s)"),
+            (
+                MediaInput::RefuseLikeLlamaCpp,
+                "video input is not supported",
+            ),
+        ],
+    ))
+    .await;
 }
 
 #[tokio::test]

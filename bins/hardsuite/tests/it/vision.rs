@@ -9,11 +9,12 @@ use vernier_sim::{MEDIA_TOKENS, MediaInput, Sim, SimConfig};
 
 use crate::{arg, json_lines, run_cli};
 
-async fn run(out: &Path, extra: &[&str]) -> ResultsFile {
-    let mut args = vec!["hardsuite", "run", "--suite", "vision", "--quiet", "--out"];
+/// `hardsuite run --suite SUITE --quiet --out OUT` plus `extra`: the run's results.
+pub(crate) async fn run(suite: &str, out: &Path, extra: &[&str]) -> ResultsFile {
+    let mut args = vec!["hardsuite", "run", "--suite", suite, "--quiet", "--out"];
     args.push(arg(out));
     args.extend_from_slice(extra);
-    match run_cli(&args).await.expect("the vision run completes") {
+    match run_cli(&args).await.expect("the run completes") {
         CommandOutput::Run(outcome) => outcome.results,
         _ => panic!("a run gives a run outcome"),
     }
@@ -23,7 +24,7 @@ async fn run(out: &Path, extra: &[&str]) -> ResultsFile {
 async fn the_scripted_plan_is_reproduced_task_by_task_with_every_image_sent() {
     let folder = tempfile::tempdir().expect("temporary folder");
     let out = folder.path().join("out");
-    let results = run(&out, &[]).await;
+    let results = run("vision", &out, &[]).await;
     let outcomes: Vec<&str> = results
         .tasks
         .iter()
@@ -50,30 +51,29 @@ async fn the_scripted_plan_is_reproduced_task_by_task_with_every_image_sent() {
     }
 }
 
-async fn refusing(media: MediaInput) -> (vernier_sim::SimHandle, String) {
-    let sim = Sim::start(SimConfig::builder().media(media).build())
-        .await
-        .expect("the simulator starts");
-    let url = sim.base_url();
-    (sim, url)
-}
-
-#[tokio::test]
-async fn a_server_that_cannot_see_gives_unsupported_for_every_task_and_no_score() {
-    for (media, words) in [
-        (MediaInput::RefuseLikeVllm, "At most 0 image(s)"),
-        (
-            MediaInput::RefuseLikeLlamaCpp,
-            "image input is not supported",
-        ),
-    ] {
-        let (sim, url) = refusing(media).await;
+/// Against simulated servers that refuse media as each of `refusals` says (its words): every
+/// one of the suite's `n_tasks` tasks is `unsupported` after one try, with the server's words,
+/// nothing is scored, and the report says so once (`The server cannot take {kind}`).
+pub(crate) async fn every_task_is_refused(
+    suite: &str,
+    n_tasks: u64,
+    kind: &str,
+    refusals: [(MediaInput, &str); 2],
+) {
+    for (media, words) in refusals {
+        let sim = Sim::start(SimConfig::builder().media(media).build())
+            .await
+            .expect("the simulator starts");
+        let url = sim.base_url();
         let folder = tempfile::tempdir().expect("temporary folder");
         let out = folder.path().join("out");
-        let results = run(&out, &["--base-url", &url, "--model", "vernier-sim"]).await;
+        let results = run(suite, &out, &["--base-url", &url, "--model", "vernier-sim"]).await;
         sim.shutdown().await;
-        assert_eq!(results.main.total.n_scored, 0, "{media:?}");
-        assert_eq!(results.main.total.n_unsupported, 22, "{media:?}");
+        assert_eq!(results.main.total.n_scored, 0, "{suite} {media:?}");
+        assert_eq!(
+            results.main.total.n_unsupported, n_tasks,
+            "{suite} {media:?}"
+        );
         for task in &results.tasks {
             let sample = &task.samples[0];
             assert_eq!(sample.outcome.as_str(), "unsupported", "{}", task.id);
@@ -87,11 +87,30 @@ async fn a_server_that_cannot_see_gives_unsupported_for_every_task_and_no_score(
         }
         let report = std::fs::read_to_string(out.join("report.md")).expect("report");
         assert_eq!(
-            report.matches("The server cannot take images").count(),
+            report
+                .matches(&format!("The server cannot take {kind}"))
+                .count(),
             1,
             "{report}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_see_gives_unsupported_for_every_task_and_no_score() {
+    Box::pin(every_task_is_refused(
+        "vision",
+        22,
+        "images",
+        [
+            (MediaInput::RefuseLikeVllm, "At most 0 image(s)"),
+            (
+                MediaInput::RefuseLikeLlamaCpp,
+                "image input is not supported",
+            ),
+        ],
+    ))
+    .await;
 }
 
 #[tokio::test]
