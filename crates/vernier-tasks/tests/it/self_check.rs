@@ -15,7 +15,7 @@ fn offline_suite() -> Suite {
     suite
 }
 
-fn failures_of(suite: &Suite) -> Vec<(String, String)> {
+pub(crate) fn failures_of(suite: &Suite) -> Vec<(String, String)> {
     match block_on(self_check(suite, None)) {
         Ok(_) => Vec::new(),
         Err(error) => error
@@ -26,7 +26,7 @@ fn failures_of(suite: &Suite) -> Vec<(String, String)> {
     }
 }
 
-fn task_mut<'a>(suite: &'a mut Suite, id: &str) -> &'a mut Task {
+pub(crate) fn task_mut<'a>(suite: &'a mut Suite, id: &str) -> &'a mut Task {
     suite.tasks.iter_mut().find(|t| t.id == id).expect("task")
 }
 

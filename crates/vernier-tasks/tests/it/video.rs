@@ -6,11 +6,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use vernier_tasks::{
-    Category, VIDEO_FPS, render_videos, self_check, unique_videos, video_suite, vision_suite,
-};
+use vernier_tasks::{Category, VIDEO_FPS, render_videos, unique_videos, video_suite, vision_suite};
 
-use crate::block_on;
+use crate::self_check::{failures_of, task_mut};
 
 fn ffprobe() -> PathBuf {
     let path =
@@ -91,32 +89,21 @@ fn a_video_generator_broken_on_purpose_is_named_by_the_self_check() {
     let mut suite = video_suite(2, 500);
     let broken = "video-ball-bounces-1";
     // The ball drawn still from the second frame on: no bounce, whatever the gold says.
-    let task = suite
-        .tasks
-        .iter_mut()
-        .find(|t| t.id == broken)
-        .expect("task");
-    let spec = task.video.as_mut().expect("spec");
+    let spec = task_mut(&mut suite, broken).video.as_mut().expect("spec");
     let mut frames = render_videos(spec, None).expect("frames").remove(0);
     let still = frames[1].clone();
     for frame in frames.iter_mut().skip(1) {
         frame.clone_from(&still);
     }
     spec.videos = vec![vernier_tasks::encode_mp4(&frames, spec.fps).expect("encodes")];
-    let error = block_on(self_check(&suite, None)).expect_err("a broken clip");
-    let named: Vec<&str> = error
-        .failures()
-        .iter()
-        .map(|f| f.task_id.as_str())
-        .collect();
-    assert!(!named.is_empty());
-    assert!(named.iter().all(|id| *id == broken), "{named:?}");
+    let failures = failures_of(&suite);
+    assert!(!failures.is_empty());
+    assert!(failures.iter().all(|(id, _)| id == broken), "{failures:?}");
     assert!(
-        error
-            .failures()
+        failures
             .iter()
-            .any(|f| f.reason.contains("the decoded frames show Integer(0)")),
-        "{error}"
+            .any(|(_, reason)| reason.contains("the decoded frames show Integer(0)")),
+        "{failures:?}"
     );
 }
 
@@ -124,20 +111,10 @@ fn a_video_generator_broken_on_purpose_is_named_by_the_self_check() {
 fn a_vision_generator_broken_on_purpose_is_named_by_the_self_check() {
     let mut suite = vision_suite(2, 500);
     let broken = "vision-count-squares-1";
-    let task = suite
-        .tasks
-        .iter_mut()
-        .find(|t| t.id == broken)
-        .expect("task");
-    let spec = task.vision.as_mut().expect("spec");
+    let spec = task_mut(&mut suite, broken).vision.as_mut().expect("spec");
     // A blank canvas where the grid should be.
     spec.images = vec![vernier_tasks::Image::new(384, 384).to_png()];
-    let error = block_on(self_check(&suite, None)).expect_err("a broken image");
-    let named: Vec<&str> = error
-        .failures()
-        .iter()
-        .map(|f| f.task_id.as_str())
-        .collect();
-    assert!(!named.is_empty());
-    assert!(named.iter().all(|id| *id == broken), "{named:?}");
+    let failures = failures_of(&suite);
+    assert!(!failures.is_empty());
+    assert!(failures.iter().all(|(id, _)| id == broken), "{failures:?}");
 }
