@@ -579,12 +579,76 @@ fn expect(
     failures: &mut Vec<String>,
     gold: &VisionGold,
     what: &str,
-    seen: Result<VisionGold, String>,
+    seen: &Result<VisionGold, String>,
 ) {
     match seen {
-        Ok(seen) if seen == *gold => {}
+        Ok(seen) if seen == gold => {}
         Ok(seen) => failures.push(format!("{what} show {seen:?}, the gold says {gold:?}")),
         Err(error) => failures.push(format!("{what}: {error}")),
+    }
+}
+
+/// What a spec's clips show once decoded again: the answer read at the full rate and at the
+/// rate `--video-as frames` sends.
+struct ReadBack {
+    full: Result<VisionGold, String>,
+    sampled: Result<VisionGold, String>,
+}
+
+impl ReadBack {
+    /// Each MP4 decoded again, its frame count and size checked against the spec, and the
+    /// answer read back from its frames; every way that fails, when it does.
+    fn of(spec: &VideoSpec) -> Result<Self, Vec<String>> {
+        if spec.videos.is_empty() {
+            return Err(vec!["the task has no video".to_owned()]);
+        }
+        let mut failures = Vec::new();
+        let mut clips = Vec::new();
+        for (k, bytes) in spec.videos.iter().enumerate() {
+            match decode_mp4(bytes) {
+                Ok(decoded) => {
+                    let shape = (
+                        decoded.width,
+                        decoded.height,
+                        decoded.frames.len() as u32,
+                        decoded.fps,
+                    );
+                    let recorded = (spec.width, spec.height, spec.n_frames, spec.fps);
+                    if shape != recorded {
+                        failures.push(format!(
+                            "video {}: decoded (width, height, frames, fps) {shape:?}, recorded {recorded:?}",
+                            k + 1
+                        ));
+                    }
+                    clips.push(decoded.frames);
+                }
+                Err(error) => failures.push(format!("video {}: {error}", k + 1)),
+            }
+        }
+        if !failures.is_empty() {
+            return Err(failures);
+        }
+        Ok(Self {
+            full: read_answer(&spec.family, &clips, f64::from(spec.fps)),
+            sampled: read_answer(
+                &spec.family,
+                &sample(&clips, spec.fps),
+                f64::from(FRAMES_PER_SECOND_SAMPLED),
+            ),
+        })
+    }
+
+    /// Every way the readings differ from `gold`.
+    fn against(&self, gold: &VisionGold) -> Vec<String> {
+        let mut failures = Vec::new();
+        expect(&mut failures, gold, "the decoded frames", &self.full);
+        expect(
+            &mut failures,
+            gold,
+            "the frames sent without video input",
+            &self.sampled,
+        );
+        failures
     }
 }
 
@@ -592,53 +656,7 @@ fn expect(
 /// frame count and size checked against the spec, and the answer read back from its frames, at
 /// the full rate and at the rate `--video-as frames` sends. Empty: proved.
 pub fn prove_video(spec: &VideoSpec) -> Vec<String> {
-    let mut failures = Vec::new();
-    if spec.videos.is_empty() {
-        return vec!["the task has no video".to_owned()];
-    }
-    let mut clips = Vec::new();
-    for (k, bytes) in spec.videos.iter().enumerate() {
-        match decode_mp4(bytes) {
-            Ok(decoded) => {
-                let shape = (
-                    decoded.width,
-                    decoded.height,
-                    decoded.frames.len() as u32,
-                    decoded.fps,
-                );
-                let recorded = (spec.width, spec.height, spec.n_frames, spec.fps);
-                if shape != recorded {
-                    failures.push(format!(
-                        "video {}: decoded (width, height, frames, fps) {shape:?}, recorded {recorded:?}",
-                        k + 1
-                    ));
-                }
-                clips.push(decoded.frames);
-            }
-            Err(error) => failures.push(format!("video {}: {error}", k + 1)),
-        }
-    }
-    if !failures.is_empty() {
-        return failures;
-    }
-    let fps = f64::from(spec.fps);
-    expect(
-        &mut failures,
-        &spec.gold,
-        "the decoded frames",
-        read_answer(&spec.family, &clips, fps),
-    );
-    expect(
-        &mut failures,
-        &spec.gold,
-        "the frames sent without video input",
-        read_answer(
-            &spec.family,
-            &sample(&clips, spec.fps),
-            f64::from(FRAMES_PER_SECOND_SAMPLED),
-        ),
-    );
-    failures
+    ReadBack::of(spec).map_or_else(|failures| failures, |seen| seen.against(&spec.gold))
 }
 
 /// Draws one task of `family` from `rng`: a candidate is kept once its drawn frames show its
@@ -749,13 +767,20 @@ pub fn prove_video_task(task: &crate::task::Task) -> (usize, Vec<String>) {
         proof.require(false, "a video task without its spec");
         return proof.finish();
     };
-    proof.require_none(prove_video(spec));
-    let mut wrong = spec.clone();
-    wrong.gold = crate::vision::wrong_gold(&spec.gold);
-    proof.require(
-        !prove_video(&wrong).is_empty(),
-        "the proof accepts a wrong gold over the same video",
-    );
+    // The clips are decoded once: the gold must hold on what they show, and a wrong gold
+    // must not.
+    match ReadBack::of(spec) {
+        Err(failures) => proof.require_none(failures),
+        Ok(seen) => {
+            proof.require_none(seen.against(&spec.gold));
+            proof.require(
+                !seen
+                    .against(&crate::vision::wrong_gold(&spec.gold))
+                    .is_empty(),
+                "the proof accepts a wrong gold over the same video",
+            );
+        }
+    }
     if let Some(control) = broken_control(spec) {
         proof.require(
             !prove_video(&control).is_empty(),
