@@ -227,4 +227,11 @@ pub struct Measurement {
     /// when the reads are not numbered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n_coalesced_reads: Option<u64>,
+    /// Whether the socket read that brought the first token-bearing event also completed a
+    /// later event. The kernel stamps a read with the arrival of the last segment it
+    /// consumed, so then the first token's instant, and with it `ttft_ms`, is only an upper
+    /// bound: the client was reading late when the first token came. Absent when the reads
+    /// are not numbered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_read_shared: Option<bool>,
 }

@@ -298,6 +298,10 @@ fn run_lag(
             .map(|c| c.client_lag.n_userspace_requests)
             .sum(),
         n_coalesced_reads: cells.iter().map(|c| c.client_lag.n_coalesced_reads).sum(),
+        n_first_token_shared_reads: cells
+            .iter()
+            .map(|c| c.client_lag.n_first_token_shared_reads)
+            .sum(),
         scheduler_delay: scheduler.summary(),
         timer_overshoot: timer.summary(),
     }
@@ -324,6 +328,10 @@ pub struct ClientLag {
     /// the earlier events of such a read only have an upper bound on their arrival.
     #[serde(default)]
     pub n_coalesced_reads: u64,
+    /// Measured requests whose first token event shared its socket read with a later event:
+    /// their first-token instant, and so their TTFT, is only an upper bound.
+    #[serde(default)]
+    pub n_first_token_shared_reads: u32,
     /// Tokio scheduling delay: a task yields every tick (1 ms, or 1 s once the kernel
     /// stamps events); the time until it is polled again.
     pub scheduler_delay: Option<LagSummary>,
@@ -806,6 +814,11 @@ fn summarise_cell(
                 .iter()
                 .filter_map(|a| a.measurement.as_ref().and_then(|m| m.n_coalesced_reads))
                 .sum(),
+            n_first_token_shared_reads: count_u32(measured.iter().filter(|a| {
+                a.measurement
+                    .as_ref()
+                    .is_some_and(|m| m.first_token_read_shared == Some(true))
+            })),
             scheduler_delay: cell.scheduler_delay.summary(),
             timer_overshoot: cell.timer_overshoot.summary(),
         },

@@ -148,6 +148,11 @@ fn against_a_real_llama_server_our_decode_matches_its_own_timings_and_long_promp
         if cfg!(target_os = "linux") {
             assert_eq!(measurement["clock"], "kernel_rx", "{line}");
             assert_eq!(line["timeline"]["clock"], "kernel_rx", "{line}");
+            // The reads are numbered, so whether the first token shared one is known.
+            assert!(
+                measurement["first_token_read_shared"].is_boolean(),
+                "{line}"
+            );
         }
         assert_eq!(
             line["completion_tokens"], 200,

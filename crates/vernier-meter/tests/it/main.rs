@@ -2,6 +2,7 @@
 
 mod allocation;
 mod definitions;
+mod receive_side;
 mod sources;
 
 use std::time::{Duration, Instant};

@@ -32,9 +32,17 @@ fn write_event_clock(out: &mut String, lag: &crate::summary::ClientLag) {
     if total == 0 {
         return;
     }
+    let shared = match lag.n_first_token_shared_reads {
+        0 => String::new(),
+        n => format!(
+            "; in {n} request{} the first token came in a read that also held a later event, so {} TTFT is only an upper bound",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "its" } else { "their" }
+        ),
+    };
     let _ = writeln!(
         out,
-        "- Event clock: the kernel's receive time for {} of {total} requests (`kernel_rx`), our read instant for the rest (`userspace`); {} socket reads held more than one token event (the earlier events of such a read have only an upper bound, and the gaps between them are not real).",
+        "- Event clock: the kernel's receive time for {} of {total} requests (`kernel_rx`), our read instant for the rest (`userspace`); {} socket reads held more than one token event (the earlier events of such a read have only an upper bound, and the gaps between them are not real){shared}.",
         lag.n_kernel_rx_requests, lag.n_coalesced_reads
     );
 }

@@ -89,5 +89,13 @@ pub fn terminal_table(run: &RunFile) -> String {
             lag.p50_us, lag.p99_us, lag.n
         );
     }
+    let shared = run.client_lag.n_first_token_shared_reads;
+    if shared > 0 {
+        let _ = writeln!(
+            out,
+            "TTFT is an upper bound for {shared} request{}: the first token came in a socket read that also held a later event (the client was reading late)",
+            if shared == 1 { "" } else { "s" }
+        );
+    }
     out
 }
