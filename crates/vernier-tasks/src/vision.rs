@@ -440,16 +440,29 @@ fn expect(failures: &mut Vec<String>, gold: &VisionGold, what: &str, seen: &Visi
 
 /// Every way the spec's images fail to show what its gold says, read from the decoded PNGs.
 /// Empty: proved.
+pub fn prove_vision(spec: &VisionSpec) -> Vec<String> {
+    decoded(spec).map_or_else(
+        |failures| failures,
+        |images| prove_images(spec, &images, &spec.gold),
+    )
+}
+
+/// The spec's PNGs decoded, or why they do not decode.
+fn decoded(spec: &VisionSpec) -> Result<Vec<Image>, Vec<String>> {
+    spec.images
+        .iter()
+        .map(|png| Image::from_png(png))
+        .collect::<Result<_, _>>()
+        .map_err(|error| vec![error])
+}
+
+/// Every way `images` (the spec's, decoded) fail to show `gold`. Empty: proved.
 #[expect(
     clippy::too_many_lines,
     reason = "one arm per family, in catalogue order"
 )]
-pub fn prove_vision(spec: &VisionSpec) -> Vec<String> {
+fn prove_images(spec: &VisionSpec, images: &[Image], gold: &VisionGold) -> Vec<String> {
     let mut failures = Vec::new();
-    let images: Vec<Image> = match spec.images.iter().map(|png| Image::from_png(png)).collect() {
-        Ok(images) => images,
-        Err(error) => return vec![error],
-    };
     let Some(first) = images.first() else {
         return vec!["the task has no image".to_owned()];
     };
@@ -464,7 +477,7 @@ pub fn prove_vision(spec: &VisionSpec) -> Vec<String> {
                 .count();
             expect(
                 &mut failures,
-                &spec.gold,
+                gold,
                 &format!("{asked} squares"),
                 &VisionGold::Integer(squares as i128),
             );
@@ -482,7 +495,7 @@ pub fn prove_vision(spec: &VisionSpec) -> Vec<String> {
                 .sum();
             expect(
                 &mut failures,
-                &spec.gold,
+                gold,
                 "circles",
                 &VisionGold::Integer(circles as i128),
             );
@@ -539,7 +552,7 @@ pub fn prove_vision(spec: &VisionSpec) -> Vec<String> {
                 }
             };
             match recomputed {
-                Some(gold) => expect(&mut failures, &spec.gold, "the text's value", &gold),
+                Some(drawn) => expect(&mut failures, gold, "the text's value", &drawn),
                 None => failures.push("the drawn text does not parse".to_owned()),
             }
         }
@@ -577,14 +590,14 @@ pub fn prove_vision(spec: &VisionSpec) -> Vec<String> {
                     .map_or("?", |(_, l)| l);
                 expect(
                     &mut failures,
-                    &spec.gold,
+                    gold,
                     "the tallest bar",
                     &VisionGold::Word(tallest.to_owned()),
                 );
-            } else if let VisionGold::Integer(gold) = spec.gold
-                && !heights.iter().any(|h| i128::from(*h) == gold)
+            } else if let VisionGold::Integer(value) = *gold
+                && !heights.iter().any(|h| i128::from(*h) == value)
             {
-                failures.push(format!("no bar measures {gold}"));
+                failures.push(format!("no bar measures {value}"));
             }
         }
         "compare-dots" => {
@@ -592,7 +605,7 @@ pub fn prove_vision(spec: &VisionSpec) -> Vec<String> {
             match counts.as_slice() {
                 [a, b] if a != b => expect(
                     &mut failures,
-                    &spec.gold,
+                    gold,
                     "dots",
                     &VisionGold::Word(if a > b { "first" } else { "second" }.to_owned()),
                 ),
@@ -613,7 +626,7 @@ pub fn prove_vision(spec: &VisionSpec) -> Vec<String> {
             match shapes.iter().position(|s| s.1 == "blue" && s.2 == "square") {
                 Some(at) if at > 0 => expect(
                     &mut failures,
-                    &spec.gold,
+                    gold,
                     "left of the blue square",
                     &VisionGold::Word(shapes[at - 1].1.to_owned()),
                 ),
@@ -627,7 +640,7 @@ pub fn prove_vision(spec: &VisionSpec) -> Vec<String> {
                 .count();
             expect(
                 &mut failures,
-                &spec.gold,
+                gold,
                 "colours",
                 &VisionGold::Integer(distinct as i128),
             );
@@ -713,14 +726,18 @@ pub fn prove_vision_task(task: &crate::task::Task) -> (usize, Vec<String>) {
         proof.require(false, "a vision task without its spec");
         return proof.finish();
     };
-    proof.require_none(prove_vision(spec));
-    // The proof bites: a wrong gold over the same pixels is refused.
-    let mut wrong = spec.clone();
-    wrong.gold = wrong_gold(&spec.gold);
-    proof.require(
-        !prove_vision(&wrong).is_empty(),
-        "the proof accepts a wrong gold over the same images",
-    );
+    // The images are decoded once: the gold must hold on what they show, and a wrong gold
+    // over the same pixels must be refused (the proof bites).
+    match decoded(spec) {
+        Ok(images) => {
+            proof.require_none(prove_images(spec, &images, &spec.gold));
+            proof.require(
+                !prove_images(spec, &images, &wrong_gold(&spec.gold)).is_empty(),
+                "the proof accepts a wrong gold over the same images",
+            );
+        }
+        Err(failures) => proof.require_none(failures),
+    }
     if spec.family == "count-squares"
         && let Some(control) = one_square_fewer(spec)
     {
