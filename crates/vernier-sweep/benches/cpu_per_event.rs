@@ -565,84 +565,91 @@ fn per_event_us(long: (f64, f64), short: (f64, f64)) -> f64 {
 type OneStreamPath<'a> = (&'static str, Box<dyn Fn(u64) -> Option<f64> + 'a>);
 
 /// Every path's µs per event in each round (start-up subtracted: a long run minus a short
-/// one), the paths taking turns within a round; prints the median and range of each. Gives
-/// each path's name and median.
+/// one; NaN where a run failed), the paths taking turns within a round; prints the median and
+/// range of each. Gives each path's name and its figure per round.
 fn one_stream(
     paths: &[OneStreamPath<'_>],
     (long_tokens, short_tokens): (u64, u64),
     rounds: usize,
-) -> Vec<(&'static str, f64)> {
+) -> Vec<(&'static str, Vec<f64>)> {
     let mut figures: Vec<Vec<f64>> = vec![Vec::new(); paths.len()];
     for _ in 0..rounds {
         for ((_, run), figures) in paths.iter().zip(&mut figures) {
-            if let (Some(long), Some(short)) = (run(long_tokens), run(short_tokens)) {
-                figures.push(per_event_us(
+            figures.push(match (run(long_tokens), run(short_tokens)) {
+                (Some(long), Some(short)) => per_event_us(
                     (long, events(long_tokens, 1)),
                     (short, events(short_tokens, 1)),
-                ));
-            }
+                ),
+                _ => f64::NAN,
+            });
         }
     }
     println!(
         "{:<22} {:>8} {:>10} {:>7} {:>12} {:>18}",
         "path", "streams", "events", "rounds", "µs per event", "range"
     );
-    let mut medians = Vec::new();
-    for ((name, _), figures) in paths.iter().zip(&mut figures) {
-        let n = figures.len();
-        let us = median(figures);
-        let (low, high) = (
-            figures.first().copied().unwrap_or(f64::NAN),
-            figures.last().copied().unwrap_or(f64::NAN),
-        );
+    for ((name, _), figures) in paths.iter().zip(&figures) {
+        let (n, us, low, high) = spread(figures);
         println!(
             "{name:<22} {:>8} {:>10.0} {n:>7} {us:>12.1} {:>18}",
             1,
             events(long_tokens, 1) - events(short_tokens, 1),
             format!("{low:.1}–{high:.1}")
         );
-        medians.push((*name, us));
     }
-    medians
+    paths.iter().map(|(name, _)| *name).zip(figures).collect()
 }
 
-/// The goals' ratios, on the medians: llama-benchy against the sweep, the sweep and
-/// `measure` against curl, and every path against the bare tokio reader.
-fn print_ratios(one: &[(&'static str, f64)]) {
+/// Of the finite values: how many, the median, the least and the greatest.
+fn spread(values: &[f64]) -> (usize, f64, f64, f64) {
+    let mut finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let us = median(&mut finite);
+    (
+        finite.len(),
+        us,
+        finite.first().copied().unwrap_or(f64::NAN),
+        finite.last().copied().unwrap_or(f64::NAN),
+    )
+}
+
+/// The goals' ratios, each as the median of the rounds' own ratios (the two paths ran
+/// minutes apart at most, so a machine that drifts moves both) and its range: llama-benchy
+/// against the sweep, the sweep and `measure` against curl, and against the bare tokio reader.
+fn print_ratios(one: &[(&'static str, Vec<f64>)]) {
     let of = |name: &str| {
         one.iter()
             .find(|(path, _)| *path == name)
-            .map(|(_, us)| *us)
+            .map(|(_, rounds)| rounds.as_slice())
     };
-    let (Some(measure_us), Some(sweep_1), Some(lean_1)) = (
-        of("measure"),
-        of("sweep stream path"),
-        of("sweep, lean events"),
-    ) else {
-        return;
+    let ratio = |a: &str, b: &str| -> Option<String> {
+        let (a, b) = (of(a)?, of(b)?);
+        let ratios: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+        let (n, median, low, high) = spread(&ratios);
+        (n > 0).then(|| format!("{median:.2}x ({low:.2}–{high:.2} over {n} rounds)"))
     };
-    if let Some(benchy) = of("llama-benchy") {
+    if let (Some(sweep), Some(measure)) = (
+        ratio("llama-benchy", "sweep stream path"),
+        ratio("llama-benchy", "measure"),
+    ) {
         println!(
-            "llama-benchy against the sweep at 1 stream: {:.2}x the sweep's CPU per event (goal: at least 2x), {:.2}x measure's",
-            benchy / sweep_1,
-            benchy / measure_us
+            "llama-benchy against the sweep at 1 stream: {sweep} the sweep's CPU per event (goal: at least 2x); against measure {measure}"
         );
     }
-    if let Some(floor) = of("curl -N") {
-        println!(
-            "against curl -N: measure {:.2}x, sweep {:.2}x at 1 stream (goal: at most 1.5x); with lean events (no per-event token ids or usage) {:.2}x",
-            measure_us / floor,
-            sweep_1 / floor,
-            lean_1 / floor
-        );
-    }
-    if let Some(bare) = of("bare tokio read") {
-        println!(
-            "against the bare tokio read (no HTTP, no parsing, no timing): measure {:.2}x, sweep {:.2}x, lean {:.2}x",
-            measure_us / bare,
-            sweep_1 / bare,
-            lean_1 / bare
-        );
+    for floor in ["curl -N", "bare tokio read"] {
+        if let (Some(measure), Some(sweep), Some(lean)) = (
+            ratio("measure", floor),
+            ratio("sweep stream path", floor),
+            ratio("sweep, lean events", floor),
+        ) {
+            let (label, goal) = if floor == "curl -N" {
+                (floor, " (goal for the sweep: at most 1.5x)")
+            } else {
+                ("the bare tokio read", "")
+            };
+            println!(
+                "against {label}{goal}: measure {measure}, sweep {sweep}, sweep with lean events (no per-event token ids or usage) {lean}"
+            );
+        }
     }
 }
 
