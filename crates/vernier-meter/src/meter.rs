@@ -124,9 +124,6 @@ struct Computation<'a> {
     final_counts: &'a Final,
     token_events: Vec<TokenEvent>,
     first_content_at: Option<Instant>,
-    /// Whether the socket read that completed the first token-bearing event also completed a
-    /// later event (`None`: reads not numbered, or no token-bearing event).
-    first_token_read_shared: Option<bool>,
     max_cumulative_usage: Option<u64>,
     warnings: Vec<String>,
 }
@@ -183,18 +180,6 @@ impl<'a> Computation<'a> {
             }
         }
         let mut warnings = Vec::new();
-        let first_token_read_shared = meter
-            .observations
-            .iter()
-            .position(Observation::is_token_bearing)
-            .and_then(|first| {
-                let read = meter.observations[first].read_seq?;
-                Some(
-                    meter.observations[first + 1..]
-                        .iter()
-                        .any(|later| later.read_seq == Some(read)),
-                )
-            });
         if usage_went_backwards {
             warnings.push("per-chunk cumulative usage decreased during the stream; the server's per-chunk usage is suspect".to_owned());
         }
@@ -203,7 +188,6 @@ impl<'a> Computation<'a> {
             final_counts,
             token_events,
             first_content_at,
-            first_token_read_shared,
             max_cumulative_usage,
             warnings,
         }
@@ -450,6 +434,7 @@ impl<'a> Computation<'a> {
 
         self.add_final_warnings(completion_tokens, best.source, n_token_events);
         let (clock, client_lag_ms, n_coalesced_reads) = self.receive_side();
+        let first_token_read_shared = self.first_token_read_shared();
 
         Measurement {
             ttft_ms: ttft.map(milliseconds),
@@ -485,8 +470,23 @@ impl<'a> Computation<'a> {
             clock,
             client_lag_ms,
             n_coalesced_reads,
-            first_token_read_shared: self.first_token_read_shared,
+            first_token_read_shared,
         }
+    }
+
+    /// Whether the socket read that completed the first token-bearing event also completed a
+    /// later event, of any kind (`None`: no token-bearing event, or reads not numbered).
+    fn first_token_read_shared(&self) -> Option<bool> {
+        let observations = &self.meter.observations;
+        let first = observations
+            .iter()
+            .position(Observation::is_token_bearing)?;
+        let read = observations[first].read_seq?;
+        Some(
+            observations[first + 1..]
+                .iter()
+                .any(|later| later.read_seq == Some(read)),
+        )
     }
 
     /// The clock of the token-bearing events, the client's lag behind the kernel per event,
