@@ -11,7 +11,8 @@ pub(crate) fn summarise(mut samples: Vec<(f64, f64)>) -> Option<LatencySummary> 
     if samples.is_empty() {
         return None;
     }
-    samples.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Ties share a value, so their order cannot change a quantile.
+    samples.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     let total_weight: f64 = samples.iter().map(|&(_, weight)| weight).sum();
     let weighted_sum: f64 = samples.iter().map(|&(value, weight)| value * weight).sum();
     let quantile = |q: f64| -> f64 {

@@ -70,6 +70,12 @@ pub(crate) fn kernel_instant(read_at: Instant, now_ns: u64, kernel_ns: u64) -> O
     read_at.checked_sub(lag)
 }
 
+/// The most one read takes. hyper asks for 8 KiB at first and for more when a read fills its
+/// buffer; a streamed event is a few hundred bytes, and 16 KiB per connection stays small at
+/// hundreds of streams.
+#[cfg(target_os = "linux")]
+const SCRATCH: usize = 16 * 1024;
+
 /// A TCP stream whose reads carry kernel receive timestamps (Linux), logged in an [`RxLog`].
 #[derive(Debug)]
 pub(crate) struct StampedTcp {
@@ -79,6 +85,9 @@ pub(crate) struct StampedTcp {
     stamping: bool,
     #[cfg(target_os = "linux")]
     control: Vec<u8>,
+    /// Where each `recvmsg` lands before it is copied into the caller's buffer.
+    #[cfg(target_os = "linux")]
+    scratch: Vec<u8>,
 }
 
 /// Linux turns receive stamping on for the whole machine when the first socket asks, a moment
@@ -134,6 +143,7 @@ impl StampedTcp {
                 log,
                 stamping,
                 control: nix::cmsg_space!(nix::sys::time::TimeSpec),
+                scratch: vec![0; SCRATCH],
             }
         }
         #[cfg(not(target_os = "linux"))]
@@ -194,21 +204,33 @@ impl AsyncRead for StampedTcp {
                 Poll::Pending => return Poll::Pending,
             }
             let fd = this.inner.as_raw_fd();
-            let unfilled = buf.initialize_unfilled();
-            let control = &mut this.control;
-            match this.inner.try_io(tokio::io::Interest::READABLE, || {
-                receive(fd, unfilled, control)
-            }) {
-                Ok((n, stamp)) => {
-                    buf.advance(n);
-                    if n > 0 {
-                        this.log.record(stamp);
-                    }
-                    return Poll::Ready(Ok(()));
+            let wanted = buf.remaining().min(this.scratch.len());
+            let (scratch, control) = (&mut this.scratch[..wanted], &mut this.control);
+            // A read shorter than asked for emptied the socket's queue: it is returned as
+            // WouldBlock so that tokio clears the readiness (new bytes set it again), which
+            // spares the `recvmsg` that would only have found the queue empty.
+            let mut short = None;
+            let result = this.inner.try_io(tokio::io::Interest::READABLE, || {
+                let (n, stamp) = receive(fd, scratch, control)?;
+                if n > 0 && n < wanted {
+                    short = Some((n, stamp));
+                    return Err(io::ErrorKind::WouldBlock.into());
                 }
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
-                Err(error) => return Poll::Ready(Err(error)),
+                Ok((n, stamp))
+            });
+            let read = match (result, short) {
+                (_, Some(read)) | (Ok(read), None) => read,
+                (Err(error), None) if error.kind() == io::ErrorKind::WouldBlock => continue,
+                (Err(error), None) => return Poll::Ready(Err(error)),
+            };
+            let (n, stamp) = read;
+            // Bytes land in a buffer initialised once, not in hyper's spare capacity, which
+            // would be zeroed on every read (several KiB for a few hundred bytes).
+            buf.put_slice(&this.scratch[..n]);
+            if n > 0 {
+                this.log.record(stamp);
             }
+            return Poll::Ready(Ok(()));
         }
         #[cfg(not(target_os = "linux"))]
         Pin::new(&mut this.inner).poll_read(cx, buf)

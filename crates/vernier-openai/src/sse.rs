@@ -85,7 +85,7 @@ impl SseDecoder {
             }
         }
         while !chunk.is_empty() {
-            let Some(end) = chunk.iter().position(|&b| b == b'\n' || b == b'\r') else {
+            let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) else {
                 self.check_len(self.line.len() + chunk.len())?;
                 self.line.extend_from_slice(chunk);
                 return Ok(());
@@ -163,7 +163,7 @@ impl SseDecoder {
         if line[0] == b':' {
             return Ok(());
         }
-        let (name, value) = match line.iter().position(|&b| b == b':') {
+        let (name, value) = match memchr::memchr(b':', line) {
             Some(colon) => {
                 let value = &line[colon + 1..];
                 (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
@@ -192,7 +192,12 @@ impl SseDecoder {
             self.data.push('\n');
         }
         self.has_data = true;
-        self.data.push_str(&String::from_utf8_lossy(value));
+        // Valid UTF-8 (nearly always) is checked word by word; only invalid bytes take the
+        // lossy path.
+        match std::str::from_utf8(value) {
+            Ok(text) => self.data.push_str(text),
+            Err(_) => self.data.push_str(&String::from_utf8_lossy(value)),
+        }
         Ok(())
     }
 
@@ -263,6 +268,14 @@ mod tests {
         let events = decode_all(b"data: [DONE]");
         assert_eq!(events.len(), 1);
         assert!(events[0].is_done());
+    }
+
+    #[test]
+    fn invalid_utf8_in_data_becomes_the_replacement_character() {
+        // The event-stream standard decodes the stream as UTF-8 with replacement: a stray byte
+        // is U+FFFD, and valid text around it (here a two-byte `é`) is kept.
+        let events = decode_all(b"data: caf\xc3\xa9 \xff!\n\ndata: ok\n\n");
+        assert_eq!(events, [data("caf\u{e9} \u{fffd}!"), data("ok")]);
     }
 
     #[test]

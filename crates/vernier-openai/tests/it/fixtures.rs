@@ -492,3 +492,63 @@ async fn mid_stream_error_objects_are_surfaced_with_what_came_before() {
         );
     }
 }
+
+/// Whether `ours` (a typed chunk written back out) holds every field of `theirs` (the server's
+/// object read as plain JSON) with the same value. A `null` may be left out (optional fields are
+/// not written when absent); numbers compare by value (`100` and `100.0` are one number).
+fn holds(theirs: &Value, ours: &Value, path: &str) -> Result<(), String> {
+    match (theirs, ours) {
+        (Value::Object(theirs), Value::Object(ours)) => {
+            for (key, value) in theirs {
+                let at = format!("{path}.{key}");
+                match ours.get(key) {
+                    Some(mine) => holds(value, mine, &at)?,
+                    None if value.is_null() => {}
+                    None => return Err(format!("{at} is missing")),
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(theirs), Value::Array(ours)) if theirs.len() == ours.len() => theirs
+            .iter()
+            .zip(ours)
+            .enumerate()
+            .try_for_each(|(i, (a, b))| holds(a, b, &format!("{path}[{i}]"))),
+        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => Ok(()),
+        (a, b) if a == b => Ok(()),
+        (a, b) => Err(format!("{path}: the server sent {a}, the chunk holds {b}")),
+    }
+}
+
+#[test]
+fn every_recorded_chunk_keeps_every_field_it_was_sent() {
+    // The golden is each server's own JSON, read as a plain `serde_json::Value`: every field
+    // (known ones into their fields, unknown ones into `extra`) must come back out unchanged.
+    let mut n_chunks = 0;
+    for server in SERVERS {
+        for stem in stems(server, "sse") {
+            let bytes = read_fixture(server, &format!("{stem}.sse"));
+            for event in decode(&bytes, bytes.len()) {
+                if event.is_done() {
+                    continue;
+                }
+                let theirs: Value = serde_json::from_str(&event.data).expect("fixture json");
+                let ours = if stem.starts_with("completions") {
+                    let chunk: vernier_openai::CompletionChunk =
+                        serde_json::from_str(&event.data).expect("a completions chunk");
+                    serde_json::to_value(&chunk)
+                } else {
+                    let chunk: vernier_openai::ChatChunk =
+                        serde_json::from_str(&event.data).expect("a chat chunk");
+                    serde_json::to_value(&chunk)
+                }
+                .expect("serialises");
+                if let Err(problem) = holds(&theirs, &ours, "") {
+                    panic!("{server}/{stem}: {problem}\n{}", event.data);
+                }
+                n_chunks += 1;
+            }
+        }
+    }
+    assert!(n_chunks >= 200, "only {n_chunks} chunks checked");
+}
