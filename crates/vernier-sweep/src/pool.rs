@@ -47,7 +47,8 @@ impl StreamPool {
                 .name(format!("vernier-streams-{index}"))
                 .spawn(move || {
                     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
+                        .enable_io()
+                        .enable_time()
                         .build()
                     else {
                         return;
@@ -67,6 +68,11 @@ impl StreamPool {
             pool.threads.push(thread);
         }
         (!pool.handles.is_empty()).then_some(pool)
+    }
+
+    /// The pool's runtimes, for tasks that must run beside the streams (the scheduler probe).
+    pub(crate) fn handles(&self) -> &[Handle] {
+        &self.handles
     }
 
     /// Runtimes in the pool.
@@ -134,5 +140,23 @@ mod tests {
             ]
         );
         drop(pool);
+    }
+
+    #[test]
+    fn the_scheduler_probe_runs_on_every_stream_runtime() {
+        // An interval's first tick is at once, and the sparse probe's next is a second later:
+        // in a few milliseconds each probe ticks exactly once, so two runtimes give two ticks.
+        let pool = StreamPool::new(2).expect("two runtimes");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let probed = runtime.block_on(async {
+            let probe = crate::probe::SchedulerProbe::start(crate::probe::SPARSE, pool.handles());
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            probe.finish().await
+        });
+        assert_eq!(probed.timer_overshoot.count(), 2, "{probed:?}");
+        assert_eq!(probed.scheduler_delay.count(), 2, "{probed:?}");
     }
 }

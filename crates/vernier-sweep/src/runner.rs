@@ -1211,11 +1211,15 @@ async fn run_cell_reps(
     } else {
         BTreeMap::new()
     };
-    let probe = SchedulerProbe::start(if shared.kernel_rx {
-        crate::probe::SPARSE
+    // The probe runs where the events are read: once a second on every stream runtime, or
+    // (events timed in user space) every millisecond on the first, so that it never wakes
+    // idle runtimes a thousand times a second.
+    let runtimes = shared.pool.as_ref().map_or(&[][..], |pool| pool.handles());
+    let probe = if shared.kernel_rx {
+        SchedulerProbe::start(crate::probe::SPARSE, runtimes)
     } else {
-        crate::probe::DENSE
-    });
+        SchedulerProbe::start(crate::probe::DENSE, &runtimes[..runtimes.len().min(1)])
+    };
     let queue = shared
         .has_metrics
         .then(|| crate::load_runner::QueueSampler::start(shared.client.clone()));
