@@ -5,8 +5,9 @@
 //! one stream without the per-event token ids and usage the sweep asks for by default. Beside
 //! them, a bare tokio reader (the request written by hand, the response read into a buffer and
 //! dropped) shows the floor of any client on tokio's readiness loop. At one stream every path
-//! runs five times in turn and each figure is the median, with the range: one run swings by a
-//! third or more on a shared machine. With
+//! runs seven times in turn and each figure is the median, with the range: one run swings by a
+//! third or more on a shared machine. curl reads each stream twice, plain and with the sweep's
+//! per-event token ids and usage, so that every path is set against curl on the same events. With
 //! `VERNIER_BENCH_LLAMA_BENCHY` and `VERNIER_BENCH_TOKENIZER` set (`eval "$(scripts/llama-benchy.sh)"`),
 //! llama-benchy reads the same stream too, its prompts cut from the bundled prose corpus served
 //! on loopback.
@@ -133,16 +134,23 @@ impl Drop for Simulator {
     }
 }
 
-fn body(tokens: u64) -> String {
-    serde_json::json!({
+/// A request for `tokens` tokens; `rich`: with the per-event token ids and usage the sweep
+/// asks for by default, so that the server sends the sweep's own events (about 370 bytes each
+/// against 190).
+fn body(tokens: u64, rich: bool) -> String {
+    let mut body = serde_json::json!({
         "model": "vernier-sim",
         "messages": [{"role": "user", "content": "Write about rivers and the sea."}],
         "max_tokens": tokens,
         "ignore_eos": true,
         "stream": true,
         "stream_options": {"include_usage": true},
-    })
-    .to_string()
+    });
+    if rich {
+        body["stream_options"]["continuous_usage_stats"] = true.into();
+        body["return_token_ids"] = true.into();
+    }
+    body.to_string()
 }
 
 /// Events of one stream of `tokens` tokens at one token per event: the role chunk, the
@@ -151,8 +159,9 @@ fn events(tokens: u64, streams: u64) -> f64 {
     ((tokens + 3) * streams) as f64
 }
 
-/// `curl -N` reading `streams` streams at once; CPU of the children, seconds.
-fn curl(base_url: &str, tokens: u64, streams: u64) -> Option<f64> {
+/// `curl -N` reading `streams` streams at once (`rich`: the sweep's events, see [`body`]); CPU
+/// of the children, seconds.
+fn curl(base_url: &str, tokens: u64, streams: u64, rich: bool) -> Option<f64> {
     let before = children_cpu();
     let children: Vec<std::process::Child> = (0..streams)
         .map(|_| {
@@ -165,7 +174,7 @@ fn curl(base_url: &str, tokens: u64, streams: u64) -> Option<f64> {
                     "-H",
                     "Content-Type: application/json",
                 ])
-                .args(["-d", &body(tokens)])
+                .args(["-d", &body(tokens, rich)])
                 .arg(format!("{base_url}/v1/chat/completions"))
                 .spawn()
                 .ok()
@@ -251,7 +260,7 @@ fn bare_tokio(base_url: &str, tokens: u64) -> f64 {
         .build()
         .expect("a runtime");
     let authority = base_url.trim_start_matches("http://").to_owned();
-    let body = body(tokens);
+    let body = body(tokens, false);
     let request = format!(
         "POST /v1/chat/completions HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -585,13 +594,13 @@ fn one_stream(
         }
     }
     println!(
-        "{:<22} {:>8} {:>10} {:>7} {:>12} {:>18}",
+        "{:<24} {:>8} {:>10} {:>7} {:>12} {:>18}",
         "path", "streams", "events", "rounds", "µs per event", "range"
     );
     for ((name, _), figures) in paths.iter().zip(&figures) {
         let (n, us, low, high) = spread(figures);
         println!(
-            "{name:<22} {:>8} {:>10.0} {n:>7} {us:>12.1} {:>18}",
+            "{name:<24} {:>8} {:>10.0} {n:>7} {us:>12.1} {:>18}",
             1,
             events(long_tokens, 1) - events(short_tokens, 1),
             format!("{low:.1}–{high:.1}")
@@ -635,21 +644,25 @@ fn print_ratios(one: &[(&'static str, Vec<f64>)]) {
             "llama-benchy against the sweep at 1 stream: {sweep} the sweep's CPU per event (goal: at least 2x); against measure {measure}"
         );
     }
-    for floor in ["curl -N", "bare tokio read"] {
-        if let (Some(measure), Some(sweep), Some(lean)) = (
-            ratio("measure", floor),
-            ratio("sweep stream path", floor),
-            ratio("sweep, lean events", floor),
-        ) {
-            let (label, goal) = if floor == "curl -N" {
-                (floor, " (goal for the sweep: at most 1.5x)")
-            } else {
-                ("the bare tokio read", "")
-            };
-            println!(
-                "against {label}{goal}: measure {measure}, sweep {sweep}, sweep with lean events (no per-event token ids or usage) {lean}"
-            );
-        }
+    // Each path against curl reading the same events: the sweep's default events (token ids
+    // and usage on every one) against curl asking for them too, the lean ones against plain curl.
+    if let (Some(sweep), Some(measure), Some(lean)) = (
+        ratio("sweep stream path", "curl -N, sweep's events"),
+        ratio("measure", "curl -N"),
+        ratio("sweep, lean events", "curl -N"),
+    ) {
+        println!(
+            "against curl -N on the same events (goal for the sweep: at most 1.5x): sweep {sweep}; measure {measure}, sweep with lean events (no per-event token ids or usage) {lean}"
+        );
+    }
+    if let (Some(measure), Some(sweep), Some(lean)) = (
+        ratio("measure", "bare tokio read"),
+        ratio("sweep stream path", "bare tokio read"),
+        ratio("sweep, lean events", "bare tokio read"),
+    ) {
+        println!(
+            "against the bare tokio read: measure {measure}, sweep {sweep}, sweep with lean events (no per-event token ids or usage) {lean}"
+        );
     }
 }
 
@@ -673,7 +686,7 @@ fn main() {
     let row = |name: &str, streams: u64, long: (f64, f64), short: (f64, f64)| {
         let us = per_event_us(long, short);
         println!(
-            "{name:<22} {streams:>8} {:>10.0} {:>10.1} {us:>12.1}",
+            "{name:<24} {streams:>8} {:>10.0} {:>10.1} {us:>12.1}",
             long.1 - short.1,
             (long.0 - short.0) * 1e3
         );
@@ -684,12 +697,16 @@ fn main() {
     // median of the rounds, with the range beside it.
     let sim = Simulator::start(Duration::from_micros(2_500));
     let tokens = (4_000 / scale, 8);
-    let rounds = if quick { 1 } else { 5 };
+    let rounds = if quick { 1 } else { 7 };
     let book = serve_book();
     let url = sim.base_url.as_str();
     let mut paths: Vec<OneStreamPath<'_>> = Vec::new();
-    if curl(url, tokens.1, 1).is_some() {
-        paths.push(("curl -N", Box::new(|t| curl(url, t, 1))));
+    if curl(url, tokens.1, 1, false).is_some() {
+        paths.push(("curl -N", Box::new(|t| curl(url, t, 1, false))));
+        paths.push((
+            "curl -N, sweep's events",
+            Box::new(|t| curl(url, t, 1, true)),
+        ));
     } else {
         println!("curl -N: not installed, or it failed; no floor to compare with");
     }
@@ -720,7 +737,7 @@ fn main() {
     println!();
     println!("Many streams at once, 100 events per second each, one run each");
     println!(
-        "{:<22} {:>8} {:>10} {:>10} {:>12}",
+        "{:<24} {:>8} {:>10} {:>10} {:>12}",
         "path", "streams", "events", "CPU ms", "µs per event"
     );
     let many = many_streams(scale, tokens.1, &out, &row);
