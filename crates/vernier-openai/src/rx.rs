@@ -218,12 +218,11 @@ impl AsyncRead for StampedTcp {
                 }
                 Ok((n, stamp))
             });
-            let read = match (result, short) {
+            let (n, stamp) = match (result, short) {
                 (_, Some(read)) | (Ok(read), None) => read,
                 (Err(error), None) if error.kind() == io::ErrorKind::WouldBlock => continue,
                 (Err(error), None) => return Poll::Ready(Err(error)),
             };
-            let (n, stamp) = read;
             // Bytes land in a buffer initialised once, not in hyper's spare capacity, which
             // would be zeroed on every read (several KiB for a few hundred bytes).
             buf.put_slice(&this.scratch[..n]);

@@ -612,6 +612,7 @@ fn one_stream(
 /// Of the finite values: how many, the median, the least and the greatest.
 fn spread(values: &[f64]) -> (usize, f64, f64, f64) {
     let mut finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    // `median` sorts them, so the ends are the least and the greatest.
     let us = median(&mut finite);
     (
         finite.len(),
