@@ -20,7 +20,7 @@ pub struct ToolCall {
 /// the last usage and timings, and event counts. Usable on its own with [`push`](Self::push).
 ///
 /// Only choice 0 is assembled into text; counts cover every event.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChatAccumulator {
     role: Option<String>,
     content: String,
@@ -100,6 +100,42 @@ impl ChatAccumulator {
             }
             if let Some(reason) = &choice.finish_reason {
                 self.finish_reason = Some(reason.clone());
+            }
+        }
+    }
+
+    /// Adds one chat chunk read leanly: the same sums as [`push`](Self::push) of the whole
+    /// chunk (a lean chunk has no tool calls, logprobs, reasoning details or timings).
+    pub(crate) fn push_lean(&mut self, chunk: &crate::lean::LeanChunk<'_>) {
+        self.n_events += 1;
+        if chunk.is_token_bearing() {
+            self.n_token_events += 1;
+        }
+        add_option(&mut self.n_token_ids, chunk.token_id_count());
+        if self.model.is_none()
+            && let Some(model) = chunk.model.as_deref().filter(|model| !model.is_empty())
+        {
+            self.model = Some(model.to_owned());
+        }
+        if let Some(usage) = &chunk.usage {
+            self.usage = Some(usage.to_usage());
+        }
+        for choice in chunk.choices.iter().filter(|choice| choice.index == 0) {
+            let delta = &choice.delta;
+            if let Some(role) = &delta.role {
+                self.role = Some(role.clone().into_owned());
+            }
+            if let Some(content) = &delta.content {
+                self.content.push_str(content);
+            }
+            if let Some(reasoning) = &delta.reasoning_content {
+                self.reasoning.push_str(reasoning);
+            }
+            if let Some(reasoning) = &delta.reasoning {
+                self.reasoning.push_str(reasoning);
+            }
+            if let Some(reason) = &choice.finish_reason {
+                self.finish_reason = Some(reason.clone().into_owned());
             }
         }
     }

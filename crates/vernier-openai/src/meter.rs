@@ -89,6 +89,32 @@ impl MeteredStream {
         }
     }
 
+    /// The next event's [`Observation`], observed by the meter first; `None` at the end of
+    /// the stream and after an error (the error itself is returned once).
+    ///
+    /// It sums the stream as [`next_event`](Self::next_event) does, but hands out no chunk:
+    /// where a chunk holds only what the meter and the accumulator use (text, reasoning, role,
+    /// finish reason, token ids, usage), it is read borrowed from the event's text, with no
+    /// allocation and nothing to move; any other chunk is read whole. For a caller that needs
+    /// the counts and the sum, not each chunk, this is the cheaper way to read a stream.
+    pub async fn next_observation(&mut self) -> Option<Result<Observation, ClientError>> {
+        if self.broken {
+            return None;
+        }
+        match self.stream.next_seen().await? {
+            Ok(seen) => {
+                let observation = seen_observation(&seen);
+                self.meter.observe(&observation);
+                self.last_event_at = seen.arrived_at;
+                Some(Ok(observation))
+            }
+            Err(error) => {
+                self.broken = true;
+                Some(Err(error))
+            }
+        }
+    }
+
     /// Keeps the response byte for byte, every body frame with its arrival (off by default);
     /// [`Metered::capture`] holds it.
     pub fn capture_body(&mut self) {
@@ -150,7 +176,7 @@ impl Client {
     ) -> Result<(Metered, Option<ClientError>), ClientError> {
         let mut stream = self.metered_chat_stream(request).await?;
         let mut stream_error = None;
-        while let Some(event) = stream.next_event().await {
+        while let Some(event) = stream.next_observation().await {
             if let Err(error) = event {
                 stream_error = Some(error);
             }
@@ -166,24 +192,28 @@ fn saturating_u32(value: usize) -> u32 {
 /// The meter's view of one stamped chat chunk: arrival instant, content, reasoning and
 /// tool-call bytes, token ids, per-chunk usage and logprob entries when present.
 pub fn observation(chunk: &StampedChunk) -> Observation {
-    let event = &chunk.chunk;
-    let mut observation = Observation::new(chunk.arrived_at)
-        .with_content_bytes(saturating_u32(event.content_len()))
-        .with_reasoning_bytes(saturating_u32(event.reasoning_len()))
-        .with_tool_call_bytes(saturating_u32(event.tool_call_len()));
-    if let Some(n) = event.token_id_count() {
+    seen_observation(&crate::stream::Seen::of_chunk(chunk))
+}
+
+/// The one mapping of an event's counts onto the meter, for whole and lean chunks alike.
+fn seen_observation(seen: &crate::stream::Seen) -> Observation {
+    let mut observation = Observation::new(seen.arrived_at)
+        .with_content_bytes(saturating_u32(seen.content_bytes))
+        .with_reasoning_bytes(saturating_u32(seen.reasoning_bytes))
+        .with_tool_call_bytes(saturating_u32(seen.tool_call_bytes));
+    if let Some(n) = seen.token_ids {
         observation = observation.with_token_ids(saturating_u32(n));
     }
-    if let Some(usage) = &event.usage {
-        observation = observation.with_cumulative_completion_tokens(usage.completion_tokens);
+    if let Some(n) = seen.cumulative_completion_tokens {
+        observation = observation.with_cumulative_completion_tokens(n);
     }
-    if let Some(n) = event.logprob_count() {
+    if let Some(n) = seen.logprob_tokens {
         observation = observation.with_logprob_tokens(saturating_u32(n));
     }
-    if let Some(read_at) = chunk.read_at {
+    if let Some(read_at) = seen.read_at {
         observation = observation.with_kernel_rx(read_at);
     }
-    if let Some(seq) = chunk.read_seq {
+    if let Some(seq) = seen.read_seq {
         observation = observation.with_read_seq(seq);
     }
     observation

@@ -242,12 +242,21 @@ impl<C: StreamChunk> EventStream<C> {
     }
 
     pub(crate) async fn next_event(&mut self) -> Option<Result<StampedChunk<C>, ClientError>> {
+        self.next_with(Self::handle).await
+    }
+
+    /// The next event as `handle` reads it: the one loop over pending events, deferred
+    /// errors, the end of the body and new frames, whatever form the caller wants an event in.
+    async fn next_with<T>(
+        &mut self,
+        handle: fn(&mut Self, &SseEvent, Arrival) -> Option<Result<T, ClientError>>,
+    ) -> Option<Result<T, ClientError>> {
         loop {
             if self.state != State::Open {
                 return None;
             }
             if let Some((event, arrival)) = self.pending.pop_front() {
-                if let Some(result) = self.handle(&event, arrival) {
+                if let Some(result) = handle(self, &event, arrival) {
                     return Some(result);
                 }
                 continue;
@@ -405,6 +414,77 @@ impl<C: StreamChunk> EventStream<C> {
     }
 }
 
+/// What the meter takes from one chat event, however it was read: its arrival and the counts
+/// of [`observation`](crate::observation), without the chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub(crate) arrived_at: Instant,
+    pub(crate) read_at: Option<Instant>,
+    pub(crate) read_seq: Option<u64>,
+    pub(crate) content_bytes: usize,
+    pub(crate) reasoning_bytes: usize,
+    pub(crate) tool_call_bytes: usize,
+    pub(crate) token_ids: Option<usize>,
+    pub(crate) cumulative_completion_tokens: Option<u64>,
+    pub(crate) logprob_tokens: Option<usize>,
+}
+
+impl Seen {
+    /// The counts of a whole chunk.
+    pub(crate) fn of_chunk(event: &StampedChunk) -> Self {
+        let chunk = &event.chunk;
+        Self {
+            arrived_at: event.arrived_at,
+            read_at: event.read_at,
+            read_seq: event.read_seq,
+            content_bytes: chunk.content_len(),
+            reasoning_bytes: chunk.reasoning_len(),
+            tool_call_bytes: chunk.tool_call_len(),
+            token_ids: chunk.token_id_count(),
+            cumulative_completion_tokens: chunk.usage.as_ref().map(|usage| usage.completion_tokens),
+            logprob_tokens: chunk.logprob_count(),
+        }
+    }
+
+    /// The counts of a lean chunk (which has no tool calls and no logprobs).
+    fn of_lean(chunk: &crate::lean::LeanChunk<'_>, arrival: Arrival) -> Self {
+        Self {
+            arrived_at: arrival.at,
+            read_at: arrival.read_at,
+            read_seq: arrival.read_seq,
+            content_bytes: chunk.content_len(),
+            reasoning_bytes: chunk.reasoning_len(),
+            tool_call_bytes: 0,
+            token_ids: chunk.token_id_count(),
+            cumulative_completion_tokens: chunk.usage.as_ref().map(|usage| usage.completion_tokens),
+            logprob_tokens: None,
+        }
+    }
+}
+
+impl EventStream<ChatChunk> {
+    /// The next event's counts, read leanly where the chunk allows (see `lean`), else whole.
+    pub(crate) async fn next_seen(&mut self) -> Option<Result<Seen, ClientError>> {
+        self.next_with(Self::handle_seen).await
+    }
+
+    fn handle_seen(
+        &mut self,
+        event: &SseEvent,
+        arrival: Arrival,
+    ) -> Option<Result<Seen, ClientError>> {
+        if !event.is_done()
+            && event.event.is_none()
+            && let Some(chunk) = crate::lean::LeanChunk::read(&event.data)
+        {
+            self.accumulator.push_lean(&chunk);
+            return Some(Ok(Seen::of_lean(&chunk, arrival)));
+        }
+        self.handle(event, arrival)
+            .map(|result| result.map(|chunk| Seen::of_chunk(&chunk)))
+    }
+}
+
 macro_rules! stream_type {
     ($(#[$doc:meta])* $name:ident, $chunk:ty) => {
         $(#[$doc])*
@@ -492,6 +572,18 @@ stream_type!(
     ChatStream,
     ChatChunk
 );
+
+impl ChatStream {
+    /// The next event's counts for the meter, without handing out the chunk (see
+    /// [`MeteredStream::next_observation`](crate::MeteredStream::next_observation)).
+    #[cfg_attr(
+        not(feature = "meter"),
+        expect(dead_code, reason = "only the meter reads events this way")
+    )]
+    pub(crate) async fn next_seen(&mut self) -> Option<Result<Seen, ClientError>> {
+        self.inner.next_seen().await
+    }
+}
 
 stream_type!(
     /// A streamed completion (from [`Client::completion_stream`](crate::Client::completion_stream)).

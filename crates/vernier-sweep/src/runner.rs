@@ -547,18 +547,18 @@ async fn measure_once(
         last_token: None,
     };
     loop {
-        let next = match watched(shared, &mut watch, stream.next_event()).await {
+        let next = match watched(shared, &mut watch, stream.next_observation()).await {
             Ok(next) => next,
             Err(failure) => return Err((failure, lag)),
         };
         match next {
             None => break,
             Some(Ok(event)) => {
-                lag.record_since(event.arrived_at);
-                let chunk = &event.chunk;
-                if chunk.content_len() + chunk.reasoning_len() + chunk.tool_call_len() > 0 {
-                    times.first_token.get_or_insert(event.arrived_at);
-                    times.last_token = Some(event.arrived_at);
+                lag.record_since(event.at);
+                if event.content_bytes > 0 || event.reasoning_bytes > 0 || event.tool_call_bytes > 0
+                {
+                    times.first_token.get_or_insert(event.at);
+                    times.last_token = Some(event.at);
                 }
             }
             Some(Err(error)) => return Err((classify(error), lag)),

@@ -552,3 +552,82 @@ fn every_recorded_chunk_keeps_every_field_it_was_sent() {
     }
     assert!(n_chunks >= 200, "only {n_chunks} chunks checked");
 }
+
+/// The counts the meter takes from one event, without its instants (two replays of a stream
+/// arrive at different times).
+fn counts(observation: &vernier_meter::Observation) -> [Option<u64>; 6] {
+    [
+        Some(u64::from(observation.content_bytes)),
+        Some(u64::from(observation.reasoning_bytes)),
+        Some(u64::from(observation.tool_call_bytes)),
+        observation.token_ids.map(u64::from),
+        observation.cumulative_completion_tokens,
+        observation.logprob_tokens.map(u64::from),
+    ]
+}
+
+#[tokio::test]
+async fn the_metered_stream_reads_every_recording_alike_chunk_by_chunk_or_by_counts() {
+    // `next_observation` reads most chunks leanly (borrowed, only the metered fields) and the
+    // rest whole; `next_event` reads every chunk whole. Over every recorded chat stream the two
+    // must give the meter the same counts, event by event, and the same sum, and that sum must
+    // be the independent reading of the recording (each event read as a plain JSON value).
+    let mut n_streams = 0;
+    for server in SERVERS {
+        for (seed, stem) in (1_u64..).zip(stems(server, "sse")) {
+            if stem.starts_with("completions") {
+                continue;
+            }
+            let wire = read_fixture(server, &format!("{stem}.wire"));
+            let sse = read_fixture(server, &format!("{stem}.sse"));
+            let expected = expected_from_sse(&sse, false);
+            let client = client_for_wire(wire, seed).await;
+            let request = ChatRequest::new("m", vec![ChatMessage::user("Say hello")]);
+
+            let mut whole = client.metered_chat_stream(&request).await.expect("opens");
+            let mut whole_counts = Vec::new();
+            let mut whole_error = None;
+            while let Some(event) = whole.next_event().await {
+                match event {
+                    Ok(event) => whole_counts.push(counts(&vernier_openai::observation(&event))),
+                    Err(error) => whole_error = Some(error.to_string()),
+                }
+            }
+            let mut lean = client.metered_chat_stream(&request).await.expect("opens");
+            let mut lean_counts = Vec::new();
+            let mut lean_error = None;
+            while let Some(event) = lean.next_observation().await {
+                match event {
+                    Ok(observation) => lean_counts.push(counts(&observation)),
+                    Err(error) => lean_error = Some(error.to_string()),
+                }
+            }
+            assert_eq!(lean_error, whole_error, "{server}/{stem}");
+            assert_eq!(lean_counts, whole_counts, "{server}/{stem}");
+            let (lean, whole) = (lean.finish(), whole.finish());
+            assert_eq!(lean.accumulated, whole.accumulated, "{server}/{stem}");
+            assert_eq!(
+                lean.measurement.decode_tokens_per_s.is_some(),
+                whole.measurement.decode_tokens_per_s.is_some(),
+                "{server}/{stem}"
+            );
+            if sse.is_empty() {
+                continue;
+            }
+            let accumulated = &lean.accumulated;
+            assert_eq!(accumulated.n_events(), expected.n_events, "{server}/{stem}");
+            assert_eq!(accumulated.content(), expected.content, "{server}/{stem}");
+            assert_eq!(
+                accumulated.finish_reason(),
+                expected.finish_reason.as_deref(),
+                "{server}/{stem}"
+            );
+            let usage = accumulated
+                .usage()
+                .map(|usage| serde_json::to_value(usage).expect("serialises"));
+            assert_eq!(usage, expected.usage, "{server}/{stem} usage");
+            n_streams += 1;
+        }
+    }
+    assert!(n_streams >= 12, "only {n_streams} chat streams replayed");
+}
