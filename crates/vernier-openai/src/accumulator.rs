@@ -58,18 +58,14 @@ impl ChatAccumulator {
         );
         for choice in chunk.choices.iter().filter(|choice| choice.index == 0) {
             let delta = &choice.delta;
-            if let Some(role) = &delta.role {
-                self.role = Some(role.clone());
-            }
-            if let Some(content) = &delta.content {
-                self.content.push_str(content);
-            }
-            if let Some(reasoning) = &delta.reasoning_content {
-                self.reasoning.push_str(reasoning);
-            }
-            if let Some(reasoning) = &delta.reasoning {
-                self.reasoning.push_str(reasoning);
-            }
+            self.add_text(
+                delta.role.as_deref(),
+                delta.content.as_deref(),
+                [
+                    delta.reasoning_content.as_deref(),
+                    delta.reasoning.as_deref(),
+                ],
+            );
             self.reasoning.push_str(&delta.reasoning_details_text());
             for fragment in delta.tool_calls.iter().flatten() {
                 let position = if let Some(position) = self
@@ -122,21 +118,36 @@ impl ChatAccumulator {
         }
         for choice in chunk.choices.iter().filter(|choice| choice.index == 0) {
             let delta = &choice.delta;
-            if let Some(role) = &delta.role {
-                self.role = Some(role.clone().into_owned());
-            }
-            if let Some(content) = &delta.content {
-                self.content.push_str(content);
-            }
-            if let Some(reasoning) = &delta.reasoning_content {
-                self.reasoning.push_str(reasoning);
-            }
-            if let Some(reasoning) = &delta.reasoning {
-                self.reasoning.push_str(reasoning);
-            }
+            self.add_text(
+                delta.role.as_deref(),
+                delta.content.as_deref(),
+                [
+                    delta.reasoning_content.as_deref(),
+                    delta.reasoning.as_deref(),
+                ],
+            );
             if let Some(reason) = &choice.finish_reason {
                 self.finish_reason = Some(reason.clone().into_owned());
             }
+        }
+    }
+
+    /// Choice 0's role, content and reasoning (under either name), from either reading of a
+    /// chunk.
+    fn add_text(
+        &mut self,
+        role: Option<&str>,
+        content: Option<&str>,
+        reasoning: [Option<&str>; 2],
+    ) {
+        if let Some(role) = role {
+            self.role = Some(role.to_owned());
+        }
+        if let Some(content) = content {
+            self.content.push_str(content);
+        }
+        for reasoning in reasoning.into_iter().flatten() {
+            self.reasoning.push_str(reasoning);
         }
     }
 

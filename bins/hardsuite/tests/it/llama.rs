@@ -3,40 +3,12 @@
 //! and a `no_answer` reply really holds no answer line. Missing, the server fails the test
 //! loudly unless `VERNIER_SKIP_LLAMA_TESTS=1`.
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use crate::{json_lines, skip_docker_tests};
 
-fn llama() -> Option<(String, String)> {
-    if std::env::var("VERNIER_SKIP_LLAMA_TESTS").as_deref() == Ok("1") {
-        return None;
-    }
-    let from_env = std::env::var("VERNIER_LLAMA_SERVER")
-        .ok()
-        .zip(std::env::var("VERNIER_LLAMA_MODEL").ok());
-    if from_env.is_some() {
-        return from_env;
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llama-server.sh");
-    let output = Command::new("bash")
-        .arg(script)
-        .arg("--check")
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let value = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key).map(str::to_owned))
-    };
-    let found = value("VERNIER_LLAMA_SERVER=").zip(value("VERNIER_LLAMA_MODEL="));
-    assert!(
-        found.is_some(),
-        "this test needs llama-server: run `eval \"$(scripts/llama-server.sh)\"` first, or set VERNIER_SKIP_LLAMA_TESTS=1"
-    );
-    found
-}
+#[path = "../../../../tests/support/llama_server.rs"]
+mod llama_server;
 
 /// Whether `content` has an answer line as the task asks for it: a line that, past any
 /// whitespace and Markdown marks, starts with `ANSWER:` (in any case) and has a value after
@@ -64,80 +36,39 @@ fn has_answer_line(content: &str) -> bool {
     answer_line || boxed
 }
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn healthy(port: u16) -> bool {
-    use std::io::{Read as _, Write as _};
-    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok_and(|mut stream| {
-        let _ = stream.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer);
-        answer.starts_with("HTTP/1.1 200")
-    })
-}
-
+/// A started server with this context, unless the tests are skipped on purpose.
 /// Starts `llama-server` on a free loopback port with a context of `context` tokens (one slot,
 /// two threads) and waits until it is healthy.
-fn start(server: &str, model: &str, context: u32) -> (Server, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let child = Server(
-        Command::new(server)
-            .args([
-                "-m",
-                model,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-            ])
-            .args([
-                "-t",
-                "2",
-                "-c",
-                &context.to_string(),
-                "-np",
-                "1",
-                "--jinja",
-                "--no-warmup",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start llama-server"),
-    );
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !healthy(port) {
-        assert!(
-            Instant::now() < deadline,
-            "llama-server did not become healthy"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    (child, port)
-}
-
-/// A started server with this context, unless the tests are skipped on purpose.
-fn llama_on(context: u32) -> Option<(Server, u16)> {
+fn llama_on(test: &str, context: u32) -> Option<(llama_server::Server, u16)> {
     if skip_docker_tests() {
         return None;
     }
-    let (server, model) = llama()?;
-    Some(start(&server, &model, context))
+    let (server, model) = llama_server::locate(test)?;
+    let context = context.to_string();
+    let server = llama_server::Server::start(
+        &server,
+        &model,
+        &[
+            "-t",
+            "2",
+            "-c",
+            &context,
+            "-np",
+            "1",
+            "--jinja",
+            "--no-warmup",
+        ],
+    );
+    let port = server.port;
+    Some((server, port))
 }
 
 #[test]
 fn long_context_on_a_real_llama_server_hits_its_lengths_and_keeps_refusals_apart() {
-    let Some((_server, port)) = llama_on(8192) else {
+    let Some((_server, port)) = llama_on(
+        "long_context_on_a_real_llama_server_hits_its_lengths_and_keeps_refusals_apart",
+        8192,
+    ) else {
         return;
     };
     let folder = tempfile::tempdir().expect("temporary folder");
@@ -208,7 +139,10 @@ fn long_context_on_a_real_llama_server_hits_its_lengths_and_keeps_refusals_apart
 
 #[test]
 fn a_real_llama_server_without_a_projector_gives_unsupported_for_every_image_and_video_task() {
-    let Some((_server, port)) = llama_on(2048) else {
+    let Some((_server, port)) = llama_on(
+        "a_real_llama_server_without_a_projector_gives_unsupported_for_every_image_and_video_task",
+        2048,
+    ) else {
         return;
     };
     let folder = tempfile::tempdir().expect("temporary folder");
@@ -253,7 +187,10 @@ fn a_real_llama_server_without_a_projector_gives_unsupported_for_every_image_and
 
 #[test]
 fn against_a_real_llama_server_every_reply_is_on_file_and_no_answer_means_no_answer_line() {
-    let Some((_server, port)) = llama_on(4096) else {
+    let Some((_server, port)) = llama_on(
+        "against_a_real_llama_server_every_reply_is_on_file_and_no_answer_means_no_answer_line",
+        4096,
+    ) else {
         return;
     };
     let folder = tempfile::tempdir().expect("temporary folder");

@@ -4,63 +4,24 @@
 //! and a prompt beyond its context left out before anything is sent. Missing, the
 //! server fails the test loudly unless `VERNIER_SKIP_LLAMA_TESTS=1`.
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use crate::support::journal_values;
 
-/// The server binary and model, from the environment or the script's cache.
-fn llama() -> Option<(String, String)> {
-    if std::env::var("VERNIER_SKIP_LLAMA_TESTS").as_deref() == Ok("1") {
-        return None;
-    }
-    let from_env = std::env::var("VERNIER_LLAMA_SERVER")
-        .ok()
-        .zip(std::env::var("VERNIER_LLAMA_MODEL").ok());
-    if from_env.is_some() {
-        return from_env;
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llama-server.sh");
-    let output = Command::new("bash")
-        .arg(script)
-        .arg("--check")
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let value = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key).map(str::to_owned))
+#[path = "../../../../tests/support/llama_server.rs"]
+mod llama_server;
+
+#[test]
+fn against_a_real_llama_server_our_decode_matches_its_own_timings_and_long_prompts_are_left_out() {
+    let Some((server, model)) = llama_server::locate(
+        "against_a_real_llama_server_our_decode_matches_its_own_timings_and_long_prompts_are_left_out",
+    ) else {
+        return;
     };
-    let found = value("VERNIER_LLAMA_SERVER=").zip(value("VERNIER_LLAMA_MODEL="));
-    assert!(
-        found.is_some(),
-        "this test needs llama-server: run `eval \"$(scripts/llama-server.sh)\"` first, or set VERNIER_SKIP_LLAMA_TESTS=1"
-    );
-    found
-}
-
-/// A started `llama-server`, killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(server: &str, model: &str, port: u16) -> Server {
-    let child = Command::new(server)
-        .args([
-            "-m",
-            model,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-        ])
-        .args([
+    let server = llama_server::Server::start(
+        &server,
+        &model,
+        &[
             "-t",
             "2",
             "-c",
@@ -69,43 +30,9 @@ fn start(server: &str, model: &str, port: u16) -> Server {
             "1",
             "--metrics",
             "--no-warmup",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start llama-server");
-    let server = Server(child);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let healthy = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok_and(|mut stream| {
-            use std::io::{Read as _, Write as _};
-            let _ =
-                stream.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-            let mut answer = String::new();
-            let _ = stream.read_to_string(&mut answer);
-            answer.starts_with("HTTP/1.1 200")
-        });
-        if healthy {
-            return server;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "llama-server did not become healthy in 120 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-#[test]
-fn against_a_real_llama_server_our_decode_matches_its_own_timings_and_long_prompts_are_left_out() {
-    let Some((server, model)) = llama() else {
-        return;
-    };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let _server = start(&server, &model, port);
+        ],
+    );
+    let port = server.port;
     let out = tempfile::tempdir().expect("temporary folder");
     let output = Command::new(env!("CARGO_BIN_EXE_sweep"))
         .args(["--base-url", &format!("http://127.0.0.1:{port}")])

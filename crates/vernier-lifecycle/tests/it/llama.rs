@@ -3,56 +3,19 @@
 //! or else through `scripts/llama-server.sh --check`; missing, the test fails loudly unless
 //! `VERNIER_SKIP_LLAMA_TESTS=1`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use vernier_lifecycle::{QuietObserver, ReadyConfig, ReadyStart, group_alive, run_ready};
 
 use crate::support::free_port;
 
-fn llama_paths(test: &str) -> Option<(String, String)> {
-    if std::env::var("VERNIER_SKIP_LLAMA_TESTS").as_deref() == Ok("1") {
-        #[expect(
-            clippy::print_stderr,
-            reason = "a skipped test must say so in the test output"
-        )]
-        {
-            eprintln!("skipping {test}: VERNIER_SKIP_LLAMA_TESTS=1");
-        }
-        return None;
-    }
-    if let (Ok(server), Ok(model)) = (
-        std::env::var("VERNIER_LLAMA_SERVER"),
-        std::env::var("VERNIER_LLAMA_MODEL"),
-    ) {
-        return Some((server, model));
-    }
-    let script: PathBuf =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llama-server.sh");
-    let output = std::process::Command::new("bash")
-        .arg(&script)
-        .arg("--check")
-        .output();
-    let mut server = None;
-    let mut model = None;
-    if let Ok(output) = &output {
-        for line in String::from_utf8_lossy(&output.stdout).lines() {
-            if let Some(value) = line.strip_prefix("VERNIER_LLAMA_SERVER=") {
-                server = Some(value.to_owned());
-            }
-            if let Some(value) = line.strip_prefix("VERNIER_LLAMA_MODEL=") {
-                model = Some(value.to_owned());
-            }
-        }
-    }
-    match (server, model) {
-        (Some(server), Some(model)) => Some((server, model)),
-        _ => panic!(
-            "{test} needs llama-server and SmolLM2: run `eval \"$(scripts/llama-server.sh)\"` \
-             first (it builds and caches both), or set VERNIER_SKIP_LLAMA_TESTS=1 to skip on purpose"
-        ),
-    }
-}
+#[path = "../../../../tests/support/llama_server.rs"]
+#[expect(
+    dead_code,
+    reason = "`ready --launch` starts the server itself: only `locate` is used"
+)]
+mod llama_server;
 
 fn config(server: &str, model: &str, port: u16) -> ReadyConfig {
     let mut config = ReadyConfig::default();
@@ -71,7 +34,7 @@ fn config(server: &str, model: &str, port: u16) -> ReadyConfig {
 #[tokio::test]
 async fn a_real_llama_server_start_records_every_milestone_three_times() {
     let Some((server, model)) =
-        llama_paths("a_real_llama_server_start_records_every_milestone_three_times")
+        llama_server::locate("a_real_llama_server_start_records_every_milestone_three_times")
     else {
         return;
     };
@@ -117,7 +80,8 @@ async fn a_real_llama_server_start_records_every_milestone_three_times() {
 
 #[tokio::test]
 async fn an_interrupted_llama_server_start_leaves_no_server() {
-    let Some((server, model)) = llama_paths("an_interrupted_llama_server_start_leaves_no_server")
+    let Some((server, model)) =
+        llama_server::locate("an_interrupted_llama_server_start_leaves_no_server")
     else {
         return;
     };

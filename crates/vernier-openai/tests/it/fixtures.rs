@@ -64,6 +64,24 @@ struct Expected {
     usage: Option<Value>,
 }
 
+impl Expected {
+    /// Asserts that `accumulated` sums to this reading: events, content, finish reason, and
+    /// the last usage surviving a round trip.
+    fn check(&self, accumulated: &vernier_openai::ChatAccumulator, what: &str) {
+        assert_eq!(accumulated.n_events(), self.n_events, "{what} events");
+        assert_eq!(accumulated.content(), self.content, "{what} content");
+        assert_eq!(
+            accumulated.finish_reason(),
+            self.finish_reason.as_deref(),
+            "{what} finish reason"
+        );
+        let usage = accumulated
+            .usage()
+            .map(|usage| serde_json::to_value(usage).expect("serialises"));
+        assert_eq!(usage, self.usage, "{what} usage survives a round trip");
+    }
+}
+
 fn expected_from_sse(bytes: &[u8], completions: bool) -> Expected {
     let text = std::str::from_utf8(bytes).expect("utf-8 fixture");
     let mut expected = Expected {
@@ -178,24 +196,7 @@ async fn replayed_streams_match_an_independent_reading() {
             }
             outcome.unwrap_or_else(|error| panic!("{server}/{stem}: {error}"));
             assert_eq!(stamps.len(), expected.n_events, "{server}/{stem} events");
-            assert_eq!(accumulated.n_events(), expected.n_events, "{server}/{stem}");
-            assert_eq!(
-                accumulated.content(),
-                expected.content,
-                "{server}/{stem} content"
-            );
-            assert_eq!(
-                accumulated.finish_reason(),
-                expected.finish_reason.as_deref(),
-                "{server}/{stem}"
-            );
-            let usage = accumulated
-                .usage()
-                .map(|usage| serde_json::to_value(usage).expect("serialises"));
-            assert_eq!(
-                usage, expected.usage,
-                "{server}/{stem} usage survives a round trip"
-            );
+            expected.check(&accumulated, &format!("{server}/{stem}"));
             assert!(
                 sent_at <= headers_at,
                 "{server}/{stem}: headers before the request was sent"
@@ -614,18 +615,7 @@ async fn the_metered_stream_reads_every_recording_alike_chunk_by_chunk_or_by_cou
             if sse.is_empty() {
                 continue;
             }
-            let accumulated = &lean.accumulated;
-            assert_eq!(accumulated.n_events(), expected.n_events, "{server}/{stem}");
-            assert_eq!(accumulated.content(), expected.content, "{server}/{stem}");
-            assert_eq!(
-                accumulated.finish_reason(),
-                expected.finish_reason.as_deref(),
-                "{server}/{stem}"
-            );
-            let usage = accumulated
-                .usage()
-                .map(|usage| serde_json::to_value(usage).expect("serialises"));
-            assert_eq!(usage, expected.usage, "{server}/{stem} usage");
+            expected.check(&lean.accumulated, &format!("{server}/{stem}"));
             n_streams += 1;
         }
     }
