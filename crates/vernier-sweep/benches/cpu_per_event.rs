@@ -5,8 +5,9 @@
 //! one stream without the per-event token ids and usage the sweep asks for by default. Beside
 //! them, a bare tokio reader (the request written by hand, the response read into a buffer and
 //! dropped) shows the floor of any client on tokio's readiness loop. At one stream every path
-//! runs seven times in turn and each figure is the median, with the range: one run swings by a
-//! third or more on a shared machine. curl reads each stream twice, plain and with the sweep's
+//! runs seven times in turn, each round starting one path further on (so that no path always
+//! runs first, or always after the same other), and each figure is the median, with the range:
+//! one run swings by a third or more on a shared machine. curl reads each stream twice, plain and with the sweep's
 //! per-event token ids and usage, so that every path is set against curl on the same events. With
 //! `VERNIER_BENCH_LLAMA_BENCHY` and `VERNIER_BENCH_TOKENIZER` set (`eval "$(scripts/llama-benchy.sh)"`),
 //! llama-benchy reads the same stream too, its prompts cut from the bundled prose corpus served
@@ -574,17 +575,21 @@ fn per_event_us(long: (f64, f64), short: (f64, f64)) -> f64 {
 type OneStreamPath<'a> = (&'static str, Box<dyn Fn(u64) -> Option<f64> + 'a>);
 
 /// Every path's µs per event in each round (start-up subtracted: a long run minus a short
-/// one; NaN where a run failed), the paths taking turns within a round; prints the median and
-/// range of each. Gives each path's name and its figure per round.
+/// one; NaN where a run failed), the paths taking turns within a round and each round
+/// starting one path further on; prints the median and range of each. Gives each path's name and its figure per round.
 fn one_stream(
     paths: &[OneStreamPath<'_>],
     (long_tokens, short_tokens): (u64, u64),
     rounds: usize,
 ) -> Vec<(&'static str, Vec<f64>)> {
     let mut figures: Vec<Vec<f64>> = vec![Vec::new(); paths.len()];
-    for _ in 0..rounds {
-        for ((_, run), figures) in paths.iter().zip(&mut figures) {
-            figures.push(match (run(long_tokens), run(short_tokens)) {
+    for round in 0..rounds {
+        // Each round starts one path further on, so that over as many rounds as paths every
+        // path takes every place in the order once: whatever the place costs (the first run
+        // after another path's, say) falls on all of them alike.
+        for i in (0..paths.len()).map(|i| (i + round) % paths.len()) {
+            let run = &paths[i].1;
+            figures[i].push(match (run(long_tokens), run(short_tokens)) {
                 (Some(long), Some(short)) => per_event_us(
                     (long, events(long_tokens, 1)),
                     (short, events(short_tokens, 1)),
