@@ -462,7 +462,9 @@ impl Runner<'_> {
                 return unopened(record, &error, sent_max_tokens, sent_cache_fields);
             }
         };
-        while let Some(event) = stream.next_event().await {
+        // Only the sum is kept (the reply, from the accumulator), so the events are read as
+        // the meter's counts, without handing out each chunk.
+        while let Some(event) = stream.next_observation().await {
             if let Err(error) = event {
                 // A stream that breaks off is an infrastructure try: never scored, retried.
                 // What arrived is kept.
