@@ -108,10 +108,8 @@ impl ChatAccumulator {
             self.n_token_events += 1;
         }
         add_option(&mut self.n_token_ids, chunk.token_id_count());
-        if self.model.is_none()
-            && let Some(model) = chunk.model.as_deref().filter(|model| !model.is_empty())
-        {
-            self.model = Some(model.to_owned());
+        if self.model.is_none() && !chunk.model.is_empty() {
+            self.model = Some(chunk.model.clone().into_owned());
         }
         if let Some(usage) = &chunk.usage {
             self.usage = Some(usage.to_usage());

@@ -21,14 +21,16 @@ use crate::{CompletionTokensDetails, PromptTokensDetails, Usage};
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LeanChunk<'a> {
-    #[serde(default, rename = "id")]
-    _id: IgnoredAny,
+    // The fields the whole chunk types are typed here as there (a string, a number), so that a
+    // chunk the whole read refuses is refused here too, and read whole for its error.
+    #[serde(default, borrow, rename = "id")]
+    _id: Cow<'a, str>,
     #[serde(default, borrow)]
-    pub(crate) object: Option<Cow<'a, str>>,
+    pub(crate) object: Cow<'a, str>,
     #[serde(default, rename = "created")]
-    _created: IgnoredAny,
+    _created: u64,
     #[serde(default, borrow)]
-    pub(crate) model: Option<Cow<'a, str>>,
+    pub(crate) model: Cow<'a, str>,
     #[serde(default, rename = "system_fingerprint")]
     _system_fingerprint: IgnoredAny,
     /// Hosted APIs' service tier and padding fields (the whole chunk keeps them in `extra`).
@@ -207,7 +209,7 @@ impl LeanChunk<'_> {
     /// caller then reads it whole). An error payload (`"object": "error"`) is never lean.
     pub(crate) fn read(data: &str) -> Option<LeanChunk<'_>> {
         let chunk: LeanChunk<'_> = serde_json::from_str(data).ok()?;
-        (chunk.object.as_deref() != Some("error")).then_some(chunk)
+        (chunk.object != "error").then_some(chunk)
     }
 
     /// UTF-8 bytes of answer content (as [`ChatChunk::content_len`](crate::ChatChunk::content_len)).
@@ -305,6 +307,9 @@ mod tests {
             // An unknown field anywhere.
             r#"{"choices":[{"index":0,"delta":{"content":"a"},"refusal":null}]}"#,
             r#"{"choices":[],"prompt_token_ids":[1,2]}"#,
+            // Fields the whole read refuses: an id that is not a string, a null model.
+            r#"{"id":7,"choices":[]}"#,
+            r#"{"model":null,"choices":[]}"#,
             // A token id that is not a u32, and text that is not JSON.
             r#"{"choices":[{"index":0,"delta":{},"token_ids":[-1]}]}"#,
             r#"{"choices":[{"index":0,"#,
