@@ -103,14 +103,12 @@ impl ChatAccumulator {
     /// Adds one chat chunk read leanly: the same sums as [`push`](Self::push) of the whole
     /// chunk (a lean chunk has no tool calls, logprobs, reasoning details or timings).
     pub(crate) fn push_lean(&mut self, chunk: &crate::lean::LeanChunk<'_>) {
-        self.n_events += 1;
-        if chunk.is_token_bearing() {
-            self.n_token_events += 1;
-        }
-        add_option(&mut self.n_token_ids, chunk.token_id_count());
-        if self.model.is_none() && !chunk.model.is_empty() {
-            self.model = Some(chunk.model.clone().into_owned());
-        }
+        self.count(
+            &chunk.model,
+            chunk.is_token_bearing(),
+            chunk.token_id_count(),
+            None,
+        );
         if let Some(usage) = &chunk.usage {
             self.usage = Some(usage.to_usage());
         }
@@ -165,10 +163,10 @@ impl ChatAccumulator {
         }
     }
 
-    /// Counts one chunk of either kind and keeps its model, usage and timings.
-    fn note_chunk<C>(
+    /// Counts one event, from either reading of a chunk, and keeps the first model named.
+    fn count(
         &mut self,
-        chunk: &ResponseEnvelope<C>,
+        model: &str,
         is_token_bearing: bool,
         n_token_ids: Option<usize>,
         n_logprob_tokens: Option<usize>,
@@ -179,9 +177,25 @@ impl ChatAccumulator {
         }
         add_option(&mut self.n_token_ids, n_token_ids);
         add_option(&mut self.n_logprob_tokens, n_logprob_tokens);
-        if self.model.is_none() && !chunk.model.is_empty() {
-            self.model = Some(chunk.model.clone());
+        if self.model.is_none() && !model.is_empty() {
+            self.model = Some(model.to_owned());
         }
+    }
+
+    /// Counts one chunk of either kind and keeps its model, usage and timings.
+    fn note_chunk<C>(
+        &mut self,
+        chunk: &ResponseEnvelope<C>,
+        is_token_bearing: bool,
+        n_token_ids: Option<usize>,
+        n_logprob_tokens: Option<usize>,
+    ) {
+        self.count(
+            &chunk.model,
+            is_token_bearing,
+            n_token_ids,
+            n_logprob_tokens,
+        );
         if let Some(usage) = &chunk.usage {
             self.usage = Some(usage.clone());
         }

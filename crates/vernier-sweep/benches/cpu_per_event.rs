@@ -7,8 +7,9 @@
 //! dropped) shows the floor of any client on tokio's readiness loop. At one stream every path
 //! runs seven times in turn, each round starting one path further on (so that no path always
 //! runs first, or always after the same other), and each figure is the median, with the range:
-//! one run swings by a third or more on a shared machine. curl reads each stream twice, plain and with the sweep's
-//! per-event token ids and usage, so that every path is set against curl on the same events. With
+//! one run swings by a third or more on a shared machine. curl reads each stream twice, plain
+//! and with the sweep's per-event token ids and usage, so that every path is set against curl
+//! on the same events. With
 //! `VERNIER_BENCH_LLAMA_BENCHY` and `VERNIER_BENCH_TOKENIZER` set (`eval "$(scripts/llama-benchy.sh)"`),
 //! llama-benchy reads the same stream too, its prompts cut from the bundled prose corpus served
 //! on loopback.
@@ -576,7 +577,8 @@ type OneStreamPath<'a> = (&'static str, Box<dyn Fn(u64) -> Option<f64> + 'a>);
 
 /// Every path's µs per event in each round (start-up subtracted: a long run minus a short
 /// one; NaN where a run failed), the paths taking turns within a round and each round
-/// starting one path further on; prints the median and range of each. Gives each path's name and its figure per round.
+/// starting one path further on; prints the median and range of each. Gives each path's name
+/// and its figure per round.
 fn one_stream(
     paths: &[OneStreamPath<'_>],
     (long_tokens, short_tokens): (u64, u64),
