@@ -6,8 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, USER_AGENT};
-use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
-use http_body_util::Full;
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -387,54 +386,58 @@ impl Client {
             after(start, timeouts.connect, TimeoutKind::Connect),
             total_deadline,
         );
-        let mut connection = within(
+        let rx = Arc::new(crate::rx::RxLog::default());
+        let connection = within(
             connect_deadline,
             0,
-            connect(
+            // Boxed: a TLS handshake's state (kilobytes) stays off the caller's future.
+            Box::pin(connect(
                 &self.inner.endpoint,
                 self.inner.tls.as_ref(),
                 self.inner.proxy.as_ref(),
-            ),
+                &rx,
+            )),
         )
         .await??;
-
-        let mut builder = Request::builder()
-            .method(method.clone())
-            .uri(path)
-            .header(HOST, self.inner.endpoint.authority.as_str())
-            .header(USER_AGENT, self.inner.user_agent.clone())
-            .header(ACCEPT, accept);
+        let invalid_path = |reason: String| ClientError::InvalidUrl {
+            url: format!("{}{path}", self.inner.endpoint.root_url()),
+            reason,
+        };
+        path.parse::<http::uri::PathAndQuery>()
+            .map_err(|error| invalid_path(error.to_string()))?;
+        let authority = self.inner.endpoint.authority.as_str();
+        let mut headers: Vec<(http::HeaderName, HeaderValue)> = vec![
+            (
+                HOST,
+                HeaderValue::from_str(authority)
+                    .map_err(|error| invalid_path(error.to_string()))?,
+            ),
+            (USER_AGENT, self.inner.user_agent.clone()),
+            (ACCEPT, HeaderValue::from_static(accept)),
+        ];
         if let Some(authorization) = &self.inner.authorization {
-            builder = builder.header(AUTHORIZATION, authorization.clone());
+            headers.push((AUTHORIZATION, authorization.clone()));
         }
         if body.is_some() {
-            builder = builder.header(CONTENT_TYPE, "application/json");
+            headers.push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
         }
-        let request = builder
-            .body(Full::new(body.unwrap_or_default()))
-            .map_err(|error| ClientError::InvalidUrl {
-                url: format!("{}{path}", self.inner.endpoint.root_url()),
-                reason: error.to_string(),
-            })?;
         let before_send = Instant::now();
-        let what = format!("{method} {path}");
-        let sending = connection.sender.send_request(request);
         // The first-byte deadline counts from the send; the write is stamped inside.
         let deadline = earliest(
             after(before_send, timeouts.first_byte, TimeoutKind::FirstByte),
             total_deadline,
         );
-        let response = within(deadline, 0, sending)
-            .await?
-            .map_err(|source| ClientError::Request { what, source })?;
+        let (request_sent_at, status, headers, body) = within(
+            deadline,
+            0,
+            crate::transport::exchange(connection, &method, path, &headers, body, before_send),
+        )
+        .await??;
         let headers_at = Instant::now();
-        let request_sent_at = connection.first_write.get().copied().unwrap_or(before_send);
-        let (parts, body) = response.into_parts();
         Ok(Response {
             opened: Opened {
-                _sender: connection.sender,
-                status: parts.status,
-                headers: parts.headers,
+                status,
+                headers,
                 body,
                 request_sent_at,
                 headers_at,
@@ -442,7 +445,7 @@ impl Client {
                 idle: timeouts.idle,
                 total_deadline,
                 max_line_bytes: self.inner.max_line_bytes,
-                rx: Some(connection.rx),
+                rx: Some(rx),
             },
         })
     }

@@ -105,6 +105,15 @@ pub enum ClientError {
         #[source]
         source: hyper::Error,
     },
+    /// The server's answer was not a readable HTTP/1.1 response, or it closed the connection
+    /// before the response headers were complete.
+    #[error("read the response to {what}: {detail} (is the URL that of an HTTP server?)")]
+    Response {
+        /// Method and path.
+        what: String,
+        /// What was wrong.
+        detail: String,
+    },
     /// A deadline ran out.
     #[error(
         "finish the request within the {which} timeout after {events_received} events (raise the timeout or check the server)"

@@ -8,6 +8,9 @@
 //! chunk with anything else fails to read, and the caller reads it whole as a
 //! [`ChatChunk`](crate::ChatChunk) instead. So both reads of an event agree by construction,
 //! and the rare chunks (tool calls, logprobs, llama.cpp's timings, errors) take the whole path.
+//!
+//! The usual chunk is read by a scanner written for it (`scan`), in one pass; whatever it is
+//! not sure of goes to the derived deserializer of these types, which stays the reference.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -17,18 +20,20 @@ use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 
 use crate::{CompletionTokensDetails, PromptTokensDetails, Usage};
 
+mod scan;
+
 /// A chat chunk's metered fields. See the module's documentation.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LeanChunk<'a> {
     // The fields the whole chunk types are typed here as there (a string, a number), so that a
     // chunk the whole read refuses is refused here too, and read whole for its error.
-    #[serde(default, borrow, rename = "id")]
-    _id: Cow<'a, str>,
+    #[serde(default, rename = "id")]
+    _id: AString,
     #[serde(default, borrow)]
     pub(crate) object: Cow<'a, str>,
     #[serde(default, rename = "created")]
-    _created: u64,
+    _created: AnInteger,
     #[serde(default, borrow)]
     pub(crate) model: Cow<'a, str>,
     #[serde(default, rename = "system_fingerprint")]
@@ -45,7 +50,7 @@ pub(crate) struct LeanChunk<'a> {
 }
 
 /// One choice of a [`LeanChunk`].
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LeanChoice<'a> {
     #[serde(default)]
@@ -67,7 +72,7 @@ pub(crate) struct LeanChoice<'a> {
 }
 
 /// The delta of a [`LeanChoice`].
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LeanDelta<'a> {
     #[serde(default, borrow)]
@@ -79,11 +84,11 @@ pub(crate) struct LeanDelta<'a> {
     #[serde(default, borrow)]
     pub(crate) reasoning: Option<Cow<'a, str>>,
     #[serde(default, rename = "tool_calls")]
-    _tool_calls: Option<NoToolCalls>,
+    _tool_calls: NoToolCalls,
 }
 
 /// A `usage` object with the fields [`Usage`] names and no others.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct LeanUsage {
     #[serde(default)]
@@ -98,14 +103,14 @@ pub(crate) struct LeanUsage {
     completion_tokens_details: Option<LeanCompletionDetails>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LeanPromptDetails {
     #[serde(default)]
     cached_tokens: Option<u64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LeanCompletionDetails {
     #[serde(default)]
@@ -138,7 +143,7 @@ impl LeanUsage {
 }
 
 /// A value that can only be absent or `null`: any other value fails the lean read.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 enum Never {}
 
 impl<'de> Deserialize<'de> for Never {
@@ -149,9 +154,41 @@ impl<'de> Deserialize<'de> for Never {
     }
 }
 
-/// A `tool_calls` list that is empty (as vLLM sends it with a tool parser on): a fragment in
-/// it fails the lean read.
-#[derive(Debug)]
+/// A string, checked and not kept.
+#[derive(Debug, Default, PartialEq)]
+struct AString;
+
+impl<'de> Deserialize<'de> for AString {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct StrVisitor;
+        impl Visitor<'_> for StrVisitor {
+            type Value = AString;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<AString, E> {
+                Ok(AString)
+            }
+        }
+        deserializer.deserialize_str(StrVisitor)
+    }
+}
+
+/// An integer that fits a `u64`, checked and not kept.
+#[derive(Debug, Default, PartialEq)]
+struct AnInteger;
+
+impl<'de> Deserialize<'de> for AnInteger {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        u64::deserialize(deserializer).map(|_| Self)
+    }
+}
+
+/// A `tool_calls` list that is absent, `null` or empty (as vLLM sends it with a tool parser
+/// on): a fragment in it fails the lean read.
+#[derive(Debug, Default, PartialEq)]
 struct NoToolCalls;
 
 impl<'de> Deserialize<'de> for NoToolCalls {
@@ -164,6 +201,14 @@ impl<'de> Deserialize<'de> for NoToolCalls {
                 f.write_str("an empty list of tool calls")
             }
 
+            fn visit_none<E: serde::de::Error>(self) -> Result<NoToolCalls, E> {
+                Ok(NoToolCalls)
+            }
+
+            fn visit_some<D: Deserializer<'de>>(self, inner: D) -> Result<NoToolCalls, D::Error> {
+                inner.deserialize_seq(EmptyVisitor)
+            }
+
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NoToolCalls, A::Error> {
                 match seq.next_element::<IgnoredAny>()? {
                     None => Ok(NoToolCalls),
@@ -173,13 +218,13 @@ impl<'de> Deserialize<'de> for NoToolCalls {
                 }
             }
         }
-        deserializer.deserialize_seq(EmptyVisitor)
+        deserializer.deserialize_option(EmptyVisitor)
     }
 }
 
 /// The length of a list of token ids (each checked to be a `u32`, as the whole chunk's
 /// `Vec<u32>` would), without keeping them.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Count(pub(crate) usize);
 
 impl<'de> Deserialize<'de> for Count {
@@ -208,8 +253,14 @@ impl LeanChunk<'_> {
     /// Reads `data` leanly, or `None` when the chunk holds anything this type does not (the
     /// caller then reads it whole). An error payload (`"object": "error"`) is never lean.
     pub(crate) fn read(data: &str) -> Option<LeanChunk<'_>> {
-        let chunk: LeanChunk<'_> = serde_json::from_str(data).ok()?;
+        let chunk = scan::scan(data).or_else(|| Self::derived(data))?;
         (chunk.object != "error").then_some(chunk)
+    }
+
+    /// The derived deserializer's reading, for the shapes the scanner leaves to it (and, in
+    /// tests, the reference the scanner is held to).
+    fn derived(data: &str) -> Option<LeanChunk<'_>> {
+        serde_json::from_str(data).ok()
     }
 
     /// UTF-8 bytes of answer content (as [`ChatChunk::content_len`](crate::ChatChunk::content_len)).

@@ -48,6 +48,7 @@ mod endpoints;
 mod envelope;
 mod error;
 mod fit;
+mod h1;
 mod lean;
 mod media;
 #[cfg(feature = "meter")]

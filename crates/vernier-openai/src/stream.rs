@@ -5,8 +5,6 @@ use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 use http::{HeaderMap, StatusCode};
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -128,10 +126,9 @@ enum State {
 /// Everything the stream needs from the request that opened it.
 #[derive(Debug)]
 pub(crate) struct Opened {
-    pub(crate) _sender: hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
     pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
-    pub(crate) body: Incoming,
+    pub(crate) body: crate::transport::Body,
     pub(crate) request_sent_at: Instant,
     pub(crate) headers_at: Instant,
     pub(crate) first_byte: Option<Duration>,
@@ -321,13 +318,10 @@ impl<C: StreamChunk> EventStream<C> {
             Some(Err(error)) => {
                 return Err(ClientError::StreamDropped {
                     events_received: self.events_received(),
-                    source: Some(Box::new(error)),
+                    source: Some(error),
                 });
             }
-            Some(Ok(frame)) => {
-                let Ok(data) = frame.into_data() else {
-                    return Ok(());
-                };
+            Some(Ok(data)) => {
                 if data.is_empty() {
                     return Ok(());
                 }
@@ -353,15 +347,15 @@ impl<C: StreamChunk> EventStream<C> {
     async fn frame_within(
         &mut self,
         deadline: Option<(Instant, TimeoutKind)>,
-    ) -> Result<Option<Result<hyper::body::Frame<bytes::Bytes>, hyper::Error>>, ClientError> {
+    ) -> Result<Option<Result<bytes::Bytes, crate::BoxError>>, ClientError> {
         let Some((at, which)) = deadline else {
-            return Ok(self.opened.body.frame().await);
+            return Ok(self.opened.body.next_data().await);
         };
         let events_received = self.events_received();
         let due = tokio::time::Instant::from_std(at);
         tokio::select! {
             biased;
-            frame = self.opened.body.frame() => Ok(frame),
+            frame = self.opened.body.next_data() => Ok(frame),
             () = self.timer.until(due) => Err(ClientError::Timeout { which, events_received }),
         }
     }

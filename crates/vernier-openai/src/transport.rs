@@ -1,5 +1,6 @@
-//! One connection per request: TCP (no Nagle), optional TLS, hyper's HTTP/1 handshake, and the
-//! instant the request's first byte was written.
+//! One connection per request: TCP (no Nagle), then over cleartext the request and response
+//! in the caller's own task (`h1`), over TLS hyper's HTTP/1 connection; and the instant the
+//! request's first byte was written.
 
 use std::future::Future;
 use std::io;
@@ -206,18 +207,58 @@ pub(crate) async fn within<F: Future>(
 
 /// An open connection ready for one request.
 #[derive(Debug)]
-pub(crate) struct Connection {
-    pub(crate) sender: http1::SendRequest<Full<Bytes>>,
-    pub(crate) first_write: Arc<OnceLock<Instant>>,
-    /// Its socket reads, with the kernel's receive times where it gives them.
-    pub(crate) rx: Arc<crate::rx::RxLog>,
+pub(crate) enum Connection {
+    /// Cleartext: the request is written and the response read by the caller's task.
+    Plain(crate::rx::StampedTcp),
+    /// TLS, through hyper's connection, which a task of its own drives.
+    Tls {
+        sender: http1::SendRequest<Full<Bytes>>,
+        first_write: Arc<OnceLock<Instant>>,
+    },
 }
 
-/// Opens a connection to `endpoint` (TLS when https) and spawns hyper's connection driver.
+/// A response body: read in the caller's task (cleartext) or from hyper's connection (TLS).
+#[derive(Debug)]
+pub(crate) enum Body {
+    /// Read from the socket by the caller's task.
+    Direct(crate::h1::DirectBody),
+    /// Read from hyper; the sender keeps the connection open while the body is read.
+    Hyper {
+        body: Incoming,
+        _sender: http1::SendRequest<Full<Bytes>>,
+    },
+}
+
+impl Body {
+    /// The next piece of body data, `None` at its end (trailers are skipped). Cancel-safe.
+    pub(crate) async fn next_data(&mut self) -> Option<Result<Bytes, crate::BoxError>> {
+        match self {
+            Self::Direct(body) => body
+                .next_data()
+                .await
+                .map_err(|error| Box::new(error) as crate::BoxError)
+                .transpose(),
+            Self::Hyper { body, .. } => loop {
+                match body.frame().await? {
+                    Ok(frame) => {
+                        if let Ok(data) = frame.into_data() {
+                            return Some(Ok(data));
+                        }
+                    }
+                    Err(error) => return Some(Err(Box::new(error))),
+                }
+            },
+        }
+    }
+}
+
+/// Opens a connection to `endpoint`: over TLS (when https) with hyper's connection driver
+/// spawned, else the bare stamped socket. Either way its reads are logged in `rx`.
 pub(crate) async fn connect(
     endpoint: &Endpoint,
     tls: Option<&Arc<rustls::ClientConfig>>,
     proxy: Option<&crate::proxy::Proxy>,
+    rx: &Arc<crate::rx::RxLog>,
 ) -> Result<Connection, ClientError> {
     let address = format!("{}:{}", endpoint.host, endpoint.port);
     let tcp = if let Some(proxy) = proxy.filter(|_| endpoint.https) {
@@ -233,50 +274,108 @@ pub(crate) async fn connect(
             .map_err(|source| ClientError::Connect { address, source })?;
         tcp
     };
-    let first_write = Arc::new(OnceLock::new());
-    let rx = Arc::new(crate::rx::RxLog::default());
-    let tcp = crate::rx::StampedTcp::new(tcp, Arc::clone(&rx));
-    let sender =
-        if endpoint.https {
-            let config = tls.ok_or_else(|| ClientError::Tls {
+    let tcp = crate::rx::StampedTcp::new(tcp, Arc::clone(rx));
+    if !endpoint.https {
+        return Ok(Connection::Plain(tcp));
+    }
+    let config = tls.ok_or_else(|| ClientError::Tls {
+        host: endpoint.host.clone(),
+        source: io::Error::other("no TLS configuration was built"),
+    })?;
+    let server_name =
+        rustls::pki_types::ServerName::try_from(endpoint.host.clone()).map_err(|error| {
+            ClientError::Tls {
                 host: endpoint.host.clone(),
-                source: io::Error::other("no TLS configuration was built"),
-            })?;
-            let server_name = rustls::pki_types::ServerName::try_from(endpoint.host.clone())
-                .map_err(|error| ClientError::Tls {
-                    host: endpoint.host.clone(),
-                    source: io::Error::new(io::ErrorKind::InvalidInput, error),
-                })?;
-            let stream = tokio_rustls::TlsConnector::from(Arc::clone(config))
-                .connect(server_name, tcp)
-                .await
-                .map_err(|source| ClientError::Tls {
-                    host: endpoint.host.clone(),
-                    source,
-                })?;
-            handshake(
-                StampedIo {
-                    inner: TokioIo::new(stream),
-                    first_write: Arc::clone(&first_write),
-                },
-                endpoint,
-            )
-            .await?
-        } else {
-            handshake(
-                StampedIo {
-                    inner: TokioIo::new(tcp),
-                    first_write: Arc::clone(&first_write),
-                },
-                endpoint,
-            )
-            .await?
-        };
-    Ok(Connection {
+                source: io::Error::new(io::ErrorKind::InvalidInput, error),
+            }
+        })?;
+    let stream = tokio_rustls::TlsConnector::from(Arc::clone(config))
+        .connect(server_name, tcp)
+        .await
+        .map_err(|source| ClientError::Tls {
+            host: endpoint.host.clone(),
+            source,
+        })?;
+    let first_write = Arc::new(OnceLock::new());
+    let sender = handshake(
+        StampedIo {
+            inner: TokioIo::new(stream),
+            first_write: Arc::clone(&first_write),
+        },
+        endpoint,
+    )
+    .await?;
+    Ok(Connection::Tls {
         sender,
         first_write,
-        rx,
     })
+}
+
+/// Sends one request on `connection` and reads the response head: the instant the request's
+/// first byte was written, the status, the headers and the body to read.
+pub(crate) async fn exchange(
+    connection: Connection,
+    method: &http::Method,
+    path: &str,
+    headers: &[(http::HeaderName, http::HeaderValue)],
+    body: Option<Bytes>,
+    before_send: Instant,
+) -> Result<(Instant, http::StatusCode, http::HeaderMap, Body), ClientError> {
+    let what = format!("{method} {path}");
+    match connection {
+        Connection::Plain(mut tcp) => {
+            let named: Vec<(&str, &[u8])> = headers
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_bytes()))
+                .collect();
+            let exchange = async {
+                let sent = crate::h1::write_request(
+                    &mut tcp,
+                    method.as_str(),
+                    path,
+                    &named,
+                    body.as_deref(),
+                )
+                .await?;
+                let (head, body) = crate::h1::read_head(tcp).await?;
+                Ok::<_, crate::h1::H1Error>((sent, head, body))
+            };
+            let (sent, head, body) = exchange
+                .await
+                .map_err(|error| error.before_headers(&what))?;
+            Ok((sent, head.status, head.headers, Body::Direct(body)))
+        }
+        Connection::Tls {
+            mut sender,
+            first_write,
+        } => {
+            let mut builder = http::Request::builder().method(method.clone()).uri(path);
+            for (name, value) in headers {
+                builder = builder.header(name, value);
+            }
+            let request = builder
+                .body(Full::new(body.unwrap_or_default()))
+                .map_err(|error| ClientError::InvalidUrl {
+                    url: path.to_owned(),
+                    reason: error.to_string(),
+                })?;
+            let response = sender
+                .send_request(request)
+                .await
+                .map_err(|source| ClientError::Request { what, source })?;
+            let (parts, body) = response.into_parts();
+            let sent = first_write.get().copied().unwrap_or(before_send);
+            Ok((
+                sent,
+                parts.status,
+                parts.headers,
+                Body::Hyper {
+                    body,
+                    _sender: sender,
+                },
+            ))
+        }
+    }
 }
 
 async fn handshake<T>(
@@ -305,7 +404,7 @@ where
 /// Reads a whole body, up to `cap` bytes (the rest is dropped), under first-byte, idle and
 /// total deadlines. Returns the bytes and whether the body was cut.
 pub(crate) async fn read_body(
-    body: &mut Incoming,
+    body: &mut Body,
     cap: usize,
     first_byte: Option<(Instant, TimeoutKind)>,
     idle: Option<Duration>,
@@ -314,21 +413,19 @@ pub(crate) async fn read_body(
     let mut bytes = Vec::new();
     let mut deadline = earliest(first_byte, total);
     loop {
-        let Some(frame) = within(deadline, 0, body.frame()).await? else {
+        let Some(data) = within(deadline, 0, body.next_data()).await? else {
             return Ok((bytes, false));
         };
-        let frame = frame.map_err(|error| ClientError::StreamDropped {
+        let data = data.map_err(|error| ClientError::StreamDropped {
             events_received: 0,
-            source: Some(Box::new(error)),
+            source: Some(error),
         })?;
-        if let Ok(data) = frame.into_data() {
-            let room = cap - bytes.len();
-            if data.len() >= room {
-                bytes.extend_from_slice(&data[..room]);
-                return Ok((bytes, data.len() > room));
-            }
-            bytes.extend_from_slice(&data);
+        let room = cap - bytes.len();
+        if data.len() >= room {
+            bytes.extend_from_slice(&data[..room]);
+            return Ok((bytes, data.len() > room));
         }
+        bytes.extend_from_slice(&data);
         deadline = earliest(after(Instant::now(), idle, TimeoutKind::Idle), total);
     }
 }
