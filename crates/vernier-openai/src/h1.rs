@@ -67,7 +67,7 @@ pub(crate) async fn write_request(
     tcp: &mut StampedTcp,
     method: &str,
     path: &str,
-    headers: &[(&str, &[u8])],
+    headers: &[(HeaderName, HeaderValue)],
     body: Option<&[u8]>,
 ) -> io::Result<Instant> {
     let mut bytes = Vec::with_capacity(256 + body.map_or(0, <[u8]>::len));
@@ -76,9 +76,9 @@ pub(crate) async fn write_request(
     bytes.extend_from_slice(path.as_bytes());
     bytes.extend_from_slice(b" HTTP/1.1\r\n");
     for (name, value) in headers {
-        bytes.extend_from_slice(name.as_bytes());
+        bytes.extend_from_slice(name.as_str().as_bytes());
         bytes.extend_from_slice(b": ");
-        bytes.extend_from_slice(value);
+        bytes.extend_from_slice(value.as_bytes());
         bytes.extend_from_slice(b"\r\n");
     }
     if let Some(body) = body {
@@ -548,14 +548,10 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let address = listener.local_addr().expect("address");
-        let client = tokio::net::TcpStream::connect(address)
-            .await
-            .expect("connect");
-        let (mut server, _) = listener.accept().await.expect("accept");
+        let (client, mut server) = crate::rx::tests::connected(&listener).await;
         let log = std::sync::Arc::new(crate::rx::RxLog::default());
         let mut tcp = StampedTcp::new(client, std::sync::Arc::clone(&log));
-        let headers: [(&str, &[u8]); 1] = [("host", b"example")];
+        let headers = [(http::header::HOST, HeaderValue::from_static("example"))];
         write_request(&mut tcp, "POST", "/v1/x", &headers, Some(b"{}"))
             .await
             .expect("write");
@@ -581,10 +577,7 @@ mod tests {
         assert!(body.next_data().await.expect("end").is_none());
         drop(server);
         let garbage = {
-            let client = tokio::net::TcpStream::connect(address)
-                .await
-                .expect("connect");
-            let (mut server, _) = listener.accept().await.expect("accept");
+            let (client, mut server) = crate::rx::tests::connected(&listener).await;
             server
                 .write_all(b"SSH-2.0-OpenSSH\r\n\r\n")
                 .await

@@ -267,7 +267,7 @@ impl AsyncWrite for StampedTcp {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -281,6 +281,14 @@ mod tests {
         assert_eq!(kernel_instant(read_at, 61_000_000_000, 1_000_000_000), None);
     }
 
+    /// A connection to `listener` on loopback: the client's end and the server's.
+    pub(crate) async fn connected(listener: &tokio::net::TcpListener) -> (TcpStream, TcpStream) {
+        let address = listener.local_addr().expect("address");
+        let client = TcpStream::connect(address).await.expect("connect");
+        let (server, _) = listener.accept().await.expect("accept");
+        (client, server)
+    }
+
     #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn a_loopback_read_carries_the_kernels_receive_time() {
@@ -288,12 +296,10 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let address = listener.local_addr().expect("address");
         let log = Arc::new(RxLog::default());
-        let client = TcpStream::connect(address).await.expect("connect");
+        let (client, mut server) = connected(&listener).await;
         let mut stamped = StampedTcp::new(client, Arc::clone(&log));
         assert!(stamped.stamping, "the kernel takes SO_TIMESTAMPNS");
-        let (mut server, _) = listener.accept().await.expect("accept");
         // The first socket on a quiet machine to ask turns the kernel's stamping on, which
         // takes effect a moment later: the first read may come without a stamp (and is then
         // timed in user space).

@@ -324,16 +324,12 @@ pub(crate) async fn exchange(
     let what = format!("{method} {path}");
     match connection {
         Connection::Plain(mut tcp) => {
-            let named: Vec<(&str, &[u8])> = headers
-                .iter()
-                .map(|(name, value)| (name.as_str(), value.as_bytes()))
-                .collect();
             let exchange = async {
                 let sent = crate::h1::write_request(
                     &mut tcp,
                     method.as_str(),
                     path,
-                    &named,
+                    headers,
                     body.as_deref(),
                 )
                 .await?;
