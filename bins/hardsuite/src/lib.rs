@@ -24,11 +24,10 @@ pub use cli::{
     Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, ShowArgs, SuiteArgs, TasksArgs,
 };
 pub use observer::{TerminalObserver, progress_line};
-use vernier_cli::exit_code;
 use vernier_hardsuite::{
     Comparison, HardsuiteError, HardsuiteOutcome, LadderOutcome, RunObserver, RunTarget,
     compare_files, list_tasks, parse_levels, render_comparison, render_listing, render_self_check,
-    run_ladder, run_suite, self_check_suite,
+    run_ladder, run_suite_until, self_check_suite,
 };
 
 /// What a command gives back for printing.
@@ -129,59 +128,19 @@ async fn run_command(
         let outcome = run_ladder(&config, out_dir, &levels, command_line, observer).await?;
         return Ok(CommandOutput::Ladder(Box::new(outcome)));
     }
-    let outcome = run_suite(&config, &target, command_line, observer).await?;
+    let outcome = run_suite_until(
+        &config,
+        &target,
+        command_line,
+        observer,
+        vernier_run::signals(),
+    )
+    .await?;
     Ok(CommandOutput::Run(Box::new(outcome)))
 }
 
-/// The command that continues a stopped run (`None` for any other error): the program as it
-/// was run, `run`, the server and key flags again, then `--resume JOURNAL`.
-pub fn resume_command(error: &HardsuiteError, command_line: &[String]) -> Option<String> {
-    let HardsuiteError::ServerStopped {
-        journal,
-        base_url,
-        api_key_env,
-        ..
-    } = error
-    else {
-        return None;
-    };
-    let program = vernier_cli::program_name(command_line, "hardsuite");
-    let mut words = vec![program.to_owned(), "run".to_owned()];
-    if let Some(url) = base_url {
-        words.extend(["--base-url".to_owned(), url.clone()]);
-    }
-    if let Some(var) = api_key_env {
-        words.extend(["--api-key-env".to_owned(), var.clone()]);
-    }
-    Some(vernier_cli::resume_command(
-        program,
-        &words,
-        "--resume",
-        &journal.display().to_string(),
-    ))
-}
-
-/// The error as printed: `error: failed to <cause chain>`, and for a stopped run the command
-/// that continues it.
-pub fn error_text(error: &HardsuiteError, command_line: &[String]) -> String {
-    let mut text = format!("error: failed to {}", vernier_cli::cause_chain(error));
-    if let Some(command) = resume_command(error, command_line) {
-        text.push_str("; continue with: ");
-        text.push_str(&command);
-    }
-    text
-}
-
-/// The exit code of an error ([`vernier_cli::exit_code`]): a refused flag or setting is a usage
-/// error (2), a stopped server 4, a failed self-check 5, anything else 1.
-pub fn exit_code_of(error: &HardsuiteError) -> u8 {
-    match error {
-        HardsuiteError::InvalidArgument { .. }
-        | HardsuiteError::ConfigMismatch { .. }
-        | HardsuiteError::JournalExists { .. }
-        | HardsuiteError::DifferentInstances { .. } => exit_code::USAGE,
-        HardsuiteError::SelfCheck(_) => exit_code::SELF_CHECK_FAILED,
-        HardsuiteError::ServerStopped { .. } => exit_code::SERVER_STOPPED,
-        _ => exit_code::FAILURE,
-    }
+/// The error as printed: `error: failed to <cause chain>` (for a stopped run, the chain ends
+/// with the command that continues it).
+pub fn error_text(error: &HardsuiteError) -> String {
+    format!("error: failed to {}", vernier_cli::cause_chain(error))
 }

@@ -31,12 +31,16 @@ fn main() -> ExitCode {
                 note(&format!("journal: {}", outcome.files.journal.display()));
                 note(&format!("results: {}", outcome.files.results.display()));
                 note(&format!("report:  {}", outcome.files.report.display()));
+                if let Some(command) = &outcome.resume_command {
+                    note(&format!("interrupted; continue with: {command}"));
+                    return exit(exit_code::INTERRUPTED);
+                }
             }
             exit(exit_code::SUCCESS)
         }
         Err(error) => {
-            note(&hardsuite::error_text(&error, &command_line));
-            exit(hardsuite::exit_code_of(&error))
+            note(&hardsuite::error_text(&error));
+            exit(error.exit_code())
         }
     }
 }

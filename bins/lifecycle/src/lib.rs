@@ -1,6 +1,7 @@
 //! `lifecycle`'s command line: flags into `vernier_lifecycle`'s `ReadyConfig` and
-//! `WatchConfig`, Ctrl-C (and SIGTERM) as the interrupt, progress on stderr, the watch's JSON
-//! Lines on stdout. The engines live in the `vernier-lifecycle` crate.
+//! `WatchConfig` (beside `--resume`, the flags typed into `ResumeFlags`, which the engine
+//! checks against the journal's run), Ctrl-C (and SIGTERM) as the interrupt, progress on
+//! stderr, the watch's JSON Lines on stdout. The engines live in the `vernier-lifecycle` crate.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), vernier_lifecycle::LifecycleError> {
@@ -13,11 +14,13 @@
 //! ```
 #![warn(missing_docs)]
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use vernier_lifecycle::{
-    Interrupt, LifecycleError, ReadyConfig, ReadyObserver, ReadyStart, WatchConfig, WatchEvent,
+    LifecycleError, ReadyConfig, ReadyObserver, ReadyStart, ResumeFlags, WatchConfig, WatchEvent,
     WatchObserver,
 };
 
@@ -32,16 +35,33 @@ pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
+    /// The subcommand's flags typed on the command line (not defaulted), as typed:
+    /// `--reps`, `--base-url`.
+    #[arg(skip)]
+    pub typed: BTreeSet<String>,
 }
 
 impl Cli {
-    /// Parses `words` (the first is the program), exiting with usage (2) on bad flags.
+    /// Parses `words` (the first is the program), exiting with usage (2) on bad flags, and
+    /// notes which flags were typed.
     pub fn parse_from<I, T>(words: I) -> Self
     where
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        <Self as Parser>::parse_from(words)
+        let matches = Self::command().get_matches_from(words);
+        let mut cli = match Self::from_arg_matches(&matches) {
+            Ok(cli) => cli,
+            Err(error) => error.exit(),
+        };
+        if let Some((_, flags)) = matches.subcommand() {
+            cli.typed = flags
+                .ids()
+                .filter(|id| flags.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+                .map(|id| format!("--{}", id.as_str().replace('_', "-")))
+                .collect();
+        }
+        cli
     }
 }
 
@@ -90,7 +110,8 @@ pub struct ReadyArgs {
     /// Output folder (journal, logs, run.json, report.md).
     #[arg(long, default_value = "lifecycle-out/ready")]
     pub out: PathBuf,
-    /// Continue the run of this journal (its settings are used).
+    /// Continue the run of this journal with its settings. Flags typed beside it must agree
+    /// with them, but `--base-url`, which is used from here on and recorded in the journal.
     #[arg(long)]
     pub resume: Option<PathBuf>,
     /// No progress on stderr.
@@ -186,61 +207,51 @@ impl WatchObserver for Progress {
     }
 }
 
-/// Ctrl-C or SIGTERM.
-fn interrupt() -> Interrupt {
-    Box::pin(async {
-        #[cfg(unix)]
-        {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                () = async {
-                    match term.as_mut() {
-                        Some(term) => { term.recv().await; }
-                        None => std::future::pending::<()>().await,
-                    }
-                } => {}
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    })
-}
-
 /// Runs the subcommand.
 pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Done, LifecycleError> {
     match cli.command {
-        Command::Ready(args) => ready(args, &command_line).await,
+        Command::Ready(args) => ready(args, &cli.typed, &command_line).await,
         Command::Watch(args) => watch(args).await,
     }
 }
 
-async fn ready(args: ReadyArgs, command_line: &[String]) -> Result<Done, LifecycleError> {
+async fn ready(
+    args: ReadyArgs,
+    typed: &BTreeSet<String>,
+    command_line: &[String],
+) -> Result<Done, LifecycleError> {
+    let progress = Progress { quiet: args.quiet };
+    let mut config = ReadyConfig::default();
+    config.base_url = args.base_url;
+    config.launch = args.launch;
+    config.stop = args.stop;
+    config.swap = args.swap;
+    config.model = args.model;
+    config.reps = args.reps;
+    config.warm_requests = args.warm_requests;
+    config.max_tokens = args.max_tokens;
+    config.ready_timeout_s = args.ready_timeout;
+    config.stop_grace_s = args.stop_grace;
     let start = if let Some(journal) = args.resume {
-        ReadyStart::Resume { journal }
+        // The engine compares the typed settings with the journal's; `--quiet` only silences
+        // this binary.
+        let settings = typed
+            .iter()
+            .filter(|flag| !["--resume", "--quiet", "--out"].contains(&flag.as_str()));
+        let mut flags = ResumeFlags::new(config, settings);
+        if typed.contains("--out") {
+            flags = flags.out(args.out);
+        }
+        ReadyStart::Resume { journal, flags }
     } else {
-        let mut config = ReadyConfig::default();
-        config.base_url = args.base_url;
-        config.launch = args.launch;
-        config.stop = args.stop;
-        config.swap = args.swap;
-        config.model = args.model;
-        config.reps = args.reps;
-        config.warm_requests = args.warm_requests;
-        config.max_tokens = args.max_tokens;
-        config.ready_timeout_s = args.ready_timeout;
-        config.stop_grace_s = args.stop_grace;
         ReadyStart::New {
             config,
             out: args.out,
         }
     };
-    let progress = Progress { quiet: args.quiet };
     let outcome =
-        vernier_lifecycle::run_ready(start, command_line, &progress, Some(interrupt())).await?;
+        vernier_lifecycle::run_ready(start, command_line, &progress, Some(vernier_run::signals()))
+            .await?;
     let program = vernier_cli::program_name(command_line, "lifecycle");
     let resume_command = outcome.interrupted.then(|| {
         vernier_cli::resume_command(
@@ -280,7 +291,8 @@ async fn watch(args: WatchArgs) -> Result<Done, LifecycleError> {
     config.max_probes = args.max_probes;
     let progress = Progress { quiet: args.quiet };
     let outcome =
-        vernier_lifecycle::run_watch(&config, &args.out, &progress, Some(interrupt())).await?;
+        vernier_lifecycle::run_watch(&config, &args.out, &progress, Some(vernier_run::signals()))
+            .await?;
     let summary = &outcome.summary;
     Ok(Done {
         summary: format!(

@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use vernier_cli::{exit, exit_code, note, report_error, write_stdout};
-use vernier_lifecycle::LifecycleError;
 
 fn main() -> ExitCode {
     let cli = lifecycle::Cli::parse_from(std::env::args_os());
@@ -50,13 +49,7 @@ fn main() -> ExitCode {
         }
         Err(error) => {
             report_error(&error);
-            exit(match error {
-                LifecycleError::InvalidConfig { .. }
-                | LifecycleError::JournalExists { .. }
-                | LifecycleError::Resume { .. }
-                | LifecycleError::NoGenerationCounter { .. } => exit_code::USAGE,
-                _ => exit_code::FAILURE,
-            })
+            exit(error.exit_code())
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory as _, FromArgMatches as _};
-use vernier_sweep::{Arrival, LoadMode, SweepConfig, SweepError, Workload};
+use vernier_sweep::{Arrival, LoadMode, Workload};
 
 /// `sweep`: measure prefill and decode speed of an OpenAI-compatible server.
 ///
@@ -223,83 +223,4 @@ impl Cli {
             .collect();
         Self { args, typed }
     }
-}
-
-/// Flags that may differ from the journal on `--resume`: operational, not part of what was
-/// measured.
-const OPERATIONAL: [&str; 8] = [
-    "base_url",
-    "api_key_env",
-    "ca_cert",
-    "label",
-    "quiet",
-    "resume",
-    "out",
-    "gpu_info_cmd",
-];
-
-/// The configuration field each configuration flag sets (when the names differ).
-fn field_of(flag_id: &str) -> &str {
-    match flag_id {
-        "workload" => "workloads",
-        "until_ci" => "until_ci_percent",
-        "no_force_length" => "force_length",
-        "no_cache_salt" => "cache_salt",
-        "no_cache_prompt_field" => "cache_prompt_field",
-        "no_token_ids" => "token_ids",
-        "no_continuous_usage" => "continuous_usage",
-        "unsafe_allow_prefix_cache" => "defeat_prefix_cache",
-        "unsafe_nonce_as_suffix" => "nonce_as_suffix",
-        "rate" => "rates_per_s",
-        "duration" => "duration_s",
-        "target" => "capacity_target",
-        "max_wait" => "max_wait_s",
-        other => other,
-    }
-}
-
-/// Checks the flags typed beside `--resume` against the journal's configuration: each must
-/// agree (the label and the operational flags may change).
-pub(crate) fn check_resume_flags(
-    cli: &Cli,
-    journal: &std::path::Path,
-    recorded: &SweepConfig,
-    original_command: &[String],
-) -> Result<(), SweepError> {
-    let wanted = crate::command::config_from(&cli.args)?;
-    let differences = recorded.differences(&wanted);
-    let mut refused = Vec::new();
-    for flag in &cli.typed {
-        if OPERATIONAL.contains(&flag.as_str()) || flag == "allow_busy" {
-            continue;
-        }
-        let field = field_of(flag);
-        let prefix = format!("{field}: ");
-        refused.extend(
-            differences
-                .iter()
-                .filter(|d| d.starts_with(&prefix))
-                .cloned(),
-        );
-        if flag == "model"
-            && !recorded.model.is_empty()
-            && cli.args.model.as_deref() != Some(recorded.model.as_str())
-        {
-            refused.push(format!(
-                "model: journal {:?}, now {:?}",
-                recorded.model,
-                cli.args.model.as_deref().unwrap_or_default()
-            ));
-        }
-    }
-    refused.sort();
-    refused.dedup();
-    if refused.is_empty() {
-        return Ok(());
-    }
-    Err(SweepError::ConfigMismatch {
-        path: journal.to_path_buf(),
-        differences: refused.join("; "),
-        original_command: original_command.join(" "),
-    })
 }

@@ -4,18 +4,16 @@
 use std::sync::Arc;
 
 use vernier_sweep::{
-    InProcessSimulator, LoadMode, RunContext, SIMULATOR_BANNER, SweepConfig, SweepError,
-    SweepOutcome, SweepStart, demo_simulator_config, read_resumable, run_sweep, sweep_client,
+    InProcessSimulator, LoadMode, ResumeFlags, RunContext, SIMULATOR_BANNER, SweepConfig,
+    SweepError, SweepOutcome, SweepStart, demo_simulator_config, read_resumable, run_sweep,
+    sweep_client,
 };
 
-use crate::cli::{Args, Cli, check_resume_flags};
+use crate::cli::{Args, Cli};
 use crate::progress::Progress;
 
 fn invalid(what: &str, detail: String) -> SweepError {
-    SweepError::InvalidArgument {
-        what: what.to_owned(),
-        detail,
-    }
+    SweepError::invalid(what, detail)
 }
 
 fn parse_extra_body(
@@ -63,10 +61,16 @@ pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
     config.busy_wait_cap_s = Some(args.busy_wait_cap_s);
     config.allow_busy = Some(args.allow_busy);
     config.label.clone_from(&args.label);
-    config.load = if args.rate.is_empty() {
-        args.load
-    } else {
-        LoadMode::Rate
+    config.load = match (args.rate.is_empty(), args.load) {
+        (true, load) => load,
+        (false, LoadMode::Burst) => LoadMode::Rate,
+        (false, _) => {
+            return Err(invalid(
+                "--load",
+                "--rate asks for open-loop load, which is neither burst nor steady; drop --load, or drop --rate for steady load"
+                    .to_owned(),
+            ));
+        }
     };
     config.duration_s = args.duration;
     config.rates_per_s.clone_from(&args.rate);
@@ -88,9 +92,9 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     // Everything is checked before any network or simulator work, so a typo fails at once.
     let (start, recorded_target) = if let Some(journal) = &args.resume {
         let (_, header) = read_resumable(journal)?;
-        check_resume_flags(&cli, journal, &header.config, &header.command_line)?;
         let start = SweepStart::Resume {
             journal: journal.clone(),
+            typed: Some(resume_flags(&cli)?),
         };
         (start, Some(header.config.target))
     } else {
@@ -98,7 +102,7 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
         let out = args.out.clone();
         let journal = vernier_sweep::journal_path(&out);
         if journal.exists() {
-            return Err(SweepError::JournalExists { out, journal });
+            return Err(vernier_run::RunError::JournalExists { out, journal }.into());
         }
         (
             SweepStart::New {
@@ -132,12 +136,56 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     let context = RunContext::new(command_line)
         .simulator(simulator.is_some())
         .gpu_info_cmd(args.gpu_info_cmd.clone());
-    let interrupt = Box::pin(async {
-        let _ = tokio::signal::ctrl_c().await;
-    });
+    let interrupt = vernier_run::signals();
     let result = run_sweep(client, start, context, Arc::new(progress), Some(interrupt)).await;
     if let Some(handle) = simulator {
         handle.shutdown().await;
     }
     result
+}
+
+/// Flags that are not configuration fields: how to reach the server and where to write.
+/// Typed beside `--resume` they are used as given (the journal records the new address).
+const NOT_CONFIGURATION: [&str; 7] = [
+    "base_url",
+    "api_key_env",
+    "ca_cert",
+    "quiet",
+    "resume",
+    "out",
+    "gpu_info_cmd",
+];
+
+/// The configuration field each configuration flag sets (when the names differ).
+fn field_of(flag_id: &str) -> &str {
+    match flag_id {
+        "workload" => "workloads",
+        "until_ci" => "until_ci_percent",
+        "no_force_length" => "force_length",
+        "no_cache_salt" => "cache_salt",
+        "no_cache_prompt_field" => "cache_prompt_field",
+        "no_token_ids" => "token_ids",
+        "no_continuous_usage" => "continuous_usage",
+        "unsafe_allow_prefix_cache" => "defeat_prefix_cache",
+        "unsafe_nonce_as_suffix" => "nonce_as_suffix",
+        "rate" => "rates_per_s",
+        "duration" => "duration_s",
+        "target" => "capacity_target",
+        "max_wait" => "max_wait_s",
+        "capture" => "capture_streams",
+        other => other,
+    }
+}
+
+/// What was typed beside `--resume`, for the engine's resume policy: the configuration the
+/// flags make and the configuration fields typed.
+fn resume_flags(cli: &Cli) -> Result<ResumeFlags, SweepError> {
+    let config = config_from(&cli.args)?;
+    let fields = cli
+        .typed
+        .iter()
+        .filter(|flag| !NOT_CONFIGURATION.contains(&flag.as_str()))
+        .map(|flag| field_of(flag).to_owned())
+        .collect();
+    Ok(ResumeFlags::new(config, fields))
 }

@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use vernier_cli::{exit, exit_code, note, report_error, write_stdout};
-use vernier_sweep::SweepError;
 
 fn main() -> ExitCode {
     let cli = sweep::Cli::parse_from(std::env::args_os());
@@ -24,10 +23,7 @@ fn main() -> ExitCode {
             },
             Err(error) => {
                 report_error(&error);
-                exit(match error {
-                    SweepError::InvalidArgument { .. } => exit_code::USAGE,
-                    _ => exit_code::FAILURE,
-                })
+                exit(error.exit_code())
             }
         };
     }
@@ -65,14 +61,7 @@ fn main() -> ExitCode {
         }
         Err(error) => {
             report_error(&error);
-            exit(match error {
-                SweepError::InvalidArgument { .. }
-                | SweepError::ConfigMismatch { .. }
-                | SweepError::JournalExists { .. } => exit_code::USAGE,
-                SweepError::ServerBusy { .. } => exit_code::SERVER_BUSY,
-                SweepError::ServerStopped { .. } => exit_code::SERVER_STOPPED,
-                _ => exit_code::FAILURE,
-            })
+            exit(error.exit_code())
         }
     }
 }

@@ -146,15 +146,29 @@ pub enum GraderError {
 }
 
 impl GraderError {
-    /// The message with its whole cause chain, for `GradeReason::Infra`.
+    /// The message with its whole cause chain, for `GradeReason::Infra`: "failed to ...",
+    /// as every binary prints an error ([`vernier_cli::cause_chain`]: a cause the message
+    /// already ends with is not repeated).
     pub(crate) fn chain(&self) -> String {
-        let mut text = format!("failed to {self}");
-        let mut source = std::error::Error::source(self);
-        while let Some(cause) = source {
-            text.push_str(": ");
-            text.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        text
+        format!("failed to {}", vernier_cli::cause_chain(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_reads_after_failed_to_with_each_cause_once() {
+        let upload = GraderError::Upload {
+            container: "grade-1".to_owned(),
+            source: Box::new(std::io::Error::other("archive too large")),
+        };
+        assert_eq!(
+            upload.chain(),
+            format!(
+                "failed to upload the submission into container grade-1: {ENGINE_FIX}: archive too large"
+            )
+        );
     }
 }

@@ -20,7 +20,8 @@ use vernier_tasks::{Category, OutcomeKind};
 
 use crate::error::HardsuiteError;
 use crate::report::{round_count, thousands};
-use crate::results::{CONFIDENCE, ResultsFile, SampleResult, difference_half_width_points};
+use crate::results::{ResultsFile, difference_half_width_points};
+use crate::task_results::{CONFIDENCE, SampleResult};
 
 /// Power at which [`Comparison::min_detectable_difference`] is computed.
 pub const POWER: f64 = 0.8;

@@ -106,7 +106,7 @@ impl ContextSelection {
 /// How a run is done. The fields that shape the run (suite, tasks, model, sampling, extra body,
 /// budgets, samples, re-run budget) are taken from the journal when a run is resumed; given
 /// here with a different value, they make the resume fail
-/// ([`crate::HardsuiteError::ConfigMismatch`]). Error messages name the fields by their
+/// (`vernier_run::RunError::ConfigMismatch`). Error messages name the fields by their
 /// `hardsuite` flags (`--samples`, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

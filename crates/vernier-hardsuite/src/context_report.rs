@@ -9,7 +9,7 @@ use vernier_stats::{Interval, median, wilson};
 use vernier_tasks::{OutcomeKind, length_label};
 
 use crate::journal::{DroppedLength, RecordedLimit, RunHeader};
-use crate::results::{CONFIDENCE, SampleResult, TaskResult};
+use crate::task_results::{CONFIDENCE, SampleResult, TaskResult};
 
 /// One (length, depth) cell, or a length's multi-needle task (`depth_pct` absent).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -128,7 +128,7 @@ impl ContextSizer {
             .unwrap_or_else(|| spec.guess_units());
         let (n_units, counted) = match self.method {
             SizeMethod::TokenizeChat => {
-                let fitted = vernier_openai::fit_units(
+                let fitted = vernier_run::fit_units(
                     u64::from(spec.target_tokens),
                     guess,
                     |n_units| {
@@ -144,11 +144,11 @@ impl ContextSizer {
                 )
                 .await
                 .map_err(|error| match error {
-                    vernier_openai::FitError::FixedPartTooLong { fixed } => format!(
+                    vernier_run::FitError::FixedPartTooLong { fixed } => format!(
                         "the question and chat template alone are {fixed} tokens, above the target of {}",
                         spec.target_tokens
                     ),
-                    vernier_openai::FitError::Count(message) => format!("count the prompt: {message}"),
+                    vernier_run::FitError::Count(message) => format!("count the prompt: {message}"),
                     _ => "the prompt could not be sized".to_owned(),
                 })?;
                 (fitted.n_units, Some(fitted.tokens))

@@ -308,7 +308,7 @@ pub fn demo_script(suite: &Suite) -> Result<Script, HardsuiteError> {
             )])),
         ));
     }
-    Script::new(rules).map_err(HardsuiteError::Simulator)
+    Script::new(rules).map_err(|error| HardsuiteError::Run(vernier_run::RunError::Simulator(error)))
 }
 
 /// The simulator configuration of the demo run: fast decoding, four tokens per event.

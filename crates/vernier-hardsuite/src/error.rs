@@ -6,28 +6,6 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HardsuiteError {
-    /// A command-line value could not be used.
-    #[error("use {what}: {detail}")]
-    InvalidArgument {
-        /// The flag or value at fault.
-        what: String,
-        /// Why, and what to pass instead.
-        detail: String,
-    },
-    /// The HTTP client could not be built or a set-up call failed.
-    #[cfg(feature = "engine")]
-    #[error("{what}")]
-    Client {
-        /// What was being done.
-        what: String,
-        /// The client's error.
-        #[source]
-        source: vernier_openai::ClientError,
-    },
-    /// The in-process simulator did not start.
-    #[cfg(feature = "engine")]
-    #[error("start the in-process simulator")]
-    Simulator(#[source] vernier_sim::SimError),
     /// The Docker engine or the grader image is not usable, and the suite has code tasks.
     #[cfg(feature = "engine")]
     #[error(
@@ -44,6 +22,10 @@ pub enum HardsuiteError {
         #[source]
         source: vernier_grader::GraderError,
     },
+    /// A failure every engine's run shares: a refused flag or resume, a changed or stopped
+    /// server, a client or simulator that did not start ([`vernier_run::RunError`]).
+    #[error(transparent)]
+    Run(#[from] vernier_run::RunError),
     /// A user-defined suite file could not be loaded.
     #[error(transparent)]
     Suite(#[from] vernier_tasks::SuiteError),
@@ -61,32 +43,6 @@ pub enum HardsuiteError {
         /// The I/O error.
         #[source]
         source: std::io::Error,
-    },
-    /// A new run's output directory already holds a journal.
-    #[error(
-        "start a new run in {out}: {journal} already exists; pass --resume {journal} to continue \
-         it, or choose another --out",
-        out = out.display(),
-        journal = journal.display()
-    )]
-    JournalExists {
-        /// The output directory.
-        out: PathBuf,
-        /// The journal in it.
-        journal: PathBuf,
-    },
-    /// `--resume` was given flags that would change the recorded run.
-    #[error(
-        "resume {journal}: {differences}; the suite, tasks, model, sampling, extra body, budgets, \
-         samples and re-run budget come from the journal, so drop these flags to continue the run \
-         as it was started, or start a new run with another --out",
-        journal = journal.display()
-    )]
-    ConfigMismatch {
-        /// The journal.
-        journal: PathBuf,
-        /// Flag by flag: `--samples 3 (the journal's run: 2)`, joined by `; `.
-        differences: String,
     },
     /// `compare` was given two runs drawn from different instances.
     #[error(
@@ -129,24 +85,6 @@ pub enum HardsuiteError {
         /// The server's body.
         body: String,
     },
-    /// The server stopped answering; the journal holds every finished attempt, and the run
-    /// continues with a [`crate::RunTarget::Resume`] of `journal` (on the command line:
-    /// `hardsuite run --resume JOURNAL`, with `--base-url` and `--api-key-env` again).
-    #[error(
-        "keep running the suite: {detail}; every finished attempt is in {journal}",
-        journal = journal.display()
-    )]
-    ServerStopped {
-        /// What was seen.
-        detail: String,
-        /// The journal to resume from.
-        journal: PathBuf,
-        /// The server's base URL, to pass again on resuming (`None` for the in-process
-        /// simulator, which a resumed run starts again by itself).
-        base_url: Option<String>,
-        /// The environment variable holding the API key, to name again on resuming.
-        api_key_env: Option<String>,
-    },
 }
 
 impl HardsuiteError {
@@ -161,9 +99,20 @@ impl HardsuiteError {
 
     /// A refused argument or setting: `what` names the flag (e.g. `--samples`).
     pub fn invalid(what: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self::InvalidArgument {
-            what: what.into(),
-            detail: detail.into(),
+        Self::Run(vernier_run::RunError::invalid(what, detail))
+    }
+
+    /// The documented exit code ([`vernier_cli::exit_code`]): a shared run failure gives its
+    /// own, a failed self-check 5, runs of different instances 2 (a usage error), anything
+    /// else 1.
+    pub fn exit_code(&self) -> u8 {
+        use vernier_cli::exit_code;
+        match self {
+            Self::Run(error) => error.exit_code(),
+            #[cfg(feature = "engine")]
+            Self::SelfCheck(_) => exit_code::SELF_CHECK_FAILED,
+            Self::DifferentInstances { .. } => exit_code::USAGE,
+            _ => exit_code::FAILURE,
         }
     }
 }

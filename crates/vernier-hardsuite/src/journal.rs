@@ -170,6 +170,10 @@ pub struct RunHeader {
     pub command_line: Vec<String>,
     /// Wall-clock start, milliseconds since the Unix epoch.
     pub started_unix_ms: u64,
+    /// The server measured: the model, the server's kind and `/version` (absent in journals
+    /// written before it was recorded); a resumed run must find the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<vernier_run::ServerFingerprint>,
     /// Level and seed the bundled suite was drawn at (absent for a suite file, and in
     /// journals written before levels existed, whose bundled suite is level 2, seed 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -462,13 +466,14 @@ impl HardsuiteJournalWriter {
             Err(vernier_journal::JournalError::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::AlreadyExists =>
             {
-                Err(HardsuiteError::JournalExists {
+                Err(vernier_run::RunError::JournalExists {
                     out: path
                         .parent()
                         .filter(|parent| !parent.as_os_str().is_empty())
                         .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
                     journal: path.to_owned(),
-                })
+                }
+                .into())
             }
             Err(error) => Err(error.into()),
         }
@@ -478,16 +483,6 @@ impl HardsuiteJournalWriter {
     pub(crate) fn append(&self, line: &HardsuiteJournalLine) -> Result<(), HardsuiteError> {
         Ok(self.0.append(line)?)
     }
-}
-
-/// Milliseconds since the Unix epoch.
-#[cfg(feature = "engine")]
-pub(crate) fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| {
-            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
-        })
 }
 
 #[cfg(all(test, feature = "engine"))]
@@ -530,7 +525,10 @@ mod tests {
         // A new journal never empties an existing one.
         let error = HardsuiteJournalWriter::open(&path, false).expect_err("the journal exists");
         assert!(
-            matches!(error, HardsuiteError::JournalExists { .. }),
+            matches!(
+                error,
+                HardsuiteError::Run(vernier_run::RunError::JournalExists { .. })
+            ),
             "{error}"
         );
         assert_eq!(

@@ -274,6 +274,92 @@ pub fn parse_levels(text: &str) -> Result<Vec<u8>, HardsuiteError> {
     Ok(levels)
 }
 
+/// Running a ladder: one run per level (the engine side).
+#[cfg(feature = "engine")]
+mod run {
+    use std::path::{Path, PathBuf};
+
+    use vernier_tasks::Draw;
+
+    use super::{Ladder, LadderRung, render_ladder};
+    use crate::config::{RunConfig, RunTarget};
+    use crate::engine::{HardsuiteOutcome, run_suite};
+    use crate::error::HardsuiteError;
+    use crate::observer::RunObserver;
+
+    /// What a finished ladder run gives back.
+    #[derive(Debug, Clone)]
+    #[non_exhaustive]
+    pub struct LadderOutcome {
+        /// The ladder, as written to `ladder.json`.
+        pub ladder: Ladder,
+        /// Each level's run, lowest level first.
+        pub runs: Vec<HardsuiteOutcome>,
+        /// The terminal table.
+        pub table: String,
+    }
+
+    /// Runs the suite once per level in `levels` (each drawn at the level and the seed of
+    /// `config.suite.draw`, 0 when absent), each in `OUT/level-L/` with its own journal and
+    /// results, then writes `OUT/ladder.json`, `OUT/ladder.md` and `OUT/ladder.svg`.
+    pub async fn run_ladder(
+        config: &RunConfig,
+        out_dir: &Path,
+        levels: &[u8],
+        command_line: Vec<String>,
+        observer: &dyn RunObserver,
+    ) -> Result<LadderOutcome, HardsuiteError> {
+        if config.suite.suite.is_some() {
+            return Err(HardsuiteError::invalid(
+                "--levels",
+                "a ladder draws the bundled suite at each level; drop --suite",
+            ));
+        }
+        let seed = config.suite.draw.map_or(0, |draw| draw.seed);
+        let mut runs = Vec::with_capacity(levels.len());
+        let mut ladder_rungs = Vec::with_capacity(levels.len());
+        for &level in levels {
+            let draw = Draw::new(level, seed)?;
+            let mut level_config = config.clone();
+            level_config.suite.draw = Some(draw);
+            let dir = out_dir.join(format!("level-{level}"));
+            observer.note(&format!("ladder: {draw} into {}", dir.display()));
+            let outcome = run_suite(
+                &level_config,
+                &RunTarget::new_run(&dir),
+                command_line.clone(),
+                observer,
+            )
+            .await?;
+            ladder_rungs.push(LadderRung::from_results(
+                level,
+                seed,
+                PathBuf::from(format!("level-{level}")).join("results.json"),
+                &outcome.results,
+            ));
+            runs.push(outcome);
+        }
+        let ladder = Ladder {
+            model: runs
+                .first()
+                .map(|run| run.results.model.clone())
+                .unwrap_or_default(),
+            simulated: runs.first().is_some_and(|run| run.results.simulated),
+            rungs: ladder_rungs,
+        };
+        ladder.write(out_dir)?;
+        let table = render_ladder(&ladder);
+        Ok(LadderOutcome {
+            ladder,
+            runs,
+            table,
+        })
+    }
+}
+
+#[cfg(feature = "engine")]
+pub use run::{LadderOutcome, run_ladder};
+
 #[cfg(test)]
 mod tests {
     use super::*;

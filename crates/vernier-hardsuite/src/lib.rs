@@ -22,7 +22,7 @@
 //! Every progress line and the simulator banner reach the caller through a [`RunObserver`];
 //! this crate prints nothing. Infrastructure failures are retried a bounded number of times and
 //! never scored; a server that refuses every connection stops the run with
-//! [`HardsuiteError::ServerStopped`], which names the journal to resume.
+//! `vernier_run::RunError::ServerStopped` (inside [`HardsuiteError::Run`]), which names the journal to resume.
 //!
 //! Without default features the crate is the reading side only: [`read_hardsuite_journal`],
 //! [`ResultsFile`], [`compare`] of two results and the renderers, with no async runtime, HTTP
@@ -53,6 +53,8 @@
 mod compare;
 #[cfg(feature = "engine")]
 mod config;
+#[cfg(feature = "engine")]
+mod context_fit;
 mod context_report;
 #[cfg(feature = "engine")]
 mod context_run;
@@ -71,9 +73,16 @@ mod replies;
 mod report;
 mod results;
 #[cfg(feature = "engine")]
+mod resume;
+#[cfg(feature = "engine")]
 mod runner;
 #[cfg(feature = "engine")]
+mod selection;
+#[cfg(feature = "engine")]
+mod settings;
+#[cfg(feature = "engine")]
 mod show;
+mod task_results;
 
 pub use compare::{
     ClusteredDifference, CompareOptions, Comparison, POWER, TaskComparison, compare, compare_files,
@@ -95,10 +104,7 @@ pub use demo::{
     hardsuite_demo_simulator_config, scripted_plan,
 };
 #[cfg(feature = "engine")]
-pub use engine::{
-    HardsuiteOutcome, LadderOutcome, RunFiles, load_suite, render_self_check, run_ladder,
-    run_suite, self_check_suite,
-};
+pub use engine::{HardsuiteOutcome, RunFiles, run_suite, run_suite_until};
 pub use error::HardsuiteError;
 pub use journal::{
     AttemptPhase, AttemptRecord, BudgetFlags, ContextTry, DroppedLength, HARDSUITE_JOURNAL_VERSION,
@@ -109,20 +115,24 @@ pub use ladder::{
     Ladder, LadderRung, parse_levels, render_ladder, render_ladder_markdown, render_ladder_svg,
 };
 #[cfg(feature = "engine")]
+pub use ladder::{LadderOutcome, run_ladder};
+#[cfg(feature = "engine")]
 pub use listing::{TaskListing, list_tasks, listing, render_listing};
 #[cfg(feature = "engine")]
 pub use observer::{RunObserver, SilentObserver};
 pub use replies::{
-    Audit, EvidenceCount, ReplyRecord, ReplyToolCallRecord, audit, read_replies, replies_of,
-    replies_path,
+    ReplyRecord, ReplyToolCallRecord, audit, read_replies, replies_of, replies_path,
 };
 pub use report::{render_markdown, render_table, thousands};
 pub use results::{
-    ASSUMED_DISCORDANCE, CONFIDENCE, ClusteredRate, RESULTS_SCHEMA_VERSION, RateLimitWaits,
-    ResultsFile, SampleResult, Score, Scoreboard, TaskResult, difference_half_width_points,
+    ASSUMED_DISCORDANCE, Audit, ClusteredRate, EvidenceCount, RESULTS_SCHEMA_VERSION,
+    RateLimitWaits, ResultsFile, Score, Scoreboard, difference_half_width_points,
 };
 #[cfg(feature = "engine")]
+pub use selection::{load_suite, render_self_check, self_check_suite};
+#[cfg(feature = "engine")]
 pub use show::{ShowRequest, render_show};
+pub use task_results::{CONFIDENCE, SampleResult, TaskResult};
 pub use vernier_tasks::{Draw, Instance, Redraw};
 
 #[cfg(doctest)]

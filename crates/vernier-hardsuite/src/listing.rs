@@ -7,8 +7,8 @@ use serde::Serialize;
 use vernier_tasks::{Category, Checker, Redraw, Suite};
 
 use crate::config::SuiteSelection;
-use crate::engine::load_suite;
 use crate::error::HardsuiteError;
+use crate::selection::load_suite;
 
 /// One task as `hardsuite tasks` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::HardsuiteError;
 use crate::journal::AttemptPhase;
+use crate::results::{Audit, EvidenceCount, ResultsFile};
 
 /// One tool call as the model sent it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,29 +76,6 @@ pub fn replies_of<'a>(
     found
 }
 
-/// How many task samples of one outcome have their reply on file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct EvidenceCount {
-    /// The outcome (`pass`, `wrong`, `no_answer`, ...).
-    pub outcome: String,
-    /// Task samples with this outcome.
-    pub n_samples: usize,
-    /// Of them, those with a reply in `replies.jsonl`.
-    pub n_with_reply: usize,
-}
-
-/// What the run's own evidence says about the harness: the evidence on file per outcome, and
-/// patterns that point at the setup rather than the model.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Audit {
-    /// Per outcome class.
-    pub evidence: Vec<EvidenceCount>,
-    /// Each pattern seen, as a sentence.
-    pub flags: Vec<String>,
-}
-
 /// Whether `content` holds an answer in a format other than the `ANSWER:` line asked for:
 /// a line naming an answer and holding a digit ("The final answer is 42", "**Answer:** 42").
 fn answer_like(content: &str) -> bool {
@@ -117,7 +95,7 @@ fn states_a_code(content: &str) -> bool {
 }
 
 /// Audits a run: `results` with the `replies` kept beside its journal.
-pub fn audit(results: &crate::results::ResultsFile, replies: &[ReplyRecord]) -> Audit {
+pub fn audit(results: &ResultsFile, replies: &[ReplyRecord]) -> Audit {
     use vernier_tasks::{Category, OutcomeKind};
     let mut evidence: Vec<EvidenceCount> = Vec::new();
     let mut no_answer_like = 0;

@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use vernier_stats::Interval;
 use vernier_tasks::OutcomeKind;
 
-use crate::results::{ResultsFile, SampleResult, Score, Scoreboard, TaskResult};
+use crate::results::{ResultsFile, Score, Scoreboard};
+use crate::task_results::{SampleResult, TaskResult};
 
 /// `1234567` as `1,234,567`.
 pub fn thousands(value: u64) -> String {
@@ -327,7 +328,7 @@ fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
         (vernier_tasks::Category::Vision, "images"),
         (vernier_tasks::Category::Video, "videos"),
     ] {
-        let samples: Vec<&crate::results::SampleResult> = results
+        let samples: Vec<&crate::task_results::SampleResult> = results
             .tasks
             .iter()
             .filter(|task| task.category == category)

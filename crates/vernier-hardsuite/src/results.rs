@@ -8,90 +8,23 @@ use serde::{Deserialize, Serialize};
 use vernier_stats::{
     Interval, clustered_mean_se, median, normal_interval, paired_difference_half_width, wilson,
 };
-use vernier_tasks::{Category, Draw, Instance, OutcomeKind};
+use vernier_tasks::{Category, Draw, OutcomeKind};
 
 use crate::error::HardsuiteError;
 use crate::journal::{
     AttemptPhase, AttemptRecord, LoadedHardsuiteJournal, RunHeader, Sampling,
     read_hardsuite_journal,
 };
+use crate::task_results::{CONFIDENCE, SampleResult, TaskResult, final_sample};
 
 /// Version of the `results.json` schema.
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
-
-/// The confidence level of every interval in the reports.
-pub const CONFIDENCE: f64 = 0.95;
 
 /// Share of items on which two runs are assumed to disagree when the reports state the width
 /// of a difference's interval (Connor 1987: half-width = z·√(ψ/n)); 15% gives the ±14 points
 /// quoted for 28 items. With several samples per task, n is the number of tasks: averaging a
 /// task's samples cannot make its difference vary more than one sample's, so the bound holds.
 pub const ASSUMED_DISCORDANCE: f64 = 0.15;
-
-/// One task sample's final result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SampleResult {
-    /// Sample number, from 0.
-    pub sample: u32,
-    /// Outcome; `infra` here means every try failed and the sample is not scored.
-    pub outcome: OutcomeKind,
-    /// Why.
-    pub detail: String,
-    /// The extracted answer.
-    pub answer: Option<String>,
-    /// `max_tokens` sent.
-    pub budget_tokens: u32,
-    /// Completion tokens.
-    pub completion_tokens: Option<u64>,
-    /// Where the count came from.
-    pub token_source: Option<String>,
-    /// Seconds from the request to the end of the stream.
-    pub seconds: Option<f64>,
-    /// Stopped by (or used all of) the budget.
-    pub hit_budget: bool,
-    /// Cut off with no content and no call.
-    pub ended_in_reasoning: bool,
-    /// Tries it took (more than 1 after infrastructure failures).
-    pub n_tries: u32,
-    /// `usage.prompt_tokens` (with media, the image tokens included).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_tokens: Option<u64>,
-    /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cached_tokens: Option<u64>,
-    /// Prompt tokens of the images and videos, where the server counts them apart.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub media_tokens: Option<u64>,
-    /// The server's own words when it refused the request (`unsupported`,
-    /// `context_exceeded`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_message: Option<String>,
-    /// Time to the first token-bearing event, ms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttft_ms: Option<f64>,
-    /// A long-context sample: what was sent and counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<crate::journal::ContextTry>,
-}
-
-/// One task's results.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct TaskResult {
-    /// Task id.
-    pub id: String,
-    /// Category.
-    pub category: Category,
-    /// Main-run samples.
-    pub samples: Vec<SampleResult>,
-    /// Re-run samples (only those that were cut off in the main run).
-    pub rerun: Vec<SampleResult>,
-    /// The family, level, seed and parameters the task was drawn from (absent in files
-    /// written before levels existed, and for suite files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instance: Option<Instance>,
-}
 
 /// Pass counts of one category (or of all tasks).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -260,7 +193,7 @@ pub struct ResultsFile {
     pub rate_limit_waits: Option<RateLimitWaits>,
     /// The run's self-audit from the replies kept beside its journal; absent without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audit: Option<crate::replies::Audit>,
+    pub audit: Option<Audit>,
     /// The long-context view (a run with context tasks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<crate::context_report::ContextReport>,
@@ -415,34 +348,6 @@ pub fn difference_half_width_points(n_items: f64) -> f64 {
         .map_or(f64::NAN, |half_width| half_width * 100.0)
 }
 
-/// The sample's scored try, else its last try (infra after every try).
-fn final_sample(sample: u32, tries: &[&AttemptRecord]) -> Option<SampleResult> {
-    let chosen = tries
-        .iter()
-        .rev()
-        .find(|attempt| attempt.is_scored())
-        .or_else(|| tries.last())?;
-    Some(SampleResult {
-        sample,
-        outcome: chosen.outcome,
-        detail: chosen.detail.clone(),
-        answer: chosen.answer.clone(),
-        budget_tokens: chosen.budget_tokens,
-        completion_tokens: chosen.completion_tokens,
-        token_source: chosen.token_source.clone(),
-        seconds: chosen.elapsed_ms.map(|ms| ms / 1e3),
-        hit_budget: chosen.hit_budget,
-        ended_in_reasoning: chosen.ended_in_reasoning,
-        n_tries: u32::try_from(tries.len()).unwrap_or(u32::MAX),
-        prompt_tokens: chosen.prompt_tokens,
-        cached_tokens: chosen.cached_tokens,
-        media_tokens: chosen.media_tokens,
-        server_message: chosen.server_message.clone(),
-        ttft_ms: chosen.ttft_ms,
-        context: chosen.context.clone(),
-    })
-}
-
 /// Main samples with each cut-off replaced by its scored re-run, when there is one.
 fn merged_with_rerun(task: &TaskResult) -> Vec<SampleResult> {
     task.samples
@@ -562,6 +467,29 @@ fn score(name: &str, members: &[&(&TaskResult, Vec<SampleResult>)], clustered: b
         score.wilson = wilson(score.n_pass, score.n_scored, CONFIDENCE).ok();
     }
     score
+}
+
+/// How many task samples of one outcome have their reply on file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct EvidenceCount {
+    /// The outcome (`pass`, `wrong`, `no_answer`, ...).
+    pub outcome: String,
+    /// Task samples with this outcome.
+    pub n_samples: usize,
+    /// Of them, those with a reply in `replies.jsonl`.
+    pub n_with_reply: usize,
+}
+
+/// What the run's own evidence says about the harness: the evidence on file per outcome, and
+/// patterns that point at the setup rather than the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Audit {
+    /// Per outcome class.
+    pub evidence: Vec<EvidenceCount>,
+    /// Each pattern seen, as a sentence.
+    pub flags: Vec<String>,
 }
 
 #[cfg(test)]

@@ -40,20 +40,20 @@ pub(crate) struct Runner<'a> {
     /// `replies.jsonl`: what the model sent in every try, whole.
     pub(crate) replies: Arc<vernier_journal::JournalWriter>,
     /// `--max-rps`.
-    pub(crate) pacer: vernier_openai::RequestPacer,
+    pub(crate) pacer: vernier_run::RequestPacer,
     /// The requests in flight at once; with `--adaptive-concurrency` it gives way to 429s.
-    pub(crate) slots: vernier_openai::AdaptiveConcurrency,
+    pub(crate) slots: vernier_run::AdaptiveConcurrency,
     /// Whether `slots` adapts.
     pub(crate) adaptive: bool,
     /// What is left of the run's budget for waits on rate limits.
-    pub(crate) wait_budget: vernier_openai::WaitBudget,
+    pub(crate) wait_budget: vernier_run::WaitBudget,
     /// The server refused `max_tokens`: the budget goes as `max_completion_tokens`.
     pub(crate) completion_cap: AtomicBool,
     /// Sizes long-context prompts (a suite with context tasks).
     pub(crate) context_sizer: Option<ContextSizer>,
     /// Cache-defeating fields the server refused: no longer sent (the opening nonce still
     /// defeats a prefix cache).
-    pub(crate) refused_cache_fields: std::sync::Mutex<Vec<&'static str>>,
+    pub(crate) refused_cache_fields: vernier_run::RefusedFields,
     /// Numbers every request's images, so that no two requests send the same pixels.
     pub(crate) media_nonce: std::sync::atomic::AtomicU64,
     /// How video tasks send their clips.
@@ -341,10 +341,7 @@ impl Runner<'_> {
         if !attempt.sent_cache_fields.contains(&field) {
             return false;
         }
-        if let Ok(mut refused) = self.refused_cache_fields.lock()
-            && !refused.contains(&field)
-        {
-            refused.push(field);
+        if self.refused_cache_fields.refuse(field) {
             self.observer.warn(&format!(
                 "the server refuses `{field}`; it is no longer sent (each prompt's opening nonce still defeats a prefix cache)"
             ));
@@ -358,7 +355,7 @@ impl Runner<'_> {
         &self,
         asked: Option<Duration>,
         n: u32,
-    ) -> Option<(Duration, vernier_openai::WaitCause, Option<Duration>)> {
+    ) -> Option<(Duration, vernier_run::WaitCause, Option<Duration>)> {
         if self.adaptive {
             self.slots.on_rate_limited();
         }
@@ -567,11 +564,7 @@ impl Runner<'_> {
             .prepare(&self.client, &self.model, spec, &probe)
             .await?;
         request.messages = vec![ChatMessage::user(prepared.rendered.prompt.clone())];
-        let refused = self
-            .refused_cache_fields
-            .lock()
-            .map(|refused| refused.clone())
-            .unwrap_or_default();
+        let refused = self.refused_cache_fields.snapshot();
         let mut sent = Vec::new();
         for field in CACHE_FIELDS {
             if refused.contains(&field) || self.extra_body.contains_key(field) {
@@ -791,80 +784,4 @@ fn record_measurement(
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-    use vernier_tasks::Suite;
-
-    use super::*;
-
-    fn body(request: &ChatRequest) -> Value {
-        serde_json::to_value(request).expect("request serialises")
-    }
-
-    #[test]
-    fn base64_matches_rfc_4648_test_vectors() {
-        // RFC 4648 §10.
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), encoded);
-        }
-    }
-
-    #[test]
-    fn request_carries_budget_sampling_tools_and_never_stop() {
-        let suite = Suite::bundled();
-        let task = suite.task("tool-weather").expect("bundled task");
-        let mut extra = Map::new();
-        extra.insert(
-            "chat_template_kwargs".to_owned(),
-            json!({"enable_thinking": true}),
-        );
-        extra.insert("temperature".to_owned(), json!(0.2));
-        extra.insert("stop".to_owned(), json!(["\n\n"]));
-        let request =
-            build_request(task, "m", &Sampling::qwen_thinking(), &extra, 2000).expect("request");
-        let sent = body(&request);
-        assert_eq!(sent["max_tokens"], 2000);
-        assert_eq!(sent["top_k"], 20);
-        assert_eq!(sent["presence_penalty"], 1.5);
-        // The extra body wins over the preset, and is merged, not nested.
-        assert_eq!(sent["temperature"], 0.2);
-        assert_eq!(sent["chat_template_kwargs"]["enable_thinking"], true);
-        assert!(sent.get("stop").is_none(), "{sent}");
-        assert_eq!(sent["stream_options"]["include_usage"], true);
-        let tools = sent["tools"].as_array().expect("tools offered");
-        assert_eq!(tools.len(), task.tools.len());
-        assert_eq!(tools[0]["type"], "function");
-        assert_eq!(sent["messages"][0]["content"], task.messages[0].content);
-    }
-
-    #[test]
-    fn math_requests_offer_no_tools_and_the_seed_sampling() {
-        let suite = Suite::bundled();
-        let task = suite.task("crt").expect("bundled task");
-        let sent = body(
-            &build_request(
-                task,
-                "m",
-                &Sampling::seed_default(),
-                &Map::new(),
-                task.budget_tokens,
-            )
-            .expect("request"),
-        );
-        assert!(sent.get("tools").is_none());
-        assert_eq!(
-            (sent["temperature"].as_f64(), sent["top_p"].as_f64()),
-            (Some(0.6), Some(0.95))
-        );
-        assert!(sent.get("top_k").is_none() && sent.get("presence_penalty").is_none());
-        assert_eq!(sent["max_tokens"], 16_000);
-    }
-}
+mod tests;

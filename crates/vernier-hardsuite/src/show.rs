@@ -11,7 +11,8 @@ use crate::error::HardsuiteError;
 use crate::journal::read_hardsuite_journal;
 use crate::listing::{TaskListing, listing};
 use crate::replies::{ReplyRecord, read_replies, replies_of, replies_path};
-use crate::results::{ResultsFile, SampleResult, TaskResult};
+use crate::results::ResultsFile;
+use crate::task_results::{SampleResult, TaskResult};
 
 /// What to show.
 #[derive(Debug, Clone, Default)]
@@ -195,7 +196,7 @@ pub fn render_show(out_dir: &Path, request: &ShowRequest) -> Result<String, Hard
         probe: journal.header.probe_seed,
         ..SuiteSelection::default()
     };
-    let listed = crate::engine::load_suite(&selection)
+    let listed = crate::selection::load_suite(&selection)
         .map(|suite| listing(&suite))
         .unwrap_or_default();
     let find = |id: &str| listed.iter().find(|l| l.id == id);

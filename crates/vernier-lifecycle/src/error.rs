@@ -1,22 +1,19 @@
-//! The one error type of the crate.
+//! The one error type of the crate, and its exit code.
 
 use std::path::PathBuf;
 
+use vernier_cli::exit_code;
 use vernier_journal::JournalError;
-use vernier_openai::ClientError;
+use vernier_run::RunError;
 
 /// Everything `ready` and `watch` can fail at. Messages read after "failed to".
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LifecycleError {
-    /// A setting is out of range or settings contradict each other.
-    #[error("use {field}: {reason}")]
-    InvalidConfig {
-        /// The setting (as on the command line).
-        field: &'static str,
-        /// What is wrong and what to do instead.
-        reason: String,
-    },
+    /// What every engine's run shares: a refused flag or setting (named as on the command
+    /// line), a journal in the way, a refused resume, a changed server, the client.
+    #[error(transparent)]
+    Run(#[from] RunError),
     /// The launch command could not be started.
     #[error("start the server with `sh -c {command:?}`")]
     Launch {
@@ -34,15 +31,6 @@ pub enum LifecycleError {
         /// Why.
         #[source]
         source: std::io::Error,
-    },
-    /// The client could not be built for the base URL.
-    #[error("set up a client for {base_url}")]
-    Client {
-        /// The base URL.
-        base_url: String,
-        /// Why.
-        #[source]
-        source: ClientError,
     },
     /// `/metrics` answered but has no known generation counter, and the watchdog was not
     /// allowed to fall back on probe failures alone.
@@ -64,14 +52,6 @@ pub enum LifecycleError {
         #[source]
         source: std::io::Error,
     },
-    /// A journal already exists where a new run would write one.
-    #[error(
-        "start a new run in {path}: a journal is already there; pass --resume {path} or choose another --out"
-    )]
-    JournalExists {
-        /// The journal.
-        path: PathBuf,
-    },
     /// A journal to resume from does not hold a `ready` run.
     #[error("resume from {path}: {reason}")]
     Resume {
@@ -83,4 +63,64 @@ pub enum LifecycleError {
     /// Reading or writing the journal failed.
     #[error("keep the journal")]
     Journal(#[from] JournalError),
+}
+
+impl LifecycleError {
+    /// The documented exit code ([`vernier_cli::exit_code`]): a shared failure's own
+    /// ([`RunError::exit_code`]); usage (2) for a journal that holds no `ready` run and for a
+    /// server without a generation counter (pass `--allow-no-counter`); 1 for anything else.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Run(error) => error.exit_code(),
+            Self::NoGenerationCounter { .. } | Self::Resume { .. } => exit_code::USAGE,
+            _ => exit_code::FAILURE,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_has_its_documented_exit_code() {
+        let cases = [
+            (
+                LifecycleError::from(RunError::invalid("--reps", "use 1 or more")),
+                2,
+            ),
+            (
+                LifecycleError::from(RunError::ServerChanged {
+                    journal: "j".into(),
+                    differences: "model".to_owned(),
+                }),
+                1,
+            ),
+            (
+                LifecycleError::Resume {
+                    path: "j".into(),
+                    reason: "not a ready journal".to_owned(),
+                },
+                2,
+            ),
+            (
+                LifecycleError::NoGenerationCounter {
+                    base_url: "http://127.0.0.1:1".to_owned(),
+                    known: "x".to_owned(),
+                },
+                2,
+            ),
+            (
+                LifecycleError::Write {
+                    path: "out".into(),
+                    source: std::io::Error::other("disk full"),
+                },
+                1,
+            ),
+        ];
+        // The codes are the table in bins/lifecycle/README.md.
+        for (error, code) in cases {
+            assert_eq!(error.exit_code(), code, "{error}");
+        }
+    }
 }

@@ -6,40 +6,60 @@
 //!   stopped after each repetition and on every exit path), records [`Milestones`] from the
 //!   launch instant, the first request against the next few, or per-switch costs with
 //!   [`ReadyConfig::swap`]. A JSON Lines journal, `run.json` ([`ReadyRun`]) and `report.md`;
-//!   [`ReadyStart::Resume`] continues a journal.
+//!   [`ReadyStart::Resume`] continues a journal by `vernier-run`'s rules: flags typed beside
+//!   `--resume` ([`ResumeFlags`]) that would change what is measured are refused by name, a
+//!   new `--base-url` is used and recorded, and a server other than the journal's (its
+//!   fingerprint is recorded at the run's first first token) is refused.
 //! - [`run_watch`] with a [`WatchConfig`]: one-token probes; a failed probe is followed by two
 //!   counter reads; [`CounterRule`] decides; every probe, decision and action is a
 //!   [`WatchEvent`] in `watch.jsonl` and handed to the [`WatchObserver`].
 //!
-//! The crate never prints; the `lifecycle` binary does.
+//! The crate never prints; the `lifecycle` binary does. [`LifecycleError`] wraps
+//! [`vernier_run::RunError`] and gives each failure's exit code
+//! ([`LifecycleError::exit_code`]).
 
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-mod common;
+mod distribution;
 mod error;
+mod hang_rule;
 mod observer;
+mod probe;
 mod process;
 mod ready;
+mod ready_config;
+mod ready_journal;
 mod report;
+mod resume;
 mod watch;
+mod watch_config;
+mod watch_journal;
 
-pub use common::{Distribution, Interrupt, ProbeOutcome};
+pub use distribution::Distribution;
 pub use error::LifecycleError;
+pub use hang_rule::{CounterEvidence, CounterRule, HangRule, Verdict};
 pub use observer::{QuietObserver, ReadyObserver, WatchObserver};
+pub use probe::ProbeOutcome;
 pub use process::{LaunchedServer, StopReport, group_alive};
-pub use ready::{
-    LaunchRep, Milestones, READY_JOURNAL_VERSION, ReadyConfig, ReadyJournalLine, ReadyOutcome,
-    ReadyStart, RequestFigures, SwapRequest, read_journal, run_ready,
+pub use ready::{ReadyOutcome, ReadyStart, run_ready};
+pub use ready_config::ReadyConfig;
+pub use ready_journal::{
+    LaunchRep, Milestones, READY_JOURNAL_VERSION, ReadyJournalLine, RequestFigures, SwapRequest,
+    read_journal,
 };
 pub use report::{
     ColdWarm, READY_RUN_VERSION, ReadyRun, SwapDirection, ready_markdown, summarise,
     write_ready_reports,
 };
-pub use watch::{
-    CounterEvidence, CounterRule, HangRule, Verdict, WATCH_JOURNAL_VERSION, WatchConfig,
-    WatchEvent, WatchOutcome, WatchSummary, run_watch, run_watch_with_rule,
-};
+pub use resume::ResumeFlags;
+pub use vernier_run::Interrupt;
+pub use watch::{WatchOutcome, run_watch, run_watch_with_rule};
+pub use watch_config::WatchConfig;
+pub use watch_journal::{WATCH_JOURNAL_VERSION, WatchEvent, WatchSummary};
+
+/// The `User-Agent` of every request the crate sends.
+const USER_AGENT: &str = concat!("vernier-lifecycle/", env!("CARGO_PKG_VERSION"));
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -1,6 +1,6 @@
 //! How progress reaches the caller: the binary prints it, a library user may log or ignore it.
 
-use crate::watch::WatchEvent;
+use crate::watch_journal::WatchEvent;
 
 /// Receives a `ready` run's progress. Every method has a do-nothing default.
 pub trait ReadyObserver: Send + Sync {

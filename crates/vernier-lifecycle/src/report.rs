@@ -1,4 +1,5 @@
-//! Run files and Markdown reports, derived from the journals.
+//! `ready`'s run file and Markdown report, derived from its journal; and the file writing
+//! that `watch`'s reports share.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -6,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::common::Distribution;
+use crate::distribution::Distribution;
 use crate::error::LifecycleError;
-use crate::ready::{LaunchRep, ReadyConfig, ReadyJournalLine, SwapRequest};
-use crate::watch::{WatchConfig, WatchSummary};
+use crate::ready_config::ReadyConfig;
+use crate::ready_journal::{LaunchRep, Milestones, ReadyJournalLine, SwapRequest};
 
 /// Version of `run.json`.
 pub const READY_RUN_VERSION: u32 = 1;
@@ -97,11 +98,7 @@ pub fn summarise(lines: &[ReadyJournalLine], interrupted: bool) -> ReadyRun {
         .filter(|rep| rep.error.is_none() && rep.milestones.complete())
         .collect();
     let mut milestones = BTreeMap::new();
-    for (index, (name, _)) in crate::ready::Milestones::default()
-        .named()
-        .iter()
-        .enumerate()
-    {
+    for (index, (name, _)) in Milestones::default().named().iter().enumerate() {
         let values: Vec<f64> = complete
             .iter()
             .filter_map(|rep| rep.milestones.named()[index].1)
@@ -168,7 +165,7 @@ pub fn summarise(lines: &[ReadyJournalLine], interrupted: bool) -> ReadyRun {
     }
 }
 
-fn write(path: PathBuf, text: &str) -> Result<PathBuf, LifecycleError> {
+pub(crate) fn write(path: PathBuf, text: &str) -> Result<PathBuf, LifecycleError> {
     std::fs::write(&path, text).map_err(|source| LifecycleError::Write {
         path: path.clone(),
         source,
@@ -176,7 +173,7 @@ fn write(path: PathBuf, text: &str) -> Result<PathBuf, LifecycleError> {
     Ok(path)
 }
 
-fn json(value: &impl Serialize) -> String {
+pub(crate) fn json(value: &impl Serialize) -> String {
     serde_json::to_string_pretty(value)
         .map_or_else(|e| format!("{{\"error\": \"{e}\"}}"), |t| t + "\n")
 }
@@ -221,7 +218,7 @@ pub fn ready_markdown(run: &ReadyRun) -> String {
             run.complete_reps, run.failed_reps
         );
         text.push_str("| milestone (s from launch) | median (min–max, n) |\n| --- | --- |\n");
-        for (name, _) in crate::ready::Milestones::default().named() {
+        for (name, _) in Milestones::default().named() {
             let _ = writeln!(text, "| {name} | {} |", cell(run.milestones.get(name), 2));
         }
         text.push_str("\n| first request against warm ones | cold | warm (median per repetition) |\n| --- | --- | --- |\n");
@@ -273,34 +270,5 @@ pub fn write_ready_reports(
     Ok((
         write(out.join("run.json"), &json(run))?,
         write(out.join("report.md"), &ready_markdown(run))?,
-    ))
-}
-
-/// The watch summary file's content.
-#[derive(Debug, Clone, Serialize)]
-struct WatchRun<'a> {
-    config: &'a WatchConfig,
-    summary: &'a WatchSummary,
-}
-
-/// Writes `watch.json` and `watch.md` into `out`.
-pub(crate) fn write_watch_reports(
-    summary: &WatchSummary,
-    config: &WatchConfig,
-    out: &Path,
-) -> Result<(PathBuf, PathBuf), LifecycleError> {
-    let mut text = format!("# Watch of {}\n\n| | |\n| --- | --- |\n", config.base_url);
-    let _ = writeln!(text, "| probes | {} |", summary.probes);
-    let _ = writeln!(text, "| failed probes | {} |", summary.failed_probes);
-    for (verdict, n) in &summary.verdicts {
-        let _ = writeln!(text, "| verdict {verdict} | {n} |");
-    }
-    let _ = writeln!(text, "| --on-hung runs | {} |", summary.on_hung_runs);
-    let _ = writeln!(text, "| --on-down runs | {} |", summary.on_down_runs);
-    let _ = writeln!(text, "| server down | {} |", summary.downs);
-    let _ = writeln!(text, "| server back | {} |", summary.backs);
-    Ok((
-        write(out.join("watch.json"), &json(&WatchRun { config, summary }))?,
-        write(out.join("watch.md"), &text)?,
     ))
 }

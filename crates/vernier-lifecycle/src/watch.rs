@@ -2,329 +2,23 @@
 //! generation counter twice to tell a busy engine (counter moving) from a hung one (counter
 //! still) before it acts.
 
-use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use vernier_journal::JournalWriter;
 use vernier_openai::{Client, Timeouts, generation_counter, generation_metric_names, metric_sums};
 
-use crate::common::{self, Interrupt, ProbeOutcome};
+use vernier_run::{ClientOptions, Interrupt, build_client, unix_ms};
+
 use crate::error::LifecycleError;
+use crate::hang_rule::{CounterEvidence, CounterRule, HangRule, Verdict, verdict_name};
 use crate::observer::WatchObserver;
-
-/// Version of the watch journal's line format.
-pub const WATCH_JOURNAL_VERSION: u32 = 1;
-
-/// Everything `watch` can be told. `Default` is the command line's defaults.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-#[non_exhaustive]
-pub struct WatchConfig {
-    /// The server root (with or without `/v1`).
-    pub base_url: String,
-    /// Model to probe; default: the first one `/v1/models` lists.
-    pub model: Option<String>,
-    /// Seconds from one probe's start to the next.
-    pub interval_s: f64,
-    /// A probe that has no token after this many seconds failed.
-    pub probe_timeout_s: f64,
-    /// Seconds between the two reads of the generation counter.
-    pub settle_s: f64,
-    /// Failed probes with a still counter (in a row) before the engine counts as hung.
-    pub failures: u32,
-    /// Shell command run when the engine is hung (for example a container restart).
-    pub on_hung: Option<String>,
-    /// Shell command run when the server has been unreachable `failures` probes in a row.
-    pub on_down: Option<String>,
-    /// Seconds after an action during which no other action runs.
-    pub grace_s: f64,
-    /// After an action, how long to wait for a successful probe before watching again.
-    pub ready_timeout_s: f64,
-    /// Judge by failed probes alone when `/metrics` has no known generation counter.
-    pub allow_no_counter: bool,
-    /// Stop after this many probes (default: run until interrupted).
-    pub max_probes: Option<u64>,
-    /// The probe's prompt.
-    pub prompt: String,
-}
-
-impl Default for WatchConfig {
-    fn default() -> Self {
-        Self {
-            base_url: "http://127.0.0.1:8000".to_owned(),
-            model: None,
-            interval_s: 30.0,
-            probe_timeout_s: 30.0,
-            settle_s: 20.0,
-            failures: 2,
-            on_hung: None,
-            on_down: None,
-            grace_s: 300.0,
-            ready_timeout_s: 900.0,
-            allow_no_counter: false,
-            max_probes: None,
-            prompt: "Hi".to_owned(),
-        }
-    }
-}
-
-impl WatchConfig {
-    /// Checks ranges; the first problem is the error.
-    pub fn check(&self) -> Result<(), LifecycleError> {
-        for (value, field) in [
-            (self.interval_s, "--interval"),
-            (self.probe_timeout_s, "--timeout"),
-            (self.settle_s, "--settle"),
-            (self.grace_s, "--grace"),
-            (self.ready_timeout_s, "--ready-timeout"),
-        ] {
-            common::seconds(value, field)?;
-        }
-        if self.probe_timeout_s <= 0.0 || self.interval_s <= 0.0 {
-            return Err(LifecycleError::InvalidConfig {
-                field: "--interval/--timeout",
-                reason: "both must be more than 0 seconds".to_owned(),
-            });
-        }
-        if self.failures == 0 {
-            return Err(LifecycleError::InvalidConfig {
-                field: "--failures",
-                reason: "0 would act without a failed probe; use 1 or more".to_owned(),
-            });
-        }
-        Ok(())
-    }
-}
-
-/// What the counter said after a failed probe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum CounterEvidence {
-    /// The rule did not ask for it.
-    NotRead,
-    /// The server exposes no known counter.
-    Absent,
-    /// `/metrics` did not answer or lacked the counter.
-    Unreadable {
-        /// Why.
-        error: String,
-    },
-    /// The counter grew between the two reads: the engine is generating.
-    Moving {
-        /// First read.
-        before: f64,
-        /// Second read, `settle_s` later.
-        after: f64,
-    },
-    /// The counter stood still.
-    Still {
-        /// Both reads.
-        value: f64,
-    },
-}
-
-/// What a rule made of a probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Verdict {
-    /// The probe succeeded.
-    Healthy,
-    /// The probe failed but the engine is generating: every slot is taken.
-    Busy,
-    /// A failed probe, not yet enough to act.
-    Failing,
-    /// Enough failed probes with no generation: act (`--on-hung`).
-    Hung,
-    /// The server is unreachable.
-    Down,
-}
-
-/// The decision rule: given a probe (and, when it asks for it, the counter), a verdict.
-pub trait HangRule: Send + Sync + std::fmt::Debug {
-    /// Short name for the journal.
-    fn name(&self) -> &'static str;
-    /// Whether a failed probe should be followed by two counter reads.
-    fn reads_counter(&self) -> bool {
-        true
-    }
-    /// The verdict on one probe.
-    fn judge(&mut self, probe: &ProbeOutcome, counter: &CounterEvidence) -> Verdict;
-}
-
-/// The watchdog's rule: a failed probe with a moving counter is busy, not a failure;
-/// `failures` failed probes in a row with a still (or unreadable) counter are a hang.
-#[derive(Debug, Clone)]
-pub struct CounterRule {
-    failures: u32,
-    failed_in_a_row: u32,
-    unreachable_in_a_row: u32,
-}
-
-impl CounterRule {
-    /// The rule acting after `failures` failed probes with a still counter.
-    pub fn new(failures: u32) -> Self {
-        Self {
-            failures: failures.max(1),
-            failed_in_a_row: 0,
-            unreachable_in_a_row: 0,
-        }
-    }
-}
-
-impl HangRule for CounterRule {
-    fn name(&self) -> &'static str {
-        "generation counter read twice"
-    }
-
-    fn judge(&mut self, probe: &ProbeOutcome, counter: &CounterEvidence) -> Verdict {
-        match probe {
-            ProbeOutcome::Ok { .. } => {
-                self.failed_in_a_row = 0;
-                self.unreachable_in_a_row = 0;
-                Verdict::Healthy
-            }
-            ProbeOutcome::Unreachable { .. } => {
-                self.failed_in_a_row = 0;
-                self.unreachable_in_a_row += 1;
-                if self.unreachable_in_a_row >= self.failures {
-                    self.unreachable_in_a_row = 0;
-                    Verdict::Down
-                } else {
-                    Verdict::Failing
-                }
-            }
-            _ => {
-                self.unreachable_in_a_row = 0;
-                if matches!(counter, CounterEvidence::Moving { .. }) {
-                    self.failed_in_a_row = 0;
-                    return Verdict::Busy;
-                }
-                self.failed_in_a_row += 1;
-                if self.failed_in_a_row >= self.failures {
-                    self.failed_in_a_row = 0;
-                    Verdict::Hung
-                } else {
-                    Verdict::Failing
-                }
-            }
-        }
-    }
-}
-
-/// One line of the watch journal (also handed to the observer).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum WatchEvent {
-    /// The watchdog started.
-    Start {
-        /// Journal format version.
-        journal_version: u32,
-        /// Wall clock, milliseconds since the epoch.
-        unix_ms: u64,
-        /// The settings.
-        config: WatchConfig,
-        /// The rule deciding.
-        rule: String,
-        /// The generation counter found in `/metrics`, if any.
-        counter: Option<String>,
-        /// Why there is no counter, when there is none.
-        counter_note: Option<String>,
-    },
-    /// One probe.
-    Probe {
-        /// 1-based probe number.
-        probe: u64,
-        /// Wall clock.
-        unix_ms: u64,
-        /// What it found.
-        outcome: ProbeOutcome,
-    },
-    /// What the rule made of it (after the counter reads, if any).
-    Decision {
-        /// The probe judged.
-        probe: u64,
-        /// Wall clock.
-        unix_ms: u64,
-        /// The counter's evidence.
-        counter: CounterEvidence,
-        /// The verdict.
-        verdict: Verdict,
-        /// What the watchdog does about it, in words.
-        action: String,
-    },
-    /// The server stopped answering connections.
-    ServerDown {
-        /// The probe that first found it down.
-        probe: u64,
-        /// Wall clock.
-        unix_ms: u64,
-    },
-    /// The server answers probes again after being down or hung.
-    ServerBack {
-        /// The first successful probe.
-        probe: u64,
-        /// Wall clock.
-        unix_ms: u64,
-        /// Seconds since it was found down or hung.
-        after_s: f64,
-    },
-    /// A command was run.
-    Action {
-        /// `on_hung` or `on_down`.
-        trigger: String,
-        /// The shell command.
-        command: String,
-        /// Wall clock at its start.
-        unix_ms: u64,
-        /// Its exit status, or why it did not run.
-        status: String,
-        /// Seconds it ran.
-        duration_s: f64,
-    },
-    /// After an action: the first successful probe, or the wait gave up.
-    Ready {
-        /// Whether a probe succeeded within `ready_timeout_s`.
-        ready: bool,
-        /// Seconds from the action's end.
-        after_s: f64,
-        /// Probes tried.
-        probes: u64,
-    },
-    /// The watchdog stopped.
-    Stop {
-        /// Wall clock.
-        unix_ms: u64,
-        /// `"interrupted"` or `"max probes"`.
-        reason: String,
-        /// The tallies.
-        summary: WatchSummary,
-    },
-}
-
-/// Tallies of a watch.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct WatchSummary {
-    /// Probes sent.
-    pub probes: u64,
-    /// Probes that failed.
-    pub failed_probes: u64,
-    /// Verdicts, by name.
-    pub verdicts: BTreeMap<String, u64>,
-    /// `--on-hung` runs.
-    pub on_hung_runs: u64,
-    /// `--on-down` runs.
-    pub on_down_runs: u64,
-    /// Times the server was found down.
-    pub downs: u64,
-    /// Times it came back.
-    pub backs: u64,
-}
+use crate::probe::{self, ProbeOutcome};
+use crate::report;
+use crate::watch_config::WatchConfig;
+use crate::watch_journal::{WATCH_JOURNAL_VERSION, WatchEvent, WatchSummary};
 
 /// What a finished watch leaves behind.
 #[derive(Debug, Clone)]
@@ -388,12 +82,16 @@ pub async fn run_watch_with_rule(
     } else {
         JournalWriter::create_new(&journal)?
     };
-    let probe_timeout = common::seconds(config.probe_timeout_s, "--timeout")?;
+    let probe_timeout = vernier_run::seconds("--timeout", config.probe_timeout_s, true)?;
     let timeouts = Timeouts::new()
         .connect(Some(probe_timeout))
         .first_byte(Some(probe_timeout))
         .idle(Some(probe_timeout));
-    let client = common::client(&config.base_url, timeouts)?;
+    let client = build_client(
+        &ClientOptions::new(&config.base_url)
+            .timeouts(timeouts)
+            .user_agent(crate::USER_AGENT),
+    )?;
     let mut watcher = Watcher {
         config,
         client,
@@ -409,7 +107,7 @@ pub async fn run_watch_with_rule(
         grace_until: None,
     };
     watcher.start().await?;
-    let mut interrupt = interrupt.unwrap_or_else(|| Box::pin(std::future::pending()));
+    let mut interrupt = interrupt.unwrap_or_else(vernier_run::never);
     let (result, interrupted) = tokio::select! {
         result = watcher.watch() => (result, false),
         () = interrupt.as_mut() => (Ok(()), true),
@@ -417,7 +115,7 @@ pub async fn run_watch_with_rule(
     result?;
     let summary = watcher.summary.clone();
     watcher.record(&WatchEvent::Stop {
-        unix_ms: common::unix_ms(),
+        unix_ms: unix_ms(),
         reason: if interrupted {
             "interrupted"
         } else {
@@ -426,7 +124,7 @@ pub async fn run_watch_with_rule(
         .to_owned(),
         summary: summary.clone(),
     })?;
-    let (run_file, markdown) = crate::report::write_watch_reports(&summary, config, out)?;
+    let (run_file, markdown) = write_watch_reports(&summary, config, out)?;
     Ok(WatchOutcome {
         summary,
         journal,
@@ -468,14 +166,14 @@ impl Watcher<'_> {
                 None,
                 Some(format!(
                     "/metrics did not answer at start ({}); the counter is looked for again on a failed probe",
-                    common::classify(&error).short()
+                    probe::classify(&error).short()
                 )),
             ),
         };
         self.counter = counter;
         self.record(&WatchEvent::Start {
             journal_version: WATCH_JOURNAL_VERSION,
-            unix_ms: common::unix_ms(),
+            unix_ms: unix_ms(),
             config: self.config.clone(),
             rule: self.rule.name().to_owned(),
             counter: counter.map(str::to_owned),
@@ -484,7 +182,7 @@ impl Watcher<'_> {
     }
 
     async fn watch(&mut self) -> Result<(), LifecycleError> {
-        let interval = common::seconds(self.config.interval_s, "--interval")?;
+        let interval = vernier_run::seconds("--interval", self.config.interval_s, true)?;
         loop {
             if self
                 .config
@@ -521,10 +219,10 @@ impl Watcher<'_> {
         let outcome = match tokio::time::timeout(timeout, self.model()).await {
             Ok(Some(model)) => {
                 let left = timeout.saturating_sub(started.elapsed());
-                common::probe(&self.client, &model, &self.config.prompt, left).await
+                probe::probe(&self.client, &model, &self.config.prompt, left).await
             }
             Ok(None) => match self.client.models().await {
-                Err(error) => common::classify(&error),
+                Err(error) => probe::classify(&error),
                 Ok(_) => ProbeOutcome::Failed {
                     error: "/v1/models lists no model; pass --model".to_owned(),
                 },
@@ -536,7 +234,7 @@ impl Watcher<'_> {
         }
         let _ = self.record(&WatchEvent::Probe {
             probe: self.probe_number,
-            unix_ms: common::unix_ms(),
+            unix_ms: unix_ms(),
             outcome: outcome.clone(),
         });
         outcome
@@ -547,7 +245,7 @@ impl Watcher<'_> {
             .client
             .metrics()
             .await
-            .map_err(|error| common::classify(&error).short())?;
+            .map_err(|error| probe::classify(&error).short())?;
         let sums = metric_sums(&snapshot);
         if self.counter.is_none() {
             self.counter = generation_counter(&sums);
@@ -588,7 +286,7 @@ impl Watcher<'_> {
                 self.summary.backs += 1;
                 self.record(&WatchEvent::ServerBack {
                     probe,
-                    unix_ms: common::unix_ms(),
+                    unix_ms: unix_ms(),
                     after_s: since.elapsed().as_secs_f64(),
                 })?;
             }
@@ -597,7 +295,7 @@ impl Watcher<'_> {
             self.summary.downs += 1;
             self.record(&WatchEvent::ServerDown {
                 probe,
-                unix_ms: common::unix_ms(),
+                unix_ms: unix_ms(),
             })?;
         }
         Ok(())
@@ -636,7 +334,7 @@ impl Watcher<'_> {
         }
         self.record(&WatchEvent::Decision {
             probe,
-            unix_ms: common::unix_ms(),
+            unix_ms: unix_ms(),
             counter,
             verdict,
             action,
@@ -649,7 +347,7 @@ impl Watcher<'_> {
 
     async fn act(&mut self, trigger: &str, command: &str) -> Result<(), LifecycleError> {
         let started = Instant::now();
-        let unix_ms = common::unix_ms();
+        let unix_ms = unix_ms();
         let status = match tokio::process::Command::new("sh")
             .arg("-c")
             .arg(command)
@@ -692,7 +390,7 @@ impl Watcher<'_> {
                     .or_insert(0) += 1;
                 self.record(&WatchEvent::Decision {
                     probe: self.probe_number,
-                    unix_ms: common::unix_ms(),
+                    unix_ms: vernier_run::unix_ms(),
                     counter: CounterEvidence::NotRead,
                     verdict,
                     action: "none: ready again".to_owned(),
@@ -712,91 +410,34 @@ impl Watcher<'_> {
     }
 }
 
-fn verdict_name(verdict: Verdict) -> &'static str {
-    match verdict {
-        Verdict::Healthy => "healthy",
-        Verdict::Busy => "busy",
-        Verdict::Failing => "failing",
-        Verdict::Hung => "hung",
-        Verdict::Down => "down",
-    }
+/// The watch summary file's content.
+#[derive(Debug, Clone, Serialize)]
+struct WatchRun<'a> {
+    config: &'a WatchConfig,
+    summary: &'a WatchSummary,
 }
 
-impl ProbeOutcome {
-    /// A short description for notes.
-    pub fn short(&self) -> String {
-        match self {
-            Self::Ok { latency_ms } => format!("ok in {latency_ms:.0} ms"),
-            Self::Timeout => "timed out".to_owned(),
-            Self::Unreachable { error } => format!("unreachable: {error}"),
-            Self::Http { status } => format!("HTTP {status}"),
-            Self::Failed { error } => format!("failed: {error}"),
-        }
+/// Writes `watch.json` and `watch.md` into `out`.
+fn write_watch_reports(
+    summary: &WatchSummary,
+    config: &WatchConfig,
+    out: &Path,
+) -> Result<(PathBuf, PathBuf), LifecycleError> {
+    let mut text = format!("# Watch of {}\n\n| | |\n| --- | --- |\n", config.base_url);
+    let _ = writeln!(text, "| probes | {} |", summary.probes);
+    let _ = writeln!(text, "| failed probes | {} |", summary.failed_probes);
+    for (verdict, n) in &summary.verdicts {
+        let _ = writeln!(text, "| verdict {verdict} | {n} |");
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_moving_counter_is_busy_and_resets_the_count() {
-        let mut rule = CounterRule::new(2);
-        let moving = CounterEvidence::Moving {
-            before: 1.0,
-            after: 5.0,
-        };
-        let still = CounterEvidence::Still { value: 5.0 };
-        assert_eq!(rule.judge(&ProbeOutcome::Timeout, &still), Verdict::Failing);
-        assert_eq!(rule.judge(&ProbeOutcome::Timeout, &moving), Verdict::Busy);
-        assert_eq!(rule.judge(&ProbeOutcome::Timeout, &still), Verdict::Failing);
-        assert_eq!(rule.judge(&ProbeOutcome::Timeout, &still), Verdict::Hung);
-        // The count starts again after a verdict.
-        assert_eq!(rule.judge(&ProbeOutcome::Timeout, &still), Verdict::Failing);
-        assert_eq!(
-            rule.judge(
-                &ProbeOutcome::Ok { latency_ms: 1.0 },
-                &CounterEvidence::NotRead
-            ),
-            Verdict::Healthy
-        );
-    }
-
-    #[test]
-    fn without_a_counter_failed_probes_alone_decide() {
-        let mut rule = CounterRule::new(3);
-        let absent = CounterEvidence::Absent;
-        let http = ProbeOutcome::Http { status: 503 };
-        assert_eq!(rule.judge(&http, &absent), Verdict::Failing);
-        assert_eq!(rule.judge(&http, &absent), Verdict::Failing);
-        assert_eq!(rule.judge(&http, &absent), Verdict::Hung);
-    }
-
-    #[test]
-    fn unreachable_is_down_not_hung() {
-        let mut rule = CounterRule::new(2);
-        let gone = ProbeOutcome::Unreachable {
-            error: "refused".to_owned(),
-        };
-        assert_eq!(
-            rule.judge(&gone, &CounterEvidence::NotRead),
-            Verdict::Failing
-        );
-        assert_eq!(rule.judge(&gone, &CounterEvidence::NotRead), Verdict::Down);
-    }
-
-    #[test]
-    fn bad_settings_are_refused() {
-        let config = WatchConfig {
-            failures: 0,
-            ..WatchConfig::default()
-        };
-        assert!(config.check().is_err());
-        let config = WatchConfig {
-            interval_s: -1.0,
-            ..WatchConfig::default()
-        };
-        assert!(config.check().is_err());
-        assert!(WatchConfig::default().check().is_ok());
-    }
+    let _ = writeln!(text, "| --on-hung runs | {} |", summary.on_hung_runs);
+    let _ = writeln!(text, "| --on-down runs | {} |", summary.on_down_runs);
+    let _ = writeln!(text, "| server down | {} |", summary.downs);
+    let _ = writeln!(text, "| server back | {} |", summary.backs);
+    Ok((
+        report::write(
+            out.join("watch.json"),
+            &report::json(&WatchRun { config, summary }),
+        )?,
+        report::write(out.join("watch.md"), &text)?,
+    ))
 }

@@ -386,7 +386,7 @@ impl Client {
             after(start, timeouts.connect, TimeoutKind::Connect),
             total_deadline,
         );
-        let rx = Arc::new(crate::rx::RxLog::default());
+        let rx = Arc::new(crate::kernel_stamps::RxLog::default());
         let connection = within(
             connect_deadline,
             0,

@@ -14,7 +14,7 @@ use bytes::{Buf as _, Bytes, BytesMut};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use crate::rx::StampedTcp;
+use crate::kernel_stamps::StampedTcp;
 
 /// The longest response head taken (status line and headers).
 const MAX_HEAD: usize = 64 * 1024;
@@ -548,8 +548,8 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let (client, mut server) = crate::rx::tests::connected(&listener).await;
-        let log = std::sync::Arc::new(crate::rx::RxLog::default());
+        let (client, mut server) = crate::kernel_stamps::tests::connected(&listener).await;
+        let log = std::sync::Arc::new(crate::kernel_stamps::RxLog::default());
         let mut tcp = StampedTcp::new(client, std::sync::Arc::clone(&log));
         let headers = [(http::header::HOST, HeaderValue::from_static("example"))];
         write_request(&mut tcp, "POST", "/v1/x", &headers, Some(b"{}"))
@@ -577,7 +577,7 @@ mod tests {
         assert!(body.next_data().await.expect("end").is_none());
         drop(server);
         let garbage = {
-            let (client, mut server) = crate::rx::tests::connected(&listener).await;
+            let (client, mut server) = crate::kernel_stamps::tests::connected(&listener).await;
             server
                 .write_all(b"SSH-2.0-OpenSSH\r\n\r\n")
                 .await

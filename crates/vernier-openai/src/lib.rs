@@ -47,20 +47,20 @@ mod deadline;
 mod endpoints;
 mod envelope;
 mod error;
-mod fit;
 mod h1;
+mod kernel_stamps;
 mod lean;
 mod media;
 #[cfg(feature = "meter")]
-mod meter;
+mod metered;
 mod metrics;
 mod proxy;
 mod rate_limit;
-mod rx;
 mod server_metrics;
 mod sse;
 mod stream;
 mod transport;
+mod url_parts;
 mod usage;
 
 pub use accumulator::{ChatAccumulator, ToolCall};
@@ -78,16 +78,12 @@ pub use deadline::LazyTimer;
 pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
 pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, ClientError, TimeoutKind};
-pub use fit::{FitError, Fitted, MAX_COUNTS, fit_units};
+pub use kernel_stamps::kernel_rx_available;
 pub use media::{is_media_unsupported, says_media_unsupported};
 #[cfg(feature = "meter")]
-pub use meter::{Metered, MeteredStream, final_counts, observation};
+pub use metered::{Metered, MeteredStream, final_counts, observation};
 pub use metrics::{MetricsSnapshot, Sample};
-pub use rate_limit::{
-    AdaptiveConcurrency, REFUSABLE_FIELDS, RequestPacer, WaitBudget, WaitCause, is_rate_limited,
-    rate_limit_wait, refused_field, retry_after, wait_for,
-};
-pub use rx::kernel_rx_available;
+pub use rate_limit::{REFUSABLE_FIELDS, is_rate_limited, refused_field, retry_after};
 pub use server_metrics::{
     KNOWN_METRICS, MetricNames, ServerLoad, generation_counter, generation_metric_names,
     load_metric_names, metric_sums, server_load, spec_decode_counters,

@@ -45,7 +45,7 @@ pub(crate) fn exempt(no_proxy: &str, host: &str) -> bool {
 /// Parses `http://host:port` (a trailing slash allowed).
 pub(crate) fn parse(url: &str) -> Result<Proxy, ClientError> {
     let invalid = |reason: &str| ClientError::InvalidUrl {
-        url: url.to_owned(),
+        url: crate::url_parts::redact_userinfo(url),
         reason: format!("as HTTPS_PROXY: {reason}"),
     };
     let uri: http::Uri = url
@@ -63,13 +63,14 @@ pub(crate) fn parse(url: &str) -> Result<Proxy, ClientError> {
     if authority.as_str().contains('@') {
         return Err(invalid("proxy credentials in the URL are not supported"));
     }
+    let port = crate::url_parts::port_of(authority, 80).map_err(invalid)?;
     Ok(Proxy {
         host: authority
             .host()
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_owned(),
-        port: authority.port_u16().unwrap_or(80),
+        port,
     })
 }
 

@@ -90,9 +90,9 @@ impl Arrival {
     /// they arrived together, and converting the same stamp again would only add the jitter of
     /// reading two clocks. And no instant is earlier than `previous`'s: the kernel's stamps of successive
     /// reads never go back, so an earlier one is that jitter (nanoseconds), not a fact.
-    fn now(rx: Option<&crate::rx::RxLog>, previous: Option<Self>) -> Self {
+    fn now(rx: Option<&crate::kernel_stamps::RxLog>, previous: Option<Self>) -> Self {
         let read_at = Instant::now();
-        let latest = rx.and_then(crate::rx::RxLog::latest);
+        let latest = rx.and_then(crate::kernel_stamps::RxLog::latest);
         let read_seq = latest.map(|read| read.seq);
         let same_stamped_read =
             |p: &Self| p.read_at.is_some() && p.read_seq.is_some() && p.read_seq == read_seq;
@@ -105,7 +105,11 @@ impl Arrival {
         let kernel = latest
             .and_then(|read| read.kernel_ns)
             .and_then(|kernel_ns| {
-                crate::rx::kernel_instant(read_at, crate::rx::realtime_ns(), kernel_ns)
+                crate::kernel_stamps::kernel_instant(
+                    read_at,
+                    crate::kernel_stamps::realtime_ns(),
+                    kernel_ns,
+                )
             });
         let at = kernel.unwrap_or(read_at);
         Self {
@@ -136,7 +140,7 @@ pub(crate) struct Opened {
     pub(crate) total_deadline: Option<Instant>,
     pub(crate) max_line_bytes: usize,
     /// The connection's socket reads, with kernel receive times where the kernel gives them.
-    pub(crate) rx: Option<std::sync::Arc<crate::rx::RxLog>>,
+    pub(crate) rx: Option<std::sync::Arc<crate::kernel_stamps::RxLog>>,
 }
 
 #[derive(Debug)]
@@ -591,8 +595,8 @@ mod tests {
 
     #[test]
     fn frames_of_one_stamped_read_share_its_instant_and_instants_never_go_back() {
-        let log = crate::rx::RxLog::default();
-        log.record(Some(crate::rx::realtime_ns()));
+        let log = crate::kernel_stamps::RxLog::default();
+        log.record(Some(crate::kernel_stamps::realtime_ns()));
         let first = Arrival::now(Some(&log), None);
         assert!(first.read_at.is_some(), "kernel-stamped");
         // A second frame of the same read: the same instant, read later.
@@ -605,12 +609,12 @@ mod tests {
             at: Instant::now() + Duration::from_millis(5),
             ..first
         };
-        log.record(Some(crate::rx::realtime_ns()));
+        log.record(Some(crate::kernel_stamps::realtime_ns()));
         let third = Arrival::now(Some(&log), Some(ahead));
         assert_ne!(third.read_seq, first.read_seq);
         assert_eq!(third.at, ahead.at);
         // Unstamped reads keep their own instants.
-        let plain = crate::rx::RxLog::default();
+        let plain = crate::kernel_stamps::RxLog::default();
         plain.record(None);
         let a = Arrival::now(Some(&plain), None);
         let b = Arrival::now(Some(&plain), Some(a));

@@ -32,7 +32,7 @@ pub(crate) struct Endpoint {
 impl Endpoint {
     pub(crate) fn parse(url: &str) -> Result<Self, ClientError> {
         let invalid = |reason: &str| ClientError::InvalidUrl {
-            url: url.to_owned(),
+            url: crate::url_parts::redact_userinfo(url),
             reason: reason.to_owned(),
         };
         let uri: http::Uri = url
@@ -62,7 +62,8 @@ impl Endpoint {
         if host.is_empty() {
             return Err(invalid("it has no host"));
         }
-        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let port =
+            crate::url_parts::port_of(authority, if https { 443 } else { 80 }).map_err(invalid)?;
         let path = uri.path().trim_end_matches('/');
         let prefix = path
             .strip_suffix("/v1")
@@ -209,7 +210,7 @@ pub(crate) async fn within<F: Future>(
 #[derive(Debug)]
 pub(crate) enum Connection {
     /// Cleartext: the request is written and the response read by the caller's task.
-    Plain(crate::rx::StampedTcp),
+    Plain(crate::kernel_stamps::StampedTcp),
     /// TLS, through hyper's connection, which a task of its own drives.
     Tls {
         sender: http1::SendRequest<Full<Bytes>>,
@@ -258,7 +259,7 @@ pub(crate) async fn connect(
     endpoint: &Endpoint,
     tls: Option<&Arc<rustls::ClientConfig>>,
     proxy: Option<&crate::proxy::Proxy>,
-    rx: &Arc<crate::rx::RxLog>,
+    rx: &Arc<crate::kernel_stamps::RxLog>,
 ) -> Result<Connection, ClientError> {
     let address = format!("{}:{}", endpoint.host, endpoint.port);
     let tcp = if let Some(proxy) = proxy.filter(|_| endpoint.https) {
@@ -274,7 +275,7 @@ pub(crate) async fn connect(
             .map_err(|source| ClientError::Connect { address, source })?;
         tcp
     };
-    let tcp = crate::rx::StampedTcp::new(tcp, Arc::clone(rx));
+    let tcp = crate::kernel_stamps::StampedTcp::new(tcp, Arc::clone(rx));
     if !endpoint.https {
         return Ok(Connection::Plain(tcp));
     }
@@ -455,12 +456,44 @@ mod tests {
     }
 
     #[test]
+    fn ports_are_read_or_defaulted_and_never_wrapped() {
+        let port = |url: &str| Endpoint::parse(url).map(|endpoint| endpoint.port).ok();
+        assert_eq!(port("http://127.0.0.1:8000"), Some(8000));
+        assert_eq!(port("http://127.0.0.1"), Some(80));
+        assert_eq!(port("https://host/v1"), Some(443));
+        assert_eq!(port("http://[::1]:9000/v1"), Some(9000));
+        assert_eq!(port("http://[::1]/v1"), Some(80));
+        // 99999 used to be read as no port at all, and so as port 80.
+        assert_eq!(port("http://127.0.0.1:99999"), None);
+    }
+
+    #[test]
+    fn a_key_in_a_refused_url_is_never_printed() {
+        let Err(error) = Endpoint::parse("https://user:sk-secret@api.example/v1") else {
+            panic!("user information is refused");
+        };
+        let text = error.to_string();
+        assert!(
+            !text.contains("sk-secret") && !text.contains("user:"),
+            "{text}"
+        );
+        assert!(text.contains("https://***@api.example/v1"), "{text}");
+        assert_eq!(
+            crate::url_parts::redact_userinfo("http://127.0.0.1:8000/v1"),
+            "http://127.0.0.1:8000/v1"
+        );
+    }
+
+    #[test]
     fn bad_urls_are_refused() {
         for url in [
             "127.0.0.1:8000",
             "ftp://host",
             "http://host/?a=b",
             "not a url",
+            "http://127.0.0.1:99999",
+            "http://127.0.0.1:0",
+            "https://[::1]:70000/v1",
         ] {
             assert!(
                 matches!(Endpoint::parse(url), Err(ClientError::InvalidUrl { .. })),

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use crate::config::Fault;
 use crate::error::SimError;
+use crate::fault::Fault;
 
 /// One request as the simulator served it; one JSON line each in the ground-truth file.
 ///

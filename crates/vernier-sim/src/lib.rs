@@ -46,11 +46,11 @@
 mod body;
 mod config;
 mod error;
+mod fault;
 mod ground_truth;
 mod metrics;
 mod plan;
 mod recall;
-mod rng;
 mod routes;
 mod script;
 mod server;
@@ -58,10 +58,9 @@ mod state;
 mod tokenizer;
 mod wire;
 
-pub use config::{
-    Fault, Faults, MEDIA_TOKENS, MediaInput, SimConfig, SimConfigBuilder, TokensPerEvent,
-};
+pub use config::{Faults, MEDIA_TOKENS, MediaInput, SimConfig, SimConfigBuilder, TokensPerEvent};
 pub use error::SimError;
+pub use fault::Fault;
 pub use ground_truth::GroundTruth;
 pub use metrics::SimMetrics;
 pub use recall::{Recall, RecallMiss};

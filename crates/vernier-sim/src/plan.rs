@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use vernier_stats::SplitMix64;
 
-use crate::config::{Fault, TokensPerEvent};
-use crate::rng::SplitMix64;
+use crate::config::TokensPerEvent;
+use crate::fault::Fault;
 use crate::script::ScriptReply;
 use crate::tokenizer::{Piece, generate_code, generate_prose, pieces, sim_tokenize};
 use crate::wire::{

@@ -9,13 +9,14 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use tokio::time::Instant;
+use vernier_stats::SplitMix64;
 
 use crate::body::{EventStream, SimBody};
-use crate::config::{Fault, MEDIA_TOKENS};
+use crate::config::MEDIA_TOKENS;
+use crate::fault::Fault;
 use crate::ground_truth::GroundTruth;
 use crate::metrics::add;
 use crate::plan::{Generation, StreamShape, render_stream, schedule_steps, token_logprob, usage};
-use crate::rng::SplitMix64;
 use crate::state::State;
 use crate::tokenizer::{looks_like_code, sim_chat_tokenize, sim_tokenize};
 use crate::wire::{

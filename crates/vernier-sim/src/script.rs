@@ -5,8 +5,8 @@ use std::path::Path;
 use regex::Regex;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::config::Fault;
 use crate::error::SimError;
+use crate::fault::Fault;
 
 /// One tool call in a scripted reply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::rng::SplitMix64;
+use vernier_stats::SplitMix64;
 
 /// Vocabulary size: every token id is below this.
 pub const VOCAB_SIZE: u32 = 50_000;
@@ -216,21 +216,21 @@ fn parse_line(line: &str) -> Option<(String, u32)> {
 pub(crate) fn generate_prose(rng: &mut SplitMix64, n: usize) -> Vec<Piece> {
     let mut out = Vec::with_capacity(n);
     let mut words_in_sentence = 0_u32;
-    let mut sentence_length = 8 + rng.below(8);
+    let mut sentence_length = 8 + rng.below_mod(8);
     while out.len() < n {
         if words_in_sentence >= sentence_length {
             out.push(piece_of(".", ""));
             words_in_sentence = 0;
-            sentence_length = 8 + rng.below(8);
+            sentence_length = 8 + rng.below_mod(8);
             continue;
         }
-        if words_in_sentence > 2 && rng.below(12) == 0 {
+        if words_in_sentence > 2 && rng.below_mod(12) == 0 {
             out.push(piece_of(",", ""));
         }
         if out.len() >= n {
             break;
         }
-        let word = WORDS[rng.below(WORD_COUNT) as usize];
+        let word = WORDS[rng.below_mod(WORD_COUNT) as usize];
         let text = if words_in_sentence == 0 {
             capitalise(word)
         } else {

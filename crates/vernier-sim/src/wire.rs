@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Fault;
+use crate::fault::Fault;
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct ChatRequest {

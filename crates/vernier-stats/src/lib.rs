@@ -16,6 +16,7 @@
 //! - Normal approximations: [`normal_quantile`], [`z_for_confidence`], [`normal_interval`],
 //!   [`paired_difference_half_width`].
 //! - Planning: [`min_detectable_difference`], [`sample_size_for_half_width`].
+//! - Seeded draws that repeat on every machine: [`SplitMix64`].
 //!
 //! Intervals come back as [`Interval`], whose `Display` prints like `[−5.6, +7.0]`.
 //!
@@ -49,6 +50,7 @@ mod mcnemar;
 mod normal;
 mod planning;
 mod proportion;
+mod splitmix;
 
 pub use bootstrap::{bootstrap_bca, bootstrap_percentile, paired_bootstrap_diff};
 pub use clustered::{ClusteredDifference, MeanSe, clustered_mean_se, clustered_paired_difference};
@@ -61,3 +63,4 @@ pub use normal::{
 };
 pub use planning::{min_detectable_difference, sample_size_for_half_width};
 pub use proportion::{newcombe_independent, newcombe_paired, wilson};
+pub use splitmix::SplitMix64;

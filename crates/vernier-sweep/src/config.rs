@@ -361,10 +361,7 @@ impl Default for SweepConfig {
 }
 
 fn invalid(what: &str, detail: &str) -> SweepError {
-    SweepError::InvalidArgument {
-        what: what.to_owned(),
-        detail: detail.to_owned(),
-    }
+    SweepError::invalid(what, detail)
 }
 
 impl SweepConfig {
@@ -407,6 +404,30 @@ impl SweepConfig {
             return Err(invalid(
                 "--temperature",
                 "give a temperature of 0 or more, e.g. 0",
+            ));
+        }
+        self.check_load()
+    }
+
+    /// The checks of load, pacing and the capacity search.
+    fn check_load(&self) -> Result<(), SweepError> {
+        // A flag that does nothing in this run is refused, never silently dropped.
+        if self.load == LoadMode::Burst && self.duration_s.is_some() {
+            return Err(invalid(
+                "--duration",
+                "a burst repetition ends when its streams end; only steady load (--load steady) and open-loop load (--rate) run for a duration",
+            ));
+        }
+        if self.load != LoadMode::Rate && self.arrival.is_some() {
+            return Err(invalid(
+                "--arrival",
+                "arrivals shape open-loop load only; give --rate R as well, or drop --arrival",
+            ));
+        }
+        if self.capacity_target.is_none() && self.max_load.is_some() {
+            return Err(invalid(
+                "--max-load",
+                "it caps the capacity search; give --target as well, or drop --max-load",
             ));
         }
         if self
@@ -458,7 +479,8 @@ impl SweepConfig {
             ));
         }
         if let Some(target) = &self.capacity_target {
-            crate::load::Target::parse(target).map_err(|detail| invalid("--target", &detail))?;
+            crate::capacity_target::Target::parse(target)
+                .map_err(|detail| invalid("--target", &detail))?;
             if self
                 .max_load
                 .is_some_and(|max| !(max.is_finite() && max >= 1.0))
@@ -544,9 +566,34 @@ mod tests {
 
     fn refused(config: &SweepConfig) -> String {
         match config.check() {
-            Err(SweepError::InvalidArgument { what, .. }) => what,
+            Err(SweepError::Run(vernier_run::RunError::InvalidArgument { what, .. })) => what,
             other => panic!("{config:?} was not refused: {other:?}"),
         }
+    }
+
+    #[test]
+    fn flags_that_would_do_nothing_are_refused() {
+        let c = SweepConfig {
+            duration_s: Some(30.0),
+            ..SweepConfig::default()
+        };
+        assert_eq!(refused(&c), "--duration", "a burst ignores a duration");
+        let c = SweepConfig {
+            arrival: Some(Arrival::Constant),
+            ..SweepConfig::default()
+        };
+        assert_eq!(refused(&c), "--arrival", "arrivals need a rate");
+        let c = SweepConfig {
+            max_load: Some(64.0),
+            ..SweepConfig::default()
+        };
+        assert_eq!(refused(&c), "--max-load", "a cap needs a search");
+        let steady = SweepConfig {
+            load: LoadMode::Steady,
+            duration_s: Some(30.0),
+            ..SweepConfig::default()
+        };
+        assert!(steady.check().is_ok());
     }
 
     #[test]

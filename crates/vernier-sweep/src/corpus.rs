@@ -52,6 +52,7 @@ impl Corpus {
         }
     }
 
+    #[cfg(test)]
     /// Units in one pass over the corpus.
     pub(crate) fn n_units(&self) -> usize {
         self.units.len()

@@ -1,23 +1,29 @@
 //! The sweep's entry point: set-up checks, the journal (new or resumed), the run, the reports.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use vernier_openai::{Client, ClientBuilder, ServerKind, Timeouts};
+use vernier_openai::{Client, Timeouts};
+use vernier_run::{
+    ClientOptions, ClockAnchor, Interrupt, RefusedFields, RequestPacer, RunError,
+    ServerFingerprint, WaitBudget,
+};
 use vernier_sim::{SimConfig, TokensPerEvent};
 
 use crate::config::SweepConfig;
-use crate::corpus::{self, Corpus, NonceSource};
+use crate::corpus;
 use crate::environment::{self, Environment, ServedModel, ServerInfo};
 use crate::error::SweepError;
-use crate::journal::{self, Header, JournalWriter, LoadedSweepJournal, Resumed, SweepJournalLine};
+use crate::journal::{self, Header, JournalWriter, Resumed, SweepJournalLine};
 use crate::observer::SweepObserver;
+use crate::parts::{Plan, Record, Sweep, Target, Watchdog};
 use crate::report::{self, ReportFiles};
-use crate::runner::{self, ResumeState, Shared};
-use crate::summary::{self, RunFile};
+use crate::resume::{ResumeState, read_resumable, resume_settings};
+use crate::run_file::RunFile;
+use crate::summary;
+use crate::watchdog::{busy_check_unavailable, watchdog_blind};
 
 /// What a finished (or interrupted) run leaves behind.
 #[derive(Debug)]
@@ -59,26 +65,12 @@ pub fn sweep_client(
     api_key_env: Option<&str>,
     ca_cert: Option<&Path>,
 ) -> Result<Client, SweepError> {
-    let mut builder = ClientBuilder::new(base_url)
+    let options = ClientOptions::new(base_url)
         .timeouts(Timeouts::none().connect(Some(Duration::from_secs(10))))
-        .user_agent(format!("vernier-sweep/{}", env!("CARGO_PKG_VERSION")));
-    if let Some(var) = api_key_env {
-        builder = builder.api_key_from_env(var);
-    }
-    if let Some(path) = ca_cert {
-        let pem = std::fs::read(path).map_err(|error| SweepError::InvalidArgument {
-            what: "--ca-cert".to_owned(),
-            detail: format!(
-                "cannot read {}: {error}; give a PEM file with the server's CA certificate",
-                path.display()
-            ),
-        })?;
-        builder = builder.ca_cert_pem(path.display().to_string(), pem);
-    }
-    builder.build().map_err(|source| SweepError::Client {
-        what: format!("set up a client for {base_url}"),
-        source,
-    })
+        .user_agent(format!("vernier-sweep/{}", env!("CARGO_PKG_VERSION")))
+        .api_key_env(api_key_env)
+        .ca_cert(ca_cert);
+    Ok(vernier_run::build_client(&options)?)
 }
 
 /// Where the run's journal comes from.
@@ -97,7 +89,40 @@ pub enum SweepStart {
     Resume {
         /// The journal (its folder is the output folder).
         journal: PathBuf,
+        /// What was typed beside `--resume`, checked against the journal's configuration.
+        typed: Option<ResumeFlags>,
     },
+}
+
+impl SweepStart {
+    /// Continue the run of `journal` as it was started (nothing typed beside it).
+    pub fn resume(journal: impl Into<PathBuf>) -> Self {
+        Self::Resume {
+            journal: journal.into(),
+            typed: None,
+        }
+    }
+}
+
+/// Settings typed beside `--resume`: the configuration those flags make, and the names of the
+/// configuration's fields that were typed (only those are compared with the journal's).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ResumeFlags {
+    /// The configuration the flags make.
+    pub config: Box<SweepConfig>,
+    /// Its fields that were typed, by their names in the run file (`prompt_tokens`, ...).
+    pub fields: BTreeSet<String>,
+}
+
+impl ResumeFlags {
+    /// The flags' configuration and the fields typed.
+    pub fn new(config: SweepConfig, fields: BTreeSet<String>) -> Self {
+        Self {
+            config: Box::new(config),
+            fields,
+        }
+    }
 }
 
 /// The parts of a run that are not its configuration.
@@ -136,268 +161,181 @@ impl RunContext {
     }
 }
 
-/// A future that, when it completes, interrupts the run (the reports are still written).
-pub type Interrupt = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// Reads a sweep journal and checks that it is one this version can continue.
-pub fn read_resumable(path: &Path) -> Result<(LoadedSweepJournal, Header), SweepError> {
-    let loaded = journal::read_sweep_journal(path)?;
-    let header = loaded
-        .header()
-        .ok_or_else(|| SweepError::JournalParse {
-            path: path.to_path_buf(),
-            line: 1,
-            detail: "the first line is not a sweep header".to_owned(),
-        })?
-        .clone();
-    if header.journal_version != journal::SWEEP_JOURNAL_VERSION {
-        return Err(SweepError::JournalVersion {
-            path: path.to_path_buf(),
-            found: header.journal_version,
-            supported: journal::SWEEP_JOURNAL_VERSION,
-        });
-    }
-    Ok((loaded, header))
-}
-
-/// The longest watchdog wait a configuration may ask for: seven days.
-const MAX_WAIT_S: f64 = 7.0 * 24.0 * 3600.0;
-
+/// The wait `flag` asks for (`default_s` when not given), checked as every engine checks
+/// seconds ([`vernier_run::seconds`]).
 fn wait(
-    what: &str,
+    flag: &str,
     seconds: Option<f64>,
     default_s: f64,
     allow_zero: bool,
 ) -> Result<Duration, SweepError> {
-    let seconds = seconds.unwrap_or(default_s);
-    let low_ok = if allow_zero {
-        seconds >= 0.0
-    } else {
-        seconds > 0.0
-    };
-    if !(low_ok && seconds <= MAX_WAIT_S) {
-        return Err(SweepError::InvalidArgument {
-            what: what.to_owned(),
-            detail: format!(
-                "give a number of seconds {} 604800 (7 days)",
-                if allow_zero {
-                    "from 0 to"
-                } else {
-                    "above 0, at most"
-                }
-            ),
-        });
-    }
-    Duration::try_from_secs_f64(seconds).map_err(|error| SweepError::InvalidArgument {
-        what: what.to_owned(),
-        detail: error.to_string(),
-    })
+    Ok(vernier_run::seconds(
+        flag,
+        seconds.unwrap_or(default_s),
+        allow_zero,
+    )?)
 }
 
-const fn kind_name(kind: ServerKind) -> &'static str {
-    match kind {
-        ServerKind::Vllm => "vllm",
-        ServerKind::LlamaCpp => "llama_cpp",
-        ServerKind::SgLang => "sglang",
-        _ => "unknown",
-    }
+/// The journal a run writes into and what it continues from.
+struct Opened {
+    config: SweepConfig,
+    out: PathBuf,
+    /// A resumed run: the journal, what it holds, and the operational settings typed beside
+    /// `--resume` that changed.
+    resumed: Option<(
+        PathBuf,
+        crate::journal::LoadedSweepJournal,
+        Header,
+        Vec<String>,
+    )>,
 }
 
-/// The model to measure and its context: `wanted` when given (checked against the list when
-/// the server has one), else the first model listed.
-async fn resolve_model(
-    client: &Client,
-    wanted: &str,
-    resumed_journal: Option<&Path>,
-) -> Result<(String, Vec<vernier_openai::ModelInfo>), SweepError> {
-    let models = client.models().await.map_err(|source| SweepError::Client {
-        what: format!(
-            "list models at {}/v1/models (or pass --model)",
-            client.base_url()
-        ),
-        source,
-    });
-    match (wanted.is_empty(), models) {
-        (false, Ok(list)) => {
-            let found = list.iter().find(|m| m.id == wanted);
-            if let (None, Some(journal), false) = (found, resumed_journal, list.is_empty()) {
-                let served: Vec<&str> = list.iter().map(|m| m.id.as_str()).collect();
-                return Err(SweepError::ServerChanged {
-                    path: journal.to_path_buf(),
-                    differences: format!(
-                        "model: journal {wanted:?}, the server lists {}",
-                        served.join(", ")
-                    ),
-                });
-            }
-            Ok((wanted.to_owned(), list))
-        }
-        (false, Err(_)) => Ok((wanted.to_owned(), Vec::new())),
-        (true, Ok(list)) => match list.first() {
-            Some(first) => Ok((first.id.clone(), list.clone())),
-            None => Err(SweepError::InvalidArgument {
-                what: "the server's model list".to_owned(),
-                detail: "/v1/models is empty; pass --model".to_owned(),
-            }),
-        },
-        (true, Err(error)) => Err(error),
-    }
-}
-
-/// A resumed run must measure the same model on the same kind and version of server; a new
-/// address alone is an operational change.
-fn check_same_server(
-    journal: &Path,
-    recorded: &Environment,
-    now: &Environment,
-) -> Result<(), SweepError> {
-    let mut differences = Vec::new();
-    if recorded.model.id != now.model.id {
-        differences.push(format!(
-            "model: journal {:?}, now {:?}",
-            recorded.model.id, now.model.id
-        ));
-    }
-    if recorded.server.kind != now.server.kind {
-        differences.push(format!(
-            "server kind: journal {}, now {}",
-            recorded.server.kind, now.server.kind
-        ));
-    }
-    if let (Some(before), Some(after)) = (&recorded.server.version, &now.server.version)
-        && before != after
-    {
-        differences.push(format!("server /version: journal {before}, now {after}"));
-    }
-    if differences.is_empty() {
-        Ok(())
-    } else {
-        Err(SweepError::ServerChanged {
-            path: journal.to_path_buf(),
-            differences: differences.join("; "),
-        })
-    }
-}
-
-/// Runs a sweep: a new run or a resumed one ([`SweepStart`]) against `client`, reporting
-/// progress to `observer`; `interrupt`, when it completes, stops the run early (what was
-/// measured is reported). The journal is the source of truth; the run file and reports are
-/// written from it at the end, also after a failure.
-#[expect(
-    clippy::too_many_lines,
-    reason = "the set-up reads best in order, step by step"
-)]
-pub async fn run_sweep(
-    client: Client,
-    start: SweepStart,
-    context: RunContext,
-    observer: Arc<dyn SweepObserver>,
-    interrupt: Option<Interrupt>,
-) -> Result<SweepOutcome, SweepError> {
-    let program = vernier_cli::program_name(&context.command_line, "sweep").to_owned();
-    // The journal is checked before any network work.
-    let (mut config, resumed, new_out) = match start {
+/// Checks the journal before any network work: a new run must not overwrite one; a resumed
+/// run continues one this version can read, with the settings typed beside `--resume` checked
+/// against it (`vernier_run`'s one resume policy).
+fn open_start(start: SweepStart) -> Result<Opened, SweepError> {
+    match start {
         SweepStart::New { config, out } => {
             let path = journal::journal_path(&out);
             if path.exists() {
-                return Err(SweepError::JournalExists { out, journal: path });
+                return Err(RunError::JournalExists { out, journal: path }.into());
             }
             config.check()?;
-            (*config, None, out)
+            Ok(Opened {
+                config: *config,
+                out,
+                resumed: None,
+            })
         }
-        SweepStart::Resume { journal } => {
+        SweepStart::Resume { journal, typed } => {
             let (loaded, header) = read_resumable(&journal)?;
-            let out = journal
-                .parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-            (header.config.clone(), Some((journal, loaded, header)), out)
-        }
-    };
-    let idle_timeout = wait("--idle-timeout-s", config.idle_timeout_s, 60.0, false)?;
-    let busy_wait_cap = wait("--busy-wait-cap-s", config.busy_wait_cap_s, 900.0, true)?;
-    let allow_busy = config.allow_busy.unwrap_or(false);
-
-    let resumed_journal = resumed.as_ref().map(|(path, _, _)| path.as_path());
-    let (model, models) = resolve_model(&client, &config.model, resumed_journal).await?;
-    let identity = client.server_identity().await;
-    let limit = vernier_openai::context_limit(&models, &model, &identity);
-    let max_model_len = limit.map(|limit| limit.tokens);
-    // Cells that cannot fit the server's context are named and left out before anything is
-    // sent; the rest is measured.
-    let mut too_long = BTreeMap::new();
-    if let Some(limit) = limit {
-        for &prompt in &config.prompt_tokens {
-            for &output in &config.output_tokens {
-                if u64::from(prompt) + u64::from(output) > limit.tokens {
-                    too_long.insert(
-                        (prompt, output),
-                        format!(
-                            "prompt {prompt} + output {output} tokens exceed the server's context of {} tokens ({})",
-                            limit.tokens, limit.source
-                        ),
-                    );
+            let mut config = header.config.clone();
+            let mut changed = Vec::new();
+            if let Some(typed) = typed {
+                let settings = resume_settings(&header.config, &typed.config, &typed.fields);
+                changed = vernier_run::check_resume(
+                    &journal,
+                    Some(&header.command_line.join(" ")),
+                    &settings,
+                )?;
+                // Operational settings typed beside --resume win for this session.
+                if typed.fields.contains("allow_busy") {
+                    config.allow_busy = typed.config.allow_busy;
                 }
             }
-        }
-        if too_long.len() == config.prompt_tokens.len() * config.output_tokens.len() {
-            return Err(SweepError::InvalidArgument {
-                what: "--prompt-tokens with --output-tokens".to_owned(),
-                detail: format!(
-                    "no cell fits the server's context of {} tokens ({}); ask for less",
-                    limit.tokens, limit.source
-                ),
-            });
+            let out = journal
+                .parent()
+                .filter(|parent| !parent.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+            Ok(Opened {
+                config,
+                out,
+                resumed: Some((journal, loaded, header, changed)),
+            })
         }
     }
+}
 
-    // Refuse a busy server: its requests would share the GPU with ours. A server whose
-    // /metrics has none of the known names is not taken for idle: the run file says so.
-    let metrics = runner::metric_sums(&client).await;
+/// Cells whose prompt and output cannot fit the server's context, with the reason; refused
+/// when no cell fits.
+fn cells_too_long(
+    config: &SweepConfig,
+    limit: Option<vernier_openai::ContextLimit>,
+) -> Result<BTreeMap<(u32, u32), String>, SweepError> {
+    let mut too_long = BTreeMap::new();
+    let Some(limit) = limit else {
+        return Ok(too_long);
+    };
+    for &prompt in &config.prompt_tokens {
+        for &output in &config.output_tokens {
+            if u64::from(prompt) + u64::from(output) > limit.tokens {
+                too_long.insert(
+                    (prompt, output),
+                    format!(
+                        "prompt {prompt} + output {output} tokens exceed the server's context of {} tokens ({})",
+                        limit.tokens, limit.source
+                    ),
+                );
+            }
+        }
+    }
+    if too_long.len() == config.prompt_tokens.len() * config.output_tokens.len() {
+        return Err(SweepError::invalid(
+            "--prompt-tokens with --output-tokens",
+            format!(
+                "no cell fits the server's context of {} tokens ({}); ask for less",
+                limit.tokens, limit.source
+            ),
+        ));
+    }
+    Ok(too_long)
+}
+
+/// What `/metrics` says before the run: its sums, the set-up warnings, and the generation
+/// counter the watchdog can read. A busy server is refused unless `allow_busy`; a server whose
+/// `/metrics` has none of the known names is not taken for idle (the run file says so).
+async fn read_server_load(
+    client: &Client,
+    allow_busy: bool,
+    observer: &dyn SweepObserver,
+) -> Result<
+    (
+        Option<BTreeMap<String, f64>>,
+        Vec<String>,
+        Option<&'static str>,
+    ),
+    SweepError,
+> {
+    let metrics = crate::cells::metric_sums(client).await;
     let mut warnings = Vec::new();
     match metrics.as_ref().and_then(vernier_openai::server_load) {
         Some(load) if load.running + load.waiting > 0.0 => {
             let (running, waiting) = (load.running, load.waiting);
             if !allow_busy {
-                return Err(SweepError::ServerBusy { running, waiting });
+                return Err(RunError::ServerBusy { running, waiting }.into());
             }
             observer.note(&format!("the server has {running} running and {waiting} waiting requests; measuring anyway (--allow-busy)"));
         }
         Some(_) => {}
         None if allow_busy => {}
-        None => warnings.push(runner::busy_check_unavailable(metrics.is_some())),
+        None => warnings.push(busy_check_unavailable(metrics.is_some())),
     }
     let generation_counter = metrics
         .as_ref()
         .and_then(vernier_openai::generation_counter);
     if generation_counter.is_none() {
-        warnings.push(runner::watchdog_blind(metrics.is_some()));
+        warnings.push(watchdog_blind(metrics.is_some()));
     }
     for warning in &warnings {
         observer.warn(warning);
     }
+    Ok((metrics, warnings, generation_counter))
+}
 
-    let environment = Environment {
-        server: ServerInfo {
-            base_url: client.base_url().clone(),
-            simulator: context.simulator,
-            kind: kind_name(identity.kind).to_owned(),
-            server_header: identity.server_header.clone(),
-            version: identity.version_json.clone(),
-            props: identity.props_json.clone(),
-        },
-        model: ServedModel {
-            id: model.clone(),
-            max_model_len,
-        },
-        metrics_at_start: metrics.clone().unwrap_or_default(),
-        client: environment::client_machine(),
-        tool: environment::tool_info(),
-        gpu_info: context.gpu_info_cmd.as_deref().map(environment::gpu_info),
-    };
+/// The identity a run checks on resume, read from what its environment recorded.
+fn fingerprint_of(environment: &Environment) -> ServerFingerprint {
+    ServerFingerprint::new(
+        environment.model.id.clone(),
+        environment.server.kind.clone(),
+        environment.server.version.as_ref().map(ToString::to_string),
+    )
+}
 
-    // Open or continue the journal.
-    let (journal_path, writer, mut state) = if let Some((path, loaded, header)) = resumed {
-        check_same_server(&path, &header.environment, &environment)?;
+/// Opens the journal: a new one with its header, or the resumed one with a `resumed` line
+/// (refused when the server is not the one it measured).
+fn open_journal(
+    opened: &mut Opened,
+    context: &RunContext,
+    environment: Environment,
+    warnings: Vec<String>,
+    observer: &dyn SweepObserver,
+) -> Result<(PathBuf, JournalWriter, ResumeState), SweepError> {
+    if let Some((path, loaded, header, changed)) = opened.resumed.take() {
+        vernier_run::check_same_server(
+            &path,
+            &fingerprint_of(&header.environment),
+            &fingerprint_of(&environment),
+        )?;
         if loaded.torn_tail {
             observer.note("the journal's last line was torn by a crash; it is cut and that request will be redone");
         }
@@ -409,40 +347,128 @@ pub async fn run_sweep(
         }
         let writer = JournalWriter::reopen(&path)?;
         writer.append(&SweepJournalLine::Resumed(Box::new(Resumed {
-            unix_ms: runner::unix_ms(),
+            unix_ms: vernier_run::unix_ms(),
             command_line: context.command_line.clone(),
             environment,
             warnings,
+            changed_settings: changed,
         })))?;
-        (path, writer, ResumeState::from_journal(&loaded))
-    } else {
-        let out = &new_out;
-        config.model.clone_from(&model);
+        let state = ResumeState::from_journal(&loaded);
+        return Ok((path, writer, state));
+    }
+    let out = &opened.out;
+    std::fs::create_dir_all(out).map_err(|source| SweepError::WriteReport {
+        path: out.clone(),
+        source,
+    })?;
+    let path = journal::journal_path(out);
+    let writer = JournalWriter::create(&path)?;
+    writer.append(&SweepJournalLine::Header(Box::new(Header {
+        journal_version: journal::SWEEP_JOURNAL_VERSION,
+        started_unix_ms: vernier_run::unix_ms(),
+        command_line: context.command_line.clone(),
+        config: opened.config.clone(),
+        environment,
+        warnings,
+    })))?;
+    writer.sync()?;
+    Ok((path, writer, ResumeState::default()))
+}
+
+/// The watchdog's waits, checked (`--idle-timeout-s` above 0, `--busy-wait-cap-s` from 0,
+/// both at most seven days).
+fn watchdog_of(config: &SweepConfig) -> Result<Watchdog, SweepError> {
+    Ok(Watchdog {
+        idle_timeout: wait("--idle-timeout-s", config.idle_timeout_s, 60.0, false)?,
+        busy_wait_cap: wait("--busy-wait-cap-s", config.busy_wait_cap_s, 900.0, true)?,
+    })
+}
+
+/// What a run records about where it happened.
+fn environment_of(
+    client: &Client,
+    context: &RunContext,
+    identity: &vernier_openai::ServerIdentity,
+    model: &str,
+    limit: Option<vernier_openai::ContextLimit>,
+    metrics: Option<&BTreeMap<String, f64>>,
+) -> Environment {
+    Environment {
+        server: ServerInfo {
+            base_url: client.base_url().clone(),
+            simulator: context.simulator,
+            kind: vernier_run::kind_name(identity.kind).to_owned(),
+            server_header: identity.server_header.clone(),
+            version: identity.version_json.clone(),
+            props: identity.props_json.clone(),
+        },
+        model: ServedModel {
+            id: model.to_owned(),
+            max_model_len: limit.map(|limit| limit.tokens),
+        },
+        metrics_at_start: metrics.cloned().unwrap_or_default(),
+        client: environment::client_machine(),
+        tool: environment::tool_info(),
+        gpu_info: context.gpu_info_cmd.as_deref().map(environment::gpu_info),
+    }
+}
+
+/// Runs a sweep: a new run or a resumed one ([`SweepStart`]) against `client`, reporting
+/// progress to `observer`; `interrupt`, when it completes, stops the run early (what was
+/// measured is reported). The journal is the source of truth; the run file and reports are
+/// written from it at the end, also after a failure.
+pub async fn run_sweep(
+    client: Client,
+    start: SweepStart,
+    context: RunContext,
+    observer: Arc<dyn SweepObserver>,
+    interrupt: Option<Interrupt>,
+) -> Result<SweepOutcome, SweepError> {
+    let program = vernier_cli::program_name(&context.command_line, "sweep").to_owned();
+    // The journal is checked before any network work.
+    let mut opened = open_start(start)?;
+    let watchdog = watchdog_of(&opened.config)?;
+    let resumed_journal = opened.resumed.as_ref().map(|(path, ..)| path.clone());
+    let model = vernier_run::resolve_model(
+        &client,
+        Some(opened.config.model.as_str()),
+        resumed_journal.as_deref(),
+    )
+    .await?;
+    let identity = client.server_identity().await;
+    let limit = vernier_openai::context_limit(&model.listed, &model.id, &identity);
+    // Cells that cannot fit the server's context are named and left out before anything is
+    // sent; the rest is measured.
+    let too_long = cells_too_long(&opened.config, limit)?;
+    let allow_busy = opened.config.allow_busy.unwrap_or(false);
+    let (metrics, warnings, generation_counter) =
+        read_server_load(&client, allow_busy, observer.as_ref()).await?;
+    let environment = environment_of(
+        &client,
+        &context,
+        &identity,
+        &model.id,
+        limit,
+        metrics.as_ref(),
+    );
+    if opened.resumed.is_none() {
+        let config = &mut opened.config;
+        config.model.clone_from(&model.id);
         config.target = if context.simulator {
             "simulator".to_owned()
         } else {
             client.base_url().clone()
         };
         config.prompt_set_sha256 = corpus::prompt_set_sha256();
-        std::fs::create_dir_all(out).map_err(|source| SweepError::WriteReport {
-            path: out.clone(),
-            source,
-        })?;
-        let path = journal::journal_path(out);
-        let writer = JournalWriter::create(&path)?;
-        writer.append(&SweepJournalLine::Header(Box::new(Header {
-            journal_version: journal::SWEEP_JOURNAL_VERSION,
-            started_unix_ms: runner::unix_ms(),
-            command_line: context.command_line.clone(),
-            config: config.clone(),
-            environment,
-            warnings,
-        })))?;
-        writer.sync()?;
-        (path, writer, ResumeState::default())
-    };
-    let out_dir = new_out;
-    let max_rps = config.max_rps;
+    }
+    let (journal_path, writer, state) = open_journal(
+        &mut opened,
+        &context,
+        environment,
+        warnings,
+        observer.as_ref(),
+    )?;
+    let config = opened.config;
     let max_wait = Duration::try_from_secs_f64(config.max_wait_s.unwrap_or(900.0))
         .unwrap_or(Duration::from_secs(900));
     let resume_command = vernier_cli::resume_command(
@@ -451,41 +477,66 @@ pub async fn run_sweep(
         "--resume",
         &journal_path.display().to_string(),
     );
-    let shared = Arc::new(Shared {
-        client,
-        corpora: config
-            .workloads
-            .iter()
-            .map(|&w| (w, Corpus::new(w)))
-            .collect::<BTreeMap<_, _>>(),
-        config,
-        journal: writer,
-        nonces: NonceSource::new(),
-        idle_timeout,
-        busy_wait_cap,
-        has_metrics: metrics.is_some(),
-        generation_counter,
-        resume_command,
-        observer: Arc::clone(&observer),
-        clock: runner::ClockAnchor::now(),
-        rate_cap: runner::RateCap::new(max_rps),
-        dropped: std::sync::Mutex::new(state.dropped_fields.clone()),
-        wait_budget: vernier_openai::WaitBudget::new(max_wait, runner::unix_ms()),
-        captured: std::sync::Mutex::new(BTreeMap::new()),
-        kernel_rx: vernier_openai::kernel_rx_available(),
-        pool: crate::pool::StreamPool::per_core(),
+    let sweep = Arc::new(Sweep {
+        target: Target {
+            client,
+            has_metrics: metrics.is_some(),
+            generation_counter,
+            kernel_rx: vernier_openai::kernel_rx_available(),
+            refused: RefusedFields::new(state.dropped_fields.clone()),
+            pacer: RequestPacer::new(config.max_rps),
+            wait_budget: WaitBudget::new(max_wait, vernier_run::unix_ms()),
+            runtimes: crate::runtimes::StreamRuntimes::per_core(),
+        },
+        record: Record {
+            journal: writer,
+            observer: Arc::clone(&observer),
+            clock: ClockAnchor::now(),
+            resume_command,
+            capture_streams: config.capture_streams,
+            captured: Mutex::new(BTreeMap::new()),
+            measured: Mutex::new(BTreeMap::new()),
+        },
+        plan: Plan::new(config, watchdog),
     });
 
+    finish(
+        sweep,
+        state,
+        too_long,
+        interrupt,
+        &journal_path,
+        &opened.out,
+    )
+    .await
+}
+
+/// Runs the cells (or the capacity search) until done or interrupted, then writes the run file
+/// and reports from the journal alone, also after a failure.
+async fn finish(
+    sweep: Arc<Sweep>,
+    mut state: ResumeState,
+    too_long: BTreeMap<(u32, u32), String>,
+    interrupt: Option<Interrupt>,
+    journal_path: &Path,
+    out: &Path,
+) -> Result<SweepOutcome, SweepError> {
+    let observer = Arc::clone(&sweep.record.observer);
     let work = async {
-        for cell in shared.config.cells() {
+        for cell in sweep.plan.config.cells() {
             if let Some(reason) = too_long.get(&(cell.prompt_tokens_target, cell.output_tokens)) {
-                runner::skip_cell(&shared, &mut state, cell, reason.clone())?;
+                crate::cells::skip_cell(&sweep.record, &mut state, cell, reason.clone())?;
             }
         }
-        runner::calibrate_all(&shared, &mut state).await?;
-        runner::run_cells(&shared, &mut state).await
+        crate::calibrate::calibrate_all(&sweep.target, &sweep.plan, &sweep.record, &mut state)
+            .await?;
+        if sweep.plan.config.is_search() {
+            crate::capacity_search::search(&sweep, &mut state).await
+        } else {
+            crate::cells::run_cells(&sweep, &mut state).await
+        }
     };
-    let interrupt = interrupt.unwrap_or_else(|| Box::pin(std::future::pending()));
+    let interrupt = interrupt.unwrap_or_else(vernier_run::never);
     let (result, interrupted) = tokio::select! {
         result = work => (result, false),
         () = interrupt => (Ok(()), true),
@@ -494,23 +545,46 @@ pub async fn run_sweep(
     if interrupted {
         observer.note(&format!(
             "interrupted: writing the report of what was measured; continue with: {}",
-            shared.resume_command
+            sweep.record.resume_command
         ));
     }
     // Reports come from the journal alone, also after a failure.
-    let loaded = journal::read_sweep_journal(&journal_path)?;
+    let loaded = journal::read_sweep_journal(journal_path)?;
     let written = summary::summarise(&loaded)
-        .map(|run| report::write_reports(&run, &out_dir).map(|files| (run, files)));
+        .map(|run| report::write_reports(&run, out).map(|files| (run, files)));
     result?;
     let (run, files) = written.ok_or_else(|| SweepError::JournalParse {
-        path: journal_path.clone(),
+        path: journal_path.to_path_buf(),
         line: 1,
         detail: "the journal has no header".to_owned(),
     })??;
+    if !interrupted && run.cells.iter().all(|cell| cell.n_ok == 0) {
+        let reasons: Vec<String> = run
+            .cells
+            .iter()
+            .map(|cell| {
+                let why = cell
+                    .context_exceeded
+                    .clone()
+                    .unwrap_or_else(|| format!("{} requests failed", cell.n_failed));
+                format!(
+                    "{} p{} o{}: {why}",
+                    cell.workload, cell.prompt_tokens_target, cell.output_tokens
+                )
+            })
+            .collect();
+        return Err(SweepError::NothingMeasured {
+            reasons: if reasons.is_empty() {
+                "the run has no cell".to_owned()
+            } else {
+                reasons.join("; ")
+            },
+        });
+    }
     Ok(SweepOutcome {
         run,
         files,
-        journal: journal_path,
+        journal: journal_path.to_path_buf(),
         interrupted,
     })
 }
@@ -535,9 +609,9 @@ mod tests {
             .expect("serialise the header");
         std::fs::write(&path, line + "\n").expect("write the journal");
         match read_resumable(&path) {
-            Err(SweepError::JournalVersion {
+            Err(SweepError::Run(RunError::JournalVersion {
                 found, supported, ..
-            }) => {
+            })) => {
                 assert_eq!(
                     (found, supported),
                     (supported + 1, journal::SWEEP_JOURNAL_VERSION)

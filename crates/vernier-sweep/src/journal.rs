@@ -171,6 +171,10 @@ pub struct Resumed {
     /// Set-up warnings at resume time, as in [`Header::warnings`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Operational settings typed beside `--resume` that differ from the journal's
+    /// (`--allow-busy true (the journal's run: false)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_settings: Vec<String>,
 }
 
 /// Result of calibrating one workload to one prompt length.

@@ -40,6 +40,11 @@
 
 #[cfg(feature = "engine")]
 mod calibrate;
+#[cfg(feature = "engine")]
+mod capacity_search;
+mod capacity_target;
+#[cfg(feature = "engine")]
+mod cells;
 mod config;
 #[cfg(feature = "engine")]
 mod corpus;
@@ -47,32 +52,41 @@ mod corpus;
 mod engine;
 mod environment;
 mod error;
-#[cfg(feature = "engine")]
-mod fields;
+mod interval;
 mod journal;
 mod lag;
-mod load;
-#[cfg(feature = "engine")]
-mod load_runner;
 mod observer;
+mod offered_load;
 #[cfg(feature = "engine")]
-mod pool;
+mod open_loop;
+#[cfg(feature = "engine")]
+mod parts;
 #[cfg(feature = "engine")]
 mod probe;
+#[cfg(feature = "engine")]
+mod queue_sampler;
 mod report;
 #[cfg(feature = "engine")]
-mod runner;
+mod request;
+#[cfg(feature = "engine")]
+mod resume;
+mod run_file;
+#[cfg(feature = "engine")]
+mod runtimes;
 #[cfg(feature = "engine")]
 mod show;
 #[cfg(feature = "engine")]
-mod simulator;
+mod stream;
 mod summary;
+#[cfg(feature = "engine")]
+mod watchdog;
 
+pub use capacity_target::{Target, TargetMetric, TargetPart};
 pub use config::{Arrival, CellKey, LoadMode, SweepConfig, Workload};
 #[cfg(feature = "engine")]
 pub use engine::{
-    Interrupt, RunContext, SIMULATOR_BANNER, SweepOutcome, SweepStart, demo_simulator_config,
-    read_resumable, run_sweep, sweep_client,
+    ResumeFlags, RunContext, SIMULATOR_BANNER, SweepOutcome, SweepStart, demo_simulator_config,
+    run_sweep, sweep_client,
 };
 pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerInfo, ToolInfo};
 pub use error::{StopReason, SweepError};
@@ -83,22 +97,25 @@ pub use journal::{
     Timeline, TimelineClock, journal_path, read_sweep_journal,
 };
 pub use lag::{LagHistogram, LagSummary};
-pub use load::{
-    Aggregate, Capacity, CapacityStep, Lateness, PartCheck, ServerClock, Target, TargetCheck,
-    TargetMetric, TargetPart, Throughput, ThroughputIntervals,
-};
 pub use observer::{QuietObserver, SweepObserver};
+pub use offered_load::{
+    Aggregate, Capacity, CapacityStep, Lateness, PartCheck, ServerClock, TargetCheck, Throughput,
+    ThroughputIntervals,
+};
 pub use report::{
     Chart, ReportFiles, csv_report, markdown_report, svg_charts, terminal_table, write_reports,
 };
 #[cfg(feature = "engine")]
-pub use show::render_show;
-#[cfg(feature = "engine")]
-pub use simulator::InProcessSimulator;
-pub use summary::{
+pub use resume::read_resumable;
+pub use run_file::{
     CellSummary, ClientLag, Figures, MedianIntervals, PerRequestSpecDecode,
-    RUN_FILE_SCHEMA_VERSION, RateLimited, RunFile, SpecDecode, Spread, summarise,
+    RUN_FILE_SCHEMA_VERSION, RateLimited, RunFile, SpecDecode, Spread,
 };
+#[cfg(feature = "engine")]
+pub use show::render_show;
+pub use summary::summarise;
+#[cfg(feature = "engine")]
+pub use vernier_run::{InProcessSimulator, Interrupt};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -41,16 +41,18 @@ pub fn render_show(out: &Path, cell: &str, rep: u32, stream: u32) -> Result<Stri
         .ok()
         .and_then(|index| cells.get(index).copied())
         .or_else(|| cells.iter().copied().find(|key| key.to_string() == cell))
-        .ok_or_else(|| SweepError::InvalidArgument {
-            what: "CELL".to_owned(),
-            detail: format!(
-                "the run has no cell {cell:?}; give an index from 0 or one of: {}",
-                cells
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
+        .ok_or_else(|| {
+            SweepError::invalid(
+                "CELL",
+                format!(
+                    "the run has no cell {cell:?}; give an index from 0 or one of: {}",
+                    cells
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            )
         })?;
     let attempts: Vec<&Attempt> = journal
         .lines
@@ -68,10 +70,10 @@ pub fn render_show(out: &Path, cell: &str, rep: u32, stream: u32) -> Result<Stri
         })
         .collect();
     if attempts.is_empty() {
-        return Err(SweepError::InvalidArgument {
-            what: "REP".to_owned(),
-            detail: format!("cell {key} has no measured repetition {rep} with stream {stream}"),
-        });
+        return Err(SweepError::invalid(
+            "REP",
+            format!("cell {key} has no measured repetition {rep} with stream {stream}"),
+        ));
     }
     let mut text = String::new();
     let _ = writeln!(text, "{key}, repetition {rep}, stream {stream}");

@@ -7,6 +7,7 @@
 //! the rejected parameters are kept in the task's [`Instance::redraws`].
 
 use serde::{Deserialize, Serialize};
+use vernier_stats::SplitMix64;
 
 use crate::error::SuiteError;
 use crate::math::{
@@ -14,7 +15,6 @@ use crate::math::{
     Friday13, KnightPath, LastDigits, LatticePaths, Problem, RoundTable, SubsetSum,
     bundled_problems,
 };
-use crate::rng::SplitMix64;
 
 /// The lowest difficulty level.
 pub const MIN_LEVEL: u8 = 1;

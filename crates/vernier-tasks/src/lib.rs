@@ -97,11 +97,11 @@ mod code;
 mod context;
 mod error;
 mod family;
+mod grading;
 mod math;
 mod math_check;
 mod movie;
 mod proof;
-mod rng;
 #[cfg(feature = "grader")]
 mod selfcheck;
 mod suite;

@@ -2,6 +2,7 @@
 
 use hardsuite::CommandOutput;
 use vernier_hardsuite::HardsuiteError;
+use vernier_run::RunError;
 
 use crate::{arg, run_cli};
 
@@ -181,10 +182,15 @@ async fn client_settings_are_checked_before_docker_and_the_self_check() {
     ])
     .await
     .expect_err("bad URL");
+    // A URL that cannot name a server is a refused flag (vernier-run's one client rule).
     assert!(
-        matches!(error, HardsuiteError::Client { .. }),
-        "expected a client error, got {error}"
+        matches!(
+            &error,
+            HardsuiteError::Run(RunError::InvalidArgument { what, .. }) if what == "--base-url"
+        ),
+        "expected a refused --base-url, got {error}"
     );
+    assert_eq!(error.exit_code(), vernier_cli::exit_code::USAGE);
     let error = run_cli(&[
         "hardsuite",
         "run",
@@ -204,7 +210,7 @@ async fn client_settings_are_checked_before_docker_and_the_self_check() {
     .expect_err("unset API key variable");
     let message = vernier_cli::cause_chain(&error);
     assert!(
-        matches!(error, HardsuiteError::Client { .. }),
+        matches!(error, HardsuiteError::Run(RunError::Client { .. })),
         "expected a client error, got {message}"
     );
     assert!(
@@ -261,7 +267,7 @@ async fn a_second_run_refuses_to_empty_the_first_runs_journal() {
         .await
         .expect_err("the journal exists");
     assert!(
-        matches!(error, HardsuiteError::JournalExists { .. }),
+        matches!(error, HardsuiteError::Run(RunError::JournalExists { .. })),
         "{error}"
     );
     let message = error.to_string();
@@ -329,7 +335,7 @@ async fn resume_refuses_flags_that_differ_from_the_journal() {
     .await
     .expect_err("every flag differs");
     assert!(
-        matches!(error, HardsuiteError::ConfigMismatch { .. }),
+        matches!(error, HardsuiteError::Run(RunError::ConfigMismatch { .. })),
         "{error}"
     );
     let message = error.to_string();
@@ -343,7 +349,7 @@ async fn resume_refuses_flags_that_differ_from_the_journal() {
         r#"--extra-body {"seed":1} (the journal's run: {})"#,
         "--model other-model (the journal's run: vernier-sim)",
         "--out ",
-        "drop these flags to continue the run",
+        "leave them out (--resume alone continues the run as it was started, as: hardsuite run)",
     ] {
         assert!(
             message.contains(expected),

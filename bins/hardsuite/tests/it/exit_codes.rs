@@ -1,5 +1,5 @@
 //! The built binary's exit codes (`vernier_cli::exit_code`): 0 success, 1 failure while
-//! running, 2 usage error, 4 server stopped, 5 self-check failed.
+//! running, 2 usage error, 4 server stopped, 5 self-check failed, 130 interrupted.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -127,4 +127,48 @@ positive = true
         "{}",
         stderr(&output)
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_writes_the_files_prints_the_resume_command_and_exits_130() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .args(["run", "--tasks", "crt,tool-none", "--samples", "200"])
+        .args([
+            "--concurrency",
+            "1",
+            "--skip-self-check",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the hardsuite binary runs");
+    let journal = out.join("journal.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_to_string(&journal).map_or(0, |text| text.lines().count()) < 3 {
+        assert!(std::time::Instant::now() < deadline, "no attempt in 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let output = child.wait_with_output().expect("the run ends");
+    assert_exit(&output, exit_code::INTERRUPTED);
+    let stderr = stderr(&output);
+    assert!(
+        stderr.contains(&format!(
+            "interrupted; continue with: {} run --resume {}",
+            env!("CARGO_BIN_EXE_hardsuite"),
+            journal.display()
+        )),
+        "{stderr}"
+    );
+    assert!(out.join("results.json").exists() && out.join("report.md").exists());
 }

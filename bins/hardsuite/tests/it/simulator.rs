@@ -151,149 +151,6 @@ async fn full_suite_against_the_simulator_reproduces_the_scripted_score() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cut_off_is_re_run_and_both_scores_are_reported() {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let out = dir.path().join("out");
-    let output = run_cli(&[
-        "hardsuite",
-        "run",
-        "--out",
-        arg(&out),
-        "--quiet",
-        "--tasks",
-        "domino-tiling,last-digits,knight-path,tool-calc",
-        "--rerun-cut-off",
-        "32000",
-    ])
-    .await
-    .expect("math and tool tasks need no Docker engine");
-    let CommandOutput::Run(outcome) = output else {
-        panic!("run gives a run outcome");
-    };
-    let knight = outcome.results.task("knight-path").expect("task");
-    assert_eq!(
-        knight.samples[0].outcome,
-        OutcomeKind::CutOff,
-        "a cut-off is cut_off, not wrong"
-    );
-    assert_eq!(knight.samples[0].detail, "length");
-    assert!(knight.samples[0].ended_in_reasoning);
-    assert_eq!(knight.rerun.len(), 1);
-    assert_eq!(knight.rerun[0].budget_tokens, 32_000);
-    let after = outcome.results.after_rerun.as_ref().expect("re-run scores");
-    assert_eq!(after.rerun_budget, Some(32_000));
-    assert_eq!(outcome.results.main.total.n_cut_off, 1);
-    assert_eq!(outcome.results.main.total.n_wrong, 1);
-    // Only the cut-off task was re-run.
-    let reruns = json_lines(&outcome.files.journal)
-        .into_iter()
-        .filter(|line| line["type"] == "attempt" && line["phase"] == "rerun")
-        .count();
-    assert_eq!(reruns, 1);
-    assert!(
-        outcome
-            .table
-            .contains("Re-run of the cut-off tasks at 32,000 tokens")
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn resume_does_not_redo_finished_attempts() {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let out = dir.path().join("out");
-    let tasks = "dice-probability,coin-change,crt,collatz,tool-search,tool-none";
-    let first = run_cli(&[
-        "hardsuite",
-        "run",
-        "--out",
-        arg(&out),
-        "--quiet",
-        "--tasks",
-        tasks,
-        "--samples",
-        "2",
-    ])
-    .await
-    .expect("first run");
-    let CommandOutput::Run(first) = first else {
-        panic!("run gives a run outcome");
-    };
-    let journal_path = first.files.journal.clone();
-    let text = std::fs::read_to_string(&journal_path).expect("journal");
-    let lines: Vec<&str> = text.lines().collect();
-    let scored_key = |line: &serde_json::Value| -> Option<(String, u64)> {
-        (line["type"] == "attempt" && line["outcome"] != "infra").then(|| {
-            (
-                line["task_id"].as_str().expect("id").to_owned(),
-                line["sample"].as_u64().expect("sample"),
-            )
-        })
-    };
-    let parsed: Vec<serde_json::Value> = lines
-        .iter()
-        .map(|line| serde_json::from_str(line).expect("json"))
-        .collect();
-    assert_eq!(
-        parsed.iter().filter_map(scored_key).count(),
-        12,
-        "one scored try per task sample"
-    );
-    // A crash after five attempt lines, in the middle of writing the sixth.
-    let mut crashed = lines[..6].join("\n");
-    crashed.push('\n');
-    crashed.push_str(&lines[6][..lines[6].len() / 2]);
-    std::fs::write(&journal_path, crashed).expect("truncate the journal");
-    let kept_keys: Vec<(String, u64)> = parsed[1..6].iter().filter_map(scored_key).collect();
-    assert!(!kept_keys.is_empty());
-
-    let resumed = run_cli(&[
-        "hardsuite",
-        "run",
-        "--resume",
-        arg(&journal_path),
-        "--quiet",
-    ])
-    .await
-    .expect("resumed run");
-    let CommandOutput::Run(resumed) = resumed else {
-        panic!("run gives a run outcome");
-    };
-    assert_eq!(resumed.kept_attempts, kept_keys.len());
-    let journal = json_lines(&journal_path);
-    let resumed_at = journal
-        .iter()
-        .position(|line| line["type"] == "resumed")
-        .expect("a resumed line");
-    assert_eq!(journal[resumed_at]["kept_attempts"], kept_keys.len());
-    let after: Vec<(String, u64)> = journal[resumed_at + 1..]
-        .iter()
-        .filter_map(scored_key)
-        .collect();
-    assert_eq!(
-        after.len(),
-        12 - kept_keys.len(),
-        "only the unfinished attempts ran: {after:?}"
-    );
-    for key in &kept_keys {
-        assert!(!after.contains(key), "{key:?} was redone");
-    }
-    // The resumed run's results equal a complete run's, sample by sample.
-    let outcomes = |results: &vernier_hardsuite::ResultsFile| -> Vec<(String, u32, OutcomeKind)> {
-        results
-            .tasks
-            .iter()
-            .flat_map(|task| {
-                task.samples
-                    .iter()
-                    .map(|s| (task.id.clone(), s.sample, s.outcome))
-            })
-            .collect()
-    };
-    assert_eq!(outcomes(&resumed.results), outcomes(&first.results));
-    assert_eq!(resumed.results.main.total.n_scored, 12);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_server_stops_the_run_with_the_resume_command() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("address").port();
@@ -318,12 +175,14 @@ async fn a_dead_server_stops_the_run_with_the_resume_command() {
     ])
     .await
     .expect_err("no server");
-    let HardsuiteError::ServerStopped { journal, .. } = &error else {
+    let HardsuiteError::Run(vernier_run::RunError::ServerStopped {
+        journal,
+        resume_command,
+        ..
+    }) = &error
+    else {
         panic!("expected ServerStopped, got {error}");
     };
-    let command_line = vec!["hardsuite".to_owned()];
-    let resume_command =
-        hardsuite::resume_command(&error, &command_line).expect("a stopped run resumes");
     assert!(
         resume_command.starts_with("hardsuite run --base-url ")
             && resume_command.contains(&format!(" --resume {}", journal.display())),
@@ -337,13 +196,10 @@ async fn a_dead_server_stops_the_run_with_the_resume_command() {
     assert_eq!(lines[0]["type"], "header");
     assert!(lines[1..].iter().all(|line| line["outcome"] == "infra"));
     assert!(out.join("results.json").exists() && out.join("report.md").exists());
-    let message = hardsuite::error_text(&error, &command_line);
+    let message = hardsuite::error_text(&error);
     assert!(
         message.contains("; continue with: hardsuite run --base-url "),
         "{message}"
     );
-    assert_eq!(
-        hardsuite::exit_code_of(&error),
-        vernier_cli::exit_code::SERVER_STOPPED
-    );
+    assert_eq!(error.exit_code(), vernier_cli::exit_code::SERVER_STOPPED);
 }

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use vernier_sim::{Sim, SimConfig};
 
+mod resume;
+
 fn lifecycle() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lifecycle"))
 }

@@ -16,15 +16,33 @@ async fn a_bad_extra_body_or_wait_fails_before_the_server_is_asked() {
     let out = tempfile::tempdir().expect("temporary folder");
     let url = nobody_listening();
     for (flags, flag) in [
-        (["--extra-body", "{\"a\":"], "--extra-body"),
-        (["--idle-timeout-s", "1e20"], "--idle-timeout-s"),
-        (["--busy-wait-cap-s", "1e20"], "--busy-wait-cap-s"),
+        (&["--extra-body", "{\"a\":"][..], "--extra-body"),
+        (&["--idle-timeout-s", "1e20"], "--idle-timeout-s"),
+        (&["--busy-wait-cap-s", "1e20"], "--busy-wait-cap-s"),
+        // Flags that would do nothing in the run asked for are refused, not dropped.
+        (&["--duration", "30"], "--duration"),
+        (&["--arrival", "poisson"], "--arrival"),
+        (&["--max-load", "8"], "--max-load"),
+        (
+            &["--load", "steady", "--rate", "2", "--duration", "5"],
+            "--load",
+        ),
+        (
+            &["--base-url-is-plain", "--ca-cert", "/nonexistent.pem"],
+            "--ca-cert",
+        ),
     ] {
+        let flags: Vec<&str> = flags
+            .iter()
+            .copied()
+            .filter(|flag| *flag != "--base-url-is-plain")
+            .collect();
         let error = run_sweep(&url, out.path(), &flags)
             .await
             .expect_err("a bad argument is refused");
+        assert_eq!(error.exit_code(), 2, "{flags:?}: {error}");
         assert!(
-            matches!(&error, vernier_sweep::SweepError::InvalidArgument { what, .. } if what == flag),
+            matches!(&error, vernier_sweep::SweepError::Run(vernier_run::RunError::InvalidArgument { what, .. }) if what == flag),
             "{flags:?}: {error}"
         );
     }
@@ -44,12 +62,15 @@ async fn a_second_run_into_the_same_folder_says_how_to_resume_or_start_anew() {
         .expect_err("an existing journal is not overwritten");
     let message = error.to_string();
     assert!(
-        matches!(error, vernier_sweep::SweepError::JournalExists { .. }),
+        matches!(
+            error,
+            vernier_sweep::SweepError::Run(vernier_run::RunError::JournalExists { .. })
+        ),
         "{message}"
     );
     assert!(
         message.contains(&format!(
-            "pass --resume {} to continue it, or --out DIR for a new run",
+            "pass --resume {} to continue it, or choose another --out",
             journal.display()
         )),
         "{message}"

@@ -1,11 +1,11 @@
-//! Hosted endpoints: a server that rate-limits most requests, and an API key that must never
-//! reach a file.
+//! Hosted endpoints through the binary: an API key named by `--api-key-env` that must never reach
+//! a file or a message, and a self-signed HTTPS server trusted with `--ca-cert`.
 
 use std::time::Duration;
 
 use vernier_sim::{Faults, SimConfig};
 
-use crate::support::{journal_values, read_run_file, run_sweep, start_sim};
+use crate::support::start_sim;
 
 fn sim_config(rate_limited: Option<(u32, u64)>) -> SimConfig {
     let mut faults = Faults::default();
@@ -15,79 +15,6 @@ fn sim_config(rate_limited: Option<(u32, u64)>) -> SimConfig {
         .prefill_tokens_per_s(50_000.0)
         .faults(faults)
         .build()
-}
-
-const FLAGS: [&str; 10] = [
-    "--workload",
-    "prose",
-    "--prompt-tokens",
-    "64",
-    "--output-tokens",
-    "24",
-    "--reps",
-    "3",
-    "--warmup",
-    "0",
-];
-
-fn decode_median(run: &serde_json::Value) -> f64 {
-    run["cells"][0]["median"]["decode_tokens_per_s"]
-        .as_f64()
-        .expect("a decode median")
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_refusing_60_percent_with_retry_after_is_waited_on_and_measured_as_a_clean_one() {
-    // 600 of every 1000 generation requests answered 429 with Retry-After: 1.
-    let limited = start_sim(sim_config(Some((600, 1)))).await;
-    let out = tempfile::tempdir().expect("temporary folder");
-    let outcome = run_sweep(&limited.base_url(), out.path(), &FLAGS)
-        .await
-        .expect("the rate-limited sweep finishes");
-    let run = read_run_file(&outcome);
-    assert_eq!(run["complete"], true);
-    assert_eq!(run["cells"][0]["n_ok"], 3);
-    assert_eq!(run["cells"][0]["n_failed"], 0);
-    // Every wait is journaled with its cause, and lasted at least what the server asked for.
-    let waits: Vec<serde_json::Value> = journal_values(&outcome.journal)
-        .into_iter()
-        .filter(|l| l["type"] == "attempt" && !l["wait"].is_null())
-        .map(|l| l["wait"].clone())
-        .collect();
-    assert!(
-        !waits.is_empty(),
-        "60% of requests are refused: some waits must happen"
-    );
-    for wait in &waits {
-        assert_eq!(wait["cause"], "server_asked", "{wait}");
-        let (waited, asked) = (wait["waited_ms"].as_f64(), wait["asked_ms"].as_f64());
-        assert!(asked == Some(1000.0) && waited >= asked, "{wait}");
-    }
-    assert_eq!(
-        run["rate_limited"]["n_waits"].as_u64(),
-        Some(waits.len() as u64)
-    );
-    let report = std::fs::read_to_string(&outcome.files.markdown).expect("report");
-    assert!(report.contains("s on rate limits"), "{report}");
-    limited.shutdown().await;
-
-    // The same sweep against a clean server: the figures agree (waits are outside every
-    // measured interval).
-    let clean = start_sim(sim_config(None)).await;
-    let clean_out = tempfile::tempdir().expect("temporary folder");
-    let clean_outcome = run_sweep(&clean.base_url(), clean_out.path(), &FLAGS)
-        .await
-        .expect("the clean sweep finishes");
-    let (throttled, unthrottled) = (
-        decode_median(&run),
-        decode_median(&read_run_file(&clean_outcome)),
-    );
-    assert!(
-        (throttled - unthrottled).abs() / unthrottled < 0.05,
-        "decode {throttled:.1} throttled vs {unthrottled:.1} clean"
-    );
-    assert!(read_run_file(&clean_outcome)["rate_limited"].is_null());
-    clean.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,27 +158,5 @@ async fn a_self_signed_https_server_is_measured_with_ca_cert_and_refused_without
     let stderr = String::from_utf8_lossy(&measured.stderr);
     assert_eq!(measured.status.code(), Some(0), "{stderr}");
     assert!(folder.path().join("with/run.json").exists());
-    sim.shutdown().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refused_max_tokens_is_sent_as_max_completion_tokens_and_the_report_says_so() {
-    let mut config = sim_config(None);
-    config.refuse_max_tokens = true;
-    let sim = start_sim(config).await;
-    let out = tempfile::tempdir().expect("temporary folder");
-    let outcome = run_sweep(&sim.base_url(), out.path(), &FLAGS)
-        .await
-        .expect("the sweep switches and finishes");
-    let run = read_run_file(&outcome);
-    assert_eq!(run["cells"][0]["n_ok"], 3);
-    assert_eq!(run["fields_dropped"][0]["field"], "max_tokens");
-    let report = std::fs::read_to_string(&outcome.files.markdown).expect("report");
-    assert!(
-        report.contains("sent as max_completion_tokens instead"),
-        "{report}"
-    );
-    // Output length is still as asked: the simulator honours max_completion_tokens.
-    assert_eq!(run["cells"][0]["n_length_mismatch"], 0);
     sim.shutdown().await;
 }

@@ -1,15 +1,9 @@
-//! Integration tests of the sweep against the in-process simulator over loopback.
+//! Integration tests of the `sweep` command line: arguments and usage errors, `--resume` with
+//! the flags typed beside it, `sweep show`, and what the binary prints and exits with. The
+//! engine's behaviour is tested in `vernier-sweep`'s own tests.
 
 mod arguments;
-mod calibration;
 mod capture;
-mod context;
 mod hosted;
-mod llama;
-mod load;
 mod resume;
-mod safety;
 mod support;
-mod truth;
-mod until_ci;
-mod watchdog;

@@ -1,6 +1,8 @@
-//! A run cut short by a dead server resumes without measuring anything twice.
+//! `--resume` and the flags typed beside it: `--resume JOURNAL` alone takes the configuration and
+//! the server's address from the journal, a changed configuration flag is refused, and
+//! `--base-url` (a server back at another address) is accepted. What a resumed run measures is
+//! tested in `vernier-sweep`.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
@@ -37,7 +39,8 @@ async fn wait_for_rep_done<T>(journal: &Path, n: usize, run: &tokio::task::JoinH
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
+async fn resume_journal_alone_continues_the_journals_run_at_its_address_and_a_changed_flag_is_refused()
+ {
     let sim = start_sim(sim_config("127.0.0.1:0".parse().expect("address"))).await;
     let addr = sim.addr();
     let base_url = sim.base_url();
@@ -62,21 +65,10 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
     // Let a few repetitions finish, then kill the server mid-run.
     wait_for_rep_done(&journal, 5, &first).await;
     sim.shutdown().await;
-    let error = first
+    first
         .await
         .expect("the task ends")
         .expect_err("the run stops when the server dies");
-    let message = error.to_string();
-    assert!(
-        matches!(error, vernier_sweep::SweepError::ServerStopped { .. }),
-        "{message}"
-    );
-    assert!(
-        message.contains(&format!("--resume {}", journal.display())),
-        "{message}"
-    );
-    // Whatever was measured is on disk, reports included.
-    assert!(out.path().join("run.json").exists());
 
     let sim = Sim::start(sim_config(addr))
         .await
@@ -92,31 +84,8 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
     assert_eq!(outcome.run.cells.len(), 8);
     for cell in &outcome.run.cells {
         assert_eq!(cell.n_reps, 3, "{cell:?}");
-        assert_eq!(cell.n_ok, 3 * cell.concurrency, "{cell:?}");
-        assert_eq!(cell.n_failed, 0, "{cell:?}");
     }
-    // No (cell, repetition) finished twice, and no (cell, repetition, stream) measured twice.
     let lines = journal_values(&journal);
-    let mut done = BTreeSet::new();
-    for line in lines.iter().filter(|l| l["type"] == "rep_done") {
-        assert!(
-            done.insert((line["cell"].to_string(), line["rep"].as_u64())),
-            "repetition finished twice: {line}"
-        );
-    }
-    let mut measured = BTreeSet::new();
-    for line in lines
-        .iter()
-        .filter(|l| l["type"] == "attempt" && l["phase"] == "measured" && l["status"] == "ok")
-    {
-        let key = (
-            line["cell"].to_string(),
-            line["rep"].as_u64(),
-            line["stream"].as_u64(),
-        );
-        assert!(measured.insert(key), "request measured twice: {line}");
-    }
-    assert_eq!(lines.iter().filter(|l| l["type"] == "header").count(), 1);
     assert_eq!(lines.iter().filter(|l| l["type"] == "resumed").count(), 1);
     // A resumed run must use the same configuration.
     let mut changed = flags.to_vec();
@@ -127,14 +96,16 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
         .await
         .expect_err("a changed configuration is refused");
     assert!(
-        error.to_string().contains("reps: journal 3, now 4"),
+        error
+            .to_string()
+            .contains("--reps 4 (the journal's run: 3)"),
         "{error}"
     );
     sim.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_back_at_another_address_resumes_but_another_model_is_refused() {
+async fn base_url_typed_beside_resume_is_accepted_and_the_new_address_recorded() {
     let sim = start_sim(sim_config("127.0.0.1:0".parse().expect("address"))).await;
     let out = tempfile::tempdir().expect("temporary folder");
     let journal = out.path().join("journal.jsonl");
@@ -152,24 +123,7 @@ async fn a_server_back_at_another_address_resumes_but_another_model_is_refused()
         .await
         .expect("the first run finishes");
     sim.shutdown().await;
-    // Another model at another address: refused, naming the model.
-    let other = start_sim(
-        SimConfig::builder()
-            .model("another-model")
-            .decode_step(Duration::from_millis(5))
-            .build(),
-    )
-    .await;
     let journal_text = journal.display().to_string();
-    let error = run_sweep(&other.base_url(), out.path(), &["--resume", &journal_text])
-        .await
-        .expect_err("another model is refused");
-    assert!(
-        matches!(error, vernier_sweep::SweepError::ServerChanged { .. }),
-        "{error}"
-    );
-    assert!(error.to_string().contains("another-model"), "{error}");
-    other.shutdown().await;
     // The same model at a new address: an operational change, recorded.
     let moved = start_sim(sim_config("127.0.0.1:0".parse().expect("address"))).await;
     let outcome = run_sweep(&moved.base_url(), out.path(), &["--resume", &journal_text])

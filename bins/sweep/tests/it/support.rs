@@ -35,14 +35,3 @@ pub(crate) fn journal_values(path: &Path) -> Vec<serde_json::Value> {
         .map(|line| serde_json::from_str(line).expect("every journal line is JSON"))
         .collect()
 }
-
-/// The Markdown report the run wrote.
-pub(crate) fn read_markdown(outcome: &vernier_sweep::SweepOutcome) -> String {
-    std::fs::read_to_string(&outcome.files.markdown).expect("report.md")
-}
-
-/// The run file the run wrote, as JSON.
-pub(crate) fn read_run_file(outcome: &vernier_sweep::SweepOutcome) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(&outcome.files.run_file).expect("run.json"))
-        .expect("run.json is JSON")
-}

@@ -2,5 +2,13 @@
 
 #[cfg(feature = "engine")]
 mod config;
+#[cfg(feature = "engine")]
+mod draws;
 mod instances;
+#[cfg(feature = "engine")]
+mod interrupt;
 mod report;
+#[cfg(feature = "engine")]
+mod resume;
+#[cfg(feature = "engine")]
+mod simulated_runs;

@@ -1,8 +1,10 @@
-//! Integration tests: the watchdog suite and `ready` against `vernier-sim` over loopback, and
+//! Integration tests: the watchdog suite, `ready` and its resume policy against `vernier-sim`
+//! over loopback, and
 //! `ready --launch` on a real `llama-server` (found through `scripts/llama-server.sh`; a
 //! missing build fails loudly unless `VERNIER_SKIP_LLAMA_TESTS=1`).
 
 mod llama;
 mod ready;
+mod resume;
 mod support;
 mod watch_suite;

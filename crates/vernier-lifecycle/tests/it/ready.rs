@@ -163,9 +163,7 @@ async fn a_resumed_run_measures_only_the_missing_repetitions() {
     let kept: Vec<&str> = text.lines().take(2).collect();
     std::fs::write(&first.journal, kept.join("\n") + "\n").expect("cut the journal");
     let resumed = run_ready(
-        ReadyStart::Resume {
-            journal: first.journal.clone(),
-        },
+        ReadyStart::resume(first.journal.clone()),
         &["lifecycle".to_owned()],
         &QuietObserver,
         None,
@@ -205,7 +203,9 @@ async fn a_new_run_refuses_an_existing_journal() {
 
 /// A llama-swap-like proxy: the model named in a request's body is "loaded" (a 300 ms pause)
 /// when it is not the one loaded already, then the request goes to that model's simulator.
-async fn start_swap_proxy(backends: Vec<(String, std::net::SocketAddr)>) -> std::net::SocketAddr {
+pub(crate) async fn start_swap_proxy(
+    backends: Vec<(String, std::net::SocketAddr)>,
+) -> std::net::SocketAddr {
     use std::sync::Arc;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

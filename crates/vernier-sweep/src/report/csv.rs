@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::summary::{Figures, RunFile};
+use crate::run_file::{Figures, RunFile};
 
 fn field(value: Option<f64>) -> String {
     value

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::number;
-use crate::summary::{CellSummary, RunFile};
+use crate::run_file::{CellSummary, RunFile};
 
 /// Tokens per event above this make event counting under-report (design rule).
 const UNDER_REPORT_THRESHOLD: f64 = 1.05;
@@ -27,7 +27,7 @@ fn sources(cell: &CellSummary) -> String {
 }
 
 /// Which clock timed the events, and how many reads held more than one token event.
-fn write_event_clock(out: &mut String, lag: &crate::summary::ClientLag) {
+fn write_event_clock(out: &mut String, lag: &crate::run_file::ClientLag) {
     let total = lag.n_kernel_rx_requests + lag.n_userspace_requests;
     if total == 0 {
         return;
@@ -255,7 +255,13 @@ pub fn markdown_report(run: &RunFile) -> String {
         );
     }
     let mismatches: u32 = run.cells.iter().map(|c| c.n_length_mismatch).sum();
-    if mismatches == 0 {
+    let measured: u32 = run.cells.iter().map(|c| c.n_ok).sum();
+    if measured == 0 {
+        let _ = writeln!(
+            out,
+            "- **Nothing was measured:** no request of any cell finished; see why each cell was left out above."
+        );
+    } else if mismatches == 0 {
         let _ = writeln!(
             out,
             "- Output length: every measured request produced the requested number of tokens."
@@ -422,7 +428,7 @@ pub fn markdown_report(run: &RunFile) -> String {
             }
         }
     }
-    out.push_str(&super::load::markdown_sections(run));
+    out.push_str(&super::offered_load::markdown_sections(run));
     if !run.warnings.is_empty() {
         let _ = writeln!(out, "\n## Notes\n");
         for warning in &run.warnings {

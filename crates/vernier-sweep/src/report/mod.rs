@@ -1,8 +1,8 @@
 //! Reports derived from the run file: terminal table, Markdown, CSV and SVG charts.
 
 mod csv;
-mod load;
 mod markdown;
+mod offered_load;
 mod svg;
 mod table;
 
@@ -10,11 +10,19 @@ use std::path::{Path, PathBuf};
 
 pub use csv::csv_report;
 pub use markdown::markdown_report;
-pub use svg::{Chart, svg_charts};
+pub use svg::Chart;
 pub use table::terminal_table;
 
 use crate::error::SweepError;
-use crate::summary::RunFile;
+use crate::run_file::RunFile;
+
+/// Every chart of a run: the cells' four (prefill rate and TTFT against prompt length, decode
+/// rate per workload, tokens per event), then the load charts.
+pub fn svg_charts(run: &RunFile) -> Vec<Chart> {
+    let mut charts = svg::cell_charts(run);
+    charts.extend(offered_load::charts(run));
+    charts
+}
 
 /// Formats an optional figure with `decimals` places, or an em dash.
 pub(crate) fn number(value: Option<f64>, decimals: usize) -> String {

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::config::Workload;
-use crate::summary::{CellSummary, Figures, RunFile};
+use crate::run_file::{CellSummary, Figures, RunFile};
 
 /// One chart file.
 #[derive(Debug, Clone)]
@@ -363,9 +363,9 @@ fn grouped(run: &RunFile, figure: fn(&Figures) -> Option<f64>) -> (Vec<String>, 
     (categories, series)
 }
 
-/// The four charts: prefill rate and TTFT against prompt length, decode rate per workload,
-/// tokens per event.
-pub fn svg_charts(run: &RunFile) -> Vec<Chart> {
+/// The cells' four charts: prefill rate and TTFT against prompt length, decode rate per
+/// workload, tokens per event.
+pub(crate) fn cell_charts(run: &RunFile) -> Vec<Chart> {
     let source = |cells: &[CellSummary]| {
         let mut names: Vec<&str> = cells
             .iter()
@@ -422,9 +422,6 @@ pub fn svg_charts(run: &RunFile) -> Vec<Chart> {
             ),
         },
     ]
-    .into_iter()
-    .chain(super::load::charts(run))
-    .collect()
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::number;
-use crate::summary::RunFile;
+use crate::run_file::RunFile;
 
 /// A plain-text table, one row per cell, medians.
 pub fn terminal_table(run: &RunFile) -> String {

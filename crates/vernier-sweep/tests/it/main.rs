@@ -1,3 +1,17 @@
-//! Integration tests of the reading side: a fixed journal summarised and reported.
+//! Integration tests of the sweep: the engine's behaviour through `run_sweep` against the
+//! simulator over loopback (and a real `llama-server`), and the reading side's reports from a
+//! fixed journal.
 
+mod calibration;
+mod capture;
+mod context;
+mod hosted;
+mod llama;
+mod load;
 mod report;
+mod resume;
+mod safety;
+mod support;
+mod truth;
+mod until_ci;
+mod watchdog;

@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 use vernier_grader::{Case, Guard};
+use vernier_stats::SplitMix64;
 
 use super::{CaseDraw, CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
-use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r#"Write a Python function
 

@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value, json};
 use vernier_grader::Case;
+use vernier_stats::SplitMix64;
 
 use super::{CaseDraw, CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
-use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r"Write a Python class
 

@@ -33,9 +33,9 @@ mod wrap_text;
 use std::time::Duration;
 
 use vernier_grader::{Case, Guard};
+use vernier_stats::SplitMix64;
 
 use crate::family::Draw;
-use crate::rng::SplitMix64;
 use crate::task::ExpectedFailure;
 
 /// One coding task: prompt, hidden harness, reference, controls and cases.
@@ -150,8 +150,8 @@ impl CaseDraw {
     }
 
     /// The generator of a task's drawn cases, from the run's seed and the task's `constant`.
-    pub(crate) fn generator(self, constant: u64) -> crate::rng::SplitMix64 {
-        crate::rng::SplitMix64::new(
+    pub(crate) fn generator(self, constant: u64) -> SplitMix64 {
+        SplitMix64::new(
             self.seed(constant) ^ u64::from(self.draw.level).wrapping_mul(0xA24B_AED4_963E_E407),
         )
     }

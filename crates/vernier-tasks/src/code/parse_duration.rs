@@ -65,7 +65,7 @@ fn case(name: &str, text: &str) -> vernier_grader::Case {
 /// One drawn duration: well formed (a random subset of the units, in order, with numbers of up
 /// to six digits) or broken in one of the ways the task names (units out of order, a repeated
 /// unit, a space, an uppercase unit, a missing unit, a sign). The reference decides which.
-fn drawn_text(random: &mut crate::rng::SplitMix64) -> String {
+fn drawn_text(random: &mut vernier_stats::SplitMix64) -> String {
     const UNITS: [char; 4] = ['d', 'h', 'm', 's'];
     let mut parts: Vec<(String, char)> = Vec::new();
     for unit in UNITS {

@@ -87,7 +87,7 @@ fn from_roman_case(name: &str, numeral: &str) -> vernier_grader::Case {
 /// One drawn string for `from_roman`: a canonical numeral of a random number, broken half of
 /// the time (two neighbours swapped, a symbol doubled or dropped, lowercased, a foreign symbol
 /// added). The reference table decides whether it is still canonical.
-fn drawn_numeral(random: &mut crate::rng::SplitMix64) -> String {
+fn drawn_numeral(random: &mut vernier_stats::SplitMix64) -> String {
     let n = u32::try_from(random.range(1, 3999)).unwrap_or(1);
     let mut chars: Vec<char> = to_roman(n).unwrap_or_default().chars().collect();
     if chars.is_empty() || random.chance(1, 2) {

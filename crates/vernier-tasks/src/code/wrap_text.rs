@@ -2,9 +2,9 @@
 
 use serde_json::json;
 use vernier_grader::Case;
+use vernier_stats::SplitMix64;
 
 use super::{CaseDraw, CodeTaskSpec, single_control_spec};
-use crate::rng::SplitMix64;
 
 const DESCRIPTION: &str = r#"Write a Python function
 

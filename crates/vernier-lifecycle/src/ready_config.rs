@@ -1,0 +1,121 @@
+//! What `ready` can be told, and the checks on it.
+
+use serde::{Deserialize, Serialize};
+use vernier_run::RunError;
+
+use crate::error::LifecycleError;
+
+/// Everything `ready` can be told. `Default` is the command line's defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[non_exhaustive]
+pub struct ReadyConfig {
+    /// Where the server answers (with or without `/v1`).
+    pub base_url: String,
+    /// Shell command that starts the server (run with `sh -c` in its own process group).
+    pub launch: Option<String>,
+    /// Shell command that stops it; default SIGTERM to the group.
+    pub stop: Option<String>,
+    /// Models to switch between on a proxy that loads on demand (no `launch`).
+    pub swap: Vec<String>,
+    /// The model to wait for in `/v1/models` and to ask; default the first one listed.
+    pub model: Option<String>,
+    /// Repetitions.
+    pub reps: u32,
+    /// Warm requests after the first one, whose median is compared with it.
+    pub warm_requests: u32,
+    /// `max_tokens` of each measured request.
+    pub max_tokens: u32,
+    /// The measured requests' prompt.
+    pub prompt: String,
+    /// Seconds from launch (or from a swap request) before a repetition is given up.
+    pub ready_timeout_s: f64,
+    /// Seconds between two polls of the port, `/health` and `/v1/models`.
+    pub poll_interval_s: f64,
+    /// Seconds between SIGTERM (or the stop command) and SIGKILL.
+    pub stop_grace_s: f64,
+}
+
+impl Default for ReadyConfig {
+    fn default() -> Self {
+        Self {
+            base_url: "http://127.0.0.1:8080".to_owned(),
+            launch: None,
+            stop: None,
+            swap: Vec::new(),
+            model: None,
+            reps: 3,
+            warm_requests: 3,
+            max_tokens: 32,
+            prompt: "Write one sentence about the sea.".to_owned(),
+            ready_timeout_s: 900.0,
+            poll_interval_s: 0.05,
+            stop_grace_s: 15.0,
+        }
+    }
+}
+
+impl ReadyConfig {
+    /// Checks ranges and combinations; the first problem is the error.
+    pub fn check(&self) -> Result<(), LifecycleError> {
+        let invalid = |flag: &str, detail: &str| Err(RunError::invalid(flag, detail).into());
+        match (&self.launch, self.swap.len()) {
+            (None, 0) => return invalid("--launch or --swap", "give one of them"),
+            (Some(_), n) if n > 0 => {
+                return invalid(
+                    "--launch with --swap",
+                    "--swap measures a running proxy; drop --launch",
+                );
+            }
+            (None, 1) => return invalid("--swap", "name two models or more, comma-separated"),
+            _ => {}
+        }
+        if self.stop.is_some() && self.launch.is_none() {
+            return invalid(
+                "--stop",
+                "it stops what --launch started; give --launch too",
+            );
+        }
+        if self.reps == 0 {
+            return invalid("--reps", "use 1 or more");
+        }
+        if self.max_tokens < 2 {
+            return invalid("--max-tokens", "a decode rate needs 2 tokens or more");
+        }
+        for (value, field) in [
+            (self.ready_timeout_s, "--ready-timeout"),
+            (self.poll_interval_s, "--poll-interval"),
+            (self.stop_grace_s, "--stop-grace"),
+        ] {
+            vernier_run::seconds(field, value, true)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_must_say_what_to_measure() {
+        assert!(ReadyConfig::default().check().is_err());
+        let launch = ReadyConfig {
+            launch: Some("true".to_owned()),
+            ..ReadyConfig::default()
+        };
+        assert!(launch.check().is_ok());
+        let both = ReadyConfig {
+            swap: vec!["a".to_owned(), "b".to_owned()],
+            ..launch.clone()
+        };
+        assert!(both.check().is_err());
+        let one_model = ReadyConfig {
+            swap: vec!["a".to_owned()],
+            ..ReadyConfig::default()
+        };
+        assert!(one_model.check().is_err());
+        let no_reps = ReadyConfig { reps: 0, ..launch };
+        assert!(no_reps.check().is_err());
+    }
+}

