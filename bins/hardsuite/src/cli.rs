@@ -8,6 +8,20 @@ use vernier_hardsuite::{
     RunTarget, SamplingPreset, SuiteSelection, VideoAs,
 };
 
+/// Examples under `hardsuite --help`.
+const EXAMPLES: &str = "\
+Examples:
+  hardsuite                                              the simulator, scripted answers (a demo)
+  hardsuite run --base-url http://127.0.0.1:8000 --out runs/model-a
+  hardsuite run --base-url http://127.0.0.1:8000 --suite context --lengths 4k,32k
+  hardsuite compare runs/model-a runs/model-b             paired, task by task
+  hardsuite show runs/model-a --all-failures              the raw reply behind every failure
+
+Every task's answer and tests are proved before any model sees them (the self-check runs
+first and stops the run if a task cannot be proved). Exit codes: 0 done, 1 failed, 2 a flag
+refused, 4 the server stopped, 5 the self-check failed, 130 interrupted (the resume command is
+printed).";
+
 /// Run the hard suite (28 judge-free tasks: math, code in a sandbox, tool calls) against an
 /// OpenAI-compatible server, or compare two runs.
 ///
@@ -16,7 +30,12 @@ use vernier_hardsuite::{
 /// grader image (from the repository: `docker/setup-engine.sh && docker/build-grader-image.sh`),
 /// or leave them out with `--tasks` and the other task ids.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "hardsuite", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "hardsuite",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = EXAMPLES
+)]
 pub struct Args {
     /// What to do; `run` when omitted.
     #[command(subcommand)]
@@ -80,7 +99,7 @@ pub struct SuiteArgs {
     /// `video` for the generated-video suite, `probe` for vision, video, short context and tool
     /// tasks together, or a user-defined suite file (.toml or .json), instead of the bundled 28
     /// tasks.
-    #[arg(long, value_name = "context|vision|video|probe|FILE")]
+    #[arg(long, value_name = "context|vision|video|probe|FILE", value_parser = parse_suite)]
     pub suite: Option<PathBuf>,
     /// Video tasks: send each clip as a `video_url` part (`video`, the default: vLLM, `SGLang`),
     /// or as its frames, 2 per second, in `image_url` parts with their times (`frames`: servers
@@ -295,17 +314,27 @@ fn parse_video_as(text: &str) -> Result<VideoAs, String> {
     }
 }
 
+/// The bundled suites by name.
+const SUITES: [&str; 5] = ["hardsuite", "context", "vision", "video", "probe"];
+
+/// A suite name, or a suite file; a word that is neither, and is close to a name, is refused
+/// with the name it was probably meant to be (it was read as a missing file before).
+fn parse_suite(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    let is_file_name =
+        path.extension().is_some_and(|e| e == "toml" || e == "json") || text.contains('/');
+    if SUITES.contains(&text) || path.exists() || is_file_name {
+        return Ok(path);
+    }
+    let known = "the bundled suites are hardsuite, context, vision, video and probe; a suite file ends in .toml or .json";
+    Err(match vernier_cli::closest(text, &SUITES) {
+        Some(name) => format!("no suite {text:?}: did you mean {name}? ({known})"),
+        None => format!("no suite {text:?}: {known}"),
+    })
+}
+
 fn parse_length(text: &str) -> Result<u32, String> {
-    let text = text.trim();
-    let (digits, scale) = match text.strip_suffix(['k', 'K']) {
-        Some(digits) => (digits, 1024),
-        None => (text, 1),
-    };
-    digits
-        .parse::<u32>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .ok_or_else(|| format!("{text:?} is not a length; write tokens as 4096 or 4k"))
+    vernier_cli::parse_tokens(text)
 }
 
 impl SuiteArgs {
@@ -387,7 +416,13 @@ impl RunArgs {
             None => None,
         };
         let mut config = RunConfig::default();
-        config.base_url.clone_from(&self.base_url);
+        config.base_url = self.base_url.as_deref().map(|url| {
+            let (url, note) = vernier_run::trim_base_url(url);
+            if let Some(note) = note {
+                vernier_cli::note(&note);
+            }
+            url
+        });
         config.model.clone_from(&self.model);
         config.api_key_env.clone_from(&self.api_key_env);
         config.suite = self.suite.selection();

@@ -198,6 +198,17 @@ impl ReadyObserver for Progress {
 
 impl WatchObserver for Progress {
     fn event(&self, event: &WatchEvent) {
+        // Without the generation counter the watchdog cannot tell busy from hung: say so on
+        // stderr, quiet or not, not only in a JSON field.
+        if let WatchEvent::Start {
+            counter_note: Some(note),
+            ..
+        } = event
+        {
+            vernier_cli::note(&format!(
+                "warning: {note}; a busy server may be judged hung"
+            ));
+        }
         if self.quiet {
             return;
         }

@@ -7,12 +7,35 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory as _, FromArgMatches as _};
 use vernier_sweep::{Arrival, LoadMode, Workload};
 
+/// Examples under `sweep --help`.
+const EXAMPLES: &str = "\
+Examples:
+  sweep                                              the bundled simulator, every default (a demo)
+  sweep --base-url http://127.0.0.1:8000 --prompt-tokens 1k,8k --output-tokens 256 --concurrency 1,4,16
+  sweep --base-url https://api.example.com --model m --max-rps 2 --reps 3   (key from OPENAI_API_KEY)
+  sweep --base-url http://127.0.0.1:8080 --target 'ttft_p90<=1s,decode_p10>=20'   capacity at a target
+  sweep --resume sweep-out/2026-12-03T09-30-00/journal.jsonl                 continue an interrupted run
+
+The default prompt lengths (111, 364, 5378 and 10714 tokens) are those of a published
+prefill/decode comparison of two models on one machine: from a chat turn to a long document,
+because short prompts alone hide how far apart two setups are on prefill. Token counts take
+a k suffix (4k = 4096). Exit codes: 0 measured, 1 failed (nothing measured),
+2 a flag refused, 3 the server was busy, 4 the server stopped, 130 interrupted (the resume
+command is printed).";
+
 /// `sweep`: measure prefill and decode speed of an OpenAI-compatible server.
 ///
 /// With no `--base-url` the bundled simulator runs in-process (the figures then describe the
 /// simulator, and a banner says so).
 #[derive(Debug, Clone, clap::Parser)]
-#[command(name = "sweep", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "sweep",
+    version,
+    about,
+    long_about = None,
+    args_conflicts_with_subcommands = true,
+    after_help = EXAMPLES
+)]
 #[expect(
     clippy::struct_excessive_bools,
     reason = "each bool is one command-line switch"
@@ -22,133 +45,148 @@ pub struct Args {
     #[command(subcommand)]
     pub command: Option<SweepCommand>,
     /// Server root or `/v1` URL, e.g. `http://127.0.0.1:8000`. Omit to run the simulator.
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub base_url: Option<String>,
     /// Model id; taken from `/v1/models` when omitted.
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub model: Option<String>,
     /// Prompt lengths in the server's own tokens.
-    #[arg(long, value_delimiter = ',', default_values_t = [111_u32, 364, 5378, 10714])]
+    #[arg(long, value_delimiter = ',', default_values_t = [111_u32, 364, 5378, 10714], value_parser = vernier_cli::parse_tokens, help_heading = "Workload")]
     pub prompt_tokens: Vec<u32>,
     /// Output lengths in tokens (forced where the server allows).
-    #[arg(long, value_delimiter = ',', default_values_t = [512_u32])]
+    #[arg(long, value_delimiter = ',', default_values_t = [512_u32], value_parser = vernier_cli::parse_tokens, help_heading = "Workload")]
     pub output_tokens: Vec<u32>,
     /// Measured repetitions per cell (the minimum with `--until-ci`).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, help_heading = "Repetitions")]
     pub reps: u32,
     /// Discarded warm-up repetitions per cell, on their own prompts.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, help_heading = "Repetitions")]
     pub warmup: u32,
     /// Concurrent streams per repetition, e.g. `1,2,4,8`.
-    #[arg(long, value_delimiter = ',', default_values_t = [1_u32])]
+    #[arg(long, value_delimiter = ',', default_values_t = [1_u32], help_heading = "Load")]
     pub concurrency: Vec<u32>,
     /// How load is applied: `burst` starts `--concurrency` streams at once per repetition;
     /// `steady` keeps them in flight for `--duration` seconds, replacing each finished stream
     /// at once, and measures the steady window.
-    #[arg(long, default_value = "burst", value_parser = parse_load)]
+    #[arg(long, default_value = "burst", value_parser = parse_load, help_heading = "Load")]
     pub load: LoadMode,
     /// Seconds of steady load (`--load steady`) or of open-loop sending (`--rate`) per
     /// repetition.
-    #[arg(long)]
+    #[arg(long, help_heading = "Load")]
     pub duration: Option<f64>,
     /// Open loop: request rates per second, e.g. `0.5,2,8`; requests go out on schedule
     /// whatever the server does (`--arrival`), for `--duration` seconds per repetition.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help_heading = "Load")]
     pub rate: Vec<f64>,
     /// Open-loop arrivals: `poisson` (seeded exponential gaps) or `constant`.
-    #[arg(long, value_parser = parse_arrival)]
+    #[arg(long, value_parser = parse_arrival, help_heading = "Load")]
     pub arrival: Option<Arrival>,
     /// Capacity at a target, e.g. `ttft_p90<=1000ms,decode_p10>=20`: searches the concurrency
     /// (or with `--rate R`, the rate from R) upward and then by bisection for the largest load
     /// meeting every part (figures ttft, itl, decode; quantiles p1-p99 or median).
-    #[arg(long)]
+    #[arg(long, help_heading = "Load")]
     pub target: Option<String>,
     /// The highest concurrency (or rate) the capacity search tries.
-    #[arg(long)]
+    #[arg(long, help_heading = "Load")]
     pub max_load: Option<f64>,
     /// Workloads: natural prose and natural code.
-    #[arg(long, value_delimiter = ',', default_values_t = [Workload::Prose, Workload::Code], value_parser = parse_workload)]
+    #[arg(long, value_delimiter = ',', default_values_t = [Workload::Prose, Workload::Code], value_parser = parse_workload, help_heading = "Workload")]
     pub workload: Vec<Workload>,
     /// Sampling temperature (0 is greedy).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, help_heading = "Workload")]
     pub temperature: f64,
     /// Sampling seed sent with every request.
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
     /// A JSON object merged into every request body.
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub extra_body: Option<String>,
-    /// Environment variable holding the API key (never written to any file or message).
-    #[arg(long)]
+    /// Environment variable holding the API key [default: `OPENAI_API_KEY`, when set]; the key
+    /// is never written to any file or message.
+    #[arg(long, help_heading = "Server")]
     pub api_key_env: Option<String>,
     /// A PEM file of CA certificates to trust beside the built-in roots, for a self-hosted
     /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY` and
     /// `NO_PROXY` are honoured.
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub ca_cert: Option<PathBuf>,
     /// Keep the first N measured streams of each cell byte for byte, every body frame with its
     /// arrival (`OUT/captures/`), for `sweep show` and for replay.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Output")]
     pub capture: Option<u32>,
     /// The most requests per second to send, for endpoints with a request-rate limit.
-    #[arg(long)]
+    #[arg(long, help_heading = "Hosted endpoints")]
     pub max_rps: Option<f64>,
     /// The longest the run waits on rate limits (`429`/`503`, as long as the server asks, or
     /// backing off), in seconds, in all; past it a rate-limited try counts as a failure.
-    #[arg(long)]
+    #[arg(long, help_heading = "Hosted endpoints")]
     pub max_wait: Option<f64>,
     /// A free-form label recorded in the run file and reports.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub label: Option<String>,
-    /// Output folder for the journal, run file and reports.
-    #[arg(long, default_value = "sweep-out")]
+    /// Output folder for the journal, run file and reports [default: sweep-out/DATE-TIME, a
+    /// new folder each run, named by the UTC start time].
+    #[arg(
+        long,
+        default_value = "sweep-out",
+        hide_default_value = true,
+        help_heading = "Output"
+    )]
     pub out: PathBuf,
+    /// Replace the run already in `--out` (its journal, run file, reports, charts and
+    /// captures; nothing else in the folder is touched) instead of refusing.
+    #[arg(long, help_heading = "Output")]
+    pub overwrite: bool,
     /// Continue the run recorded in this journal (its folder becomes the output folder). The
     /// configuration comes from the journal: `--resume JOURNAL` alone is enough; flags given
     /// beside it must agree with the journal, except `--base-url` (a server that came back at
     /// another address), `--api-key-env`, `--label`, `--quiet` and `--allow-busy`.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub resume: Option<PathBuf>,
     /// Run even if the server already has requests running or waiting, or its `/metrics`
     /// cannot say (this also silences the warning that the busy check is unavailable).
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub allow_busy: bool,
     /// Repeat each cell until the 95% interval on the median decode rate is narrower than
     /// this percentage of the median.
-    #[arg(long)]
+    #[arg(long, help_heading = "Repetitions")]
     pub until_ci: Option<f64>,
     /// Cap on repetitions per cell with `--until-ci`.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, help_heading = "Repetitions")]
     pub max_reps: u32,
     /// Retries of a failed request (each attempt is journaled as infra).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, help_heading = "Repetitions")]
     pub retries: u32,
     /// Do not send `ignore_eos` / `min_tokens` (for servers that reject them).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub no_force_length: bool,
     /// Do not send `cache_salt` (for servers that reject it).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub no_cache_salt: bool,
     /// Do not send `cache_prompt: false` (for servers that reject it).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub no_cache_prompt_field: bool,
     /// Do not ask for per-chunk token ids (`return_token_ids`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub no_token_ids: bool,
     /// Do not ask for per-chunk usage (`stream_options.continuous_usage_stats`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub no_continuous_usage: bool,
     /// A shell command whose output describes the server's GPU, e.g. `nvidia-smi -q`.
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub gpu_info_cmd: Option<String>,
     /// Seconds without a stream event before the server's generation counter is checked.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, help_heading = "Server")]
     pub idle_timeout_s: f64,
     /// Longest wait, in seconds, on a silent stream while the server is busy elsewhere.
-    #[arg(long, default_value_t = 900.0)]
+    #[arg(long, default_value_t = 900.0, help_heading = "Server")]
     pub busy_wait_cap_s: f64,
+    /// Print the run file (`run.json`) to stdout instead of the tables, for pipes such as
+    /// `sweep --json | jq`.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
     /// No progress bar and no notes on stderr (warnings are still printed).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub quiet: bool,
     /// Testing only: send prompts without the opening nonce and without cache defeats, so a
     /// prefix cache can hit.

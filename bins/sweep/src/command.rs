@@ -99,10 +99,19 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
         (start, Some(header.config.target))
     } else {
         let config = config_from(args)?;
-        let out = args.out.clone();
+        // Without --out each run gets its own folder, so the same command runs twice.
+        let out = if cli.typed.contains("out") {
+            args.out.clone()
+        } else {
+            args.out
+                .join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
+        };
         let journal = vernier_sweep::journal_path(&out);
         if journal.exists() {
-            return Err(vernier_run::RunError::JournalExists { out, journal }.into());
+            if !args.overwrite {
+                return Err(vernier_run::RunError::JournalExists { out, journal }.into());
+            }
+            remove_run(&out)?;
         }
         (
             SweepStart::New {
@@ -116,7 +125,14 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     // The server: --base-url, else the one the journal recorded, else the simulator.
     let base_url = args
         .base_url
-        .clone()
+        .as_deref()
+        .map(|url| {
+            let (url, note) = vernier_run::trim_base_url(url);
+            if let Some(note) = note {
+                progress.note_line(&note);
+            }
+            url
+        })
         .or_else(|| recorded_target.filter(|target| target != "simulator"));
     let mut simulator = None;
     let base_url = if let Some(url) = base_url {
@@ -144,9 +160,42 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     result
 }
 
+/// Removes the files a sweep writes in `out` (for `--overwrite`), and nothing else.
+fn remove_run(out: &std::path::Path) -> Result<(), SweepError> {
+    let cannot = |path: &std::path::Path, error: std::io::Error| {
+        invalid(
+            "--overwrite",
+            format!(
+                "cannot remove {}: {error}; remove the old run by hand or pick another --out",
+                path.display()
+            ),
+        )
+    };
+    let entries = std::fs::read_dir(out).map_err(|error| cannot(out, error))?;
+    for entry in entries {
+        let path = entry.map_err(|error| cannot(out, error))?.path();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ours = matches!(
+            name.as_str(),
+            "journal.jsonl" | "run.json" | "report.md" | "report.csv"
+        ) || path.extension().is_some_and(|e| e == "svg");
+        if ours {
+            std::fs::remove_file(&path).map_err(|error| cannot(&path, error))?;
+        } else if name == "captures" && path.is_dir() {
+            std::fs::remove_dir_all(&path).map_err(|error| cannot(&path, error))?;
+        }
+    }
+    Ok(())
+}
+
 /// Flags that are not configuration fields: how to reach the server and where to write.
 /// Typed beside `--resume` they are used as given (the journal records the new address).
-const NOT_CONFIGURATION: [&str; 7] = [
+const NOT_CONFIGURATION: [&str; 9] = [
+    "json",
+    "overwrite",
     "base_url",
     "api_key_env",
     "ca_cert",

@@ -28,6 +28,7 @@ fn main() -> ExitCode {
         };
     }
     let command_line: Vec<String> = std::env::args().collect();
+    let json = cli.args.json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -42,7 +43,20 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(sweep::run(cli, command_line)) {
         Ok(outcome) => {
-            if let Err(error) = write_stdout(&vernier_sweep::terminal_table(&outcome.run)) {
+            let text = if json {
+                match serde_json::to_string_pretty(&outcome.run) {
+                    Ok(text) => text + "\n",
+                    Err(error) => {
+                        note(&format!(
+                            "error: failed to write the run file as JSON: {error}"
+                        ));
+                        return exit(exit_code::FAILURE);
+                    }
+                }
+            } else {
+                vernier_sweep::terminal_table(&outcome.run)
+            };
+            if let Err(error) = write_stdout(&text) {
                 note(&format!("error: failed to write the table: {error}"));
                 return exit(exit_code::FAILURE);
             }

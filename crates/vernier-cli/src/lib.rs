@@ -109,6 +109,50 @@ pub fn note(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
+/// The candidate closest to `word` by edit distance, when it is close enough to be a typo
+/// (two edits, or a third of the word's letters when it is longer).
+pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let distance = |a: &str, b: &str| {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut previous = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let substituted = previous + usize::from(ca != *cb);
+                previous = row[j + 1];
+                row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
+            }
+        }
+        row[b.len()]
+    };
+    candidates
+        .iter()
+        .map(|candidate| (distance(word, candidate), *candidate))
+        .filter(|(d, _)| *d <= (word.chars().count() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, candidate)| candidate)
+}
+
+/// A token count as the command lines take it: `4096`, or `4k` for 4 × 1024.
+pub fn parse_tokens(text: &str) -> Result<u32, String> {
+    let text = text.trim();
+    let (digits, scale) = match text.strip_suffix(['k', 'K']) {
+        Some(digits) => (digits, 1024),
+        None => (text, 1),
+    };
+    digits
+        .parse::<u32>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("{text:?} is not a token count; write it as 4096 or 4k"))
+}
+
+/// `n` and its noun, singular for one: `1 repetition`, `3 repetitions`, `0 tries`.
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// `word` as a POSIX shell reads it: unchanged when it is made of safe characters only,
 /// otherwise in single quotes.
 pub fn shell_quote(word: &str) -> String {
@@ -165,6 +209,31 @@ pub fn program_name<'a>(command_line: &'a [String], fallback: &'a str) -> &'a st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typo_finds_its_word_and_nonsense_finds_none() {
+        let suites = ["hardsuite", "context", "vision", "video", "probe"];
+        assert_eq!(closest("contxt", &suites), Some("context"));
+        assert_eq!(closest("vidoe", &suites), Some("video"));
+        assert_eq!(closest("prbe", &suites), Some("probe"));
+        assert_eq!(closest("quantum", &suites), None);
+    }
+
+    #[test]
+    fn token_counts_take_a_k_for_1024() {
+        assert_eq!(parse_tokens("4k"), Ok(4096));
+        assert_eq!(parse_tokens("111"), Ok(111));
+        assert_eq!(parse_tokens(" 8K "), Ok(8192));
+        assert!(parse_tokens("4kb").is_err());
+        assert!(parse_tokens("5000000k").is_err());
+    }
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(counted(1, "repetition", "repetitions"), "1 repetition");
+        assert_eq!(counted(3, "repetition", "repetitions"), "3 repetitions");
+        assert_eq!(counted(0, "try", "tries"), "0 tries");
+    }
 
     #[derive(Debug)]
     struct Chained(&'static str, Option<Box<Chained>>);

@@ -98,11 +98,18 @@ impl ContextReport {
             .collect();
         targets.sort_unstable();
         targets.dedup();
+        // The plan's depths, and every depth a sample was placed at: a suite run without a
+        // context plan (the probe suite) still has its columns.
         let mut depths: Vec<u8> = header
             .context
             .as_ref()
             .map(|plan| plan.depths.clone())
             .unwrap_or_default();
+        depths.extend(
+            samples
+                .iter()
+                .filter_map(|s| s.context.as_ref().and_then(|c| c.depth_pct)),
+        );
         depths.sort_unstable();
         depths.dedup();
         let mut cells = Vec::new();
@@ -381,10 +388,11 @@ pub fn render_context_svg(report: &ContextReport) -> String {
         columns.push(None);
     }
     let (cell_w, cell_h, left, top) = (72usize, 32usize, 70usize, 50usize);
-    let width = left + cell_w * columns.len() + 20;
+    // Wide enough for the title and the footnote whatever the number of columns.
+    let width = (left + cell_w * columns.len() + 20).max(560);
     let height = top + cell_h * report.lengths.len() + 40;
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"12\">\n"
     );
     let _ = writeln!(
         svg,

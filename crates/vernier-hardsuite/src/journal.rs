@@ -273,6 +273,16 @@ pub enum AttemptPhase {
     Rerun,
 }
 
+impl AttemptPhase {
+    /// `main run` or `re-run`, for people.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Self::Main => "main run",
+            Self::Rerun => "re-run",
+        }
+    }
+}
+
 /// One try of one task sample: a request streamed and graded, or an infrastructure failure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]

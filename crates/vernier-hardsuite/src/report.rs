@@ -460,14 +460,14 @@ pub fn render_markdown(results: &ResultsFile) -> String {
     }
     if results.n_infra_tries > 0 {
         let _ = writeln!(out);
-        let tries = if results.n_infra_tries == 1 {
-            "try"
+        let (tries, were, they_are) = if results.n_infra_tries == 1 {
+            ("try", "was", "it is")
         } else {
-            "tries"
+            ("tries", "were", "they are")
         };
         let _ = writeln!(
             out,
-            "{} {tries} failed on infrastructure (server or grader) and were retried; they are \
+            "{} {tries} failed on infrastructure (server or grader) and {were} retried; {they_are} \
              not scored.",
             results.n_infra_tries
         );

@@ -92,7 +92,7 @@ fn show_one(
         let _ = writeln!(out, "task {} has no sample {sample} in this run", task.id);
         return;
     };
-    let _ = writeln!(out, "=== {} #{sample} ({:?}) ===", task.id, task.category);
+    let _ = writeln!(out, "=== {} #{sample} ({}) ===", task.id, task.category);
     let _ = writeln!(
         out,
         "outcome: {}{}",
@@ -125,9 +125,9 @@ fn show_one(
     for reply in tries {
         let _ = writeln!(
             out,
-            "--- try {} ({:?}){}: finish reason {} ---",
+            "--- try {} ({}){}: finish reason {} ---",
             reply.try_number,
-            reply.phase,
+            reply.phase.describe(),
             if reply.broken { ", broke off" } else { "" },
             reply.finish_reason.as_deref().unwrap_or("none")
         );
@@ -144,8 +144,13 @@ fn show_one(
         if let Some(grader) = &reply.grader {
             let _ = writeln!(
                 out,
-                "--- grader: {} failing cases, exit {:?}, {} ms, image {} ---",
-                grader.n_failed_cases, grader.exit_code, grader.wall_time_ms, grader.image_digest
+                "--- grader: {} failing cases, {}, {} ms, image {} ---",
+                grader.n_failed_cases,
+                grader
+                    .exit_code
+                    .map_or_else(|| "no exit code".to_owned(), |code| format!("exit {code}")),
+                grader.wall_time_ms,
+                grader.image_digest
             );
             if let Some(crash) = &grader.crash {
                 let _ = writeln!(out, "crashed: {crash}");

@@ -64,7 +64,9 @@ pub trait HangRule: Send + Sync + std::fmt::Debug {
 }
 
 /// The watchdog's rule: a failed probe with a moving counter is busy, not a failure;
-/// `failures` failed probes in a row with a still (or unreadable) counter are a hang.
+/// `failures` failed probes in a row with a still (or unreadable) counter are a hang. A hang
+/// (or a server down) stays so until a probe succeeds or the counter moves: the verdict does
+/// not flap back to "failing" while nothing has changed.
 #[derive(Debug, Clone)]
 pub struct CounterRule {
     failures: u32,
@@ -97,9 +99,8 @@ impl HangRule for CounterRule {
             }
             ProbeOutcome::Unreachable { .. } => {
                 self.failed_in_a_row = 0;
-                self.unreachable_in_a_row += 1;
+                self.unreachable_in_a_row = self.unreachable_in_a_row.saturating_add(1);
                 if self.unreachable_in_a_row >= self.failures {
-                    self.unreachable_in_a_row = 0;
                     Verdict::Down
                 } else {
                     Verdict::Failing
@@ -111,9 +112,8 @@ impl HangRule for CounterRule {
                     self.failed_in_a_row = 0;
                     return Verdict::Busy;
                 }
-                self.failed_in_a_row += 1;
+                self.failed_in_a_row = self.failed_in_a_row.saturating_add(1);
                 if self.failed_in_a_row >= self.failures {
-                    self.failed_in_a_row = 0;
                     Verdict::Hung
                 } else {
                     Verdict::Failing
@@ -149,8 +149,9 @@ mod tests {
         assert_eq!(rule.judge(&ProbeOutcome::Timeout, &moving), Verdict::Busy);
         assert_eq!(rule.judge(&ProbeOutcome::Timeout, &still), Verdict::Failing);
         assert_eq!(rule.judge(&ProbeOutcome::Timeout, &still), Verdict::Hung);
-        // The count starts again after a verdict.
-        assert_eq!(rule.judge(&ProbeOutcome::Timeout, &still), Verdict::Failing);
+        // A hang stays a hang while nothing changes (it flapped back to failing before).
+        assert_eq!(rule.judge(&ProbeOutcome::Timeout, &still), Verdict::Hung);
+        assert_eq!(rule.judge(&ProbeOutcome::Timeout, &still), Verdict::Hung);
         assert_eq!(
             rule.judge(
                 &ProbeOutcome::Ok { latency_ms: 1.0 },
@@ -180,6 +181,7 @@ mod tests {
             rule.judge(&gone, &CounterEvidence::NotRead),
             Verdict::Failing
         );
+        assert_eq!(rule.judge(&gone, &CounterEvidence::NotRead), Verdict::Down);
         assert_eq!(rule.judge(&gone, &CounterEvidence::NotRead), Verdict::Down);
     }
 }

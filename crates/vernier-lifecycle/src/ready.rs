@@ -318,7 +318,7 @@ impl Session<'_> {
             }
             if launched.elapsed() > limit {
                 return Err(format!(
-                    "no {what} within {} s of the launch; see {}",
+                    "gave up waiting until {what}: {} s since the launch; see {}",
                     self.config.ready_timeout_s,
                     server.log().display()
                 ));
@@ -337,9 +337,11 @@ impl Session<'_> {
             .map_err(|error| vernier_cli::one_line(&error))?;
         wait_for_health(&client, milestones, poll, &since, &check).await?;
         self.observer.note(&format!(
-            "  {} answered {:?} first, 200 after {:.2} s",
+            "  {} answered {} first, 200 after {:.2} s",
             milestones.health_path,
-            milestones.health_first_status,
+            milestones
+                .health_first_status
+                .map_or_else(|| "nothing".to_owned(), |status| status.to_string()),
             milestones.health_ok_s.unwrap_or_default()
         ));
         let model = loop {

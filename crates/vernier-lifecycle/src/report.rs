@@ -195,14 +195,18 @@ pub fn ready_markdown(run: &ReadyRun) -> String {
     let mut text = String::from("# Time to ready\n\n");
     if let Some(config) = &run.config {
         if let Some(launch) = &config.launch {
-            let _ = writeln!(text, "Launch: `{launch}`, {} repetitions.\n", config.reps);
+            let _ = writeln!(
+                text,
+                "Launch: `{launch}`, {}.\n",
+                vernier_cli::counted(u64::from(config.reps), "repetition", "repetitions")
+            );
         } else {
             let _ = writeln!(
                 text,
-                "Swaps between {} on {}, {} repetitions.\n",
+                "Swaps between {} on {}, {}.\n",
                 config.swap.join(", "),
                 config.base_url,
-                config.reps
+                vernier_cli::counted(u64::from(config.reps), "repetition", "repetitions")
             );
         }
     }
@@ -214,8 +218,9 @@ pub fn ready_markdown(run: &ReadyRun) -> String {
     if !run.launches.is_empty() {
         let _ = writeln!(
             text,
-            "{} repetitions reached every milestone, {} did not.\n",
-            run.complete_reps, run.failed_reps
+            "{} reached every milestone, {} did not.\n",
+            vernier_cli::counted(run.complete_reps as u64, "repetition", "repetitions"),
+            run.failed_reps
         );
         text.push_str("| milestone (s from launch) | median (min–max, n) |\n| --- | --- |\n");
         for (name, _) in Milestones::default().named() {

@@ -9,6 +9,45 @@ pub fn unix_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// `unix_ms` as a UTC date and minute, `2026-12-02 23:16 UTC`, for reports and chart titles.
+pub fn utc_minute(unix_ms: u64) -> String {
+    let (year, month, day, hour, minute, _) = utc_parts(unix_ms);
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
+}
+
+/// `unix_ms` as a UTC time that sorts and names a folder, `2026-12-02T23-16-21`.
+pub fn utc_folder_name(unix_ms: u64) -> String {
+    let (year, month, day, hour, minute, second) = utc_parts(unix_ms);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}-{minute:02}-{second:02}")
+}
+
+/// Year, month, day, hour, minute and second in UTC.
+fn utc_parts(unix_ms: u64) -> (i64, i64, i64, u64, u64, u64) {
+    let seconds = unix_ms / 1000;
+    let days = i64::try_from(seconds / 86_400).unwrap_or(i64::MAX / 2);
+    let (hour, minute, second) = (
+        (seconds % 86_400) / 3600,
+        (seconds % 3600) / 60,
+        seconds % 60,
+    );
+    // Days to a civil date (proleptic Gregorian), after H. Hinnant's `civil_from_days`.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day, hour, minute, second)
+}
+
 /// One reading of the monotonic and the wall clock together, so that every instant of a run
 /// maps to the wall clock by the same offset (differences stay exact durations).
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +82,16 @@ impl ClockAnchor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_minutes_agree_with_gnu_date() {
+        // Golden values from GNU coreutils: `date -u -d @SECONDS '+%Y-%m-%d %H:%M UTC'`.
+        assert_eq!(utc_minute(1_796_253_381_000), "2026-12-02 23:16 UTC");
+        // A leap day in a year divisible by 400.
+        assert_eq!(utc_minute(951_782_400_000), "2000-02-29 00:00 UTC");
+        assert_eq!(utc_minute(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_folder_name(1_796_253_381_000), "2026-12-02T23-16-21");
+    }
 
     #[test]
     fn instants_keep_their_distances_on_the_wall_clock() {

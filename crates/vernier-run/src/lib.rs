@@ -50,7 +50,7 @@ mod simulator;
 #[cfg(feature = "engine")]
 mod target;
 
-pub use clock::{ClockAnchor, MAX_SECONDS, seconds, unix_ms};
+pub use clock::{ClockAnchor, MAX_SECONDS, seconds, unix_ms, utc_folder_name, utc_minute};
 pub use error::{RunError, StopReason};
 pub use identity::{ServerFingerprint, check_same_server};
 #[cfg(feature = "engine")]
@@ -67,7 +67,8 @@ pub use resume::{Setting, SettingKind, check_resume};
 pub use simulator::InProcessSimulator;
 #[cfg(feature = "engine")]
 pub use target::{
-    ClientOptions, ResolvedModel, build_client, fingerprint, kind_name, resolve_model,
+    ClientOptions, DEFAULT_API_KEY_ENV, ResolvedModel, api_key_source, build_client, fingerprint,
+    kind_name, resolve_model, trim_base_url,
 };
 
 /// The README's example, compiled and run as a doctest.

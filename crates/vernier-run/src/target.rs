@@ -65,7 +65,43 @@ impl<'a> ClientOptions<'a> {
     }
 }
 
-/// Builds the client every engine uses: the key from the environment when named, the extra CA
+/// A base URL as users paste it, trimmed to the server's root or `/v1`: an endpoint path
+/// (`/chat/completions`, `/completions`, `/models`) and trailing slashes come off. Returns the
+/// URL to use and, when it changed, a note saying so for the binary to print.
+pub fn trim_base_url(url: &str) -> (String, Option<String>) {
+    let mut trimmed = url.trim().trim_end_matches('/');
+    for endpoint in ["/chat/completions", "/completions", "/models"] {
+        if let Some(root) = trimmed.strip_suffix(endpoint) {
+            trimmed = root.trim_end_matches('/');
+            break;
+        }
+    }
+    if trimmed.len() + 1 < url.trim().len() {
+        let note = format!(
+            "note: --base-url {url} names an endpoint; using {trimmed} (the requests add their own paths)"
+        );
+        (trimmed.to_owned(), Some(note))
+    } else {
+        (trimmed.to_owned(), None)
+    }
+}
+
+/// The variable the key is read from when no `--api-key-env` names one, as the reference
+/// clients do.
+pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
+
+/// The variable the key comes from: the one named, else [`DEFAULT_API_KEY_ENV`] when it is set
+/// and not empty, else none.
+pub fn api_key_source(named: Option<&str>) -> Option<&str> {
+    named.or_else(|| {
+        std::env::var_os(DEFAULT_API_KEY_ENV)
+            .filter(|value| !value.is_empty())
+            .map(|_| DEFAULT_API_KEY_ENV)
+    })
+}
+
+/// Builds the client every engine uses: the key from the environment when named (else from
+/// `OPENAI_API_KEY` when it is set; never written anywhere), the extra CA
 /// certificates when given (`HTTPS_PROXY` and `NO_PROXY` are honoured). A CA file that cannot
 /// be read, or one given for a plain `http://` server, is a refused flag (`--ca-cert`), and so
 /// is a URL that cannot name a server (`--base-url`).
@@ -74,7 +110,7 @@ pub fn build_client(options: &ClientOptions<'_>) -> Result<Client, RunError> {
     if let Some(agent) = &options.user_agent {
         builder = builder.user_agent(agent.clone());
     }
-    if let Some(var) = options.api_key_env {
+    if let Some(var) = api_key_source(options.api_key_env) {
         builder = builder.api_key_from_env(var);
     }
     if let Some(path) = options.ca_cert {
@@ -122,9 +158,10 @@ pub struct ResolvedModel {
 }
 
 /// The one rule for the model a run measures, in every engine:
-/// - `wanted` given: taken as given; when the server lists models and `wanted` is not among
-///   them, a resumed run (`resumed_journal`) is refused as [`RunError::ServerChanged`]; a
-///   server that does not answer `/v1/models` (some hosted APIs) is taken at its word;
+/// - `wanted` given: when the server lists models and `wanted` is not among them, a new run is
+///   a refused flag (`--model`, exit 2: a report titled with a model the server never loaded
+///   would lie) and a resumed run (`resumed_journal`) is [`RunError::ServerChanged`]; a server
+///   that does not answer `/v1/models` (some hosted APIs) is taken at its word;
 /// - `wanted` not given: the first model listed; an empty list is a refused flag (`--model`),
 ///   and a list that cannot be read is a client error naming `/v1/models`.
 pub async fn resolve_model(
@@ -142,13 +179,23 @@ pub async fn resolve_model(
     match (wanted.filter(|wanted| !wanted.is_empty()), models) {
         (Some(wanted), Ok(listed)) => {
             let found = listed.iter().any(|model| model.id == wanted);
-            if let (false, Some(journal), false) = (found, resumed_journal, listed.is_empty()) {
+            if !found && !listed.is_empty() {
                 let served: Vec<&str> = listed.iter().map(|m| m.id.as_str()).collect();
-                return Err(RunError::ServerChanged {
-                    journal: journal.to_path_buf(),
-                    differences: format!(
-                        "model: journal {wanted:?}, the server lists {}",
-                        served.join(", ")
+                return Err(match resumed_journal {
+                    Some(journal) => RunError::ServerChanged {
+                        journal: journal.to_path_buf(),
+                        differences: format!(
+                            "model: journal {wanted:?}, the server lists {}",
+                            served.join(", ")
+                        ),
+                    },
+                    None => RunError::invalid(
+                        "--model",
+                        format!(
+                            "{wanted:?} is not served at {}; the server lists {}: pass one of them, or leave --model out to measure the first",
+                            client.base_url(),
+                            served.join(", ")
+                        ),
                     ),
                 });
             }

@@ -563,10 +563,12 @@ async fn finish(
             .cells
             .iter()
             .map(|cell| {
-                let why = cell
-                    .context_exceeded
-                    .clone()
-                    .unwrap_or_else(|| format!("{} requests failed", cell.n_failed));
+                let why = cell.context_exceeded.clone().unwrap_or_else(|| {
+                    format!(
+                        "{} failed",
+                        vernier_cli::counted(u64::from(cell.n_failed), "request", "requests")
+                    )
+                });
                 format!(
                     "{} p{} o{}: {why}",
                     cell.workload, cell.prompt_tokens_target, cell.output_tokens

@@ -103,7 +103,8 @@ pub use offered_load::{
     ThroughputIntervals,
 };
 pub use report::{
-    Chart, ReportFiles, csv_report, markdown_report, svg_charts, terminal_table, write_reports,
+    Chart, ReportFiles, Validity, csv_report, markdown_report, svg_charts, terminal_table,
+    validity, write_reports,
 };
 #[cfg(feature = "engine")]
 pub use resume::read_resumable;

@@ -26,6 +26,10 @@ pub struct RunFile {
     pub schema_version: u32,
     /// Free-form label from `--label`.
     pub label: Option<String>,
+    /// When the run started, in milliseconds since the Unix epoch (the journal header's
+    /// `started_unix_ms`; 0 in run files written before it was recorded here).
+    #[serde(default)]
+    pub started_unix_ms: u64,
     /// Where the run happened (from the journal header).
     pub environment: Environment,
     /// Environments seen at each resume.
@@ -90,6 +94,9 @@ pub struct CellSummary {
     pub p10: Figures,
     /// 90th percentiles.
     pub p90: Figures,
+    /// 99th percentiles (absent in run files written before they were recorded).
+    #[serde(default)]
+    pub p99: Figures,
     /// Percentile-bootstrap 95% intervals on the medians.
     pub median_interval_95: MedianIntervals,
     /// With `--until-ci`: whether the interval on the median decode rate ended narrower than

@@ -95,9 +95,15 @@ pub fn render_show(out: &Path, cell: &str, rep: u32, stream: u32) -> Result<Stri
         if let Some(m) = &attempt.measurement {
             let _ = writeln!(
                 text,
-                "  ttft {:?} ms, decode {:?} tok/s, {} completion tokens ({}), {} events of which {} carried tokens",
-                m.ttft_ms,
-                m.decode_tokens_per_s,
+                "  ttft {}, decode {}, {} completion tokens ({}), {} events of which {} carried tokens",
+                m.ttft_ms.map_or_else(
+                    || "none (no token arrived)".to_owned(),
+                    |ms| format!("{ms:.1} ms")
+                ),
+                m.decode_tokens_per_s.map_or_else(
+                    || "none (fewer than two token-bearing events)".to_owned(),
+                    |rate| format!("{rate:.1} tok/s")
+                ),
                 m.completion_tokens,
                 m.token_source.as_str(),
                 m.n_events,

@@ -351,6 +351,7 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
     Some(RunFile {
         schema_version: RUN_FILE_SCHEMA_VERSION,
         label: config.label.clone(),
+        started_unix_ms: header.started_unix_ms,
         environment: header.environment.clone(),
         environment_at_resume: environments_at_resume,
         config: config.clone(),
@@ -501,6 +502,7 @@ fn summarise_cell(
         median,
         p10: figures_at(measured, 0.1),
         p90: figures_at(measured, 0.9),
+        p99: figures_at(measured, 0.99),
         until_ci_met: until_ci_percent
             .map(|percent| until_ci_met(percent, &decode_rates(measured))),
         median_interval_95: MedianIntervals {

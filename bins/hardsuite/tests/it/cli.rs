@@ -403,3 +403,28 @@ async fn resume_refuses_flags_that_differ_from_the_journal() {
     };
     assert_eq!(resumed.results.main.total.n_scored, 2);
 }
+
+#[test]
+fn a_misspelt_suite_name_is_refused_with_the_name_it_meant() {
+    // Before, `--suite contxt` was read as a suite file and failed on a missing file.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .args(["run", "--suite", "contxt"])
+        .output()
+        .expect("run hardsuite");
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(text.contains("did you mean context?"), "{text}");
+}
+
+#[test]
+fn help_shows_examples_and_says_the_suite_is_self_checking() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .arg("--help")
+        .output()
+        .expect("run hardsuite --help");
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.lines().any(|l| l == "Examples:"), "{text}");
+    assert!(text.contains("hardsuite compare "), "{text}");
+    assert!(text.contains("proved before any model sees them"), "{text}");
+}

@@ -142,6 +142,11 @@ async fn show_prints_what_the_grader_saw_for_a_failing_code_task() {
     };
     assert!(text.contains("outcome: wrong (failed_cases:["), "{text}");
     assert!(text.contains("--- grader: "), "{text}");
+    // Human text, not Rust's debug form: it printed `exit Some(1)`, `(Code)`, `try 1 (Main)`.
+    for debug in ["Some(", "(Main)", "(Code)"] {
+        assert!(!text.contains(debug), "{debug} in {text}");
+    }
+    assert!(text.contains("--- try 1 (main run)"), "{text}");
     assert!(
         text.contains("--- submission as graded ---\n") && text.contains("def evaluate"),
         "{text}"

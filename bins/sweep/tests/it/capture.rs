@@ -64,6 +64,13 @@ async fn sweep_show_prints_a_captured_requests_events_and_exits_2_for_an_unknown
         text.contains("capture ") && text.contains("tokens"),
         "{text}"
     );
+    // Figures for people, not Rust's debug form (it printed `ttft Some(750.020127) ms`).
+    assert!(!text.contains("Some("), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("ttft ") && l.contains(" ms, decode ")),
+        "{text}"
+    );
     // One line per event with three tokens each (the simulator's k), after the header lines.
     assert!(
         text.lines()

@@ -7,3 +7,4 @@ mod capture;
 mod hosted;
 mod resume;
 mod support;
+mod surface;

@@ -18,11 +18,20 @@ async fn one_model_rule_for_new_and_resumed_runs() {
     let first = resolve_model(&client, None, None).await.expect("resolved");
     assert_eq!(first.id, "served-model");
     assert!(!first.listed.is_empty());
-    // A new run takes the name it is given.
-    let named = resolve_model(&client, Some("other"), None)
+    // A new run takes a listed name it is given.
+    let named = resolve_model(&client, Some("served-model"), None)
         .await
-        .expect("a new run takes the name");
-    assert_eq!(named.id, "other");
+        .expect("a new run takes a listed name");
+    assert_eq!(named.id, "served-model");
+    // A name the server does not list is refused up front (exit 2), naming what it serves;
+    // before, `--model gpt-4o` against SmolLM2 titled the report "gpt-4o".
+    let error = resolve_model(&client, Some("gpt-4o"), None)
+        .await
+        .expect_err("an unlisted model is refused");
+    assert!(matches!(error, RunError::InvalidArgument { .. }), "{error}");
+    assert_eq!(error.exit_code(), 2);
+    assert!(error.to_string().contains("--model"), "{error}");
+    assert!(error.to_string().contains("served-model"), "{error}");
     // A resumed run whose model the server does not list talks to another server.
     let journal = Path::new("out/journal.jsonl");
     let error = resolve_model(&client, Some("other"), Some(journal))
@@ -53,4 +62,17 @@ fn a_port_out_of_range_is_a_refused_flag_not_port_80() {
     assert!(matches!(error, RunError::InvalidArgument { .. }), "{error}");
     assert!(error.to_string().contains("--base-url"), "{error}");
     assert_eq!(error.exit_code(), 2);
+}
+
+#[test]
+fn a_base_url_that_names_an_endpoint_is_trimmed_with_a_note() {
+    let (url, note) = vernier_run::trim_base_url("http://127.0.0.1:8000/v1/chat/completions");
+    assert_eq!(url, "http://127.0.0.1:8000/v1");
+    assert!(note.is_some_and(|n| n.contains("/chat/completions")));
+    let (url, note) = vernier_run::trim_base_url("http://127.0.0.1:8000/v1/");
+    assert_eq!(url, "http://127.0.0.1:8000/v1");
+    assert!(note.is_none(), "a trailing slash needs no note");
+    let (url, note) = vernier_run::trim_base_url("https://api.example.com");
+    assert_eq!(url, "https://api.example.com");
+    assert!(note.is_none());
 }

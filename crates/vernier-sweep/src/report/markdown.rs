@@ -70,6 +70,7 @@ pub fn markdown_report(run: &RunFile) -> String {
             "> **Incomplete run.** Some cells have fewer repetitions than configured (see `n`).\n"
         );
     }
+    let _ = writeln!(out, "**{}**\n", super::validity(run).line());
     let max_context = env
         .model
         .max_model_len
@@ -81,6 +82,13 @@ pub fn markdown_report(run: &RunFile) -> String {
         .and_then(|v| v.get("version"))
         .and_then(|v| v.as_str())
         .map_or_else(String::new, |v| format!(" {v}"));
+    if run.started_unix_ms > 0 {
+        let _ = writeln!(
+            out,
+            "- Started: {}",
+            vernier_run::utc_minute(run.started_unix_ms)
+        );
+    }
     let _ = writeln!(out, "- Model: `{}`{max_context}", env.model.id);
     let _ = writeln!(out, "- Server: {}{version}", env.server.kind);
     let _ = writeln!(
@@ -289,8 +297,11 @@ pub fn markdown_report(run: &RunFile) -> String {
                 .iter()
                 .map(|c| {
                     format!(
-                        "{} prompt {} c{} ({} repetitions)",
-                        c.workload, c.prompt_tokens_target, c.concurrency, c.n_reps
+                        "{} prompt {} c{} ({})",
+                        c.workload,
+                        c.prompt_tokens_target,
+                        c.concurrency,
+                        vernier_cli::counted(u64::from(c.n_reps), "repetition", "repetitions")
                     )
                 })
                 .collect();

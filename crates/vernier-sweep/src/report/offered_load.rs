@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::number;
-use super::svg::{Chart, Mark, Series, line_chart_marked};
+use super::svg::{Chart, Labels, Mark, Point, Series, line_chart_marked, subtitle};
 use crate::offered_load::{Capacity, TargetCheck};
 use crate::run_file::{CellSummary, RunFile};
 
@@ -353,28 +353,31 @@ pub(crate) fn charts(run: &RunFile) -> Vec<Chart> {
             continue;
         };
         match series.iter_mut().find(|s| s.name == name) {
-            Some(s) => s.points.push((load, y)),
+            Some(s) => s.points.push(Point::at(load, y)),
             None => series.push(Series {
                 name,
-                points: vec![(load, y)],
+                points: vec![Point::at(load, y)],
             }),
         }
     }
     for s in &mut series {
-        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        s.points.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
     if series.iter().any(|s| s.points.len() > 1) {
         let rate = run.cells.iter().any(|c| c.rate_per_s.is_some());
         charts.push(Chart {
             file_name: "throughput.svg",
             svg: line_chart_marked(
-                "Aggregate output tok/s against load (all streams together)",
-                if rate {
-                    "requests per second (log scale)"
-                } else {
-                    "concurrent streams (log scale)"
+                &Labels {
+                    title: "Aggregate output tok/s against load (all streams together)",
+                    subtitle: &subtitle(run),
+                    x: if rate {
+                        "requests per second (even spacing)"
+                    } else {
+                        "concurrent streams (even spacing)"
+                    },
+                    y: "output tokens/s",
                 },
-                "output tokens/s",
                 &series,
                 &[],
             ),
@@ -390,11 +393,12 @@ pub(crate) fn charts(run: &RunFile) -> Vec<Chart> {
             .enumerate()
             .take(CAPACITY_FILES.len())
         {
-            let points: Vec<(f64, f64)> = capacity
+            let mut points: Vec<Point> = capacity
                 .steps
                 .iter()
-                .filter_map(|step| Some((step.load, step.check.parts.get(index)?.value?)))
+                .filter_map(|step| Some(Point::at(step.load, step.check.parts.get(index)?.value?)))
                 .collect();
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
             let bound = crate::capacity_target::Target::parse(&capacity.target)
                 .ok()
                 .and_then(|t| t.parts.get(index).map(|p| p.bound));
@@ -408,13 +412,16 @@ pub(crate) fn charts(run: &RunFile) -> Vec<Chart> {
             charts.push(Chart {
                 file_name: CAPACITY_FILES[index],
                 svg: line_chart_marked(
-                    &format!("Capacity search: {} against load", part.part),
-                    if capacity.load_kind == "rate" {
-                        "requests per second (log scale)"
-                    } else {
-                        "concurrent streams (log scale)"
+                    &Labels {
+                        title: &format!("Capacity search: {} against load", part.part),
+                        subtitle: &subtitle(run),
+                        x: if capacity.load_kind == "rate" {
+                            "requests per second (even spacing)"
+                        } else {
+                            "concurrent streams (even spacing)"
+                        },
+                        y: &part.unit,
                     },
-                    &part.unit,
                     &[Series {
                         name: part.part.clone(),
                         points,

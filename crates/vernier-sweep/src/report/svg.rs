@@ -1,9 +1,11 @@
-//! SVG charts written as plain SVG text.
+//! SVG charts, written as SVG text: every cell's series drawn (one line per workload, load and
+//! output length), 95% intervals as error bars, the x axis at the lengths or loads asked for
+//! (evenly spaced, so no two labels meet), round ticks, the legend beside the plot rather than
+//! on it, and a subtitle naming the model, the server and the date.
 
 use std::fmt::Write as _;
 
-use crate::config::Workload;
-use crate::run_file::{CellSummary, Figures, RunFile};
+use crate::run_file::{CellSummary, Figures, MedianIntervals, RunFile};
 
 /// One chart file.
 #[derive(Debug, Clone)]
@@ -15,118 +17,104 @@ pub struct Chart {
     pub svg: String,
 }
 
-const WIDTH: f64 = 640.0;
-const HEIGHT: f64 = 400.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 60.0;
-const COLOURS: [&str; 6] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+const WIDTH: f64 = 860.0;
+const HEIGHT: f64 = 460.0;
+/// The plot area: left and right edges, top and bottom.
+const LEFT: f64 = 76.0;
+const PLOT_RIGHT: f64 = 630.0;
+const TOP: f64 = 64.0;
+const BOTTOM: f64 = 396.0;
+/// The legend's column, right of the plot.
+const LEGEND_X: f64 = 648.0;
+/// Room kept between the plot's edges and the first and last x position.
+const X_PAD: f64 = 34.0;
+/// Characters that fit: the title (15 px), the subtitle and axis labels (12 px), a legend
+/// entry (12 px, in the legend's column), at the widest average of `DejaVu Sans`.
+const TITLE_CHARS: usize = 88;
+const SUBTITLE_CHARS: usize = 110;
+const LEGEND_CHARS: usize = 24;
+/// Ten colours that stay apart for the common kinds of colour blindness (Tableau 10).
+const COLOURS: [&str; 10] = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
 ];
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
-fn frame(title: &str, x_label: &str, y_label: &str) -> String {
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(
-        svg,
-        r#"<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#
-    );
-    let _ = writeln!(
-        svg,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
-        WIDTH / 2.0,
-        escape(title)
-    );
-    let _ = writeln!(
-        svg,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        LEFT + (WIDTH - LEFT - RIGHT) / 2.0,
-        HEIGHT - 12.0,
-        escape(x_label)
-    );
-    let _ = writeln!(
-        svg,
-        r#"<text x="16" y="{y}" text-anchor="middle" transform="rotate(-90 16 {y})">{}</text>"#,
-        escape(y_label),
-        y = TOP + (HEIGHT - TOP - BOTTOM) / 2.0
-    );
-    let _ = writeln!(
-        svg,
-        r##"<line x1="{LEFT}" y1="{b}" x2="{r}" y2="{b}" stroke="#333"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{b}" stroke="#333"/>"##,
-        b = HEIGHT - BOTTOM,
-        r = WIDTH - RIGHT
-    );
-    svg
-}
-
-fn y_axis(svg: &mut String, y_max: f64) -> impl Fn(f64) -> f64 + use<> {
-    let plot_height = HEIGHT - TOP - BOTTOM;
-    for step in 0..=4 {
-        let value = y_max * f64::from(step) / 4.0;
-        let y = HEIGHT - BOTTOM - plot_height * f64::from(step) / 4.0;
-        let _ = writeln!(
-            svg,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{r}" y2="{y:.1}" stroke="#ddd"/><text x="{x}" y="{ty:.1}" text-anchor="end">{}</text>"##,
-            tick(value),
-            r = WIDTH - RIGHT,
-            x = LEFT - 6.0,
-            ty = y + 4.0
-        );
+/// `text` cut to `max` characters, with an ellipsis when cut.
+fn fit(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
     }
-    move |value: f64| HEIGHT - BOTTOM - plot_height * (value / y_max)
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }
 
-fn tick(value: f64) -> String {
-    if value >= 100.0 {
-        format!("{value:.0}")
-    } else if value >= 10.0 {
-        format!("{value:.1}")
+/// What a chart says about itself.
+pub(crate) struct Labels<'a> {
+    pub(crate) title: &'a str,
+    /// The run: model, server and date.
+    pub(crate) subtitle: &'a str,
+    pub(crate) x: &'a str,
+    pub(crate) y: &'a str,
+}
+
+/// The run a chart comes from, in one line: label or model, server, start date.
+pub(crate) fn subtitle(run: &RunFile) -> String {
+    let env = &run.environment;
+    let server = if env.server.simulator {
+        "the bundled simulator (simulated figures)".to_owned()
     } else {
-        format!("{value:.2}")
+        let version = env
+            .server
+            .version
+            .as_ref()
+            .and_then(|v| v.get("version"))
+            .and_then(|v| v.as_str())
+            .map_or_else(String::new, |v| format!(" {v}"));
+        if env.server.kind == "unknown" {
+            env.server.base_url.clone()
+        } else {
+            format!("{}{version}", env.server.kind)
+        }
+    };
+    let mut line = match &run.label {
+        Some(label) => format!("{label}: {} on {server}", env.model.id),
+        None => format!("{} on {server}", env.model.id),
+    };
+    if run.started_unix_ms > 0 {
+        let _ = write!(line, ", {}", vernier_run::utc_minute(run.started_unix_ms));
     }
+    line
 }
 
-fn nice_max(value: f64) -> f64 {
-    if value <= 0.0 || !value.is_finite() {
-        return 1.0;
-    }
-    let magnitude = 10f64.powf(value.log10().floor());
-    let scaled = value / magnitude;
-    let nice = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .into_iter()
-        .find(|n| *n >= scaled * 1.05)
-        .unwrap_or(10.0);
-    nice * magnitude
+/// One point, with its 95% interval when there is one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Point {
+    pub(crate) x: f64,
+    pub(crate) y: f64,
+    pub(crate) interval: Option<(f64, f64)>,
 }
 
-fn legend(svg: &mut String, names: &[String]) {
-    for (index, name) in names.iter().enumerate() {
-        let x = LEFT + 10.0 + 110.0 * index as f64;
-        let _ = writeln!(
-            svg,
-            r#"<rect x="{x}" y="{y}" width="10" height="10" fill="{c}"/><text x="{tx}" y="{ty}">{}</text>"#,
-            escape(name),
-            y = TOP - 8.0,
-            c = COLOURS[index % COLOURS.len()],
-            tx = x + 14.0,
-            ty = TOP + 1.0
-        );
+impl Point {
+    pub(crate) const fn at(x: f64, y: f64) -> Self {
+        Self {
+            x,
+            y,
+            interval: None,
+        }
     }
 }
 
 pub(crate) struct Series {
     pub(crate) name: String,
-    pub(crate) points: Vec<(f64, f64)>,
+    pub(crate) points: Vec<Point>,
 }
 
 /// A mark drawn over a line chart.
@@ -137,77 +125,301 @@ pub(crate) enum Mark {
     At(f64, String),
 }
 
-/// Line chart with a log-scaled x axis (prompt tokens).
-fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
-    line_chart_marked(title, x_label, y_label, series, &[])
+/// Round y ticks: a step of 1, 2, 2.5 or 5 times a power of ten, the top a multiple of it, and
+/// every label with the same decimals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ticks {
+    step: f64,
+    top: f64,
+    decimals: usize,
 }
 
-/// [`line_chart`] with marks: target levels and a marked load.
-pub(crate) fn line_chart_marked(
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    series: &[Series],
-    marks: &[Mark],
-) -> String {
-    let mut svg = frame(title, x_label, y_label);
-    let points = series.iter().flat_map(|s| s.points.iter());
-    let (mut x_min, mut x_max, mut y_top) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    for &(x, y) in points {
-        x_min = x_min.min(x);
-        x_max = x_max.max(x);
-        y_top = y_top.max(y);
+fn ticks(y_max: f64) -> Ticks {
+    if y_max <= 0.0 || !y_max.is_finite() {
+        return Ticks {
+            step: 0.2,
+            top: 1.0,
+            decimals: 1,
+        };
     }
-    for mark in marks {
-        if let Mark::Level(level, _) = mark {
-            y_top = y_top.max(*level);
-        }
+    let raw = y_max / 5.0;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|n| n * magnitude)
+        .find(|step| *step >= raw * (1.0 - 1e-9))
+        .unwrap_or(10.0 * magnitude);
+    let top = (y_max / step - 1e-9).ceil().max(1.0) * step;
+    let decimals = (0..=8)
+        .find(|d| {
+            let scaled = step * 10f64.powi(*d);
+            (scaled - scaled.round()).abs() < 1e-6 * scaled.max(1.0)
+        })
+        .unwrap_or(8);
+    Ticks {
+        step,
+        top,
+        decimals: usize::try_from(decimals).unwrap_or(8),
     }
-    if !x_min.is_finite() {
-        svg.push_str("<text x=\"320\" y=\"200\" text-anchor=\"middle\">no data</text>\n</svg>\n");
-        return svg;
-    }
-    let y_of = y_axis(&mut svg, nice_max(y_top));
-    let (log_min, log_max) = (x_min.max(1.0).log10(), x_max.max(1.0).log10());
-    let span = if log_max > log_min {
-        log_max - log_min
+}
+
+/// An x value as its label: whole numbers plainly, others with up to two decimals.
+fn x_label(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{x:.0}")
     } else {
-        1.0
-    };
-    let plot_width = WIDTH - LEFT - RIGHT - 40.0;
-    let x_of = |x: f64| LEFT + 20.0 + plot_width * ((x.max(1.0).log10() - log_min) / span);
-    let mut ticks: Vec<f64> = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .collect();
-    ticks.sort_by(f64::total_cmp);
-    ticks.dedup();
-    for x in ticks {
+        let text = format!("{x:.2}");
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
+fn frame(svg: &mut String, labels: &Labels<'_>) {
+    let _ = writeln!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="DejaVu Sans, Verdana, sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(
+        svg,
+        r#"<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="{x}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
+        escape(&fit(labels.title, TITLE_CHARS)),
+        x = WIDTH / 2.0
+    );
+    let _ = writeln!(
+        svg,
+        r##"<text x="{x}" y="44" text-anchor="middle" fill="#444">{}</text>"##,
+        escape(&fit(labels.subtitle, SUBTITLE_CHARS)),
+        x = WIDTH / 2.0
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="{x}" y="{y}" text-anchor="middle">{}</text>"#,
+        escape(&fit(labels.x, 80)),
+        x = f64::midpoint(LEFT, PLOT_RIGHT),
+        y = BOTTOM + 44.0
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="18" y="{y}" text-anchor="middle" transform="rotate(-90 18 {y})">{}</text>"#,
+        escape(&fit(labels.y, 40)),
+        y = f64::midpoint(TOP, BOTTOM)
+    );
+    let _ = writeln!(
+        svg,
+        r##"<line x1="{LEFT}" y1="{BOTTOM}" x2="{PLOT_RIGHT}" y2="{BOTTOM}" stroke="#333"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{BOTTOM}" stroke="#333"/>"##
+    );
+}
+
+fn no_data(svg: &mut String) {
+    let _ = writeln!(
+        svg,
+        r#"<text x="{}" y="{}" text-anchor="middle">no measured cell</text>"#,
+        f64::midpoint(LEFT, PLOT_RIGHT),
+        f64::midpoint(TOP, BOTTOM)
+    );
+    svg.push_str("</svg>\n");
+}
+
+/// Draws the y grid and tick labels; returns the value-to-pixel map.
+fn y_axis(svg: &mut String, ticks: Ticks) -> impl Fn(f64) -> f64 + use<> {
+    let height = BOTTOM - TOP;
+    let y_of = move |value: f64| BOTTOM - height * (value / ticks.top);
+    let mut index = 0.0_f64;
+    loop {
+        let value = ticks.step * index;
+        if value > ticks.top + ticks.step * 1e-6 {
+            break;
+        }
+        index += 1.0;
+        let y = y_of(value);
         let _ = writeln!(
             svg,
-            r#"<text x="{:.1}" y="{}" text-anchor="middle">{x:.0}</text>"#,
-            x_of(x),
-            HEIGHT - BOTTOM + 16.0
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{PLOT_RIGHT}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{x}" y="{ty:.1}" text-anchor="end">{value:.d$}</text>"##,
+            d = ticks.decimals,
+            x = LEFT - 6.0,
+            ty = y + 4.0
         );
     }
+    y_of
+}
+
+/// The x positions: every distinct x evenly spaced in order, labelled at its value, every
+/// k-th label only when they would not fit.
+struct XAxis {
+    values: Vec<f64>,
+}
+
+impl XAxis {
+    fn new(series: &[Series], marks: &[Mark]) -> Self {
+        let mut values: Vec<f64> = series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.x))
+            .chain(marks.iter().filter_map(|m| match m {
+                Mark::At(x, _) => Some(*x),
+                Mark::Level(..) => None,
+            }))
+            .filter(|x| x.is_finite())
+            .collect();
+        values.sort_by(f64::total_cmp);
+        values.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
+        Self { values }
+    }
+
+    fn spacing(&self) -> f64 {
+        let width = PLOT_RIGHT - LEFT - 2.0 * X_PAD;
+        if self.values.len() > 1 {
+            width / (self.values.len() - 1) as f64
+        } else {
+            width
+        }
+    }
+
+    /// Pixel position of `x`: its slot, or between its neighbours' slots.
+    fn position(&self, x: f64) -> f64 {
+        let slot = match self.values.iter().position(|v| (v - x).abs() < 1e-9) {
+            Some(index) => index as f64,
+            None => match self.values.iter().position(|v| *v > x) {
+                Some(0) => 0.0,
+                None => self.values.len().saturating_sub(1) as f64,
+                Some(index) => {
+                    let (low, high) = (self.values[index - 1], self.values[index]);
+                    (index - 1) as f64 + (x - low) / (high - low)
+                }
+            },
+        };
+        if self.values.len() > 1 {
+            LEFT + X_PAD + self.spacing() * slot
+        } else {
+            f64::midpoint(LEFT, PLOT_RIGHT)
+        }
+    }
+
+    fn draw(&self, svg: &mut String) {
+        let labels: Vec<String> = self.values.iter().map(|x| x_label(*x)).collect();
+        // 7.5 px per character at 12 px, and a gap of two characters.
+        let widest = labels.iter().map(|l| l.chars().count()).max().unwrap_or(1);
+        let needed = 7.5 * (widest + 2) as f64;
+        let mut every = 1_usize;
+        while (every as f64) * self.spacing() < needed {
+            every += 1;
+        }
+        for (index, (x, label)) in self.values.iter().zip(&labels).enumerate() {
+            let px = self.position(*x);
+            let _ = writeln!(
+                svg,
+                r##"<line x1="{px:.1}" y1="{BOTTOM}" x2="{px:.1}" y2="{y2}" stroke="#333"/>"##,
+                y2 = BOTTOM + 5.0
+            );
+            if index % every == 0 {
+                let _ = writeln!(
+                    svg,
+                    r#"<text x="{px:.1}" y="{y}" text-anchor="middle">{}</text>"#,
+                    escape(label),
+                    y = BOTTOM + 20.0
+                );
+            }
+        }
+    }
+}
+
+fn legend(svg: &mut String, names: &[&str]) {
+    for (index, name) in names.iter().enumerate() {
+        let y = TOP + 8.0 + 20.0 * index as f64;
+        if y > BOTTOM + 40.0 {
+            let _ = writeln!(
+                svg,
+                r#"<text x="{LEGEND_X}" y="{y:.1}">and {} more (see report.csv)</text>"#,
+                names.len() - index
+            );
+            break;
+        }
+        let colour = COLOURS[index % COLOURS.len()];
+        let _ = writeln!(
+            svg,
+            r#"<line x1="{LEGEND_X}" y1="{y:.1}" x2="{x2}" y2="{y:.1}" stroke="{colour}" stroke-width="2"/><rect x="{rx}" y="{ry:.1}" width="6" height="6" fill="{colour}"/><text x="{tx}" y="{ty:.1}">{}</text>"#,
+            escape(&fit(name, LEGEND_CHARS)),
+            x2 = LEGEND_X + 22.0,
+            rx = LEGEND_X + 8.0,
+            ry = y - 3.0,
+            tx = LEGEND_X + 28.0,
+            ty = y + 4.0
+        );
+    }
+}
+
+/// A line chart of `series` against evenly spaced x values.
+fn line_chart(labels: &Labels<'_>, series: &[Series]) -> String {
+    line_chart_marked(labels, series, &[])
+}
+
+/// [`line_chart`] with marks: target levels and a marked load. Lines first, then error bars,
+/// then the points, each series shifted a little sideways so that none hides another.
+pub(crate) fn line_chart_marked(labels: &Labels<'_>, series: &[Series], marks: &[Mark]) -> String {
+    let mut svg = String::new();
+    frame(&mut svg, labels);
+    let axis = XAxis::new(series, marks);
+    if series.iter().all(|s| s.points.is_empty()) || axis.values.is_empty() {
+        no_data(&mut svg);
+        return svg;
+    }
+    let y_max = series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .map(|p| p.interval.map_or(p.y, |(_, high)| high.max(p.y)))
+        .chain(marks.iter().filter_map(|m| match m {
+            Mark::Level(level, _) => Some(*level),
+            Mark::At(..) => None,
+        }))
+        .filter(|y| y.is_finite())
+        .fold(0.0f64, f64::max);
+    let y_of = y_axis(&mut svg, ticks(y_max));
+    axis.draw(&mut svg);
+    let n = series.len() as f64;
+    let dodge = (axis.spacing() * 0.5 / n).min(9.0);
+    let shifted =
+        |index: usize, x: f64| axis.position(x) + (index as f64 - (n - 1.0) / 2.0) * dodge;
     for (index, s) in series.iter().enumerate() {
         let colour = COLOURS[index % COLOURS.len()];
         let path: Vec<String> = s
             .points
             .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", x_of(x), y_of(y)))
+            .map(|p| format!("{:.1},{:.1}", shifted(index, p.x), y_of(p.y)))
             .collect();
         let _ = writeln!(
             svg,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"/>"#,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" stroke-opacity="0.8" points="{}"/>"#,
             path.join(" ")
         );
-        for &(x, y) in &s.points {
+    }
+    for (index, s) in series.iter().enumerate() {
+        let colour = COLOURS[index % COLOURS.len()];
+        for p in &s.points {
+            if let Some((low, high)) = p.interval {
+                let x = shifted(index, p.x);
+                let (y_low, y_high) = (y_of(low), y_of(high));
+                let _ = writeln!(
+                    svg,
+                    r#"<path d="M{x:.1},{y_low:.1}V{y_high:.1}M{l:.1},{y_low:.1}H{r:.1}M{l:.1},{y_high:.1}H{r:.1}" stroke="{colour}" stroke-width="1.2" fill="none"/>"#,
+                    l = x - 3.0,
+                    r = x + 3.0
+                );
+            }
+        }
+    }
+    for (index, s) in series.iter().enumerate() {
+        let colour = COLOURS[index % COLOURS.len()];
+        for p in &s.points {
             let _ = writeln!(
                 svg,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{colour}"/>"#,
-                x_of(x),
-                y_of(y)
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{colour}"><title>{} at {}: {:.2}</title></circle>"#,
+                shifted(index, p.x),
+                y_of(p.y),
+                escape(&s.name),
+                x_label(p.x),
+                p.y
             );
         }
     }
@@ -217,19 +429,18 @@ pub(crate) fn line_chart_marked(
                 let y = y_of(*level);
                 let _ = writeln!(
                     svg,
-                    r##"<line x1="{LEFT}" y1="{y:.1}" x2="{r}" y2="{y:.1}" stroke="#d62728" stroke-dasharray="6 4"/><text x="{r}" y="{ty:.1}" text-anchor="end" fill="#d62728">{}</text>"##,
-                    escape(label),
-                    r = WIDTH - RIGHT,
-                    ty = y - 4.0
+                    r##"<line x1="{LEFT}" y1="{y:.1}" x2="{PLOT_RIGHT}" y2="{y:.1}" stroke="#d62728" stroke-dasharray="6 4"/><text x="{x}" y="{ty:.1}" text-anchor="end" fill="#d62728">{}</text>"##,
+                    escape(&fit(label, 40)),
+                    x = PLOT_RIGHT - 4.0,
+                    ty = y - 5.0
                 );
             }
             Mark::At(at, label) => {
-                let x = x_of(*at);
+                let x = axis.position(*at);
                 let _ = writeln!(
                     svg,
-                    r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{b}" stroke="#2ca02c" stroke-dasharray="6 4"/><text x="{tx:.1}" y="{ty}" fill="#2ca02c">{}</text>"##,
-                    escape(label),
-                    b = HEIGHT - BOTTOM,
+                    r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{BOTTOM}" stroke="#2ca02c" stroke-dasharray="6 4"/><text x="{tx:.1}" y="{ty}" fill="#2ca02c">{}</text>"##,
+                    escape(&fit(label, 30)),
                     tx = x + 4.0,
                     ty = TOP + 14.0
                 );
@@ -238,189 +449,142 @@ pub(crate) fn line_chart_marked(
     }
     legend(
         &mut svg,
-        &series.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+        &series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
     );
     svg.push_str("</svg>\n");
     svg
 }
 
-/// Grouped bar chart: one group per category, one bar per series.
-fn bar_chart(
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    categories: &[String],
-    series: &[(String, Vec<Option<f64>>)],
-) -> String {
-    let mut svg = frame(title, x_label, y_label);
-    let y_top = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().flatten())
-        .copied()
-        .fold(0.0f64, f64::max);
-    if categories.is_empty() || y_top <= 0.0 {
-        svg.push_str("<text x=\"320\" y=\"200\" text-anchor=\"middle\">no data</text>\n</svg>\n");
-        return svg;
-    }
-    let y_of = y_axis(&mut svg, nice_max(y_top));
-    let group_width = (WIDTH - LEFT - RIGHT) / categories.len() as f64;
-    let bar_width = (group_width * 0.8) / series.len().max(1) as f64;
-    for (group, category) in categories.iter().enumerate() {
-        let group_x = LEFT + group_width * group as f64;
-        let _ = writeln!(
-            svg,
-            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
-            group_x + group_width / 2.0,
-            HEIGHT - BOTTOM + 16.0,
-            escape(category)
-        );
-        for (index, (_, values)) in series.iter().enumerate() {
-            if let Some(Some(value)) = values.get(group) {
-                let x = group_x + group_width * 0.1 + bar_width * index as f64;
-                let y = y_of(*value);
-                let _ = writeln!(
-                    svg,
-                    r#"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{value:.2}</title></rect>"#,
-                    bar_width * 0.9,
-                    HEIGHT - BOTTOM - y,
-                    COLOURS[index % COLOURS.len()]
-                );
-            }
-        }
-    }
-    legend(
-        &mut svg,
-        &series
-            .iter()
-            .map(|(name, _)| name.clone())
-            .collect::<Vec<_>>(),
-    );
-    svg.push_str("</svg>\n");
-    svg
-}
-
-fn workloads(run: &RunFile) -> Vec<Workload> {
-    let mut out: Vec<Workload> = run.cells.iter().map(|c| c.workload).collect();
-    out.dedup();
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// Cells at the lowest concurrency and first output length: the single-stream view.
-fn single_stream(run: &RunFile) -> Vec<&CellSummary> {
-    let concurrency = run.cells.iter().map(|c| c.concurrency).min().unwrap_or(1);
-    let output = run.cells.first().map_or(0, |c| c.output_tokens);
-    run.cells
-        .iter()
-        .filter(|c| c.concurrency == concurrency && c.output_tokens == output)
-        .collect()
-}
-
-fn by_prompt(run: &RunFile, figure: fn(&Figures) -> Option<f64>) -> Vec<Series> {
-    let cells = single_stream(run);
-    workloads(run)
-        .into_iter()
-        .map(|workload| Series {
-            name: workload.to_string(),
-            points: cells
-                .iter()
-                .filter(|c| c.workload == workload)
-                .filter_map(|c| {
-                    let x = c
-                        .prompt_tokens_actual
-                        .map_or(f64::from(c.prompt_tokens_target), |s| s.median);
-                    figure(&c.median).map(|y| (x, y))
-                })
-                .collect(),
-        })
-        .collect()
-}
-
-type BarSeries = Vec<(String, Vec<Option<f64>>)>;
-
-fn grouped(run: &RunFile, figure: fn(&Figures) -> Option<f64>) -> (Vec<String>, BarSeries) {
-    let cells = single_stream(run);
-    let mut prompts: Vec<u32> = cells.iter().map(|c| c.prompt_tokens_target).collect();
-    prompts.sort_unstable();
-    prompts.dedup();
-    let categories = prompts.iter().map(u32::to_string).collect();
-    let series = workloads(run)
-        .into_iter()
-        .map(|workload| {
-            let values = prompts
-                .iter()
-                .map(|p| {
-                    cells
-                        .iter()
-                        .find(|c| c.workload == workload && c.prompt_tokens_target == *p)
-                        .and_then(|c| figure(&c.median))
-                })
-                .collect();
-            (workload.to_string(), values)
-        })
-        .collect();
-    (categories, series)
-}
-
-/// The cells' four charts: prefill rate and TTFT against prompt length, decode rate per
-/// workload, tokens per event.
-pub(crate) fn cell_charts(run: &RunFile) -> Vec<Chart> {
-    let source = |cells: &[CellSummary]| {
-        let mut names: Vec<&str> = cells
-            .iter()
-            .flat_map(|c| c.token_sources.iter().map(|s| s.as_str()))
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        if names.is_empty() {
-            "no token source".to_owned()
-        } else {
-            format!("tokens: {}", names.join("+"))
-        }
+/// How the cells' series are named: workload, load and, when the run has several, output
+/// length.
+fn series_name(cell: &CellSummary, several_outputs: bool) -> String {
+    let load = match cell.rate_per_s {
+        Some(rate) => format!("{}/s", x_label(rate)),
+        None => format!("c{}", cell.concurrency),
     };
-    let tokens = source(&run.cells);
-    let (categories, decode) = grouped(run, |f| f.decode_tokens_per_s);
-    let (_, per_event) = grouped(run, |f| f.tokens_per_event);
+    if several_outputs {
+        format!("{} {load} out {}", cell.workload, cell.output_tokens)
+    } else {
+        format!("{} {load}", cell.workload)
+    }
+}
+
+type Figure = fn(&Figures) -> Option<f64>;
+type IntervalOf = fn(&MedianIntervals) -> Option<vernier_stats::Interval>;
+
+/// One series per (workload, load, output length), each point a cell at its target prompt
+/// length, in the order the run configured them.
+fn by_prompt(run: &RunFile, figure: Figure, interval: Option<IntervalOf>) -> Vec<Series> {
+    let mut outputs: Vec<u32> = run.cells.iter().map(|c| c.output_tokens).collect();
+    outputs.sort_unstable();
+    outputs.dedup();
+    let several_outputs = outputs.len() > 1;
+    let mut cells: Vec<&CellSummary> = run.cells.iter().collect();
+    cells.sort_by(|a, b| {
+        (
+            a.workload,
+            a.concurrency,
+            a.output_tokens,
+            a.prompt_tokens_target,
+        )
+            .cmp(&(
+                b.workload,
+                b.concurrency,
+                b.output_tokens,
+                b.prompt_tokens_target,
+            ))
+            .then(
+                a.rate_per_s
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.rate_per_s.unwrap_or(0.0)),
+            )
+    });
+    let mut series: Vec<Series> = Vec::new();
+    for cell in cells {
+        let Some(y) = figure(&cell.median).filter(|y| y.is_finite()) else {
+            continue;
+        };
+        let point = Point {
+            x: f64::from(cell.prompt_tokens_target),
+            y,
+            interval: interval
+                .and_then(|of| of(&cell.median_interval_95))
+                .filter(|i| i.low.is_finite() && i.high.is_finite())
+                .map(|i| (i.low, i.high)),
+        };
+        let name = series_name(cell, several_outputs);
+        match series.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(point),
+            None => series.push(Series {
+                name,
+                points: vec![point],
+            }),
+        }
+    }
+    series
+}
+
+/// The cells' four charts: prefill rate, TTFT, decode rate and tokens per event, each against
+/// the prompt length asked for, one series per workload and load.
+pub(crate) fn cell_charts(run: &RunFile) -> Vec<Chart> {
+    let mut names: Vec<&str> = run
+        .cells
+        .iter()
+        .flat_map(|c| c.token_sources.iter().map(|s| s.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let tokens = if names.is_empty() {
+        "no token source".to_owned()
+    } else {
+        format!("tokens: {}", names.join("+"))
+    };
+    let subtitle = subtitle(run);
+    let chart = |file_name: &'static str, title: &str, y: &str, series: Vec<Series>| Chart {
+        file_name,
+        svg: line_chart(
+            &Labels {
+                title,
+                subtitle: &subtitle,
+                x: "prompt tokens asked for (even spacing)",
+                y,
+            },
+            &series,
+        ),
+    };
     vec![
-        Chart {
-            file_name: "prefill.svg",
-            svg: line_chart(
-                &format!("Prefill tok/s against prompt length ({tokens})"),
-                "prompt tokens (log scale)",
-                "prefill tokens/s",
-                &by_prompt(run, |f| f.prefill_tokens_per_s),
+        chart(
+            "prefill.svg",
+            &format!("Prefill tok/s, median and 95% interval ({tokens})"),
+            "prefill tokens/s",
+            by_prompt(
+                run,
+                |f| f.prefill_tokens_per_s,
+                Some(|i| i.prefill_tokens_per_s),
             ),
-        },
-        Chart {
-            file_name: "ttft.svg",
-            svg: line_chart(
-                "Time to first token against prompt length",
-                "prompt tokens (log scale)",
-                "TTFT ms",
-                &by_prompt(run, |f| f.ttft_ms),
+        ),
+        chart(
+            "ttft.svg",
+            "Time to first token, median and 95% interval",
+            "TTFT ms",
+            by_prompt(run, |f| f.ttft_ms, Some(|i| i.ttft_ms)),
+        ),
+        chart(
+            "decode.svg",
+            &format!("Decode tok/s per stream, median and 95% interval ({tokens})"),
+            "decode tokens/s",
+            by_prompt(
+                run,
+                |f| f.decode_tokens_per_s,
+                Some(|i| i.decode_tokens_per_s),
             ),
-        },
-        Chart {
-            file_name: "decode.svg",
-            svg: bar_chart(
-                &format!("Decode tok/s per workload ({tokens})"),
-                "prompt tokens",
-                "decode tokens/s",
-                &categories,
-                &decode,
-            ),
-        },
-        Chart {
-            file_name: "tokens_per_event.svg",
-            svg: bar_chart(
-                "Tokens per SSE event (event counting under-reports by this factor)",
-                "prompt tokens",
-                "tokens per event",
-                &categories,
-                &per_event,
-            ),
-        },
+        ),
+        chart(
+            "tokens_per_event.svg",
+            "Tokens per SSE event (event counting under-reports by this factor)",
+            "tokens per event",
+            by_prompt(run, |f| f.tokens_per_event, None),
+        ),
     ]
 }
 
@@ -429,14 +593,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nice_max_rounds_up_to_a_round_number() {
-        assert!((nice_max(93.0) - 100.0).abs() < 1e-9);
-        assert!((nice_max(2.3) - 2.5).abs() < 1e-9);
-        assert!((nice_max(0.0) - 1.0).abs() < 1e-9);
+    fn ticks_are_round_and_share_their_decimals() {
+        // The old axis split 25000 in quarters (6250, 18750) and printed 0.00 beside 5000.
+        let t = ticks(23_000.0);
+        assert_eq!((t.step, t.top, t.decimals), (5000.0, 25_000.0, 0));
+        let t = ticks(2.3);
+        assert_eq!((t.step, t.top, t.decimals), (0.5, 2.5, 1));
+        let t = ticks(93.0);
+        assert_eq!((t.step, t.top, t.decimals), (20.0, 100.0, 0));
+        let t = ticks(1.1);
+        assert_eq!((t.step, t.top, t.decimals), (0.25, 1.25, 2));
+        let t = ticks(0.0);
+        assert!((t.top - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn x_labels_are_the_values_asked_for() {
+        assert_eq!(x_label(1024.0), "1024");
+        assert_eq!(x_label(2.5), "2.5");
+        assert_eq!(x_label(1.0 / 3.0), "0.33");
     }
 
     #[test]
     fn escaping_keeps_svg_well_formed() {
-        assert_eq!(escape("a<b & c>"), "a&lt;b &amp; c&gt;");
+        assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+    }
+
+    #[test]
+    fn long_text_is_cut_with_an_ellipsis() {
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("abc", 4), "abc");
     }
 }

@@ -4,6 +4,7 @@
 
 mod calibration;
 mod capture;
+mod charts;
 mod context;
 mod hosted;
 mod llama;

@@ -19,6 +19,42 @@ fn terminal_table_from_a_fixed_journal() {
 }
 
 #[test]
+fn the_terminal_fits_100_columns_and_ends_with_a_summary_and_the_verdict() {
+    let text = vernier_sweep::terminal_table(&fixture());
+    for line in text.lines() {
+        // Before, one row of 16 columns ran past 150 characters.
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(text.contains("TTFT ms p50/p90/p99"), "{text}");
+    assert!(text.contains("out tok/s all"), "{text}");
+    let last: Vec<&str> = text.lines().rev().take(2).collect();
+    assert!(
+        last[0].starts_with("verdict: read with care: simulated"),
+        "{text}"
+    );
+    assert!(last[1].contains(" cells measured, "), "{text}");
+}
+
+#[test]
+fn the_verdict_names_what_a_reader_must_know() {
+    let mut run = fixture();
+    run.environment.server.simulator = false;
+    let clean = vernier_sweep::validity(&run);
+    assert!(clean.valid, "{clean:?}");
+    run.cells[0].n_cache_hits = 2;
+    run.cells[1].n_ok = 0;
+    let verdict = vernier_sweep::validity(&run);
+    assert!(!verdict.valid);
+    let line = verdict.line();
+    assert!(line.contains("2 requests hit the prefix cache"), "{line}");
+    assert!(line.contains("1 of "), "{line}");
+}
+
+#[test]
 fn csv_has_one_row_per_cell_with_fixed_columns() {
     let run = fixture();
     let csv = vernier_sweep::csv_report(&run);
