@@ -68,7 +68,7 @@ pub enum Command {
 /// Arguments of `hardsuite show`.
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct ShowArgs {
-    /// The run's output folder (holding journal.jsonl and replies.jsonl).
+    /// The run's output folder (holding journal.jsonl and replies.jsonl), or any file in it.
     pub out: PathBuf,
     /// The task id; leave it out with --all-failures.
     #[arg(required_unless_present = "all_failures")]
@@ -227,7 +227,8 @@ pub struct RunArgs {
     /// level and its interval. Takes --seed; not --level or --resume.
     #[arg(long, value_name = "RANGE", conflicts_with_all = ["resume", "level"])]
     pub levels: Option<String>,
-    /// Continue the run recorded in this journal without redoing finished attempts; the
+    /// Continue the run recorded in this journal (or in this run folder's) without redoing
+    /// finished attempts; the
     /// suite, tasks, model, sampling, extra body, budgets, samples and re-run budget come from
     /// the journal, and those flags are refused when they differ from it.
     #[arg(long, value_name = "JOURNAL")]
@@ -254,9 +255,9 @@ pub struct RunArgs {
 /// Arguments of `hardsuite compare`.
 #[derive(Debug, Clone, ClapArgs)]
 pub struct CompareArgs {
-    /// The first run: results.json or journal.jsonl.
+    /// The first run: its folder, its results.json or its journal.jsonl.
     pub a: PathBuf,
-    /// The second run: results.json or journal.jsonl.
+    /// The second run: its folder, its results.json or its journal.jsonl.
     pub b: PathBuf,
     /// Also write the comparison as Markdown to this file.
     #[arg(long, value_name = "FILE")]
@@ -318,7 +319,9 @@ fn parse_video_as(text: &str) -> Result<VideoAs, String> {
 const SUITES: [&str; 5] = ["hardsuite", "context", "vision", "video", "probe"];
 
 /// A suite name, or a suite file; a word that is neither, and is close to a name, is refused
-/// with the name it was probably meant to be (it was read as a missing file before).
+/// with the name it was probably meant to be (it was read as a missing file before). A known
+/// name is the bundled suite even when a file or folder of that name is here (`./context` for
+/// that one).
 fn parse_suite(text: &str) -> Result<PathBuf, String> {
     let path = PathBuf::from(text);
     let is_file_name =
@@ -348,10 +351,12 @@ impl SuiteArgs {
         budgets.vision = self.budget_vision;
         budgets.video = self.budget_video;
         let mut selection = SuiteSelection::default();
+        // A known suite name wins over a folder of that name in the working directory; a path
+        // is written as one (`./context`).
         let named = |name: &str| {
             self.suite
                 .as_deref()
-                .is_some_and(|path| path.as_os_str() == name && !path.exists())
+                .is_some_and(|path| path.as_os_str() == name)
         };
         if named("context") {
             let mut context = ContextSelection::with_seed(self.seed.unwrap_or(0));
@@ -445,7 +450,7 @@ impl RunArgs {
         config.adaptive_concurrency = self.adaptive_concurrency;
         let target = match &self.resume {
             Some(journal) => RunTarget::Resume {
-                journal: journal.clone(),
+                journal: vernier_run::run_file_in(journal, "journal.jsonl"),
                 out_dir: self.out.clone(),
             },
             None => RunTarget::new_run(

@@ -85,7 +85,8 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput,
                 }
                 _ => vernier_hardsuite::ShowRequest::all_failures(),
             };
-            let text = vernier_hardsuite::render_show(&show_args.out, &request)?;
+            let text =
+                vernier_hardsuite::render_show(&vernier_run::run_folder(&show_args.out), &request)?;
             Ok(CommandOutput::Show(text))
         }
         Some(Command::Tasks(tasks_args)) => {

@@ -110,7 +110,7 @@ pub struct ReadyArgs {
     /// Output folder (journal, logs, run.json, report.md).
     #[arg(long, default_value = "lifecycle-out/ready")]
     pub out: PathBuf,
-    /// Continue the run of this journal with its settings. Flags typed beside it must agree
+    /// Continue the run of this journal (or of this run folder's) with its settings. Flags typed beside it must agree
     /// with them, but `--base-url`, which is used from here on and recorded in the journal.
     #[arg(long)]
     pub resume: Option<PathBuf>,
@@ -128,6 +128,10 @@ pub struct WatchArgs {
     /// Model to probe (default: the first listed).
     #[arg(long)]
     pub model: Option<String>,
+    /// Environment variable holding the API key [default: `OPENAI_API_KEY`, when set]; the
+    /// key is never written anywhere.
+    #[arg(long)]
+    pub api_key_env: Option<String>,
     /// Seconds between probes.
     #[arg(long, default_value_t = 30.0)]
     pub interval: f64,
@@ -243,7 +247,10 @@ async fn ready(
     config.max_tokens = args.max_tokens;
     config.ready_timeout_s = args.ready_timeout;
     config.stop_grace_s = args.stop_grace;
-    let start = if let Some(journal) = args.resume {
+    let start = if let Some(journal) = args
+        .resume
+        .map(|path| vernier_run::run_file_in(&path, "journal.jsonl"))
+    {
         // The engine compares the typed settings with the journal's; `--quiet` only silences
         // this binary.
         let settings = typed
@@ -300,6 +307,7 @@ async fn watch(args: WatchArgs) -> Result<Done, LifecycleError> {
     config.ready_timeout_s = args.ready_timeout;
     config.allow_no_counter = args.allow_no_counter;
     config.max_probes = args.max_probes;
+    config.api_key_env = args.api_key_env;
     let progress = Progress { quiet: args.quiet };
     let outcome =
         vernier_lifecycle::run_watch(&config, &args.out, &progress, Some(vernier_run::signals()))

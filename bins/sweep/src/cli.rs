@@ -137,7 +137,8 @@ pub struct Args {
     /// captures; nothing else in the folder is touched) instead of refusing.
     #[arg(long, help_heading = "Output")]
     pub overwrite: bool,
-    /// Continue the run recorded in this journal (its folder becomes the output folder). The
+    /// Continue the run recorded in this journal, or in this run folder's journal (the folder
+    /// stays the output folder). The
     /// configuration comes from the journal: `--resume JOURNAL` alone is enough; flags given
     /// beside it must agree with the journal, except `--base-url` (a server that came back at
     /// another address), `--api-key-env`, `--label`, `--quiet` and `--allow-busy`.
@@ -205,14 +206,14 @@ pub enum SweepCommand {
     /// Print one measured request of a run: its figures and, with `--capture`, every event with
     /// its arrival time and tokens.
     Show {
-        /// The run's output folder.
+        /// The run's output folder, or any file in it.
         out: PathBuf,
-        /// The cell: its index in the run file (from 0), or its name as the report writes it.
+        /// The cell: its place in the run file (from 1), or its name as the report writes it.
         cell: String,
-        /// The measured repetition (from 0).
+        /// The measured repetition (from 1).
         rep: u32,
-        /// The stream within the repetition.
-        #[arg(long, default_value_t = 0)]
+        /// The stream within the repetition (from 1).
+        #[arg(long, default_value_t = 1)]
         stream: u32,
     },
 }

@@ -90,10 +90,12 @@ pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
 pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, SweepError> {
     let args = &cli.args;
     // Everything is checked before any network or simulator work, so a typo fails at once.
-    let (start, recorded_target) = if let Some(journal) = &args.resume {
-        let (_, header) = read_resumable(journal)?;
+    let (start, recorded_target) = if let Some(named) = &args.resume {
+        // A run folder or its journal.
+        let journal = vernier_run::run_file_in(named, "journal.jsonl");
+        let (_, header) = read_resumable(&journal)?;
         let start = SweepStart::Resume {
-            journal: journal.clone(),
+            journal,
             typed: Some(resume_flags(&cli)?),
         };
         (start, Some(header.config.target))

@@ -13,7 +13,8 @@ fn main() -> ExitCode {
         stream,
     }) = &cli.args.command
     {
-        return match vernier_sweep::render_show(out, cell, *rep, *stream) {
+        return match vernier_sweep::render_show(&vernier_run::run_folder(out), cell, *rep, *stream)
+        {
             Ok(text) => match write_stdout(&text) {
                 Ok(()) => exit(exit_code::SUCCESS),
                 Err(error) => {

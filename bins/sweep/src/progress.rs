@@ -21,9 +21,14 @@ impl Progress {
         };
         let bar = ProgressBar::with_draw_target(None, target);
         if let Ok(style) = ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} requests, ETA {eta} · {msg}",
+            "{spinner} {elapsed_precise} [{bar:30}] {pos}/{len} requests, ETA {eta} · {msg}",
         ) {
             bar.set_style(style.progress_chars("=> "));
+        }
+        if !quiet {
+            // The clock and spinner move while a long request streams, between the requests
+            // the bar counts.
+            bar.enable_steady_tick(std::time::Duration::from_millis(250));
         }
         Self { bar, quiet }
     }

@@ -298,6 +298,19 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
         .await?;
     }
     let (results, files) = write_results(&journal_path, &plan.out_dir)?;
+    // A run that scored nothing, or less than half of what the server could take, measured
+    // the infrastructure, not the model: it ends as a stopped server, with the resume command
+    // (before, "total 0/0" exited 0).
+    let total = &results.main.total;
+    let end = match end {
+        PhaseEnd::Finished if total.n_unscored > total.n_scored => PhaseEnd::ServerDown(format!(
+            "{} of {} samples failed on infrastructure (server or grader) on every try, \
+                 and a run must score at least half of the samples the server can take; see report.md",
+            total.n_unscored,
+            total.n_unscored + total.n_scored
+        )),
+        end => end,
+    };
     if let PhaseEnd::ServerDown(detail) = end {
         let resume_command = resume_command(
             config,
@@ -380,13 +393,13 @@ fn write_results(
         report: out_dir.join("report.md"),
     };
     results.write(&files.results)?;
-    std::fs::write(&files.report, render_markdown(&results))
+    vernier_run::write_atomically(&files.report, render_markdown(&results).as_bytes())
         .map_err(|source| HardsuiteError::io("write", &files.report, source))?;
     if let Some(context) = &results.context {
         let heat_map = out_dir.join("context-heatmap.svg");
-        std::fs::write(
+        vernier_run::write_atomically(
             &heat_map,
-            crate::context_report::render_context_svg(context),
+            crate::context_report::render_context_svg(context).as_bytes(),
         )
         .map_err(|source| HardsuiteError::io("write", &heat_map, source))?;
     }

@@ -289,9 +289,18 @@ impl ResultsFile {
         }
     }
 
-    /// Reads a `results.json`, or derives the results from a `journal.jsonl` (any file whose
-    /// first non-blank character does not open a JSON document with `schema_version`).
+    /// Reads a run: its folder (its `results.json`, else its `journal.jsonl`), a `results.json`,
+    /// or a `journal.jsonl` (any file whose first non-blank line is a journal header).
     pub fn load(path: &Path) -> Result<Self, HardsuiteError> {
+        // A run folder names its results, or its journal when the run has none yet.
+        let in_folder = vernier_run::run_file_in(path, "results.json");
+        let path = if in_folder.exists() {
+            in_folder.as_path()
+        } else if path.is_dir() {
+            &path.join("journal.jsonl")
+        } else {
+            path
+        };
         let text = std::fs::read_to_string(path)
             .map_err(|source| HardsuiteError::io("read", path, source))?;
         let is_journal = path.extension().is_some_and(|e| e == "jsonl")
@@ -330,7 +339,8 @@ impl ResultsFile {
         let mut text = serde_json::to_string_pretty(self)
             .map_err(|error| HardsuiteError::io("encode", path, error.into()))?;
         text.push('\n');
-        std::fs::write(path, text).map_err(|source| HardsuiteError::io("write", path, source))
+        vernier_run::write_atomically(path, text.as_bytes())
+            .map_err(|source| HardsuiteError::io("write", path, source))
     }
 
     /// The task with this id.

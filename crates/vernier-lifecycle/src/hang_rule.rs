@@ -106,6 +106,12 @@ impl HangRule for CounterRule {
                     Verdict::Failing
                 }
             }
+            // A refusal of the request itself (a key, a model) says nothing of a hang.
+            ProbeOutcome::Http { status } if crate::probe::is_configuration_status(*status) => {
+                self.failed_in_a_row = 0;
+                self.unreachable_in_a_row = 0;
+                Verdict::Failing
+            }
             _ => {
                 self.unreachable_in_a_row = 0;
                 if matches!(counter, CounterEvidence::Moving { .. }) {
@@ -169,6 +175,27 @@ mod tests {
         assert_eq!(rule.judge(&http, &absent), Verdict::Failing);
         assert_eq!(rule.judge(&http, &absent), Verdict::Failing);
         assert_eq!(rule.judge(&http, &absent), Verdict::Hung);
+    }
+
+    #[test]
+    fn a_refused_key_or_model_is_never_a_hang() {
+        // Before, 401 (a key needed) and 404 (a mistyped model) were judged hung and
+        // --on-hung restarted a healthy server.
+        let mut rule = CounterRule::new(2);
+        let still = CounterEvidence::Still { value: 5.0 };
+        for status in [401, 403, 404, 400] {
+            for _ in 0..4 {
+                assert_eq!(
+                    rule.judge(&ProbeOutcome::Http { status }, &still),
+                    Verdict::Failing,
+                    "{status}"
+                );
+            }
+        }
+        // A server error still counts toward a hang.
+        let error = ProbeOutcome::Http { status: 503 };
+        assert_eq!(rule.judge(&error, &still), Verdict::Failing);
+        assert_eq!(rule.judge(&error, &still), Verdict::Hung);
     }
 
     #[test]

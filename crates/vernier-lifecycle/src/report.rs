@@ -166,9 +166,11 @@ pub fn summarise(lines: &[ReadyJournalLine], interrupted: bool) -> ReadyRun {
 }
 
 pub(crate) fn write(path: PathBuf, text: &str) -> Result<PathBuf, LifecycleError> {
-    std::fs::write(&path, text).map_err(|source| LifecycleError::Write {
-        path: path.clone(),
-        source,
+    vernier_run::write_atomically(&path, text.as_bytes()).map_err(|source| {
+        LifecycleError::Write {
+            path: path.clone(),
+            source,
+        }
     })?;
     Ok(path)
 }

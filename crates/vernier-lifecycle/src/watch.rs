@@ -89,6 +89,7 @@ pub async fn run_watch_with_rule(
         .idle(Some(probe_timeout));
     let client = build_client(
         &ClientOptions::new(&config.base_url)
+            .api_key_env(config.api_key_env.as_deref())
             .timeouts(timeouts)
             .user_agent(crate::USER_AGENT),
     )?;
@@ -193,6 +194,22 @@ impl Watcher<'_> {
             }
             let started = Instant::now();
             let outcome = self.probe().await;
+            // A refusal at the first probe is the watchdog's configuration, not the server's
+            // health: say which, and stop before any --on-hung could run.
+            if self.probe_number == 1
+                && let ProbeOutcome::Http { status } = outcome
+                && probe::is_configuration_status(status)
+            {
+                return Err(vernier_run::RunError::invalid(
+                    probe::configuration_flag(status),
+                    format!(
+                        "the first probe of {} was answered {status}: {}",
+                        self.client.base_url(),
+                        probe::configuration_hint(status)
+                    ),
+                )
+                .into());
+            }
             self.judge(outcome).await?;
             tokio::time::sleep_until((started + interval).into()).await;
         }

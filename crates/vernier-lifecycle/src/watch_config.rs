@@ -36,6 +36,9 @@ pub struct WatchConfig {
     pub max_probes: Option<u64>,
     /// The probe's prompt.
     pub prompt: String,
+    /// The environment variable holding the API key (`OPENAI_API_KEY` when set and none is
+    /// named); its value is never written anywhere.
+    pub api_key_env: Option<String>,
 }
 
 impl Default for WatchConfig {
@@ -54,6 +57,7 @@ impl Default for WatchConfig {
             allow_no_counter: false,
             max_probes: None,
             prompt: "Hi".to_owned(),
+            api_key_env: None,
         }
     }
 }

@@ -11,6 +11,8 @@
 //! - [`ServerFingerprint`] and [`check_same_server`]: one identity check for a resumed run.
 //! - [`unix_ms`] and [`ClockAnchor`]: the wall clock beside the monotonic one.
 //! - [`RefusedFields`]: optional fields a server refused, and what each carried.
+//! - [`run_folder`] and [`run_file_in`]: a run named by its folder or any file in it, wherever a
+//!   command line reads one (`show`, `compare`, `--resume`).
 //! - With the `engine` feature (on by default): [`build_client`] and [`resolve_model`] (the
 //!   target), [`InProcessSimulator`], [`Interrupt`] and [`signals`], and run policy for
 //!   rate-limited endpoints ([`RequestPacer`], [`AdaptiveConcurrency`], [`WaitBudget`]) and
@@ -45,6 +47,7 @@ mod pacing;
 mod prompt_fit;
 mod refused;
 mod resume;
+mod run_path;
 #[cfg(feature = "engine")]
 mod simulator;
 #[cfg(feature = "engine")]
@@ -63,6 +66,7 @@ pub use pacing::{
 pub use prompt_fit::{FitError, Fitted, MAX_COUNTS, fit_units};
 pub use refused::{REFUSABLE, RefusedFields, guarantee_lost, refusable};
 pub use resume::{Setting, SettingKind, check_resume};
+pub use run_path::{run_file_in, run_folder, write_atomically};
 #[cfg(feature = "engine")]
 pub use simulator::InProcessSimulator;
 #[cfg(feature = "engine")]

@@ -25,10 +25,17 @@ fn cells_of(lines: &[SweepJournalLine], configured: Vec<CellKey>) -> Vec<CellKey
     cells
 }
 
-/// Prints the measured request `rep`/`stream` of cell `cell` (its index in the run file, from
-/// 0, or its name as the reports write it, e.g. `prose prompt 111 out 512 c1`) in the run
-/// in `out`.
+/// Prints the measured request `rep`/`stream` of cell `cell` (its place in the run file, or its
+/// name as the reports write it, e.g. `prose prompt 111 out 512 c1`) in the run in `out`.
+/// Cells, repetitions, streams and tries are numbered from 1, as people count them (the
+/// journal's `rep`, `stream` and `attempt` count from 0).
 pub fn render_show(out: &Path, cell: &str, rep: u32, stream: u32) -> Result<String, SweepError> {
+    let from_one = |what: &str, n: u32| {
+        n.checked_sub(1).ok_or_else(|| {
+            SweepError::invalid(what, format!("{what} is counted from 1; 0 names nothing"))
+        })
+    };
+    let (rep_index, stream_index) = (from_one("REP", rep)?, from_one("--stream", stream)?);
     let journal_path = crate::journal::journal_path(out);
     let journal = read_sweep_journal(&journal_path)?;
     let configured = journal
@@ -39,13 +46,14 @@ pub fn render_show(out: &Path, cell: &str, rep: u32, stream: u32) -> Result<Stri
     let key = cell
         .parse::<usize>()
         .ok()
-        .and_then(|index| cells.get(index).copied())
+        .and_then(|place| cells.get(place.checked_sub(1)?).copied())
         .or_else(|| cells.iter().copied().find(|key| key.to_string() == cell))
         .ok_or_else(|| {
             SweepError::invalid(
                 "CELL",
                 format!(
-                    "the run has no cell {cell:?}; give an index from 0 or one of: {}",
+                    "the run has no cell {cell:?}; give its place from 1 to {} or one of: {}",
+                    cells.len(),
                     cells
                         .iter()
                         .map(ToString::to_string)
@@ -61,8 +69,8 @@ pub fn render_show(out: &Path, cell: &str, rep: u32, stream: u32) -> Result<Stri
             SweepJournalLine::Attempt(a)
                 if a.cell == key
                     && a.phase == RepPhase::Measured
-                    && a.rep == rep
-                    && a.stream == stream =>
+                    && a.rep == rep_index
+                    && a.stream == stream_index =>
             {
                 Some(a.as_ref())
             }
@@ -81,7 +89,7 @@ pub fn render_show(out: &Path, cell: &str, rep: u32, stream: u32) -> Result<Stri
         let _ = writeln!(
             text,
             "try {}: {}{}",
-            attempt.attempt,
+            attempt.attempt + 1,
             match attempt.status {
                 Status::Ok => "ok",
                 _ => "infra",

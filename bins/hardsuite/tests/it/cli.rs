@@ -428,3 +428,25 @@ fn help_shows_examples_and_says_the_suite_is_self_checking() {
     assert!(text.contains("hardsuite compare "), "{text}");
     assert!(text.contains("proved before any model sees them"), "{text}");
 }
+
+#[test]
+fn a_folder_named_like_a_suite_does_not_take_over_the_suite() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    std::fs::create_dir(dir.path().join("context")).expect("a folder named context");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .current_dir(dir.path())
+        .args(["tasks", "--suite", "context"])
+        .output()
+        .expect("run hardsuite tasks");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        text.contains("context-1k-d0"),
+        "the bundled context suite: {text}"
+    );
+}

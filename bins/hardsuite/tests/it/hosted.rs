@@ -203,3 +203,44 @@ async fn a_model_refusing_max_tokens_gets_the_budget_as_max_completion_tokens() 
     assert_eq!(outcome.results.main.total.n_unscored, 0);
     sim.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_answering_500_to_everything_is_a_stopped_run_not_a_score_of_zero() {
+    let suite = Suite::bundled();
+    let mut config = hardsuite_demo_simulator_config(&suite).expect("the demo script");
+    let mut faults = Faults::default();
+    faults.http_status = Some((500, "{\"error\":\"boom\"}".to_owned()));
+    config.faults = faults;
+    let sim = Sim::start(config).await.expect("the simulator starts");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("out");
+    let url = sim.base_url();
+    // The math tasks only: no grader needed, every request answered 500.
+    let error = run_cli(&[
+        "hardsuite",
+        "run",
+        "--base-url",
+        &url,
+        "--out",
+        arg(&out),
+        "--quiet",
+        "--tasks",
+        "domino-tiling,last-digits",
+        "--max-tries",
+        "2",
+    ])
+    .await
+    .expect_err("a run that scored nothing is not a result");
+    // Before: "total 0/0" and exit 0.
+    assert_eq!(error.exit_code(), 4, "{error}");
+    let text = vernier_cli::cause_chain(&error);
+    assert!(
+        text.contains("2 of 2 samples failed on infrastructure"),
+        "{text}"
+    );
+    assert!(text.contains("--resume"), "the resume command: {text}");
+    assert!(
+        out.join("results.json").exists(),
+        "what was measured is on disk"
+    );
+}

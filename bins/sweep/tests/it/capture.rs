@@ -50,7 +50,11 @@ async fn sweep_show_prints_a_captured_requests_events_and_exits_2_for_an_unknown
     let shown = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
         .arg("show")
         .arg(out.path())
-        .args(["0", line["rep"].as_u64().unwrap_or(0).to_string().as_str()])
+        // Cells and repetitions counted from 1: the journal's rep 0 is repetition 1.
+        .args([
+            "1",
+            (line["rep"].as_u64().unwrap_or(0) + 1).to_string().as_str(),
+        ])
         .output()
         .expect("run sweep show");
     let text = String::from_utf8_lossy(&shown.stdout);
@@ -82,7 +86,7 @@ async fn sweep_show_prints_a_captured_requests_events_and_exits_2_for_an_unknown
     let missing = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
         .arg("show")
         .arg(out.path())
-        .args(["7", "0"])
+        .args(["7", "1"])
         .output()
         .expect("run sweep show");
     assert_eq!(

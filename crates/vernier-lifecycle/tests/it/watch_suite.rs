@@ -533,3 +533,27 @@ async fn a_server_without_a_counter_is_refused_unless_allowed() {
         WatchEvent::Start { counter: None, counter_note: Some(note), .. } if note.contains("--allow-no-counter")
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_wants_a_key_is_a_configuration_error_not_a_hang() {
+    // Every generation request answered 401, as a server started with an API key answers a
+    // client without one. Before, two such probes were "hung" and --on-hung ran.
+    let mut sim_config = fast().build();
+    sim_config.faults.http_status = Some((401, "{\"error\":\"invalid api key\"}".to_owned()));
+    let sim = Sim::start(sim_config).await.expect("simulator");
+    let folder = tempfile::tempdir().expect("tempdir");
+    let marker = folder.path().join("on-hung.log");
+    let mut config = config(&sim.base_url(), &marker);
+    config.max_probes = Some(4);
+    let error = vernier_lifecycle::run_watch(&config, folder.path(), &QuietObserver, None)
+        .await
+        .expect_err("refused at the first probe");
+    assert_eq!(error.exit_code(), 2, "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains("--api-key-env") && message.contains("401"),
+        "{message}"
+    );
+    assert!(!marker.exists(), "--on-hung never ran");
+    sim.shutdown().await;
+}

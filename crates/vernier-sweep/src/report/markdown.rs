@@ -75,13 +75,7 @@ pub fn markdown_report(run: &RunFile) -> String {
         .model
         .max_model_len
         .map_or_else(String::new, |len| format!(" (max context {len} tokens)"));
-    let version = env
-        .server
-        .version
-        .as_ref()
-        .and_then(|v| v.get("version"))
-        .and_then(|v| v.as_str())
-        .map_or_else(String::new, |v| format!(" {v}"));
+    let version = super::server_version(env);
     if run.started_unix_ms > 0 {
         let _ = writeln!(
             out,

@@ -24,6 +24,16 @@ pub fn svg_charts(run: &RunFile) -> Vec<Chart> {
     charts
 }
 
+/// The server's version as it reported it, with a leading space (empty when it did not).
+pub(crate) fn server_version(env: &crate::environment::Environment) -> String {
+    env.server
+        .version
+        .as_ref()
+        .and_then(|v| v.get("version"))
+        .and_then(|v| v.as_str())
+        .map_or_else(String::new, |v| format!(" {v}"))
+}
+
 /// Formats an optional figure with `decimals` places, or an em dash.
 pub(crate) fn number(value: Option<f64>, decimals: usize) -> String {
     match value {
@@ -47,9 +57,11 @@ pub struct ReportFiles {
 }
 
 fn write(path: PathBuf, text: &str) -> Result<PathBuf, SweepError> {
-    std::fs::write(&path, text).map_err(|source| SweepError::WriteReport {
-        path: path.clone(),
-        source,
+    vernier_run::write_atomically(&path, text.as_bytes()).map_err(|source| {
+        SweepError::WriteReport {
+            path: path.clone(),
+            source,
+        }
     })?;
     Ok(path)
 }

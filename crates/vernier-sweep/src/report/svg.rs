@@ -71,13 +71,7 @@ pub(crate) fn subtitle(run: &RunFile) -> String {
     let server = if env.server.simulator {
         "the bundled simulator (simulated figures)".to_owned()
     } else {
-        let version = env
-            .server
-            .version
-            .as_ref()
-            .and_then(|v| v.get("version"))
-            .and_then(|v| v.as_str())
-            .map_or_else(String::new, |v| format!(" {v}"));
+        let version = super::server_version(env);
         if env.server.kind == "unknown" {
             env.server.base_url.clone()
         } else {

@@ -115,8 +115,14 @@ async fn a_capture_replays_through_the_client_with_the_same_events_and_tokens() 
         recorded["token_source"].as_str()
     );
     // `render_show` lists the request's events with their times and tokens.
-    let rep = u32::try_from(line["rep"].as_u64().unwrap_or(0)).expect("a repetition");
-    let text = vernier_sweep::render_show(out.path(), "0", rep, 0).expect("the request is shown");
+    // Counted from 1, as people count: the journal's rep 0 is repetition 1.
+    let rep = u32::try_from(line["rep"].as_u64().unwrap_or(0)).expect("a repetition") + 1;
+    let text = vernier_sweep::render_show(out.path(), "1", rep, 1).expect("the request is shown");
+    assert!(
+        text.contains(&format!("repetition {rep}, stream 1")),
+        "{text}"
+    );
+    assert!(text.contains("try 1: ok"), "{text}");
     assert!(
         text.contains("capture ") && text.contains("tokens"),
         "{text}"
@@ -129,7 +135,7 @@ async fn a_capture_replays_through_the_client_with_the_same_events_and_tokens() 
             >= 9,
         "{text}"
     );
-    let error = vernier_sweep::render_show(out.path(), "7", 0, 0).expect_err("no cell 7");
+    let error = vernier_sweep::render_show(out.path(), "7", 1, 1).expect_err("no cell 7");
     assert!(
         matches!(&error, vernier_sweep::SweepError::Run(vernier_run::RunError::InvalidArgument { what, .. }) if what == "CELL"),
         "{error}"
