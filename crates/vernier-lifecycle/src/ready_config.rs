@@ -70,6 +70,16 @@ impl ReadyConfig {
             (None, 1) => return invalid("--swap", "name two models or more, comma-separated"),
             _ => {}
         }
+        if self
+            .launch
+            .as_deref()
+            .is_some_and(|command| command.trim().is_empty())
+        {
+            return invalid(
+                "--launch",
+                "the command is empty; give the command that starts the server, e.g. 'llama-server -m model.gguf --port 8080'",
+            );
+        }
         if self.stop.is_some() && self.launch.is_none() {
             return invalid(
                 "--stop",
@@ -115,6 +125,16 @@ mod tests {
             ..ReadyConfig::default()
         };
         assert!(one_model.check().is_err());
+        let empty = ReadyConfig {
+            launch: Some("  ".to_owned()),
+            ..launch.clone()
+        };
+        assert!(
+            empty
+                .check()
+                .is_err_and(|e| e.to_string().contains("--launch")),
+            "an empty --launch is refused"
+        );
         let no_reps = ReadyConfig { reps: 0, ..launch };
         assert!(no_reps.check().is_err());
     }

@@ -105,16 +105,47 @@ pub(crate) fn counted_attempts(journal: &LoadedSweepJournal) -> BTreeMap<CellKey
         })
         .collect();
     let mut out: BTreeMap<CellKey, Vec<&Attempt>> = BTreeMap::new();
+    let mut seen = BTreeSet::new();
     for line in &journal.lines {
         if let SweepJournalLine::Attempt(attempt) = line
             && attempt.phase == RepPhase::Measured
             && attempt.status == Status::Ok
             && done.contains(&(attempt.cell, attempt.rep))
+            // A line repeated (by hand, or by a copy) is one request, counted once.
+            && seen.insert((attempt.cell, attempt.rep, attempt.stream, attempt.attempt))
         {
             out.entry(attempt.cell).or_default().push(attempt);
         }
     }
     out
+}
+
+/// Measured attempts the journal holds more than once (same cell, repetition, stream and try),
+/// each named once: counted once, and said.
+fn duplicated_attempts(journal: &LoadedSweepJournal) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut named = BTreeSet::new();
+    for line in &journal.lines {
+        if let SweepJournalLine::Attempt(attempt) = line
+            && attempt.phase == RepPhase::Measured
+        {
+            let key = (attempt.cell, attempt.rep, attempt.stream, attempt.attempt);
+            if !seen.insert(key) {
+                named.insert(key);
+            }
+        }
+    }
+    named
+        .into_iter()
+        .map(|(cell, rep, stream, attempt)| {
+            format!(
+                "the journal holds the request of {cell}, repetition {}, stream {}, try {} more than once; it was counted once",
+                rep + 1,
+                stream + 1,
+                attempt + 1
+            )
+        })
+        .collect()
 }
 
 /// The set-up warnings of the start and of every resume, each once.
@@ -339,6 +370,7 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
             .any(|line| matches!(line, SweepJournalLine::SearchDone(_)));
     }
     let mut warnings = set_up_warnings(journal);
+    warnings.extend(duplicated_attempts(journal));
     if journal.torn_tail {
         warnings.push(
             "the journal ended in a torn line (a crash mid-write); it was ignored".to_owned(),

@@ -209,3 +209,30 @@ fn the_servers_own_timings_are_shown_beside_ours_with_the_ratio() {
     // Without timings, no such section (the fixed journal's own report).
     assert!(!vernier_sweep::markdown_report(&fixture()).contains("server's own clock"));
 }
+
+#[test]
+fn a_journal_line_repeated_by_hand_is_counted_once_and_named() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
+    let text = std::fs::read_to_string(&path).expect("the fixed journal");
+    let repeated = text
+        .lines()
+        .find(|line| {
+            line.contains("\"type\":\"attempt\"") && line.contains("\"phase\":\"measured\"")
+        })
+        .expect("a measured attempt");
+    let out = tempfile::tempdir().expect("temporary folder");
+    let edited = out.path().join("journal.jsonl");
+    std::fs::write(&edited, format!("{text}{repeated}\n")).expect("write");
+    let journal = vernier_sweep::read_sweep_journal(&edited).expect("read");
+    let run = vernier_sweep::summarise(&journal).expect("a header");
+    let original = fixture();
+    // Before, the repeated request was counted twice.
+    let n_ok: Vec<u32> = run.cells.iter().map(|c| c.n_ok).collect();
+    let want: Vec<u32> = original.cells.iter().map(|c| c.n_ok).collect();
+    assert_eq!(n_ok, want);
+    assert!(
+        run.warnings.iter().any(|w| w.contains("more than once")),
+        "{:?}",
+        run.warnings
+    );
+}
