@@ -112,7 +112,7 @@ pub(crate) fn counted_attempts(journal: &LoadedSweepJournal) -> BTreeMap<CellKey
             && attempt.status == Status::Ok
             && done.contains(&(attempt.cell, attempt.rep))
             // A line repeated (by hand, or by a copy) is one request, counted once.
-            && seen.insert((attempt.cell, attempt.rep, attempt.stream, attempt.attempt))
+            && seen.insert(request_identity(attempt))
         {
             out.entry(attempt.cell).or_default().push(attempt);
         }
@@ -120,8 +120,23 @@ pub(crate) fn counted_attempts(journal: &LoadedSweepJournal) -> BTreeMap<CellKey
     out
 }
 
-/// Measured attempts the journal holds more than once (same cell, repetition, stream and try),
-/// each named once: counted once, and said.
+/// What tells one request's try from another's: cell, repetition, stream, place in the stream
+/// (steady load) and try, and the request's nonce.
+type RequestIdentity<'a> = (CellKey, u32, u32, Option<u32>, u32, Option<&'a str>);
+
+fn request_identity(attempt: &Attempt) -> RequestIdentity<'_> {
+    (
+        attempt.cell,
+        attempt.rep,
+        attempt.stream,
+        attempt.sequence,
+        attempt.attempt,
+        attempt.nonce.as_deref(),
+    )
+}
+
+/// Measured attempts the journal holds more than once (the same request's try), each named
+/// once: counted once, and said.
 fn duplicated_attempts(journal: &LoadedSweepJournal) -> Vec<String> {
     let mut seen = BTreeSet::new();
     let mut named = BTreeSet::new();
@@ -129,9 +144,8 @@ fn duplicated_attempts(journal: &LoadedSweepJournal) -> Vec<String> {
         if let SweepJournalLine::Attempt(attempt) = line
             && attempt.phase == RepPhase::Measured
         {
-            let key = (attempt.cell, attempt.rep, attempt.stream, attempt.attempt);
-            if !seen.insert(key) {
-                named.insert(key);
+            if !seen.insert(request_identity(attempt)) {
+                named.insert((attempt.cell, attempt.rep, attempt.stream, attempt.attempt));
             }
         }
     }
