@@ -143,10 +143,9 @@ fn duplicated_attempts(journal: &LoadedSweepJournal) -> Vec<String> {
     for line in &journal.lines {
         if let SweepJournalLine::Attempt(attempt) = line
             && attempt.phase == RepPhase::Measured
+            && !seen.insert(request_identity(attempt))
         {
-            if !seen.insert(request_identity(attempt)) {
-                named.insert((attempt.cell, attempt.rep, attempt.stream, attempt.attempt));
-            }
+            named.insert((attempt.cell, attempt.rep, attempt.stream, attempt.attempt));
         }
     }
     named
