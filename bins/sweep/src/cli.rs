@@ -182,6 +182,10 @@ pub struct Args {
     /// Longest wait, in seconds, on a silent stream while the server is busy elsewhere.
     #[arg(long, default_value_t = 900.0, help_heading = "Server")]
     pub busy_wait_cap_s: f64,
+    /// Print the plan (cells, requests, tokens to generate) and a duration estimate from one
+    /// probe request, then stop: nothing is written and nothing else is sent.
+    #[arg(long, help_heading = "Output", conflicts_with = "resume")]
+    pub dry_run: bool,
     /// Print the run file (`run.json`) to stdout instead of the tables, for pipes such as
     /// `sweep --json | jq`.
     #[arg(long, help_heading = "Output")]

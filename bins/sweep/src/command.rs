@@ -162,6 +162,38 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     result
 }
 
+/// `--dry-run`: the plan the flags make, with a duration estimate from one probe request to
+/// the server (or the simulator). Nothing is written.
+pub async fn dry_run(cli: &Cli) -> Result<String, SweepError> {
+    let args = &cli.args;
+    let config = config_from(args)?;
+    let mut simulator = None;
+    let base_url = if let Some(url) = args.base_url.as_deref() {
+        vernier_run::trim_base_url(url).0
+    } else {
+        let handle = InProcessSimulator::start(demo_simulator_config()).await?;
+        let url = handle.base_url().to_owned();
+        simulator = Some(handle);
+        url
+    };
+    let client = sweep_client(
+        &base_url,
+        args.api_key_env.as_deref(),
+        args.ca_cert.as_deref(),
+    )?;
+    let rates = vernier_sweep::probe_rates(&client, args.model.as_deref()).await;
+    if let Some(handle) = simulator {
+        handle.shutdown().await;
+    }
+    let mut text = vernier_sweep::render_plan(&config, rates?.as_ref());
+    if args.base_url.is_none() {
+        text.push_str(
+            "  (against the bundled simulator: give --base-url for your server's figures)\n",
+        );
+    }
+    Ok(text)
+}
+
 /// Removes the files a sweep writes in `out` (for `--overwrite`), and nothing else.
 fn remove_run(out: &std::path::Path) -> Result<(), SweepError> {
     let cannot = |path: &std::path::Path, error: std::io::Error| {
@@ -195,7 +227,8 @@ fn remove_run(out: &std::path::Path) -> Result<(), SweepError> {
 
 /// Flags that are not configuration fields: how to reach the server and where to write.
 /// Typed beside `--resume` they are used as given (the journal records the new address).
-const NOT_CONFIGURATION: [&str; 9] = [
+const NOT_CONFIGURATION: [&str; 10] = [
+    "dry_run",
     "json",
     "overwrite",
     "base_url",

@@ -28,6 +28,32 @@ fn main() -> ExitCode {
             }
         };
     }
+    if cli.args.dry_run {
+        let planned = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| error.to_string())
+            .map(|runtime| runtime.block_on(sweep::dry_run(&cli)));
+        return match planned {
+            Ok(Ok(text)) => match write_stdout(&text) {
+                Ok(()) => exit(exit_code::SUCCESS),
+                Err(error) => {
+                    note(&format!("error: failed to write the plan: {error}"));
+                    exit(exit_code::FAILURE)
+                }
+            },
+            Ok(Err(error)) => {
+                report_error(&error);
+                exit(error.exit_code())
+            }
+            Err(error) => {
+                note(&format!(
+                    "error: failed to start the async runtime: {error}"
+                ));
+                exit(exit_code::FAILURE)
+            }
+        };
+    }
     let command_line: Vec<String> = std::env::args().collect();
     let json = cli.args.json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()

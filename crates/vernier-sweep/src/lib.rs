@@ -49,6 +49,8 @@ mod config;
 #[cfg(feature = "engine")]
 mod corpus;
 #[cfg(feature = "engine")]
+mod dry_run;
+#[cfg(feature = "engine")]
 mod engine;
 mod environment;
 mod error;
@@ -61,6 +63,7 @@ mod offered_load;
 mod open_loop;
 #[cfg(feature = "engine")]
 mod parts;
+mod plan;
 #[cfg(feature = "engine")]
 mod probe;
 #[cfg(feature = "engine")]
@@ -84,6 +87,8 @@ mod watchdog;
 pub use capacity_target::{Target, TargetMetric, TargetPart};
 pub use config::{Arrival, CellKey, LoadMode, SweepConfig, Workload};
 #[cfg(feature = "engine")]
+pub use dry_run::probe_rates;
+#[cfg(feature = "engine")]
 pub use engine::{
     ResumeFlags, RunContext, SIMULATOR_BANNER, SweepOutcome, SweepStart, demo_simulator_config,
     run_sweep, sweep_client,
@@ -102,6 +107,7 @@ pub use offered_load::{
     Aggregate, Capacity, CapacityStep, Lateness, PartCheck, ServerClock, TargetCheck, Throughput,
     ThroughputIntervals,
 };
+pub use plan::{Plan, ProbeRates, estimate_s, plan, render_plan};
 pub use report::{
     Chart, ReportFiles, Validity, csv_report, markdown_report, svg_charts, terminal_table,
     validity, write_reports,

@@ -178,3 +178,34 @@ fn a_model_the_server_does_not_serve_is_refused_before_anything_is_measured() {
     );
     assert!(!dir.path().join("out").join("run.json").exists());
 }
+
+#[test]
+fn dry_run_prints_the_plan_and_an_estimate_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let output = sweep(
+        dir.path(),
+        &[
+            "--dry-run",
+            "--prompt-tokens",
+            "128,1k",
+            "--output-tokens",
+            "32",
+            "--concurrency",
+            "1,4",
+            "--workload",
+            "prose",
+            "--reps",
+            "2",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    // 1 workload × 2 lengths × 2 loads; (1 warm-up + 2) × (1 + 4) streams per length.
+    assert!(text.contains("plan: 4 cells"), "{text}");
+    assert!(
+        text.contains("30 streamed requests, 960 tokens to generate"),
+        "{text}"
+    );
+    assert!(text.contains("two probes measured"), "{text}");
+    assert!(!dir.path().join("sweep-out").exists(), "nothing written");
+}
