@@ -59,6 +59,11 @@ pub enum Command {
     /// Print every task of a draw (id, family, level, parameters, prompt, gold) without
     /// calling any model.
     Tasks(TasksArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Print one task's evidence from a run: the prompt, the raw reply of every try
     /// (reasoning apart from content, tool calls, finish reason, usage), the extracted answer,
     /// the gold and the outcome.

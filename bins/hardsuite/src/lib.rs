@@ -105,6 +105,18 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput,
             };
             Ok(CommandOutput::Tasks(text))
         }
+        Some(Command::Completions { shell }) => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Args as clap::CommandFactory>::command(),
+                "hardsuite",
+                &mut script,
+            );
+            Ok(CommandOutput::Show(
+                String::from_utf8_lossy(&script).into_owned(),
+            ))
+        }
         Some(Command::SelfCheck(check_args)) => {
             let (suite, report) = self_check_suite(&check_args.suite.selection()).await?;
             Ok(CommandOutput::SelfCheck(render_self_check(&suite, &report)))

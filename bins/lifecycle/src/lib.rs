@@ -72,6 +72,11 @@ pub enum Command {
     Ready(ReadyArgs),
     /// Watch a serving engine; tell busy from hung by its generation counter.
     Watch(WatchArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Flags of `lifecycle ready`.
@@ -227,6 +232,23 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Done, LifecycleE
     match cli.command {
         Command::Ready(args) => ready(args, &cli.typed, &command_line).await,
         Command::Watch(args) => watch(args).await,
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "lifecycle",
+                &mut script,
+            );
+            Ok(Done {
+                summary: String::from_utf8_lossy(&script).into_owned(),
+                files: Vec::new(),
+                interrupted_ready: false,
+                resume_command: None,
+                summary_to_stdout: true,
+                failed_reps: 0,
+            })
+        }
     }
 }
 

@@ -220,6 +220,12 @@ pub enum SweepCommand {
         #[arg(long, default_value_t = 1)]
         stream: u32,
     },
+    /// Print a shell completion script, e.g. `sweep completions bash >
+    /// ~/.local/share/bash-completion/completions/sweep`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn parse_workload(text: &str) -> Result<Workload, String> {

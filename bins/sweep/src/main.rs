@@ -3,71 +3,78 @@
 use std::process::ExitCode;
 
 use vernier_cli::{exit, exit_code, note, report_error, write_stdout};
+use vernier_sweep::SweepError;
 
-fn main() -> ExitCode {
-    let cli = sweep::Cli::parse_from(std::env::args_os());
-    if let Some(sweep::SweepCommand::Show {
-        out,
-        cell,
-        rep,
-        stream,
-    }) = &cli.args.command
-    {
-        return match vernier_sweep::render_show(&vernier_run::run_folder(out), cell, *rep, *stream)
-        {
-            Ok(text) => match write_stdout(&text) {
-                Ok(()) => exit(exit_code::SUCCESS),
-                Err(error) => {
-                    note(&format!("error: failed to write: {error}"));
-                    exit(exit_code::FAILURE)
-                }
-            },
-            Err(error) => {
-                report_error(&error);
-                exit(error.exit_code())
-            }
-        };
+/// Prints `text` on stdout (exit 0), or says what could not be written (exit 1).
+fn print(text: &str, what: &str) -> ExitCode {
+    match write_stdout(text) {
+        Ok(()) => exit(exit_code::SUCCESS),
+        Err(error) => {
+            note(&format!("error: failed to write {what}: {error}"));
+            exit(exit_code::FAILURE)
+        }
     }
-    if cli.args.dry_run {
-        let planned = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|error| error.to_string())
-            .map(|runtime| runtime.block_on(sweep::dry_run(&cli)));
-        return match planned {
-            Ok(Ok(text)) => match write_stdout(&text) {
-                Ok(()) => exit(exit_code::SUCCESS),
-                Err(error) => {
-                    note(&format!("error: failed to write the plan: {error}"));
-                    exit(exit_code::FAILURE)
-                }
-            },
-            Ok(Err(error)) => {
-                report_error(&error);
-                exit(error.exit_code())
-            }
-            Err(error) => {
-                note(&format!(
-                    "error: failed to start the async runtime: {error}"
-                ));
-                exit(exit_code::FAILURE)
-            }
-        };
+}
+
+/// Prints a command's text, or its error with the documented exit code.
+fn print_or_fail(result: Result<String, SweepError>, what: &str) -> ExitCode {
+    match result {
+        Ok(text) => print(&text, what),
+        Err(error) => {
+            report_error(&error);
+            exit(error.exit_code())
+        }
     }
-    let command_line: Vec<String> = std::env::args().collect();
-    let json = cli.args.json;
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
+        .map_err(|error| {
             note(&format!(
                 "error: failed to start the async runtime: {error}"
             ));
-            return exit(exit_code::FAILURE);
+            exit(exit_code::FAILURE)
+        })
+}
+
+fn completions(shell: clap_complete::Shell) -> ExitCode {
+    let mut script = Vec::new();
+    clap_complete::generate(
+        shell,
+        &mut <sweep::Args as clap::CommandFactory>::command(),
+        "sweep",
+        &mut script,
+    );
+    print(&String::from_utf8_lossy(&script), "the completions")
+}
+
+fn main() -> ExitCode {
+    let cli = sweep::Cli::parse_from(std::env::args_os());
+    match &cli.args.command {
+        Some(sweep::SweepCommand::Completions { shell }) => return completions(*shell),
+        Some(sweep::SweepCommand::Show {
+            out,
+            cell,
+            rep,
+            stream,
+        }) => {
+            let shown =
+                vernier_sweep::render_show(&vernier_run::run_folder(out), cell, *rep, *stream);
+            return print_or_fail(shown, "the request");
         }
+        _ => {}
+    }
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
     };
+    if cli.args.dry_run {
+        return print_or_fail(runtime.block_on(sweep::dry_run(&cli)), "the plan");
+    }
+    let command_line: Vec<String> = std::env::args().collect();
+    let json = cli.args.json;
     match runtime.block_on(sweep::run(cli, command_line)) {
         Ok(outcome) => {
             let text = if json {

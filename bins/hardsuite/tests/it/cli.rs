@@ -450,3 +450,17 @@ fn a_folder_named_like_a_suite_does_not_take_over_the_suite() {
         "the bundled context suite: {text}"
     );
 }
+
+#[test]
+fn completions_name_the_subcommands() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .args(["completions", "bash"])
+        .output()
+        .expect("run hardsuite completions");
+    assert_eq!(output.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        script.contains("self-check") && script.contains("compare"),
+        "{script}"
+    );
+}

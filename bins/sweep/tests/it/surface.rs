@@ -209,3 +209,27 @@ fn dry_run_prints_the_plan_and_an_estimate_and_writes_nothing() {
     assert!(text.contains("two probes measured"), "{text}");
     assert!(!dir.path().join("sweep-out").exists(), "nothing written");
 }
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    for (shell, marker) in [
+        ("bash", "_sweep()"),
+        ("zsh", "#compdef sweep"),
+        ("fish", "complete -c sweep"),
+    ] {
+        let output = sweep(dir.path(), &["completions", shell]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{shell}: {}",
+            stderr(&output)
+        );
+        let script = String::from_utf8_lossy(&output.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(
+            script.contains("prompt-tokens"),
+            "{shell} completes the flags"
+        );
+    }
+}
