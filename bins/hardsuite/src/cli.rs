@@ -104,58 +104,68 @@ pub struct SuiteArgs {
     /// `video` for the generated-video suite, `probe` for vision, video, short context and tool
     /// tasks together, or a user-defined suite file (.toml or .json), instead of the bundled 28
     /// tasks.
-    #[arg(long, value_name = "context|vision|video|probe|FILE", value_parser = parse_suite)]
+    #[arg(long, value_name = "context|vision|video|probe|FILE", value_parser = parse_suite, help_heading = "Suite")]
     pub suite: Option<PathBuf>,
     /// Video tasks: send each clip as a `video_url` part (`video`, the default: vLLM, `SGLang`),
     /// or as its frames, 2 per second, in `image_url` parts with their times (`frames`: servers
     /// without video input).
-    #[arg(long, value_name = "video|frames", value_parser = parse_video_as)]
+    #[arg(long, value_name = "video|frames", value_parser = parse_video_as, help_heading = "Suite")]
     pub video_as: Option<VideoAs>,
     /// Completion-token budget of vision tasks (default 2000).
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
     pub budget_vision: Option<u32>,
     /// Completion-token budget of video tasks (default 2000).
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
     pub budget_video: Option<u32>,
     /// Context suite: target prompt lengths in the server's tokens, comma-separated (`k` is
     /// 1,024; default 1k,4k,16k,32k,64k,128k, less those that cannot fit the server's context).
-    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = parse_length)]
+    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = parse_length, help_heading = "Context suite")]
     pub lengths: Option<Vec<u32>>,
     /// Context suite: needle depths in percent of the haystack (default 0,25,50,75,100).
-    #[arg(long, value_name = "PCT,PCT", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "PCT,PCT",
+        value_delimiter = ',',
+        help_heading = "Context suite"
+    )]
     pub depths: Option<Vec<u8>>,
     /// Context suite: tasks per length and depth, each with its own needles and haystack
     /// (default 1).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Context suite")]
     pub cell_samples: Option<u32>,
     /// Context suite: needles asked at once in each length's multi-needle task (default 3; 0
     /// for none).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Context suite")]
     pub multi_needles: Option<u32>,
     /// Completion-token budget of context tasks (default 2000).
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
     pub budget_context: Option<u32>,
     /// Only these task ids, comma-separated.
-    #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "ID,ID",
+        value_delimiter = ',',
+        help_heading = "Suite"
+    )]
     pub tasks: Option<Vec<String>>,
     /// Grader image for code tasks.
-    #[arg(long, value_name = "IMAGE")]
+    #[arg(long, value_name = "IMAGE", help_heading = "Suite")]
     pub grader_image: Option<String>,
     /// Completion-token budget of math tasks (default 16000).
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
     pub budget_math: Option<u32>,
     /// Completion-token budget of code tasks (default 12000).
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
     pub budget_code: Option<u32>,
     /// Completion-token budget of tool tasks (default 2000).
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
     pub budget_tools: Option<u32>,
     /// Difficulty level 1-5 to draw the bundled suite at (default 2; with --seed 0 that is
     /// the bundled 28 tasks).
-    #[arg(long, value_name = "L", value_parser = clap::value_parser!(u8).range(1..=5))]
+    #[arg(long, value_name = "L", value_parser = clap::value_parser!(u8).range(1..=5), help_heading = "Suite")]
     pub level: Option<u8>,
     /// Seed every parameter and generated hidden case is drawn from (default 0).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", help_heading = "Suite")]
     pub seed: Option<u64>,
 }
 
@@ -166,90 +176,100 @@ pub struct RunArgs {
     /// in-process simulator answers with scripted replies; the code tasks still need a Docker
     /// engine and the grader image (docker/setup-engine.sh && docker/build-grader-image.sh),
     /// or leave them out with --tasks.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", help_heading = "Server")]
     pub base_url: Option<String>,
     /// Model id; default: the first model the server lists.
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub model: Option<String>,
     /// Environment variable holding the API key (sent as a bearer token; never written to any
     /// file or message).
-    #[arg(long, value_name = "VAR")]
+    #[arg(long, value_name = "VAR", help_heading = "Server")]
     pub api_key_env: Option<String>,
     /// A PEM file of CA certificates to trust beside the built-in roots, for a self-hosted
     /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY` and
     /// `NO_PROXY` are honoured.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Server")]
     pub ca_cert: Option<PathBuf>,
     /// The most requests per second to start, for endpoints with a request-rate limit.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Hosted endpoints")]
     pub max_rps: Option<f64>,
     /// The longest the run waits on rate limits (`429`/`503`: as long as the server asks, or
     /// backing off) in all, in seconds (default 900); such waits use up no try.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", help_heading = "Hosted endpoints")]
     pub max_wait: Option<f64>,
     /// Lower the concurrency while the server answers `429`, and raise it again while it does
     /// not.
-    #[arg(long)]
+    #[arg(long, help_heading = "Hosted endpoints")]
     pub adaptive_concurrency: bool,
     /// Suite and task selection.
     #[command(flatten)]
     pub suite: SuiteArgs,
     /// Samples per task (default 1); with K > 1 scores are means of per-task pass fractions
     /// with task-clustered intervals.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", help_heading = "Sampling")]
     pub samples: Option<u32>,
     /// Requests in flight at once.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, help_heading = "Sampling")]
     pub concurrency: usize,
     /// Sampling preset (default: `default`); explicit flags below override it.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "Sampling")]
     pub preset: Option<Preset>,
     /// Sampling temperature.
-    #[arg(long)]
+    #[arg(long, help_heading = "Sampling")]
     pub temperature: Option<f64>,
     /// Nucleus sampling.
-    #[arg(long)]
+    #[arg(long, help_heading = "Sampling")]
     pub top_p: Option<f64>,
     /// Top-k sampling.
-    #[arg(long)]
+    #[arg(long, help_heading = "Sampling")]
     pub top_k: Option<i64>,
     /// Presence penalty.
-    #[arg(long)]
+    #[arg(long, help_heading = "Sampling")]
     pub presence_penalty: Option<f64>,
     /// A JSON object merged into every request body, e.g.
     /// `'{"chat_template_kwargs": {"enable_thinking": true}}'`. It may not set `stop`.
-    #[arg(long, value_name = "JSON")]
+    #[arg(long, value_name = "JSON", help_heading = "Sampling")]
     pub extra_body: Option<String>,
     /// Re-run the tasks that were cut off with this larger budget; both scores are reported.
-    #[arg(long, value_name = "BUDGET")]
+    #[arg(long, value_name = "BUDGET", help_heading = "Budgets")]
     pub rerun_cut_off: Option<u32>,
     /// Output directory (journal.jsonl, results.json, report.md; default `hardsuite-out`). A new
     /// run refuses a directory that already holds a journal.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
     pub out: Option<PathBuf>,
     /// Run a ladder: one instance set per level (e.g. `1-5`, `1,3,5`), each into
     /// OUT/level-L/, then OUT/ladder.json, ladder.md and ladder.svg with the pass rate per
     /// level and its interval. Takes --seed; not --level or --resume.
-    #[arg(long, value_name = "RANGE", conflicts_with_all = ["resume", "level"])]
+    #[arg(long, value_name = "RANGE", conflicts_with_all = ["resume", "level"], help_heading = "Output")]
     pub levels: Option<String>,
     /// Continue the run recorded in this journal (or in this run folder's) without redoing
     /// finished attempts; the
     /// suite, tasks, model, sampling, extra body, budgets, samples and re-run budget come from
     /// the journal, and those flags are refused when they differ from it.
-    #[arg(long, value_name = "JOURNAL")]
+    #[arg(long, value_name = "JOURNAL", help_heading = "Output")]
     pub resume: Option<PathBuf>,
     /// Tries per attempt when the server or the grader fails (never scored).
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = 3, value_name = "N", help_heading = "Server")]
     pub max_tries: u32,
     /// Seconds one request may take in all (at most 604800, 7 days).
-    #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = 3600,
+        value_name = "SECONDS",
+        help_heading = "Server"
+    )]
     pub request_timeout: u64,
     /// Seconds a stream may go without an event (keep-alive comments do not count) before it
     /// counts as dropped (at most 604800, 7 days).
-    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = 300,
+        value_name = "SECONDS",
+        help_heading = "Server"
+    )]
     pub idle_timeout: u64,
     /// No progress lines on stderr.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub quiet: bool,
     /// Skip the self-check (results are marked unchecked; code time limits stay at their
     /// floors). Meant for debugging the harness, not for reported runs.

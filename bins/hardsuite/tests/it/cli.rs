@@ -427,6 +427,21 @@ fn help_shows_examples_and_says_the_suite_is_self_checking() {
     assert!(text.lines().any(|l| l == "Examples:"), "{text}");
     assert!(text.contains("hardsuite compare "), "{text}");
     assert!(text.contains("proved before any model sees them"), "{text}");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .args(["run", "--help"])
+        .output()
+        .expect("run hardsuite run --help");
+    let text = String::from_utf8_lossy(&output.stdout);
+    for heading in [
+        "Server:",
+        "Suite:",
+        "Budgets:",
+        "Sampling:",
+        "Output:",
+        "Hosted endpoints:",
+    ] {
+        assert!(text.lines().any(|l| l == heading), "no {heading} in {text}");
+    }
 }
 
 #[test]
