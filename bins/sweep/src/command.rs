@@ -136,21 +136,10 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
             url
         })
         .or_else(|| recorded_target.filter(|target| target != "simulator"));
-    let mut simulator = None;
-    let base_url = if let Some(url) = base_url {
-        url
-    } else {
-        let handle = InProcessSimulator::start(demo_simulator_config()).await?;
-        let url = handle.base_url().to_owned();
-        simulator = Some(handle);
+    let (client, simulator) = target(args, base_url).await?;
+    if simulator.is_some() {
         progress.note_line(SIMULATOR_BANNER);
-        url
-    };
-    let client = sweep_client(
-        &base_url,
-        args.api_key_env.as_deref(),
-        args.ca_cert.as_deref(),
-    )?;
+    }
     let context = RunContext::new(command_line)
         .simulator(simulator.is_some())
         .gpu_info_cmd(args.gpu_info_cmd.clone());
@@ -162,25 +151,36 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     result
 }
 
-/// `--dry-run`: the plan the flags make, with a duration estimate from one probe request to
-/// the server (or the simulator). Nothing is written.
-pub async fn dry_run(cli: &Cli) -> Result<String, SweepError> {
-    let args = &cli.args;
-    let config = config_from(args)?;
-    let mut simulator = None;
-    let base_url = if let Some(url) = args.base_url.as_deref() {
-        vernier_run::trim_base_url(url).0
+/// The client for `base_url`, or for the in-process simulator (started here) when there is
+/// none.
+async fn target(
+    args: &Args,
+    base_url: Option<String>,
+) -> Result<(vernier_openai::Client, Option<InProcessSimulator>), SweepError> {
+    let (base_url, simulator) = if let Some(url) = base_url {
+        (url, None)
     } else {
         let handle = InProcessSimulator::start(demo_simulator_config()).await?;
-        let url = handle.base_url().to_owned();
-        simulator = Some(handle);
-        url
+        (handle.base_url().to_owned(), Some(handle))
     };
     let client = sweep_client(
         &base_url,
         args.api_key_env.as_deref(),
         args.ca_cert.as_deref(),
     )?;
+    Ok((client, simulator))
+}
+
+/// `--dry-run`: the plan the flags make, with a duration estimate from two probe requests to
+/// the server (or the simulator). Nothing is written.
+pub async fn dry_run(cli: &Cli) -> Result<String, SweepError> {
+    let args = &cli.args;
+    let config = config_from(args)?;
+    let base_url = args
+        .base_url
+        .as_deref()
+        .map(|url| vernier_run::trim_base_url(url).0);
+    let (client, simulator) = target(args, base_url).await?;
     let rates = vernier_sweep::probe_rates(&client, args.model.as_deref()).await;
     if let Some(handle) = simulator {
         handle.shutdown().await;
