@@ -239,7 +239,6 @@ impl Session<'_> {
         }
         let grace = vernier_run::seconds("--stop-grace", self.config.stop_grace_s, true)?;
         for rep in first..=self.config.reps {
-            self.port_is_free().await?;
             let log = self.out.join("logs").join(format!("rep-{rep}.log"));
             self.observer
                 .note(&format!("repetition {rep}/{}: launching", self.config.reps));
@@ -533,28 +532,6 @@ async fn wait_for_port(
 }
 
 /// `host:port` of a base URL such as `http://127.0.0.1:8080/v1`.
-impl Session<'_> {
-    /// Refuses to launch while something already accepts connections at the server's address:
-    /// its answers would be measured as the launched server's (an orphan of an earlier run, or
-    /// another server on the port; the launched one would fail with "address in use").
-    async fn port_is_free(&self) -> Result<(), LifecycleError> {
-        let Some(address) = host_port(&self.config.base_url) else {
-            return Ok(());
-        };
-        let connect = tokio::net::TcpStream::connect(address.as_str());
-        if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), connect).await {
-            return Err(RunError::invalid(
-                "--base-url",
-                format!(
-                    "{address} already accepts connections before the launch: another server (an earlier run's, or any other) is listening there and would be measured in place of the launched one; stop it, or launch on a free port"
-                ),
-            )
-            .into());
-        }
-        Ok(())
-    }
-}
-
 fn host_port(base_url: &str) -> Option<String> {
     let (scheme, rest) = base_url.split_once("://")?;
     let authority = rest.split('/').next()?;

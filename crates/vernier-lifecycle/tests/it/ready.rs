@@ -201,32 +201,6 @@ async fn a_new_run_refuses_an_existing_journal() {
     assert!(error.to_string().contains("--resume"), "{error}");
 }
 
-#[tokio::test]
-async fn a_port_already_answering_is_refused_before_the_launch() {
-    // Something already listens where the launched server would: before, `--launch 'sleep
-    // 1000'` beside another server measured that server, "ready in 0.00 s".
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("address").port();
-    let folder = tempfile::tempdir().expect("tempdir");
-    let marker = folder.path().join("launched");
-    let mut config = launch_config(port, 0, 0);
-    config.launch = Some(format!("touch '{}'; sleep 1000", marker.display()));
-    let start = ReadyStart::New {
-        config,
-        out: folder.path().join("run"),
-    };
-    let error = run_ready(start, &[], &QuietObserver, None)
-        .await
-        .expect_err("refused");
-    assert_eq!(error.exit_code(), 2, "{error}");
-    assert!(
-        error.to_string().contains("already accepts connections"),
-        "{error}"
-    );
-    assert!(!marker.exists(), "nothing was launched");
-    drop(listener);
-}
-
 /// A llama-swap-like proxy: the model named in a request's body is "loaded" (a 300 ms pause)
 /// when it is not the one loaded already, then the request goes to that model's simulator.
 pub(crate) async fn start_swap_proxy(
