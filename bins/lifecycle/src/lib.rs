@@ -24,12 +24,25 @@ use vernier_lifecycle::{
     WatchObserver,
 };
 
+/// Examples under `lifecycle --help`.
+const EXAMPLES: &str = "\
+Examples:
+  lifecycle ready --launch 'llama-server -m model.gguf --port 8080' --base-url http://127.0.0.1:8080 --reps 3
+  lifecycle ready --swap qwen,gemma --base-url http://127.0.0.1:9292 --reps 4
+  lifecycle ready --resume lifecycle-out/ready
+  lifecycle watch --base-url http://127.0.0.1:8000 --on-hung 'docker restart vllm'
+
+Exit codes: 0 done, 1 failed (a repetition missed a milestone), 2 a flag refused (or a
+first watch probe refused with 4xx), 130 an interrupted ready run (the resume command is
+printed).";
+
 /// The command line.
 #[derive(Debug, Parser)]
 #[command(
     name = "lifecycle",
     version,
-    about = "Time to ready, model-swap cost, and a watchdog that tells busy from hung"
+    about = "Time to ready, model-swap cost, and a watchdog that tells busy from hung",
+    after_help = EXAMPLES
 )]
 pub struct Cli {
     /// The subcommand.
@@ -83,44 +96,44 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ReadyArgs {
     /// Where the server answers.
-    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    #[arg(long, default_value = "http://127.0.0.1:8080", help_heading = "Server")]
     pub base_url: String,
     /// Shell command that starts the server (its process group is stopped after each repetition).
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub launch: Option<String>,
     /// Shell command that stops it (default: SIGTERM to its process group, SIGKILL after the grace).
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub stop: Option<String>,
     /// Against a running proxy that loads models on demand: the models to switch between.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help_heading = "Server")]
     pub swap: Vec<String>,
     /// Model to wait for and ask (default: the first listed).
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub model: Option<String>,
     /// Repetitions.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, help_heading = "Measurement")]
     pub reps: u32,
     /// Warm requests after the first one.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, help_heading = "Measurement")]
     pub warm_requests: u32,
     /// `max_tokens` per measured request.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, help_heading = "Measurement")]
     pub max_tokens: u32,
     /// Seconds before a repetition is given up.
-    #[arg(long, default_value_t = 900.0)]
+    #[arg(long, default_value_t = 900.0, help_heading = "Measurement")]
     pub ready_timeout: f64,
     /// Seconds between SIGTERM and SIGKILL.
-    #[arg(long, default_value_t = 15.0)]
+    #[arg(long, default_value_t = 15.0, help_heading = "Measurement")]
     pub stop_grace: f64,
     /// Output folder (journal, logs, run.json, report.md).
-    #[arg(long, default_value = "lifecycle-out/ready")]
+    #[arg(long, default_value = "lifecycle-out/ready", help_heading = "Output")]
     pub out: PathBuf,
     /// Continue the run of this journal (or of this run folder's) with its settings. Flags typed beside it must agree
     /// with them, but `--base-url`, which is used from here on and recorded in the journal.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub resume: Option<PathBuf>,
     /// No progress on stderr.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub quiet: bool,
 }
 
@@ -128,50 +141,50 @@ pub struct ReadyArgs {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// The server root.
-    #[arg(long, default_value = "http://127.0.0.1:8000")]
+    #[arg(long, default_value = "http://127.0.0.1:8000", help_heading = "Server")]
     pub base_url: String,
     /// Model to probe (default: the first listed).
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub model: Option<String>,
     /// Environment variable holding the API key [default: `OPENAI_API_KEY`, when set]; the
     /// key is never written anywhere.
-    #[arg(long)]
+    #[arg(long, help_heading = "Server")]
     pub api_key_env: Option<String>,
     /// Seconds between probes.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, help_heading = "Probes")]
     pub interval: f64,
     /// Seconds a probe may take.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, help_heading = "Probes")]
     pub timeout: f64,
     /// Seconds between the two counter reads after a failed probe.
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = 20.0, help_heading = "Probes")]
     pub settle: f64,
     /// Failed probes with a still counter before the engine counts as hung.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, help_heading = "Probes")]
     pub failures: u32,
     /// Shell command run when hung (for example `docker restart vllm`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Actions")]
     pub on_hung: Option<String>,
     /// Shell command run when the server is unreachable `--failures` probes in a row.
-    #[arg(long)]
+    #[arg(long, help_heading = "Actions")]
     pub on_down: Option<String>,
     /// Seconds after an action during which no other action runs.
-    #[arg(long, default_value_t = 300.0)]
+    #[arg(long, default_value_t = 300.0, help_heading = "Actions")]
     pub grace: f64,
     /// Seconds to wait for a successful probe after an action.
-    #[arg(long, default_value_t = 900.0)]
+    #[arg(long, default_value_t = 900.0, help_heading = "Actions")]
     pub ready_timeout: f64,
     /// Judge by failed probes alone when `/metrics` has no known generation counter.
-    #[arg(long)]
+    #[arg(long, help_heading = "Probes")]
     pub allow_no_counter: bool,
     /// Stop after this many probes.
-    #[arg(long)]
+    #[arg(long, help_heading = "Probes")]
     pub max_probes: Option<u64>,
     /// Output folder (watch.jsonl, watch.json, watch.md).
-    #[arg(long, default_value = "lifecycle-out/watch")]
+    #[arg(long, default_value = "lifecycle-out/watch", help_heading = "Output")]
     pub out: PathBuf,
     /// Do not echo the journal lines on stdout.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub quiet: bool,
 }
 

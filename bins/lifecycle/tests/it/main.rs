@@ -170,3 +170,31 @@ async fn a_signal_ends_a_watch_cleanly() {
     assert_eq!(last["type"], "stop");
     assert_eq!(last["reason"], "interrupted");
 }
+
+#[test]
+fn help_groups_the_flags_and_shows_examples() {
+    let help = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_lifecycle"))
+            .args(args)
+            .output()
+            .expect("run lifecycle --help");
+        assert_eq!(output.status.code(), Some(0));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let top = help(&["--help"]);
+    assert!(top.lines().any(|l| l == "Examples:"), "{top}");
+    let watch = help(&["watch", "--help"]);
+    for heading in ["Server:", "Probes:", "Actions:", "Output:"] {
+        assert!(
+            watch.lines().any(|l| l == heading),
+            "no {heading} in {watch}"
+        );
+    }
+    let ready = help(&["ready", "--help"]);
+    for heading in ["Server:", "Measurement:", "Output:"] {
+        assert!(
+            ready.lines().any(|l| l == heading),
+            "no {heading} in {ready}"
+        );
+    }
+}
