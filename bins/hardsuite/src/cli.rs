@@ -119,7 +119,7 @@ pub struct SuiteArgs {
     pub budget_video: Option<u32>,
     /// Context suite: target prompt lengths in the server's tokens, comma-separated (`k` is
     /// 1,024; default 1k,4k,16k,32k,64k,128k, less those that cannot fit the server's context).
-    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = parse_length, help_heading = "Context suite")]
+    #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = vernier_cli::parse_tokens, help_heading = "Context suite")]
     pub lengths: Option<Vec<u32>>,
     /// Context suite: needle depths in percent of the haystack (default 0,25,50,75,100).
     #[arg(
@@ -359,10 +359,6 @@ fn parse_suite(text: &str) -> Result<PathBuf, String> {
         Some(name) => format!("no suite {text:?}: did you mean {name}? ({known})"),
         None => format!("no suite {text:?}: {known}"),
     })
-}
-
-fn parse_length(text: &str) -> Result<u32, String> {
-    vernier_cli::parse_tokens(text)
 }
 
 impl SuiteArgs {

@@ -271,19 +271,13 @@ impl XAxis {
         }
     }
 
-    /// Pixel position of `x`: its slot, or between its neighbours' slots.
+    /// Pixel position of `x`, one of the axis's values (every point's and mark's x is one).
     fn position(&self, x: f64) -> f64 {
-        let slot = match self.values.iter().position(|v| (v - x).abs() < 1e-9) {
-            Some(index) => index as f64,
-            None => match self.values.iter().position(|v| *v > x) {
-                Some(0) => 0.0,
-                None => self.values.len().saturating_sub(1) as f64,
-                Some(index) => {
-                    let (low, high) = (self.values[index - 1], self.values[index]);
-                    (index - 1) as f64 + (x - low) / (high - low)
-                }
-            },
-        };
+        let slot = self
+            .values
+            .iter()
+            .position(|v| (v - x).abs() < 1e-9)
+            .unwrap_or(self.values.len().saturating_sub(1)) as f64;
         if self.values.len() > 1 {
             LEFT + X_PAD + self.spacing() * slot
         } else {
