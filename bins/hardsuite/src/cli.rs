@@ -186,8 +186,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "VAR", help_heading = "Server")]
     pub api_key_env: Option<String>,
     /// A PEM file of CA certificates to trust beside the built-in roots, for a self-hosted
-    /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY` and
-    /// `NO_PROXY` are honoured.
+    /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY`,
+    /// `HTTP_PROXY` and `NO_PROXY` are honoured, never for a server on a loopback address.
     #[arg(long, value_name = "FILE", help_heading = "Server")]
     pub ca_cert: Option<PathBuf>,
     /// The most requests per second to start, for endpoints with a request-rate limit.

@@ -106,8 +106,8 @@ pub struct Args {
     #[arg(long, help_heading = "Server")]
     pub api_key_env: Option<String>,
     /// A PEM file of CA certificates to trust beside the built-in roots, for a self-hosted
-    /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY` and
-    /// `NO_PROXY` are honoured.
+    /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY`,
+    /// `HTTP_PROXY` and `NO_PROXY` are honoured, never for a server on a loopback address.
     #[arg(long, help_heading = "Server")]
     pub ca_cert: Option<PathBuf>,
     /// Keep the first N measured streams of each cell byte for byte, every body frame with its

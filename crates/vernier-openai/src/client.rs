@@ -120,10 +120,12 @@ pub struct ClientBuilder {
     proxy: ProxyChoice,
 }
 
-/// Whether requests to an `https://` server go through a proxy.
+/// Whether requests go through an HTTP proxy.
 #[derive(Debug, Clone, Default)]
 enum ProxyChoice {
-    /// From `HTTPS_PROXY` / `https_proxy`, unless `NO_PROXY` / `no_proxy` names the host.
+    /// From `HTTPS_PROXY` / `https_proxy` for an `https://` server, `http_proxy` /
+    /// `HTTP_PROXY` for an `http://` one, unless the server is on a loopback address or
+    /// `NO_PROXY` / `no_proxy` names the host.
     #[default]
     FromEnvironment,
     /// Never.
@@ -201,18 +203,20 @@ impl ClientBuilder {
         self
     }
 
-    /// Ignores `HTTPS_PROXY` and `NO_PROXY` (by default an `https://` server is reached through
-    /// the proxy `HTTPS_PROXY` names, by an HTTP `CONNECT` tunnel, unless `NO_PROXY` lists it).
+    /// Ignores `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (by default a server that is not on
+    /// a loopback address is reached through the proxy the variable for its scheme names,
+    /// unless `NO_PROXY` lists it).
     #[must_use]
     pub fn no_proxy(mut self) -> Self {
         self.proxy = ProxyChoice::Off;
         self
     }
 
-    /// Reaches an `https://` server through the HTTP proxy at `url` (`http://host:port`) by a
-    /// `CONNECT` tunnel, whatever `HTTPS_PROXY` says.
+    /// Reaches the server through the HTTP proxy at `url` (`http://host:port`), whatever the
+    /// environment says, loopback servers too: an `https://` server by a `CONNECT` tunnel, an
+    /// `http://` one by requests in absolute form.
     #[must_use]
-    pub fn https_proxy(mut self, url: &str) -> Self {
+    pub fn proxy(mut self, url: &str) -> Self {
         self.proxy = ProxyChoice::Explicit(url.to_owned());
         self
     }
@@ -248,10 +252,10 @@ impl ClientBuilder {
             (false, None) => None,
         };
         let proxy = match self.proxy {
-            ProxyChoice::FromEnvironment if endpoint.https => {
-                crate::proxy::from_environment(&endpoint.host)?
+            ProxyChoice::FromEnvironment => {
+                crate::proxy::from_environment(&endpoint.host, endpoint.https)?
             }
-            ProxyChoice::Off | ProxyChoice::FromEnvironment => None,
+            ProxyChoice::Off => None,
             ProxyChoice::Explicit(url) => Some(crate::proxy::parse(&url)?),
         };
         Ok(Client {
@@ -366,6 +370,14 @@ impl Client {
         self.inner.endpoint.root_url()
     }
 
+    /// The HTTP proxy requests go through (`host:port`), if any.
+    pub fn proxy(&self) -> Option<String> {
+        self.inner
+            .proxy
+            .as_ref()
+            .map(|proxy| format!("{}:{}", proxy.host, proxy.port))
+    }
+
     /// The configured deadlines.
     pub fn timeouts(&self) -> Timeouts {
         self.inner.timeouts
@@ -421,6 +433,11 @@ impl Client {
         if body.is_some() {
             headers.push((CONTENT_TYPE, HeaderValue::from_static("application/json")));
         }
+        // Through a proxy, a plain-HTTP request names the whole URL (absolute form).
+        let target = match (&self.inner.proxy, self.inner.endpoint.https) {
+            (Some(_), false) => std::borrow::Cow::Owned(format!("http://{authority}{path}")),
+            _ => std::borrow::Cow::Borrowed(path),
+        };
         let before_send = Instant::now();
         // The first-byte deadline counts from the send; the write is stamped inside.
         let deadline = earliest(
@@ -430,17 +447,19 @@ impl Client {
         let (request_sent_at, status, headers, body) = within(
             deadline,
             0,
-            crate::transport::exchange(connection, &method, path, &headers, body, before_send),
+            crate::transport::exchange(connection, &method, &target, &headers, body, before_send),
         )
         .await??;
-        let headers_at = Instant::now();
+        // The head's instant is the kernel's stamp of the read that completed it, as every
+        // event's is, not the moment this task got round to parsing it.
+        let head_arrival = crate::stream::Arrival::now(Some(&rx), None);
         Ok(Response {
             opened: Opened {
                 status,
                 headers,
                 body,
                 request_sent_at,
-                headers_at,
+                head_arrival,
                 first_byte: timeouts.first_byte,
                 idle: timeouts.idle,
                 total_deadline,

@@ -1,5 +1,10 @@
-//! `HTTPS_PROXY` and `NO_PROXY`: an `https://` server reached through an HTTP proxy by a
-//! `CONNECT` tunnel, the TLS session then running end to end inside it.
+//! `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY`: an `https://` server reached through an HTTP
+//! proxy by a `CONNECT` tunnel, the TLS session then running end to end inside it; an
+//! `http://` server through an HTTP proxy by requests in absolute form
+//! (`GET http://host:port/v1/models HTTP/1.1`, RFC 9112 section 3.2.2). A server on a
+//! loopback address is never reached through a proxy named in the environment (as Go's
+//! `net/http` does): a proxy between a client and a server on the same machine only adds its
+//! own delay to every figure.
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -46,7 +51,7 @@ pub(crate) fn exempt(no_proxy: &str, host: &str) -> bool {
 pub(crate) fn parse(url: &str) -> Result<Proxy, ClientError> {
     let invalid = |reason: &str| ClientError::InvalidUrl {
         url: crate::url_parts::redact_userinfo(url),
-        reason: format!("as HTTPS_PROXY: {reason}"),
+        reason: format!("as a proxy (HTTPS_PROXY, HTTP_PROXY): {reason}"),
     };
     let uri: http::Uri = url
         .parse()
@@ -55,7 +60,7 @@ pub(crate) fn parse(url: &str) -> Result<Proxy, ClientError> {
         Some("http") | None => {}
         Some(_) => {
             return Err(invalid(
-                "only an http:// proxy is supported (the tunnel carries the TLS)",
+                "only an http:// proxy is supported (a tunnel carries an https server's TLS)",
             ));
         }
     }
@@ -74,29 +79,62 @@ pub(crate) fn parse(url: &str) -> Result<Proxy, ClientError> {
     })
 }
 
-/// The proxy for `https://host`, from the environment: `HTTPS_PROXY` (or `https_proxy`),
-/// unless `NO_PROXY` (or `no_proxy`) exempts the host.
-pub(crate) fn from_environment(host: &str) -> Result<Option<Proxy>, ClientError> {
-    let Some(url) = variable(&["HTTPS_PROXY", "https_proxy"]) else {
+/// Whether `host` is this machine: `localhost` (and names under it) or a loopback address.
+pub(crate) fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let lower = host.to_ascii_lowercase();
+    lower == "localhost"
+        || lower.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback())
+}
+
+/// The proxy for `https://host` (`HTTPS_PROXY` or `https_proxy`) or `http://host`
+/// (`http_proxy` or `HTTP_PROXY`), from the environment, unless the host is a loopback one or
+/// `NO_PROXY` (or `no_proxy`) exempts it.
+pub(crate) fn from_environment(host: &str, https: bool) -> Result<Option<Proxy>, ClientError> {
+    let names: &[&str] = if https {
+        &["HTTPS_PROXY", "https_proxy"]
+    } else {
+        &["http_proxy", "HTTP_PROXY"]
+    };
+    let Some(url) = variable(names) else {
         return Ok(None);
     };
-    if variable(&["NO_PROXY", "no_proxy"]).is_some_and(|list| exempt(&list, host)) {
+    if is_loopback(host)
+        || variable(&["NO_PROXY", "no_proxy"]).is_some_and(|list| exempt(&list, host))
+    {
         return Ok(None);
     }
     parse(&url).map(Some)
 }
 
-/// Opens a `CONNECT` tunnel through `proxy` to `host:port`.
-pub(crate) async fn tunnel(proxy: &Proxy, host: &str, port: u16) -> Result<TcpStream, ClientError> {
-    let address = format!("{}:{} (proxy for {host}:{port})", proxy.host, proxy.port);
+/// How a connection through `proxy` to `host:port` is named in errors.
+fn address(proxy: &Proxy, host: &str, port: u16) -> String {
+    format!("{}:{} (proxy for {host}:{port})", proxy.host, proxy.port)
+}
+
+/// A connection to `proxy` itself, for a plain-HTTP server's requests in absolute form.
+pub(crate) async fn open(proxy: &Proxy, host: &str, port: u16) -> Result<TcpStream, ClientError> {
     let connect_error = |source| ClientError::Connect {
-        address: address.clone(),
+        address: address(proxy, host, port),
         source,
     };
-    let mut stream = TcpStream::connect((proxy.host.as_str(), proxy.port))
+    let stream = TcpStream::connect((proxy.host.as_str(), proxy.port))
         .await
         .map_err(connect_error)?;
     stream.set_nodelay(true).map_err(connect_error)?;
+    Ok(stream)
+}
+
+/// Opens a `CONNECT` tunnel through `proxy` to `host:port`.
+pub(crate) async fn tunnel(proxy: &Proxy, host: &str, port: u16) -> Result<TcpStream, ClientError> {
+    let connect_error = |source| ClientError::Connect {
+        address: address(proxy, host, port),
+        source,
+    };
+    let mut stream = open(proxy, host, port).await?;
     let target = if host.contains(':') {
         format!("[{host}]:{port}")
     } else {
@@ -145,6 +183,30 @@ mod tests {
         assert!(exempt("10.0.0.1:443", "10.0.0.1"));
         assert!(!exempt("example.com", "badexample.com"));
         assert!(!exempt("", "example.com"));
+    }
+
+    #[test]
+    fn loopback_hosts_are_told_from_others() {
+        for host in [
+            "localhost",
+            "LOCALHOST",
+            "api.localhost",
+            "127.0.0.1",
+            "127.8.9.1",
+            "::1",
+            "[::1]",
+        ] {
+            assert!(is_loopback(host), "{host}");
+        }
+        for host in [
+            "10.0.0.1",
+            "example.com",
+            "localhost.example.com",
+            "::2",
+            "0.0.0.0",
+        ] {
+            assert!(!is_loopback(host), "{host}");
+        }
     }
 
     #[test]

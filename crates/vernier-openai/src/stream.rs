@@ -74,9 +74,9 @@ impl StreamChunk for CompletionChunk {
     }
 }
 
-/// When a body frame arrived: see [`StampedChunk`].
+/// When a body frame (or the response head) arrived: see [`StampedChunk`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Arrival {
+pub(crate) struct Arrival {
     at: Instant,
     read_at: Option<Instant>,
     read_seq: Option<u64>,
@@ -90,7 +90,7 @@ impl Arrival {
     /// they arrived together, and converting the same stamp again would only add the jitter of
     /// reading two clocks. And no instant is earlier than `previous`'s: the kernel's stamps of successive
     /// reads never go back, so an earlier one is that jitter (nanoseconds), not a fact.
-    fn now(rx: Option<&crate::kernel_stamps::RxLog>, previous: Option<Self>) -> Self {
+    pub(crate) fn now(rx: Option<&crate::kernel_stamps::RxLog>, previous: Option<Self>) -> Self {
         let read_at = Instant::now();
         let latest = rx.and_then(crate::kernel_stamps::RxLog::latest);
         let read_seq = latest.map(|read| read.seq);
@@ -134,7 +134,9 @@ pub(crate) struct Opened {
     pub(crate) headers: HeaderMap,
     pub(crate) body: crate::transport::Body,
     pub(crate) request_sent_at: Instant,
-    pub(crate) headers_at: Instant,
+    /// When the read that completed the response head arrived (the kernel's stamp where
+    /// there is one); body frames of that same read keep its instant.
+    pub(crate) head_arrival: Arrival,
     pub(crate) first_byte: Option<Duration>,
     pub(crate) idle: Option<Duration>,
     pub(crate) total_deadline: Option<Instant>,
@@ -192,6 +194,7 @@ pub struct Capture {
 impl<C: StreamChunk> EventStream<C> {
     pub(crate) fn new(opened: Opened) -> Self {
         let decoder = SseDecoder::new(opened.max_line_bytes);
+        let head_arrival = opened.head_arrival;
         Self {
             opened,
             decoder,
@@ -199,7 +202,7 @@ impl<C: StreamChunk> EventStream<C> {
             pending: VecDeque::new(),
             deferred_error: None,
             last_event_at: None,
-            last_arrival: None,
+            last_arrival: Some(head_arrival),
             eof: false,
             state: State::Open,
             finished_at: None,
@@ -508,9 +511,11 @@ macro_rules! stream_type {
                 self.inner.opened.request_sent_at
             }
 
-            /// When the response headers had been read.
+            /// When the response head arrived: the kernel's receive time of the socket read
+            /// that completed it where the kernel stamps reads (Linux), else when it was read.
+            /// Body frames from that same read share this instant.
             pub fn headers_at(&self) -> Instant {
-                self.inner.opened.headers_at
+                self.inner.opened.head_arrival.at
             }
 
             /// When the stream ended (`[DONE]`, end of body or error), once it has.

@@ -262,8 +262,12 @@ pub(crate) async fn connect(
     rx: &Arc<crate::kernel_stamps::RxLog>,
 ) -> Result<Connection, ClientError> {
     let address = format!("{}:{}", endpoint.host, endpoint.port);
-    let tcp = if let Some(proxy) = proxy.filter(|_| endpoint.https) {
-        crate::proxy::tunnel(proxy, &endpoint.host, endpoint.port).await?
+    let tcp = if let Some(proxy) = proxy {
+        if endpoint.https {
+            crate::proxy::tunnel(proxy, &endpoint.host, endpoint.port).await?
+        } else {
+            crate::proxy::open(proxy, &endpoint.host, endpoint.port).await?
+        }
     } else {
         let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port))
             .await

@@ -102,7 +102,7 @@ pub fn api_key_source(named: Option<&str>) -> Option<&str> {
 
 /// Builds the client every engine uses: the key from the environment when named (else from
 /// `OPENAI_API_KEY` when it is set; never written anywhere), the extra CA
-/// certificates when given (`HTTPS_PROXY` and `NO_PROXY` are honoured). A CA file that cannot
+/// certificates when given (`HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` are honoured). A CA file that cannot
 /// be read, or one given for a plain `http://` server, is a refused flag (`--ca-cert`), and so
 /// is a URL that cannot name a server (`--base-url`).
 pub fn build_client(options: &ClientOptions<'_>) -> Result<Client, RunError> {

@@ -571,6 +571,17 @@ fn per_event_us(long: (f64, f64), short: (f64, f64)) -> f64 {
     (long.0 - short.0) / (long.1 - short.1) * 1e6
 }
 
+/// A µs-per-event figure as printed: "n/a" for one that is not positive (the start-up's noise
+/// outweighed the difference between the long and the short run, as in the tiny `--test` run)
+/// or not a number (a run failed). A negative CPU cost is never a measurement.
+fn us_text(us: f64) -> String {
+    if us.is_finite() && us > 0.0 {
+        format!("{us:.1}")
+    } else {
+        "n/a".to_owned()
+    }
+}
+
 /// A path of the one-stream table: its name, and a run of it reading one stream of `tokens`
 /// tokens giving its CPU in seconds (`None` when it failed).
 type OneStreamPath<'a> = (&'static str, Box<dyn Fn(u64) -> Option<f64> + 'a>);
@@ -607,10 +618,11 @@ fn one_stream(
     for ((name, _), figures) in paths.iter().zip(&figures) {
         let (n, us, low, high) = spread(figures);
         println!(
-            "{name:<24} {:>8} {:>10.0} {n:>7} {us:>12.1} {:>18}",
+            "{name:<24} {:>8} {:>10.0} {n:>7} {:>12} {:>18}",
             1,
             events(long_tokens, 1) - events(short_tokens, 1),
-            format!("{low:.1}–{high:.1}")
+            us_text(us),
+            format!("{}–{}", us_text(low), us_text(high))
         );
     }
     paths.iter().map(|(name, _)| *name).zip(figures).collect()
@@ -640,7 +652,18 @@ fn print_ratios(one: &[(&'static str, Vec<f64>)]) {
     };
     let ratio = |a: &str, b: &str| -> Option<String> {
         let (a, b) = (of(a)?, of(b)?);
-        let ratios: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+        // A round where either figure is not positive has no ratio (see `us_text`).
+        let ratios: Vec<f64> = a
+            .iter()
+            .zip(b)
+            .map(|(a, b)| {
+                if *a > 0.0 && *b > 0.0 {
+                    a / b
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect();
         let (n, median, low, high) = spread(&ratios);
         (n > 0).then(|| format!("{median:.2}x ({low:.2}–{high:.2} over {n} rounds)"))
     };
@@ -694,9 +717,10 @@ fn main() {
     let row = |name: &str, streams: u64, long: (f64, f64), short: (f64, f64)| {
         let us = per_event_us(long, short);
         println!(
-            "{name:<24} {streams:>8} {:>10.0} {:>10.1} {us:>12.1}",
+            "{name:<24} {streams:>8} {:>10.0} {:>10.1} {:>12}",
             long.1 - short.1,
-            (long.0 - short.0) * 1e3
+            (long.0 - short.0) * 1e3,
+            us_text(us)
         );
         us
     };
@@ -754,7 +778,8 @@ fn main() {
     let _ = std::fs::remove_file(out.with_extension("truth.jsonl"));
     print_ratios(&one);
     eprintln!(
-        "sweep at 64 and 256 streams: {:.1} and {:.1} µs per event",
-        many[0], many[1]
+        "sweep at 64 and 256 streams: {} and {} µs per event",
+        us_text(many[0]),
+        us_text(many[1])
     );
 }

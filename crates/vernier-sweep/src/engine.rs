@@ -59,7 +59,7 @@ These figures describe the simulator, not a real server; pass --base-url URL to 
 /// A client set up as the sweep uses it: a 10 s connect timeout, no other timeout (the
 /// watchdog handles silent streams), and the sweep's user agent; the API key is read from the
 /// environment variable `api_key_env` when given, and the CA certificates in the PEM file
-/// `ca_cert` are trusted beside the built-in roots (`HTTPS_PROXY` and `NO_PROXY` are honoured).
+/// `ca_cert` are trusted beside the built-in roots (`HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` are honoured).
 pub fn sweep_client(
     base_url: &str,
     api_key_env: Option<&str>,

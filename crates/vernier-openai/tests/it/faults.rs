@@ -336,6 +336,43 @@ async fn the_request_on_the_wire() {
 }
 
 #[tokio::test]
+async fn a_plain_http_server_is_reached_through_a_proxy_in_absolute_form() {
+    let wire = chunked_response(
+        "200 OK",
+        "text/event-stream",
+        &[EVENT, b"data: [DONE]\n\n"],
+        true,
+    );
+    // The "proxy" answers itself: what is checked is what the client sends it.
+    let (proxy, mut seen) = serve(Arc::new(move |_| vec![Step::Write(wire.clone())])).await;
+    // A name that resolves nowhere: only the proxy is ever connected to.
+    let client = ClientBuilder::new("http://inference.invalid:8000/v1")
+        .proxy(&format!("http://{proxy}"))
+        .build()
+        .expect("client");
+    assert_eq!(client.proxy(), Some(proxy.to_string()));
+    let accumulated = collect_chat(&client).await.expect("through the proxy");
+    assert_eq!(accumulated.content(), "ab");
+    let seen = seen.recv().await.expect("the proxy saw the request");
+    assert_eq!(
+        (seen.method.as_str(), seen.path.as_str()),
+        ("POST", "http://inference.invalid:8000/v1/chat/completions")
+    );
+    let head = seen.head.to_ascii_lowercase();
+    assert!(head.contains("host: inference.invalid:8000\r\n"), "{head}");
+    // Without one, the same client connects to the server itself (and finds no such host).
+    let direct = ClientBuilder::new("http://inference.invalid:8000/v1")
+        .no_proxy()
+        .build()
+        .expect("client");
+    assert_eq!(direct.proxy(), None);
+    assert!(matches!(
+        direct.models().await,
+        Err(ClientError::Connect { .. })
+    ));
+}
+
+#[tokio::test]
 async fn tokenize_falls_back_to_the_llama_cpp_shape() {
     let (addr, _) = serve(Arc::new(|request| {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();

@@ -3,6 +3,7 @@
 
 mod faults;
 mod fixtures;
+mod head;
 #[cfg(feature = "meter")]
 mod provider_shapes;
 mod sim;

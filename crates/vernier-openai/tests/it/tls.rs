@@ -519,7 +519,7 @@ async fn an_https_server_is_reached_through_a_connect_proxy() {
     let (port, pem, _seen) = pem_server().await;
     let (proxy_port, mut tunnels) = connect_proxy().await;
     let client = ClientBuilder::new(&format!("https://localhost:{port}"))
-        .https_proxy(&format!("http://127.0.0.1:{proxy_port}"))
+        .proxy(&format!("http://127.0.0.1:{proxy_port}"))
         .ca_cert_pem("test CA", pem)
         .build()
         .expect("client");
@@ -536,7 +536,7 @@ async fn an_https_server_is_reached_through_a_connect_proxy() {
         .expect("addr")
         .port();
     let error = ClientBuilder::new(&format!("https://localhost:{port}"))
-        .https_proxy(&format!("http://127.0.0.1:{closed}"))
+        .proxy(&format!("http://127.0.0.1:{closed}"))
         .build()
         .expect("client")
         .models()
