@@ -23,7 +23,7 @@ use crate::demo::{HARDSUITE_SIMULATOR_BANNER, hardsuite_demo_simulator_config};
 use crate::error::HardsuiteError;
 use crate::journal::{
     AttemptPhase, HARDSUITE_JOURNAL_VERSION, HardsuiteJournalLine, HardsuiteJournalWriter,
-    LoadedHardsuiteJournal, RunHeader, read_hardsuite_journal,
+    LoadedHardsuiteJournal, RecordedCapacity, RunHeader, read_hardsuite_journal,
 };
 use crate::observer::RunObserver;
 use crate::report::{render_markdown, render_table};
@@ -254,10 +254,12 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
     std::fs::create_dir_all(&plan.out_dir)
         .map_err(|source| HardsuiteError::io("create", &plan.out_dir, source))?;
     let journal_path = plan.journal_path.clone();
-    let (journal, finished, kept_attempts) = open_journal(&plan, &journal_path)?;
+    let capacity = shared_capacity(&plan).await;
+    let (journal, finished, kept_attempts) = open_journal(&plan, &journal_path, capacity)?;
     let replies = open_replies(&journal_path, plan.previous.is_some())?;
     let context_sizer = context_sizer(&plan).await;
-    let runner = runner(&plan, journal, replies, context_sizer);
+    let room = crate::room::Room::new(capacity.map(|capacity| capacity.tokens));
+    let runner = runner(&plan, journal, replies, context_sizer, room);
     let main_jobs: Vec<(usize, u32)> = plan
         .suite
         .tasks
@@ -350,6 +352,7 @@ fn runner<'a>(
     journal: Arc<HardsuiteJournalWriter>,
     replies: Arc<vernier_journal::JournalWriter>,
     context_sizer: Option<crate::context_run::ContextSizer>,
+    room: crate::room::Room,
 ) -> Runner<'a> {
     Runner {
         client: plan.client.clone(),
@@ -374,7 +377,25 @@ fn runner<'a>(
         refused_cache_fields: RefusedFields::default(),
         media_nonce: std::sync::atomic::AtomicU64::new(unix_ms()),
         video_as: plan.settings.video_as,
+        room,
     }
+}
+
+/// The KV cache the run's requests in flight share: read from the server when more than one
+/// request is in flight at once and the server says it.
+async fn shared_capacity(plan: &RunPlan<'_>) -> Option<RecordedCapacity> {
+    if plan.config.concurrency <= 1 {
+        return None;
+    }
+    let capacity = vernier_openai::shared_capacity(&plan.client.server_identity().await)?;
+    plan.observer.note(&format!(
+        "in flight together: prompts and answer budgets kept within the {} tokens of KV cache the server's {} slots share (llama.cpp n_ctx); tries that do not fit together run one after another",
+        capacity.tokens, capacity.slots
+    ));
+    Some(RecordedCapacity {
+        tokens: capacity.tokens,
+        slots: capacity.slots,
+    })
 }
 
 /// Derives the results from the journal and the replies, and writes `results.json`,
@@ -565,6 +586,7 @@ fn open_replies(
 fn open_journal(
     plan: &RunPlan<'_>,
     journal_path: &Path,
+    shared_capacity: Option<RecordedCapacity>,
 ) -> Result<(Arc<HardsuiteJournalWriter>, Finished, usize), HardsuiteError> {
     let journal = Arc::new(HardsuiteJournalWriter::open(
         journal_path,
@@ -624,6 +646,7 @@ fn open_journal(
             video_as: plan.settings.video_as,
             context_limit: plan.settings.context_fit.limit.clone(),
             context_dropped: plan.settings.context_fit.dropped.clone(),
+            shared_capacity,
         }))?;
     }
     Ok((journal, finished, kept_attempts))

@@ -203,6 +203,20 @@ pub struct RunHeader {
     /// Default lengths left out before anything was sent, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context_dropped: Vec<DroppedLength>,
+    /// The KV cache the server's requests share, where it says (llama.cpp), when more than one
+    /// request was in flight at once: the requests in flight were kept within it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_capacity: Option<RecordedCapacity>,
+}
+
+/// The KV cache a server's requests share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RecordedCapacity {
+    /// Cells (prompt plus generated tokens) all requests in flight hold together.
+    pub tokens: u64,
+    /// Requests the server runs at once.
+    pub slots: u64,
 }
 
 /// A server's context length and where it was read.
@@ -358,6 +372,15 @@ pub struct AttemptRecord {
     /// `context_exceeded`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_message: Option<String>,
+    /// Why this try ran with no other request in flight: an earlier try of the attempt was
+    /// failed by the server for shared capacity (the requests in flight together outgrew the
+    /// KV cache they share) though its prompt fits alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone: Option<String>,
+    /// How long the try waited for room in the KV cache the server's requests share, ms
+    /// (absent when it did not wait).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room_wait_ms: Option<f64>,
 }
 
 /// The wait after a rate-limited try.

@@ -75,6 +75,8 @@ mod results;
 #[cfg(feature = "engine")]
 mod resume;
 #[cfg(feature = "engine")]
+mod room;
+#[cfg(feature = "engine")]
 mod runner;
 #[cfg(feature = "engine")]
 mod selection;
@@ -108,8 +110,8 @@ pub use engine::{HardsuiteOutcome, RunFiles, run_suite, run_suite_until};
 pub use error::HardsuiteError;
 pub use journal::{
     AttemptPhase, AttemptRecord, BudgetFlags, ContextTry, DroppedLength, HARDSUITE_JOURNAL_VERSION,
-    HardsuiteJournalLine, LoadedHardsuiteJournal, RecordedLimit, RunHeader, Sampling, TryWait,
-    VideoAs, read_hardsuite_journal,
+    HardsuiteJournalLine, LoadedHardsuiteJournal, RecordedCapacity, RecordedLimit, RunHeader,
+    Sampling, TryWait, VideoAs, read_hardsuite_journal,
 };
 pub use ladder::{
     Ladder, LadderRung, parse_levels, render_ladder, render_ladder_markdown, render_ladder_svg,
@@ -125,7 +127,7 @@ pub use replies::{
 };
 pub use report::{render_markdown, render_table, thousands};
 pub use results::{
-    ASSUMED_DISCORDANCE, Audit, ClusteredRate, EvidenceCount, RESULTS_SCHEMA_VERSION,
+    ASSUMED_DISCORDANCE, Audit, ClusteredRate, EvidenceCount, RESULTS_SCHEMA_VERSION, RanAlone,
     RateLimitWaits, ResultsFile, Score, Scoreboard, difference_half_width_points,
 };
 #[cfg(feature = "engine")]

@@ -197,6 +197,76 @@ pub struct ResultsFile {
     /// The long-context view (a run with context tasks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<crate::context_report::ContextReport>,
+    /// Attempts that ran alone after the server failed a try for shared capacity; absent when
+    /// none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran_alone: Option<RanAlone>,
+    /// The KV cache the server's requests share and the waits for room in it, when the run
+    /// kept its requests in flight within it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_cache: Option<SharedCache>,
+}
+
+/// The requests in flight kept within the KV cache the server's requests share.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SharedCache {
+    /// Cells all requests in flight hold together (llama.cpp's `n_ctx`).
+    pub tokens: u64,
+    /// Requests the server runs at once.
+    pub slots: u64,
+    /// Tries held back until their prompt and budget fitted beside those in flight.
+    pub n_waited: usize,
+    /// Seconds they waited in all.
+    pub waited_s: f64,
+}
+
+impl SharedCache {
+    /// From a run's header and attempts; `None` when the run did not plan for a shared cache.
+    pub fn of(header: &RunHeader, attempts: &[AttemptRecord]) -> Option<Self> {
+        let capacity = header.shared_capacity?;
+        let waits: Vec<f64> = attempts.iter().filter_map(|a| a.room_wait_ms).collect();
+        Some(Self {
+            tokens: capacity.tokens,
+            slots: capacity.slots,
+            n_waited: waits.len(),
+            waited_s: waits.iter().sum::<f64>() / 1e3,
+        })
+    }
+}
+
+/// Attempts that ran with nothing else in flight, because the server failed one of their
+/// tries for shared capacity (the requests in flight together outgrew the KV cache they
+/// share) though each prompt fits alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RanAlone {
+    /// The attempts, as `task #sample`, in journal order.
+    pub attempts: Vec<String>,
+    /// The first one's reason, in the run's words.
+    pub why: String,
+}
+
+impl RanAlone {
+    /// The attempts of `attempts` that ran alone, `None` when none did.
+    pub fn of(attempts: &[AttemptRecord]) -> Option<Self> {
+        let mut seen: Vec<String> = Vec::new();
+        let mut why = None;
+        for attempt in attempts {
+            let Some(reason) = &attempt.alone else {
+                continue;
+            };
+            let name = format!("{} #{}", attempt.task_id, attempt.sample);
+            if !seen.contains(&name) {
+                seen.push(name);
+            }
+            why.get_or_insert_with(|| reason.clone());
+        }
+        why.map(|why| Self {
+            attempts: seen,
+            why,
+        })
+    }
 }
 
 /// Waits on rate limits over a run.
@@ -286,6 +356,8 @@ impl ResultsFile {
             rate_limit_waits: RateLimitWaits::of(attempts),
             audit: None,
             context,
+            ran_alone: RanAlone::of(attempts),
+            shared_cache: SharedCache::of(header, attempts),
         }
     }
 

@@ -58,6 +58,8 @@ pub(crate) struct Runner<'a> {
     pub(crate) media_nonce: std::sync::atomic::AtomicU64,
     /// How video tasks send their clips.
     pub(crate) video_as: crate::journal::VideoAs,
+    /// The KV cache the requests in flight share, and the tries that must run alone.
+    pub(crate) room: crate::room::Room,
 }
 
 /// The last message's text as the first of its content parts, then `media`.
@@ -188,12 +190,16 @@ struct Try {
     sent_max_tokens: bool,
     /// The cache-defeating fields the request carried.
     sent_cache_fields: Vec<&'static str>,
+    /// The server failed the request because the requests in flight together outgrew the
+    /// cache they share (it fits alone).
+    shared_capacity_exceeded: bool,
 }
 
 impl Try {
     fn new(record: AttemptRecord) -> Self {
         Self {
             record,
+            shared_capacity_exceeded: false,
             connect_refused: false,
             rejected: None,
             rate_limited: None,
@@ -230,6 +236,9 @@ impl Runner<'_> {
         let mut n_refused = 0;
         let mut last = None;
         let (mut try_number, mut failures, mut limited) = (0, 0, 0);
+        // Why this attempt's tries run alone, once the server failed one for shared capacity.
+        let mut alone: Option<String> = None;
+        let weight = crate::room::weight(task, budget_tokens);
         while failures < self.max_tries.max(1) {
             try_number += 1;
             if self.stop.load(Ordering::SeqCst) {
@@ -239,12 +248,21 @@ impl Runner<'_> {
                     AttemptEnd::NotStarted
                 });
             }
+            let asked_for_room = Instant::now();
+            let room = self.room.take(weight, alone.is_some()).await;
+            let room_wait = asked_for_room.elapsed();
             let slot = self.slots.acquire().await;
             self.pacer.wait_turn().await;
             let mut attempt = self
                 .one_try(task, sample, phase, budget_tokens, try_number)
                 .await;
             drop(slot);
+            let in_flight = room.in_flight();
+            drop(room);
+            attempt.record.alone.clone_from(&alone);
+            // A wait of a millisecond or more is the plan holding the try back.
+            attempt.record.room_wait_ms =
+                (room_wait >= Duration::from_millis(1)).then(|| room_wait.as_secs_f64() * 1e3);
             // A rate limit within the wait budget: wait as the server asked and try again,
             // without using up a try.
             let wait = attempt
@@ -290,6 +308,22 @@ impl Runner<'_> {
                 continue;
             }
             if self.stop_sending_refused_cache_field(&attempt) {
+                failures -= 1;
+                continue;
+            }
+            if attempt.shared_capacity_exceeded && alone.is_none() {
+                // Each prompt fits the server alone; together they outgrew the cache its
+                // requests share. Try again with nothing else in flight, without using up a
+                // try, and say so.
+                let why = format!(
+                    "the server failed it for shared capacity ({in_flight}: {})",
+                    attempt.record.detail.trim_start_matches("infra:")
+                );
+                self.observer.note(&format!(
+                    "task {} #{sample}: {why}; trying it again alone",
+                    task.id
+                ));
+                alone = Some(why);
                 failures -= 1;
                 continue;
             }
@@ -471,7 +505,10 @@ impl Runner<'_> {
                 record.detail = format!("infra:{}", one_line(&error));
                 record.elapsed_ms =
                     Some(stream.stream().request_sent_at().elapsed().as_secs_f64() * 1e3);
-                return Try::new(record);
+                return Try {
+                    shared_capacity_exceeded: vernier_openai::is_shared_capacity_exceeded(&error),
+                    ..Try::new(record)
+                };
             }
         }
         let metered = stream.finish();
@@ -646,6 +683,7 @@ fn unopened(
         rate_limited,
         sent_max_tokens,
         sent_cache_fields,
+        shared_capacity_exceeded: vernier_openai::is_shared_capacity_exceeded(error),
     }
 }
 
@@ -753,6 +791,8 @@ fn empty_record(
         cached_tokens: None,
         media_tokens: None,
         server_message: None,
+        alone: None,
+        room_wait_ms: None,
     }
 }
 

@@ -92,6 +92,52 @@ pub fn says_context_exceeded(text: &str) -> bool {
     LENGTH_ERRORS.iter().any(|phrase| text.contains(phrase))
 }
 
+/// The KV cache a server's concurrent requests share, where the server says enough to know
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SharedCapacity {
+    /// Cells (prompt plus generated tokens) that all requests in flight hold together.
+    pub tokens: u64,
+    /// Requests the server runs at once.
+    pub slots: u64,
+}
+
+/// The cache `identity`'s server shares among its requests: llama.cpp's `/props` with more
+/// than one slot (`total_slots`) gives the per-slot context `default_generation_settings.n_ctx`,
+/// and with automatic slots (its default) every slot reads and writes one cache of that size
+/// (`kv_unified`). A server whose slots have caches of their own also reports each slot's
+/// context there, so a plan that keeps the requests in flight within it is safe either way,
+/// only less parallel than it could be on such a server. `None` for other servers (vLLM and
+/// `SGLang` queue or preempt a request that does not fit, they do not fail it).
+pub fn shared_capacity(identity: &ServerIdentity) -> Option<SharedCapacity> {
+    let props = identity.props_json.as_ref()?;
+    let slots = positive(props.get("total_slots")).filter(|slots| *slots > 1)?;
+    let tokens = positive(props.pointer("/default_generation_settings/n_ctx"))?;
+    Some(SharedCapacity { tokens, slots })
+}
+
+/// Phrases a server uses when the requests in flight together outgrew a cache they share,
+/// each fitting alone: llama.cpp's "Context size has been exceeded." (a decode that found no
+/// free cell, sent to every running request as a `500` error event).
+const SHARED_CAPACITY_ERRORS: [&str; 1] = ["context size has been exceeded"];
+
+/// Whether `error` is the server failing a request because the requests in flight together
+/// outgrew the cache they share (not because this one is too long): such a request fits when
+/// sent alone.
+pub fn is_shared_capacity_exceeded(error: &ClientError) -> bool {
+    let text = match error {
+        ClientError::Http {
+            status: 500, body, ..
+        } => body.to_ascii_lowercase(),
+        ClientError::ServerErrorEvent { error, .. } => error.to_string().to_ascii_lowercase(),
+        _ => return false,
+    };
+    SHARED_CAPACITY_ERRORS
+        .iter()
+        .any(|phrase| text.contains(phrase))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +206,51 @@ mod tests {
             body: "maximum context length".to_owned(),
             retry_after: None,
         }));
+    }
+
+    #[test]
+    fn llama_cpp_slots_share_the_context_it_reports() {
+        let mut identity = ServerIdentity::default();
+        assert_eq!(shared_capacity(&identity), None);
+        // The recorded llama-server b11434: four slots, 8k context each.
+        identity.props_json = Some(serde_json::from_str(LLAMA_PROPS).expect("props"));
+        assert_eq!(
+            shared_capacity(&identity),
+            Some(SharedCapacity {
+                tokens: 8192,
+                slots: 4
+            })
+        );
+        // One slot shares nothing.
+        identity.props_json = Some(serde_json::json!({
+            "total_slots": 1, "default_generation_settings": {"n_ctx": 8192}
+        }));
+        assert_eq!(shared_capacity(&identity), None);
+    }
+
+    #[test]
+    fn a_full_shared_cache_is_told_from_a_request_too_long() {
+        // llama.cpp b11434, tools/server/server-context.cpp: a decode that finds no free cell
+        // sends every running slot this error event.
+        let event = ClientError::ServerErrorEvent {
+            error: serde_json::json!({
+                "code": 500, "message": "Context size has been exceeded.", "type": "server_error"
+            }),
+            events_received: 3,
+        };
+        assert!(is_shared_capacity_exceeded(&event));
+        assert!(!is_context_exceeded(&event));
+        let too_long = ClientError::Http {
+            status: 400,
+            body: LLAMA_OVERFLOW.to_owned(),
+            retry_after: None,
+        };
+        assert!(!is_shared_capacity_exceeded(&too_long));
+        assert!(!is_shared_capacity_exceeded(
+            &ClientError::ServerErrorEvent {
+                error: serde_json::json!({"code": 500, "message": "Compute error."}),
+                events_received: 1,
+            }
+        ));
     }
 }

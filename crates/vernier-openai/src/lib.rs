@@ -73,7 +73,10 @@ pub use client::{Client, ClientBuilder, Timeouts};
 pub use completion::{
     CompletionChoice, CompletionChunk, CompletionPrompt, CompletionRequest, CompletionResponse,
 };
-pub use context::{ContextLimit, context_limit, is_context_exceeded, says_context_exceeded};
+pub use context::{
+    ContextLimit, SharedCapacity, context_limit, is_context_exceeded, is_shared_capacity_exceeded,
+    says_context_exceeded, shared_capacity,
+};
 pub use deadline::LazyTimer;
 pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
 pub use envelope::ResponseEnvelope;

@@ -223,6 +223,12 @@ pub struct SimConfig {
     /// Serve `POST /tokenize` (default on). Off, it answers 404 like a server without the
     /// endpoint, so clients must count prompt tokens another way.
     pub tokenize_endpoint: bool,
+    /// KV cells the running requests share, as llama-server's slots share one cache (its
+    /// default with automatic slots): a request that starts while those running hold more
+    /// than the rest (each its prompt plus `max_tokens`) gets llama.cpp's mid-stream
+    /// `Context size has been exceeded.` error event after its first event, though it fits the
+    /// context alone (default: none, every request has room).
+    pub shared_kv_tokens: Option<u32>,
     /// What the server does with image and video parts (default: takes them, counting
     /// [`MEDIA_TOKENS`] prompt tokens each, reported apart as `image_tokens` and `video_tokens`
     /// in `prompt_tokens_details`).
@@ -272,6 +278,7 @@ impl Default for SimConfig {
             seed: 0,
             tokenize_endpoint: true,
             media: MediaInput::Accept,
+            shared_kv_tokens: None,
         }
     }
 }
@@ -376,6 +383,8 @@ impl SimConfigBuilder {
         tokenize_endpoint: bool,
         /// Sets [`SimConfig::media`].
         media: MediaInput,
+        /// Sets [`SimConfig::shared_kv_tokens`].
+        shared_kv_tokens: Option<u32>,
     }
 
     /// Sets [`SimConfig::model`].

@@ -38,6 +38,14 @@ pub enum Fault {
         /// Events sent before the malformed one.
         events: usize,
     },
+    /// Send an error event (`data: {"error": {"code": 500, "message": ..., "type":
+    /// "server_error"}}`, as llama.cpp does) after this many events, and end the stream there.
+    ErrorEventAfterEvents {
+        /// Events sent before the error.
+        events: usize,
+        /// The error's message.
+        message: String,
+    },
     /// Send one 5 MiB `data:` line after this many events, then carry on.
     OverlongLineAfterEvents {
         /// Events sent before the over-long one.

@@ -526,6 +526,16 @@ fn inject_fault(plan: &mut Vec<Planned>, fault: &Fault, shape: &StreamShape<'_>)
             );
             (*events, Planned::Immediate(Bytes::from(line)))
         }
+        Fault::ErrorEventAfterEvents { events, message } => {
+            let error = serde_json::json!({
+                "error": {"code": 500, "message": message, "type": "server_error"}
+            });
+            plan.truncate(*events);
+            plan.push(Planned::Immediate(Bytes::from(format!(
+                "data: {error}\n\n"
+            ))));
+            return;
+        }
         Fault::OverlongLineAfterEvents { events } => {
             let mut line = Vec::with_capacity(OVERLONG_LINE_BYTES + 32);
             line.extend_from_slice(b"data: {\"padding\":\"");

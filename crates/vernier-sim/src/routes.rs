@@ -308,6 +308,9 @@ impl Prepared {
     clippy::too_many_lines,
     reason = "one linear story: checks, faults, slot, prefill, then stream or answer"
 )]
+/// llama.cpp's words when the running requests outgrow the KV cache its slots share.
+const SHARED_KV_EXCEEDED: &str = "Context size has been exceeded.";
+
 async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Reply {
     let config = &state.config;
     if request.model != config.model {
@@ -378,7 +381,7 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         let earlier_matches = state.count_script_match(index);
         Some((reply, earlier_matches))
     });
-    let fault = request
+    let mut fault = request
         .sim_fault
         .clone()
         .or_else(|| {
@@ -430,7 +433,15 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         };
     }
 
-    let guard = state.acquire_slot().await;
+    let mut guard = state.acquire_slot().await;
+    if !guard.hold_kv(u64::from(prompt_tokens) + u64::from(request.max_tokens)) {
+        // As llama-server does when a decode finds no free cell in the cache its slots share.
+        fault = Some(Fault::ErrorEventAfterEvents {
+            events: 2,
+            message: SHARED_KV_EXCEEDED.to_owned(),
+        });
+        record.fault.clone_from(&fault);
+    }
     let scheduled = Instant::now();
     record.queue_ms = scheduled.duration_since(arrival).as_secs_f64() * 1e3;
     add(&state.counters.prompt_tokens, u64::from(prompt_tokens));
@@ -518,6 +529,18 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
     match &fault {
         Some(Fault::StallAfterEvents { ms, .. }) => {
             tokio::time::sleep(Duration::from_millis(*ms)).await;
+        }
+        Some(Fault::ErrorEventAfterEvents { message, .. }) => {
+            record.completed = false;
+            state.ground_truth.push(record);
+            return reply(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "application/json",
+                serde_json::json!({
+                    "error": {"code": 500, "message": message, "type": "server_error"}
+                })
+                .to_string(),
+            );
         }
         Some(Fault::DropAfterEvents { .. }) => {
             record.completed = false;

@@ -31,6 +31,8 @@ pub(crate) struct State {
     request_sequence: AtomicU64,
     /// The engine is hung: no step runs, while `/health` and `/metrics` still answer.
     hung: AtomicBool,
+    /// KV cells held by the running requests (see [`SimConfig::shared_kv_tokens`]).
+    kv_in_use: AtomicU64,
 }
 
 impl State {
@@ -54,6 +56,7 @@ impl State {
             generation_requests: AtomicUsize::new(0),
             request_sequence: AtomicU64::new(0),
             hung: AtomicBool::new(false),
+            kv_in_use: AtomicU64::new(0),
             config,
         })
     }
@@ -91,6 +94,7 @@ impl State {
         RunningGuard {
             state: Arc::clone(self),
             _permit: permit,
+            kv_held: 0,
         }
     }
 
@@ -181,17 +185,41 @@ fn block_hashes(tokens: &[u32], salt: Option<&str>) -> Vec<u64> {
 pub(crate) struct RunningGuard {
     state: Arc<State>,
     _permit: Option<OwnedSemaphorePermit>,
+    /// KV cells this request holds.
+    kv_held: u64,
 }
 
 impl RunningGuard {
     pub(crate) fn state(&self) -> &Arc<State> {
         &self.state
     }
+
+    /// Takes `cells` of the shared KV cache for as long as the request runs; `false` when the
+    /// running requests leave too few (nothing is taken then). Always `true` without a shared
+    /// cache.
+    pub(crate) fn hold_kv(&mut self, cells: u64) -> bool {
+        let Some(capacity) = self.state.config.shared_kv_tokens else {
+            return true;
+        };
+        let taken =
+            self.state
+                .kv_in_use
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |in_use| {
+                    (in_use + cells <= u64::from(capacity)).then_some(in_use + cells)
+                });
+        if taken.is_ok() {
+            self.kv_held += cells;
+        }
+        taken.is_ok()
+    }
 }
 
 impl Drop for RunningGuard {
     fn drop(&mut self) {
         self.state.counters.running.fetch_sub(1, Ordering::Relaxed);
+        self.state
+            .kv_in_use
+            .fetch_sub(self.kv_held, Ordering::SeqCst);
     }
 }
 

@@ -246,3 +246,76 @@ async fn the_context_suite_self_checks_without_docker_or_a_server() {
     assert!(text.contains("on 36 tasks of suite context"), "{text}");
     assert!(text.contains("context-128k-multi-s0"), "{text}");
 }
+
+#[tokio::test]
+async fn prompts_that_fit_alone_but_not_together_run_alone_and_are_scored() {
+    // A server whose running requests share 8,192 KV cells and does not say so (the
+    // simulator serves no /props): two 4k prompts with 2,000-token budgets fit alone, not
+    // together, and the second of a pair fails mid-stream with llama.cpp's words.
+    let mut plan = vernier_tasks::ContextPlan::default();
+    plan.lengths = vec![4_096];
+    plan.depths = vec![0, 50, 100];
+    let suite = vernier_tasks::context_suite(&plan, vernier_tasks::DEFAULT_CONTEXT_BUDGET);
+    let mut config =
+        vernier_hardsuite::hardsuite_demo_simulator_config(&suite).expect("the demo config");
+    config.shared_kv_tokens = Some(8_192);
+    // A prefill of 0.4 s per prompt: the two tries in flight overlap.
+    config.prefill_tokens_per_s = 10_000.0;
+    let sim = vernier_sim::Sim::start(config)
+        .await
+        .expect("the simulator starts");
+    let url = sim.base_url();
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let out = folder.path().join("out");
+    let results = run(
+        &out,
+        &[
+            "--base-url",
+            &url,
+            "--model",
+            "vernier-sim",
+            "--lengths",
+            "4k",
+            "--depths",
+            "0,50,100",
+            "--concurrency",
+            "2",
+        ],
+    )
+    .await;
+    sim.shutdown().await;
+    // Every task is scored as the scripted model answers (it finds every needle below 32k):
+    // none is infra, though tries were failed for capacity.
+    assert_eq!(results.tasks.len(), 4);
+    for task in &results.tasks {
+        assert_eq!(task.samples[0].outcome.as_str(), "pass", "{}", task.id);
+    }
+    let alone = results.ran_alone.as_ref().expect("some attempts ran alone");
+    assert!(!alone.attempts.is_empty());
+    assert!(
+        alone.why.contains("Context size has been exceeded"),
+        "{}",
+        alone.why
+    );
+    // Each failed try is on file, before the try that ran alone.
+    let lines = json_lines(&out.join("journal.jsonl"));
+    let failed = lines
+        .iter()
+        .filter(|line| {
+            line["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("Context size has been exceeded"))
+        })
+        .count();
+    let ran_alone = lines
+        .iter()
+        .filter(|line| line["alone"].is_string())
+        .count();
+    assert_eq!(failed, alone.attempts.len());
+    assert_eq!(ran_alone, alone.attempts.len());
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report");
+    assert!(
+        report.contains("ran alone, with nothing else in flight"),
+        "{report}"
+    );
+}

@@ -138,6 +138,72 @@ fn long_context_on_a_real_llama_server_hits_its_lengths_and_keeps_refusals_apart
 }
 
 #[test]
+fn two_prompts_that_fit_alone_but_not_together_take_turns_on_a_real_llama_server() {
+    if skip_docker_tests() {
+        return;
+    }
+    let test = "two_prompts_that_fit_alone_but_not_together_take_turns_on_a_real_llama_server";
+    let Some((server, model)) = llama_server::locate(test) else {
+        return;
+    };
+    // Automatic slots (llama-server's default): four slots reading and writing one cache of
+    // 2,048 cells. Two 1,280-token prompts with 48-token budgets fit it alone and overflow it
+    // together: sent at once, both fail after their prefill ("Context size has been
+    // exceeded.", llama.cpp b11434 tools/server/server-context.cpp).
+    let server = llama_server::Server::start(
+        &server,
+        &model,
+        &["-t", "2", "-c", "2048", "--jinja", "--no-warmup"],
+    );
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let out = folder.path().join("out");
+    let run = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .args(["run", "--suite", "context", "--concurrency", "2"])
+        .args(["--base-url", &format!("http://127.0.0.1:{}", server.port)])
+        .args([
+            "--lengths",
+            "1280",
+            "--depths",
+            "0,100",
+            "--multi-needles",
+            "0",
+        ])
+        .args(["--budget-context", "48", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run hardsuite");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("kept within the 2048 tokens of KV cache the server's 4 slots share"),
+        "{stderr}"
+    );
+    let journal = json_lines(&out.join("journal.jsonl"));
+    assert_eq!(
+        journal[0]["shared_capacity"]["tokens"], 2048,
+        "{}",
+        journal[0]
+    );
+    let attempts: Vec<&serde_json::Value> = journal
+        .iter()
+        .filter(|line| line["type"] == "attempt")
+        .collect();
+    // Planned, not repaired: one try per task, none failed, one held back for the other.
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    for attempt in &attempts {
+        assert_ne!(attempt["outcome"], "infra", "{attempt}");
+        assert!(attempt["alone"].is_null(), "{attempt}");
+    }
+    let waited = attempts
+        .iter()
+        .filter(|attempt| attempt["room_wait_ms"].as_f64().is_some())
+        .count();
+    assert_eq!(waited, 1, "{attempts:?}");
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report");
+    assert!(report.contains("1 try waited"), "{report}");
+}
+
+#[test]
 fn a_real_llama_server_without_a_projector_gives_unsupported_for_every_image_and_video_task() {
     let Some((_server, port)) = llama_on(
         "a_real_llama_server_without_a_projector_gives_unsupported_for_every_image_and_video_task",
