@@ -389,7 +389,7 @@ async fn shared_capacity(plan: &RunPlan<'_>) -> Option<RecordedCapacity> {
     }
     let capacity = vernier_openai::shared_capacity(&plan.client.server_identity().await)?;
     plan.observer.note(&format!(
-        "in flight together: prompts and answer budgets kept within the {} tokens of KV cache the server's {} slots share (llama.cpp n_ctx); tries that do not fit together run one after another",
+        "in flight together: prompts and answer budgets kept within {} tokens, the context each of the server's {} slots reports (llama-server's slots share one cache of that size by default; with a cache per slot, as with -np and no --kv-unified, this only runs fewer at once)",
         capacity.tokens, capacity.slots
     ));
     Some(RecordedCapacity {

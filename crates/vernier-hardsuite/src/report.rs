@@ -472,37 +472,7 @@ pub fn render_markdown(results: &ResultsFile) -> String {
             results.n_infra_tries
         );
     }
-    if let Some(cache) = results.shared_cache {
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "The requests in flight were kept within the {} tokens of KV cache the server's {} slots \
-             share (llama.cpp n_ctx): {} {} waited {:.1} s in all for room, running one after another \
-             where their prompts and answer budgets did not fit together.",
-            cache.tokens,
-            cache.slots,
-            cache.n_waited,
-            if cache.n_waited == 1 { "try" } else { "tries" },
-            cache.waited_s
-        );
-    }
-    if let Some(alone) = &results.ran_alone {
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "{} {} ran alone, with nothing else in flight: the server failed a try for shared capacity \
-             though the prompt fits its context alone (first: {}). Those failed tries used up no retry \
-             and are not scored. Ran alone: {}.",
-            alone.attempts.len(),
-            if alone.attempts.len() == 1 {
-                "attempt"
-            } else {
-                "attempts"
-            },
-            alone.why,
-            alone.attempts.join(", ")
-        );
-    }
+    write_shared_cache(&mut out, results);
     write_audit(&mut out, results);
     if let Some(waits) = results.rate_limit_waits {
         let _ = writeln!(out);
@@ -582,6 +552,43 @@ fn write_scores_markdown(out: &mut String, board: &Scoreboard, heading: &str) {
         list_or_none(&board.ended_in_reasoning)
     );
     let _ = writeln!(out, "- Hit the budget: {}", list_or_none(&board.hit_budget));
+}
+
+/// How the run kept its requests within the cache the server's slots share, and which
+/// attempts ran alone after the server failed a try for it.
+fn write_shared_cache(out: &mut String, results: &ResultsFile) {
+    if let Some(cache) = results.shared_cache {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "The requests in flight were kept within {} tokens, the context each of the server's {} slots \
+             reports (llama-server's slots share one cache of that size by default): {} {} waited {:.1} s \
+             in all for room, running one after another where their prompts and answer budgets did not \
+             fit together.",
+            cache.tokens,
+            cache.slots,
+            cache.n_waited,
+            if cache.n_waited == 1 { "try" } else { "tries" },
+            cache.waited_s
+        );
+    }
+    if let Some(alone) = &results.ran_alone {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{} {} ran alone, with nothing else in flight: the server failed a try for shared capacity \
+             though the prompt fits its context alone (first: {}). Those failed tries used up no retry \
+             and are not scored. Ran alone: {}.",
+            alone.attempts.len(),
+            if alone.attempts.len() == 1 {
+                "attempt"
+            } else {
+                "attempts"
+            },
+            alone.why,
+            alone.attempts.join(", ")
+        );
+    }
 }
 
 #[cfg(test)]

@@ -35,19 +35,13 @@ pub(crate) struct Held<'a> {
 impl Held<'_> {
     /// What is in flight when asked (this try included), in words.
     pub(crate) fn in_flight(&self) -> String {
-        match self.room.capacity {
-            Some(capacity) => {
-                let free = self.room.permits.available_permits();
-                format!(
-                    "{} of the {capacity} shared tokens held",
-                    capacity as usize - free.min(capacity as usize)
-                )
-            }
-            None => {
-                let free = self.room.permits.available_permits();
-                let taken = (self.room.total as usize).saturating_sub(free);
-                format!("{taken} requests in flight")
-            }
+        let free = self.room.permits.available_permits();
+        if let Some(capacity) = self.room.capacity {
+            let held = (capacity as usize).saturating_sub(free);
+            format!("{held} of the {capacity} shared tokens held")
+        } else {
+            let taken = (self.room.total as usize).saturating_sub(free);
+            format!("{taken} requests in flight")
         }
     }
 }

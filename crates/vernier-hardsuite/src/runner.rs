@@ -19,6 +19,7 @@ use crate::journal::{
     AttemptPhase, AttemptRecord, ContextTry, HardsuiteJournalLine, HardsuiteJournalWriter,
     Sampling, TryWait,
 };
+use media::{attach_images, video_parts, with_media_parts};
 
 use crate::observer::RunObserver;
 use crate::replies::{ReplyRecord, ReplyToolCallRecord};
@@ -60,109 +61,6 @@ pub(crate) struct Runner<'a> {
     pub(crate) video_as: crate::journal::VideoAs,
     /// The KV cache the requests in flight share, and the tries that must run alone.
     pub(crate) room: crate::room::Room,
-}
-
-/// The last message's text as the first of its content parts, then `media`.
-fn with_media_parts(request: &mut ChatRequest, media: Vec<serde_json::Value>) {
-    let text = request
-        .messages
-        .last()
-        .and_then(|message| message.content.as_ref())
-        .map(vernier_openai::MessageContent::text)
-        .unwrap_or_default();
-    let mut parts = vec![serde_json::json!({"type": "text", "text": text})];
-    parts.extend(media);
-    if let Some(message) = request.messages.last_mut() {
-        message.content = Some(vernier_openai::MessageContent::Parts(parts));
-    }
-}
-
-fn image_part(png: &[u8]) -> serde_json::Value {
-    serde_json::json!({
-        "type": "image_url",
-        "image_url": {"url": format!("data:image/png;base64,{}", base64(png))},
-    })
-}
-
-fn text_part(text: &str) -> serde_json::Value {
-    serde_json::json!({"type": "text", "text": text})
-}
-
-/// The task's images as `image_url` parts with `data:image/png;base64,` URLs after its text,
-/// each made unique for this request ([`vernier_tasks::unique_images`]).
-fn attach_images(request: &mut ChatRequest, spec: &vernier_tasks::VisionSpec, nonce: u64) {
-    let parts = vernier_tasks::unique_images(spec, nonce)
-        .iter()
-        .map(|png| image_part(png))
-        .collect();
-    with_media_parts(request, parts);
-}
-
-/// The task's clips, drawn and encoded afresh for this request
-/// ([`vernier_tasks::unique_videos`]): `video_url` parts with `data:video/mp4;base64,` URLs, or
-/// with `--video-as frames` each clip's sampled frames as `image_url` parts, each after a text
-/// part that gives its time.
-fn video_parts(
-    spec: &vernier_tasks::VideoSpec,
-    nonce: u64,
-    video_as: crate::journal::VideoAs,
-) -> Result<Vec<serde_json::Value>, String> {
-    let n_clips = spec.videos.len().max(1);
-    let mut parts = Vec::new();
-    match video_as {
-        crate::journal::VideoAs::Frames => {
-            for (k, frames) in vernier_tasks::unique_frames(spec, nonce)?
-                .iter()
-                .enumerate()
-            {
-                let name = if n_clips > 1 {
-                    format!("Video {} of {n_clips}", k + 1)
-                } else {
-                    "The video".to_owned()
-                };
-                parts.push(text_part(&format!(
-                    "{name} is given as {} frames, {} per second, each after its time.",
-                    frames.len(),
-                    vernier_tasks::FRAMES_PER_SECOND_SAMPLED
-                )));
-                for (at, png) in frames {
-                    parts.push(text_part(&format!("Frame at {at:.1} s:")));
-                    parts.push(image_part(png));
-                }
-            }
-        }
-        _ => {
-            for mp4 in vernier_tasks::unique_videos(spec, nonce)? {
-                parts.push(serde_json::json!({
-                    "type": "video_url",
-                    "video_url": {"url": format!("data:video/mp4;base64,{}", base64(&mp4))},
-                }));
-            }
-        }
-    }
-    Ok(parts)
-}
-
-/// Standard base64 with padding (RFC 4648 §4).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// The fields a long-context request sends to defeat a prefix cache, beside its opening nonce:
@@ -248,21 +146,14 @@ impl Runner<'_> {
                     AttemptEnd::NotStarted
                 });
             }
-            let asked_for_room = Instant::now();
-            let room = self.room.take(weight, alone.is_some()).await;
-            let room_wait = asked_for_room.elapsed();
-            let slot = self.slots.acquire().await;
-            self.pacer.wait_turn().await;
-            let mut attempt = self
-                .one_try(task, sample, phase, budget_tokens, try_number)
+            let (mut attempt, in_flight) = self
+                .placed_try(
+                    task,
+                    (sample, phase, budget_tokens, try_number),
+                    weight,
+                    alone.as_deref(),
+                )
                 .await;
-            drop(slot);
-            let in_flight = room.in_flight();
-            drop(room);
-            attempt.record.alone.clone_from(&alone);
-            // A wait of a millisecond or more is the plan holding the try back.
-            attempt.record.room_wait_ms =
-                (room_wait >= Duration::from_millis(1)).then(|| room_wait.as_secs_f64() * 1e3);
             // A rate limit within the wait budget: wait as the server asked and try again,
             // without using up a try.
             let wait = attempt
@@ -293,17 +184,7 @@ impl Runner<'_> {
             failures += 1;
             self.journal
                 .append(&HardsuiteJournalLine::Attempt(attempt.record.clone()))?;
-            if let Some((_, body)) = &attempt.rejected
-                && attempt.sent_max_tokens
-                && vernier_openai::refused_field(body) == Some("max_tokens")
-            {
-                // The model takes only `max_completion_tokens`: send the budget that way from
-                // now on, and try again without using up a try.
-                if !self.completion_cap.swap(true, Ordering::SeqCst) {
-                    self.observer.warn(
-                        "the server refuses `max_tokens`; the budget goes as `max_completion_tokens` from now on",
-                    );
-                }
+            if self.send_budget_as_completion_cap(&attempt) {
                 failures -= 1;
                 continue;
             }
@@ -311,18 +192,9 @@ impl Runner<'_> {
                 failures -= 1;
                 continue;
             }
-            if attempt.shared_capacity_exceeded && alone.is_none() {
-                // Each prompt fits the server alone; together they outgrew the cache its
-                // requests share. Try again with nothing else in flight, without using up a
-                // try, and say so.
-                let why = format!(
-                    "the server failed it for shared capacity ({in_flight}: {})",
-                    attempt.record.detail.trim_start_matches("infra:")
-                );
-                self.observer.note(&format!(
-                    "task {} #{sample}: {why}; trying it again alone",
-                    task.id
-                ));
+            if alone.is_none()
+                && let Some(why) = self.must_run_alone(&attempt, task, sample, &in_flight)
+            {
                 alone = Some(why);
                 failures -= 1;
                 continue;
@@ -360,6 +232,76 @@ impl Runner<'_> {
         };
         self.report_progress(&record);
         Ok(AttemptEnd::Done)
+    }
+
+    /// One try, once there is room for it in the cache the server's requests share (all of it,
+    /// `alone`), a concurrency slot and its turn at the rate cap; with what was in flight
+    /// beside it, in words.
+    async fn placed_try(
+        &self,
+        task: &Task,
+        (sample, phase, budget_tokens, try_number): (u32, AttemptPhase, u32, u32),
+        weight: u64,
+        alone: Option<&str>,
+    ) -> (Try, String) {
+        let asked_for_room = Instant::now();
+        let room = self.room.take(weight, alone.is_some()).await;
+        let room_wait = asked_for_room.elapsed();
+        let slot = self.slots.acquire().await;
+        self.pacer.wait_turn().await;
+        let mut attempt = self
+            .one_try(task, sample, phase, budget_tokens, try_number)
+            .await;
+        drop(slot);
+        let in_flight = room.in_flight();
+        drop(room);
+        attempt.record.alone = alone.map(str::to_owned);
+        // A wait of a millisecond or more is the plan holding the try back.
+        attempt.record.room_wait_ms =
+            (room_wait >= Duration::from_millis(1)).then_some(room_wait.as_secs_f64() * 1e3);
+        (attempt, in_flight)
+    }
+
+    /// Why the attempt's next try runs alone, when the server failed this one for shared
+    /// capacity: each prompt fits the server alone, but together they outgrew the cache its
+    /// requests share. That next try uses up no try.
+    fn must_run_alone(
+        &self,
+        attempt: &Try,
+        task: &Task,
+        sample: u32,
+        in_flight: &str,
+    ) -> Option<String> {
+        if !attempt.shared_capacity_exceeded {
+            return None;
+        }
+        let why = format!(
+            "the server failed it for shared capacity ({in_flight}: {})",
+            attempt.record.detail.trim_start_matches("infra:")
+        );
+        self.observer.note(&format!(
+            "task {} #{sample}: {why}; trying it again alone",
+            task.id
+        ));
+        Some(why)
+    }
+
+    /// A try refused because it sent the budget as `max_tokens` to a model that takes only
+    /// `max_completion_tokens`: the budget goes that way from now on, and the try is made again
+    /// without using one up.
+    fn send_budget_as_completion_cap(&self, attempt: &Try) -> bool {
+        let Some((_, body)) = &attempt.rejected else {
+            return false;
+        };
+        if !attempt.sent_max_tokens || vernier_openai::refused_field(body) != Some("max_tokens") {
+            return false;
+        }
+        if !self.completion_cap.swap(true, Ordering::SeqCst) {
+            self.observer.warn(
+                "the server refuses `max_tokens`; the budget goes as `max_completion_tokens` from now on",
+            );
+        }
+        true
     }
 
     /// A try refused because it carried a cache-defeating field the server does not know: the
@@ -823,5 +765,6 @@ fn record_measurement(
     record.cached_tokens = measurement.cached_prompt_tokens;
 }
 
+mod media;
 #[cfg(test)]
 mod tests;

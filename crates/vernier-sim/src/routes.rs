@@ -304,13 +304,13 @@ impl Prepared {
     }
 }
 
+/// llama.cpp's words when the running requests outgrow the KV cache its slots share.
+const SHARED_KV_EXCEEDED: &str = "Context size has been exceeded.";
+
 #[expect(
     clippy::too_many_lines,
     reason = "one linear story: checks, faults, slot, prefill, then stream or answer"
 )]
-/// llama.cpp's words when the running requests outgrow the KV cache its slots share.
-const SHARED_KV_EXCEEDED: &str = "Context size has been exceeded.";
-
 async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Reply {
     let config = &state.config;
     if request.model != config.model {

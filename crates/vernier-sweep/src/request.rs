@@ -123,6 +123,11 @@ pub(crate) fn classify(error: vernier_openai::ClientError) -> Failure {
     match &error {
         vernier_openai::ClientError::Connect { .. } => Failure::Unreachable(message),
         _ if vernier_openai::is_context_exceeded(&error) => Failure::ContextExceeded(message),
+        _ if vernier_openai::is_shared_capacity_exceeded(&error) => {
+            Failure::ContextExceeded(format!(
+                "{message} (the streams in flight together outgrew the KV cache the server's requests share; each fits alone)"
+            ))
+        }
         vernier_openai::ClientError::Http {
             status: 400 | 422,
             body,

@@ -175,7 +175,8 @@ fn two_prompts_that_fit_alone_but_not_together_take_turns_on_a_real_llama_server
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("kept within the 2048 tokens of KV cache the server's 4 slots share"),
+        stderr
+            .contains("kept within 2048 tokens, the context each of the server's 4 slots reports"),
         "{stderr}"
     );
     let journal = json_lines(&out.join("journal.jsonl"));

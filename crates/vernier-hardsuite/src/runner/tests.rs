@@ -2,6 +2,7 @@
 use serde_json::json;
 use vernier_tasks::Suite;
 
+use super::media::base64;
 use super::*;
 
 fn body(request: &ChatRequest) -> Value {

@@ -1,7 +1,8 @@
 //! The sweep against a real `llama-server` (SmolLM2-135M-Instruct, built and cached by
 //! `scripts/llama-server.sh`): our figures request by request against the server's own
 //! `timings` (and the `measure` path's too), every event timed by the kernel's receive time,
-//! and a prompt beyond its context left out before anything is sent. Missing, the
+//! a prompt beyond its context left out before anything is sent, and streams that overflow the
+//! cache the server's slots share left out as its refusal. Missing, the
 //! server fails the test loudly unless `VERNIER_SKIP_LLAMA_TESTS=1`.
 
 use std::sync::{Arc, Mutex};
@@ -166,5 +167,62 @@ async fn measure_against(port: u16) {
     assert!(
         (ours / theirs - 1.0).abs() < 0.03,
         "measure: decode ours {ours:.1} vs the server's {theirs:.1}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_that_fit_a_real_llama_server_alone_but_not_together_leave_their_cell_out_as_refused()
+ {
+    let Some((server, model)) = llama_server::locate(
+        "streams_that_fit_a_real_llama_server_alone_but_not_together_leave_their_cell_out_as_refused",
+    ) else {
+        return;
+    };
+    // Automatic slots (llama-server's default): four slots reading and writing one cache of
+    // 2,048 cells. One stream of 1,024 + 64 tokens fits; two hold 2,176 cells at once and
+    // both fail mid-stream ("Context size has been exceeded."). /props cannot tell one cache
+    // shared by the slots from a cache per slot, so the cell is sent and left out when the
+    // server says so, as the server's refusal, never as failed requests.
+    let server = llama_server::Server::start(
+        &server,
+        &model,
+        &["-t", "2", "-c", "2048", "--metrics", "--no-warmup"],
+    );
+    let out = tempfile::tempdir().expect("temporary folder");
+    let mut config = config(&[Workload::Prose], &[1024], &[64], 1);
+    config.concurrency = vec![1, 2];
+    config.warmup = 0;
+    let warnings = Arc::new(Warnings::default());
+    let start = SweepStart::New {
+        config: Box::new(config),
+        out: out.path().to_owned(),
+    };
+    let outcome = start_run(
+        &format!("http://127.0.0.1:{}", server.port),
+        start,
+        Arc::clone(&warnings) as Arc<dyn SweepObserver>,
+    )
+    .await
+    .expect("the sweep finishes");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&outcome.files.run_file).expect("run.json"))
+            .expect("JSON");
+    let cells = run["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 2);
+    // One stream: measured, with no failure.
+    assert!(cells[0]["context_exceeded"].is_null(), "{}", cells[0]);
+    assert_eq!(cells[0]["n_ok"], 1, "{}", cells[0]);
+    // Two at once: left out, with the server's words and why.
+    let reason = cells[1]["context_exceeded"].as_str().expect("left out");
+    assert!(
+        reason.contains("Context size has been exceeded")
+            && reason.contains("outgrew the KV cache the server's requests share"),
+        "{reason}"
+    );
+    assert_eq!(cells[1]["n_ok"], 0, "{}", cells[1]);
+    let warnings = warnings.0.lock().expect("the warnings' lock").clone();
+    assert!(
+        warnings.iter().any(|w| w.contains("each fits alone")),
+        "{warnings:?}"
     );
 }
