@@ -227,9 +227,11 @@ impl ClientBuilder {
         let api_key = match self.key {
             KeySource::None => None,
             KeySource::Value(key) => Some(key),
-            KeySource::Env(var) => {
-                Some(std::env::var(&var).map_err(|_| ClientError::MissingApiKey { var })?)
-            }
+            KeySource::Env(var) => match std::env::var(&var) {
+                Err(_) => return Err(ClientError::MissingApiKey { var }),
+                Ok(key) if key.trim().is_empty() => return Err(ClientError::EmptyApiKey { var }),
+                Ok(key) => Some(key),
+            },
         };
         let authorization =
             api_key

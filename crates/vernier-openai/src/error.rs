@@ -66,6 +66,15 @@ pub enum ClientError {
         /// The variable's name.
         var: String,
     },
+    /// The API key variable is set but holds nothing (an `Authorization: Bearer ` header with
+    /// no key would only be refused by the server, or pass unnoticed where none is needed).
+    #[error(
+        "read the API key from environment variable {var}: it is set but empty (export {var}=YOUR_KEY, or unset it for a server that takes no key)"
+    )]
+    EmptyApiKey {
+        /// The variable's name.
+        var: String,
+    },
     /// The TCP connection could not be opened.
     #[error("connect to {address} (is the server running and the URL right?)")]
     Connect {

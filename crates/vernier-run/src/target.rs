@@ -140,6 +140,11 @@ pub fn build_client(options: &ClientOptions<'_>) -> Result<Client, RunError> {
             "--base-url",
             format!("{url} cannot be used: {reason}; give http://HOST:PORT or https://HOST"),
         ),
+        // A key variable that is unset or empty is a refused flag too.
+        source @ (vernier_openai::ClientError::MissingApiKey { .. }
+        | vernier_openai::ClientError::EmptyApiKey { .. }) => {
+            RunError::invalid("--api-key-env", vernier_cli::one_line(&source))
+        }
         source => RunError::Client {
             what: format!("set up a client for {}", options.base_url),
             source,

@@ -209,10 +209,13 @@ async fn client_settings_are_checked_before_docker_and_the_self_check() {
     .await
     .expect_err("unset API key variable");
     let message = vernier_cli::cause_chain(&error);
-    assert!(
-        matches!(error, HardsuiteError::Run(RunError::Client { .. })),
-        "expected a client error, got {message}"
+    // A key variable that is not set is a refused flag, as a bad URL is.
+    assert_eq!(
+        error.exit_code(),
+        vernier_cli::exit_code::USAGE,
+        "{message}"
     );
+    assert!(message.contains("--api-key-env"), "{message}");
     assert!(
         message.contains("HARDSUITE_TEST_VARIABLE_NOBODY_SETS"),
         "{message}"

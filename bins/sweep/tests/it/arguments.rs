@@ -97,6 +97,35 @@ fn the_binary_exits_with_2_for_a_refused_flag_and_names_it() {
 }
 
 #[test]
+fn an_api_key_variable_unset_or_empty_is_a_refused_flag() {
+    for value in [None, Some(""), Some("   ")] {
+        let out = tempfile::tempdir().expect("temporary folder");
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"));
+        command
+            .args(["--base-url", &nobody_listening(), "--out"])
+            .arg(out.path())
+            .args(["--api-key-env", "VERNIER_TEST_KEY_UNDER_TEST", "--quiet"]);
+        match value {
+            Some(value) => command.env("VERNIER_TEST_KEY_UNDER_TEST", value),
+            None => command.env_remove("VERNIER_TEST_KEY_UNDER_TEST"),
+        };
+        let output = command.output().expect("run the sweep binary");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{value:?}: {stderr}");
+        assert!(
+            stderr.contains("--api-key-env") && stderr.contains("VERNIER_TEST_KEY_UNDER_TEST"),
+            "{stderr}"
+        );
+        let why = if value.is_some() {
+            "set but empty"
+        } else {
+            "not set"
+        };
+        assert!(stderr.contains(why), "{value:?}: {stderr}");
+    }
+}
+
+#[test]
 fn the_binary_exits_with_1_when_the_run_fails_and_0_when_it_finishes() {
     let out = tempfile::tempdir().expect("temporary folder");
     // A runtime failure: the journal to resume is not a sweep journal.
