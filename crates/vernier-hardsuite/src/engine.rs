@@ -378,7 +378,21 @@ fn runner<'a>(
         media_nonce: std::sync::atomic::AtomicU64::new(unix_ms()),
         video_as: plan.settings.video_as,
         room,
+        tries_before: tries_before(plan.previous),
     }
+}
+
+/// The tries each attempt of a resumed run already made (the highest try number on file).
+fn tries_before(
+    previous: Option<&LoadedHardsuiteJournal>,
+) -> std::collections::HashMap<(String, u32, AttemptPhase), u32> {
+    let mut tries = std::collections::HashMap::new();
+    for attempt in previous.map_or(&[][..], |journal| journal.attempts.as_slice()) {
+        let key = (attempt.task_id.clone(), attempt.sample, attempt.phase);
+        let highest = tries.entry(key).or_insert(0);
+        *highest = attempt.try_number.max(*highest);
+    }
+    tries
 }
 
 /// The KV cache the run's requests in flight share: read from the server when more than one

@@ -61,6 +61,9 @@ pub(crate) struct Runner<'a> {
     pub(crate) video_as: crate::journal::VideoAs,
     /// The KV cache the requests in flight share, and the tries that must run alone.
     pub(crate) room: crate::room::Room,
+    /// On a resume: the tries each unfinished attempt already made, so that its next try is
+    /// numbered after them.
+    pub(crate) tries_before: std::collections::HashMap<(String, u32, AttemptPhase), u32>,
 }
 
 /// The fields a long-context request sends to defeat a prefix cache, beside its opening nonce:
@@ -133,7 +136,12 @@ impl Runner<'_> {
     ) -> Result<AttemptEnd, HardsuiteError> {
         let mut n_refused = 0;
         let mut last = None;
-        let (mut try_number, mut failures, mut limited) = (0, 0, 0);
+        let (mut failures, mut limited) = (0, 0);
+        let mut try_number = self
+            .tries_before
+            .get(&(task.id.clone(), sample, phase))
+            .copied()
+            .unwrap_or(0);
         // Why this attempt's tries run alone, once the server failed one for shared capacity.
         let mut alone: Option<String> = None;
         let weight = crate::room::weight(task, budget_tokens);

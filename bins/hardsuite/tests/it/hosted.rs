@@ -243,4 +243,35 @@ async fn a_server_answering_500_to_everything_is_a_stopped_run_not_a_score_of_ze
         out.join("results.json").exists(),
         "what was measured is on disk"
     );
+    sim.shutdown().await;
+    // Resumed against a healthy server (on another port): each attempt's next try is numbered
+    // after the two on file, not from 1 again.
+    let healthy = Sim::start(hardsuite_demo_simulator_config(&suite).expect("the demo script"))
+        .await
+        .expect("the simulator starts");
+    let journal = out.join("journal.jsonl");
+    let resumed = run_cli(&[
+        "hardsuite",
+        "run",
+        "--quiet",
+        "--resume",
+        arg(&journal),
+        "--base-url",
+        &healthy.base_url(),
+    ])
+    .await;
+    healthy.shutdown().await;
+    resumed.expect("the resumed run finishes");
+    for task in ["domino-tiling", "last-digits"] {
+        let tries: Vec<u64> = crate::json_lines(&journal)
+            .iter()
+            .filter(|line| line["type"] == "attempt" && line["task_id"] == task)
+            .filter_map(|line| line["try_number"].as_u64())
+            .collect();
+        // Two tries before the resume; after it, numbered on (the demo script drops some
+        // first tries on purpose, so one or two more).
+        let expected: Vec<u64> = (1..=tries.len() as u64).collect();
+        assert!(tries.len() > 2, "{task}: {tries:?}");
+        assert_eq!(tries, expected, "{task}");
+    }
 }
