@@ -134,14 +134,8 @@ impl Runner<'_> {
         phase: AttemptPhase,
         budget_tokens: u32,
     ) -> Result<AttemptEnd, HardsuiteError> {
-        let mut n_refused = 0;
-        let mut last = None;
-        let (mut failures, mut limited) = (0, 0);
-        let mut try_number = self
-            .tries_before
-            .get(&(task.id.clone(), sample, phase))
-            .copied()
-            .unwrap_or(0);
+        let (mut n_refused, mut last, mut failures, mut limited) = (0, None, 0, 0);
+        let mut try_number = self.tries_on_file(task, sample, phase);
         // Why this attempt's tries run alone, once the server failed one for shared capacity.
         let mut alone: Option<String> = None;
         let weight = crate::room::weight(task, budget_tokens);
@@ -240,6 +234,14 @@ impl Runner<'_> {
         };
         self.report_progress(&record);
         Ok(AttemptEnd::Done)
+    }
+
+    /// The tries a resumed run's journal holds for this attempt (0 for a new one).
+    fn tries_on_file(&self, task: &Task, sample: u32, phase: AttemptPhase) -> u32 {
+        self.tries_before
+            .get(&(task.id.clone(), sample, phase))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// One try, once there is room for it in the cache the server's requests share (all of it,
