@@ -1,6 +1,7 @@
 //! The run journal: one JSON line per attempt, appended and flushed before the worker sends its
 //! next request. It is the source of truth; results and reports are derived from it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -444,7 +445,32 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
     let mut header = None;
     let mut attempts = Vec::new();
     let mut n_resumes = 0;
+    // Where each try was seen: its attempt, its try number and the run segment (a resume
+    // starts a new one: journals written before resumes numbered on restarted at 1).
+    let mut seen: HashMap<(String, u32, AttemptPhase, u32, usize), usize> = HashMap::new();
     for (number, line) in lines {
+        if let HardsuiteJournalLine::Attempt(attempt) = &line {
+            let key = (
+                attempt.task_id.clone(),
+                attempt.sample,
+                attempt.phase,
+                attempt.try_number,
+                n_resumes,
+            );
+            if let Some(first) = seen.insert(key, number) {
+                return Err(HardsuiteError::Parse {
+                    path: path.to_owned(),
+                    line: number,
+                    message: format!(
+                        "try {} of task {} #{} ({}) is already on line {first}: a line was copied or edited by hand; remove one of them",
+                        attempt.try_number,
+                        attempt.task_id,
+                        attempt.sample,
+                        attempt.phase.describe()
+                    ),
+                });
+            }
+        }
         match line {
             HardsuiteJournalLine::Header(found) if header.is_none() => header = Some(found),
             HardsuiteJournalLine::Header(_) => {

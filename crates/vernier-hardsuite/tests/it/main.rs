@@ -7,6 +7,7 @@ mod draws;
 mod instances;
 #[cfg(feature = "engine")]
 mod interrupt;
+mod journal_lines;
 mod report;
 #[cfg(feature = "engine")]
 mod resume;
