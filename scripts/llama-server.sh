@@ -6,7 +6,12 @@
 #   VERNIER_LLAMA_SERVER=/root/.cache/vernier/llama-server/<version>/bin/llama-server
 #   VERNIER_LLAMA_MODEL=/root/.cache/vernier/llama-server/models/<file>.gguf
 #
-# so that `eval "$(scripts/llama-server.sh)"` sets both for the lifecycle tests. Idempotent: with
+#   VERNIER_LLAMA_MMPROJ=/root/.cache/vernier/llama-server/mmproj/<file>.gguf
+#
+# the last a synthetic multimodal projector for SmolLM2 (scripts/mmproj.py: random weights,
+# written with the `gguf` package, llama.cpp's own GGUF writer, in a virtual environment in the
+# cache), with which the server takes images and videos,
+# so that `eval "$(scripts/llama-server.sh)"` sets all three for the tests. Idempotent: with
 # both in the cache it only prints. Progress goes to stderr; only the two lines go to stdout.
 #
 # With --check it builds and downloads nothing: it prints the two lines when both are cached and
@@ -91,6 +96,23 @@ PY
     trap - EXIT
 }
 
+mmproj_dir="$cache_root/mmproj"
+mmproj="$mmproj_dir/mmproj-smollm2-synthetic-576.gguf"
+
+make_projector() {
+    local venv="$mmproj_dir/venv"
+    mkdir -p "$mmproj_dir"
+    if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c 'import gguf, numpy' 2>/dev/null; then
+        log "installing the gguf writer and numpy into $venv"
+        rm -rf "$venv"
+        python3 -m venv "$venv" >&2
+        "$venv/bin/pip" install --quiet gguf numpy >&2
+    fi
+    log "writing the synthetic projector $mmproj"
+    "$venv/bin/python" "$(dirname "$0")/mmproj.py" "$mmproj.partial" --n-embd 576 >&2
+    mv "$mmproj.partial" "$mmproj"
+}
+
 check_only=false
 if [[ "${1:-}" == "--check" ]]; then
     check_only=true
@@ -100,9 +122,10 @@ mkdir -p "$cache_root"
 find_model() { find "$model_dir" -maxdepth 1 -name '*.gguf' 2>/dev/null | sort | head -n 1 || true; }
 if $check_only; then
     model="$(find_model)"
-    if [[ -x "$server" && -n "$model" ]]; then
+    if [[ -x "$server" && -n "$model" && -f "$mmproj" ]]; then
         printf 'VERNIER_LLAMA_SERVER=%s\n' "$server"
         printf 'VERNIER_LLAMA_MODEL=%s\n' "$model"
+        printf 'VERNIER_LLAMA_MMPROJ=%s\n' "$mmproj"
         exit 0
     fi
     log "not built or not downloaded yet: run scripts/llama-server.sh"
@@ -116,9 +139,13 @@ if [[ -z "$model" ]]; then
     fetch_model
     model="$(find_model)"
 fi
+if [[ ! -f "$mmproj" ]]; then
+    make_projector
+fi
 "$server" --version >/dev/null 2>&1 || {
     log "$server does not run; delete $install_dir and run again"
     exit 1
 }
 printf 'VERNIER_LLAMA_SERVER=%s\n' "$server"
 printf 'VERNIER_LLAMA_MODEL=%s\n' "$model"
+printf 'VERNIER_LLAMA_MMPROJ=%s\n' "$mmproj"

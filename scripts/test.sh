@@ -79,10 +79,11 @@ step "the grader image" docker/build-grader-image.sh
 step "cmake, ffmpeg and DejaVu fonts (Debian packages)" debian_packages cmake=cmake ffprobe=ffmpeg \
     /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
 step "cargo-nextest" nextest
-step "llama-server and SmolLM2-135M (cached in ${VERNIER_CACHE:-$HOME/.cache/vernier})" llama_server
+step "llama-server, SmolLM2-135M and a synthetic projector (cached in ${VERNIER_CACHE:-$HOME/.cache/vernier})" llama_server
 
 if $setup_only; then
-    printf 'VERNIER_LLAMA_SERVER=%s\nVERNIER_LLAMA_MODEL=%s\n' "$VERNIER_LLAMA_SERVER" "$VERNIER_LLAMA_MODEL"
+    printf 'VERNIER_LLAMA_SERVER=%s\nVERNIER_LLAMA_MODEL=%s\nVERNIER_LLAMA_MMPROJ=%s\n' \
+        "$VERNIER_LLAMA_SERVER" "$VERNIER_LLAMA_MODEL" "$VERNIER_LLAMA_MMPROJ"
     exit 0
 fi
 step "every test" cargo nextest run --workspace --locked --no-fail-fast

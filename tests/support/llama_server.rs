@@ -47,6 +47,33 @@ pub(crate) fn locate(test: &str) -> Option<(String, String)> {
     }
 }
 
+/// The synthetic multimodal projector for the model (`VERNIER_LLAMA_MMPROJ`, or else from
+/// `scripts/llama-server.sh --check`); `None` when the tests are skipped on purpose.
+#[allow(dead_code, reason = "only the test crates with media tests use it")]
+pub(crate) fn locate_mmproj(test: &str) -> Option<String> {
+    locate(test)?;
+    if let Ok(mmproj) = std::env::var("VERNIER_LLAMA_MMPROJ") {
+        return Some(mmproj);
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llama-server.sh");
+    let printed = Command::new("bash")
+        .arg(&script)
+        .arg("--check")
+        .output()
+        .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
+        .unwrap_or_default();
+    match printed
+        .lines()
+        .find_map(|line| line.strip_prefix("VERNIER_LLAMA_MMPROJ="))
+    {
+        Some(found) => Some(found.to_owned()),
+        None => panic!(
+            "{test} needs the synthetic projector: run `eval \"$(scripts/llama-server.sh)\"` \
+             first (it writes it beside the model), or set VERNIER_SKIP_LLAMA_TESTS=1 to skip on purpose"
+        ),
+    }
+}
+
 /// A started `llama-server`, killed when dropped.
 #[derive(Debug)]
 pub(crate) struct Server {

@@ -204,6 +204,121 @@ fn two_prompts_that_fit_alone_but_not_together_take_turns_on_a_real_llama_server
     assert!(report.contains("1 try waited"), "{report}");
 }
 
+/// Image tokens the synthetic projector gives one image: `scripts/mmproj.py` takes 64x64
+/// images in 16x16 patches, (64 / 16)^2, one token per patch.
+const TOKENS_PER_IMAGE: u64 = 16;
+
+/// The journal's attempts of a run of `suite` against the server at `port` (which must
+/// finish, exit 0).
+fn media_run(
+    port: u16,
+    out: &std::path::Path,
+    suite: &str,
+    extra: &[&str],
+) -> Vec<serde_json::Value> {
+    let run = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .args([
+            "run",
+            "--suite",
+            suite,
+            "--quiet",
+            "--budget-vision",
+            "8",
+            "--budget-video",
+            "8",
+        ])
+        .args(["--base-url", &format!("http://127.0.0.1:{port}"), "--out"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run hardsuite");
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{suite}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    json_lines(&out.join("journal.jsonl"))
+        .into_iter()
+        .filter(|line| line["type"] == "attempt")
+        .collect()
+}
+
+/// The server's count of `task`'s text alone, in the chat template (`/tokenize` with the
+/// messages).
+fn text_tokens(port: u16, task: &vernier_tasks::Task) -> u64 {
+    let client = vernier_openai::ClientBuilder::new(&format!("http://127.0.0.1:{port}"))
+        .build()
+        .expect("client");
+    let messages: Vec<vernier_openai::ChatMessage> = task
+        .messages
+        .iter()
+        .map(|m| vernier_openai::ChatMessage::new(m.role.clone(), m.content.clone()))
+        .collect();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime
+        .block_on(client.tokenize_chat("m", &messages))
+        .expect("the server counts the text")
+        .count as u64
+}
+
+#[test]
+fn a_real_llama_server_with_a_projector_takes_every_image_and_video_task_and_counts_its_media() {
+    let test = "a_real_llama_server_with_a_projector_takes_every_image_and_video_task_and_counts_its_media";
+    let Some(mmproj) = llama_server::locate_mmproj(test) else {
+        return;
+    };
+    let Some((server, model)) = llama_server::locate(test) else {
+        return;
+    };
+    let server = llama_server::Server::start(
+        &server,
+        &model,
+        &[
+            "-t",
+            "2",
+            "-c",
+            "4096",
+            "-np",
+            "1",
+            "--jinja",
+            "--no-warmup",
+            "--mmproj",
+            &mmproj,
+        ],
+    );
+    let port = server.port;
+    // The server says it sees images and videos.
+    let props = Command::new("curl")
+        .args(["-sf", &format!("http://127.0.0.1:{port}/props")])
+        .output()
+        .expect("curl /props");
+    let props: serde_json::Value = serde_json::from_slice(&props.stdout).expect("JSON /props");
+    assert_eq!(
+        props["modalities"]["vision"], true,
+        "{}",
+        props["modalities"]
+    );
+    assert_eq!(
+        props["modalities"]["video"], true,
+        "{}",
+        props["modalities"]
+    );
+    let folder = tempfile::tempdir().expect("temporary folder");
+
+    check_vision(port, &folder.path().join("vision"));
+    check_video(port, &folder.path().join("video-clips"), &[]);
+    check_video(
+        port,
+        &folder.path().join("video-frames"),
+        &["--video-as", "frames"],
+    );
+    drop(server);
+}
+
 #[test]
 fn a_real_llama_server_without_a_projector_gives_unsupported_for_every_image_and_video_task() {
     let Some((_server, port)) = llama_on(
@@ -330,4 +445,90 @@ fn against_a_real_llama_server_every_reply_is_on_file_and_no_answer_means_no_ans
     {
         eprintln!("{no_answers} no_answer of 28 against SmolLM2-135M");
     }
+}
+
+/// The vision suite against the server with a projector, into `out`.
+fn check_vision(port: u16, out: &std::path::Path) {
+    // Vision: every request accepted and scored (never infra or unsupported), each image
+    // counted: the prompt is the text's own count plus TOKENS_PER_IMAGE per image and one
+    // overhead (the media markers' template text) the same for every task, so a task with
+    // three images is three images dearer, not one.
+    let attempts = media_run(port, out, "vision", &[]);
+    let header = &json_lines(&out.join("journal.jsonl"))[0];
+    let seed = header["vision_seed"].as_u64().expect("the vision seed");
+    let suite = vernier_tasks::vision_suite(seed, 8);
+    assert_eq!(attempts.len(), suite.tasks.len(), "one try per task");
+    let mut overheads = std::collections::BTreeSet::new();
+    let mut most_images = 0;
+    for attempt in &attempts {
+        let outcome = attempt["outcome"].as_str().expect("an outcome");
+        assert!(
+            ["pass", "wrong", "no_answer", "cut_off"].contains(&outcome),
+            "{attempt}"
+        );
+        let id = attempt["task_id"].as_str().expect("an id");
+        let task = suite.tasks.iter().find(|t| t.id == id).expect("the task");
+        let images = task.vision.as_ref().expect("a vision task").images.len() as u64;
+        most_images = most_images.max(images);
+        let prompt = attempt["prompt_tokens"]
+            .as_u64()
+            .expect("usage.prompt_tokens");
+        let text_only = text_tokens(port, task);
+        assert!(
+            prompt >= text_only + TOKENS_PER_IMAGE * images,
+            "{id}: {prompt} for {text_only} + {images} images"
+        );
+        overheads.insert(prompt - text_only - TOKENS_PER_IMAGE * images);
+    }
+    assert!(most_images >= 2, "the suite has multi-image tasks");
+    assert_eq!(
+        overheads.len(),
+        1,
+        "one overhead for every task: {overheads:?}"
+    );
+}
+
+/// The video suite against the server with a projector, into `out`, its clips sent as
+/// llama.cpp's `video_url` (its own ffmpeg decoding) or, with `--video-as frames`, as captioned
+/// frames: every request accepted and scored, its media counted (at least one frame's worth),
+/// and `show` prints a media task's evidence as for any other.
+fn check_video(port: u16, out: &std::path::Path, extra: &[&str]) {
+    let name = extra.last().copied().unwrap_or("clips");
+    let attempts = media_run(port, out, "video", extra);
+    let header = &json_lines(&out.join("journal.jsonl"))[0];
+    let seed = header["video_seed"].as_u64().expect("the video seed");
+    let suite = vernier_tasks::video_suite(seed, 8);
+    assert_eq!(
+        attempts.len(),
+        suite.tasks.len(),
+        "{name}: one try per task"
+    );
+    for attempt in &attempts {
+        let outcome = attempt["outcome"].as_str().expect("an outcome");
+        assert!(
+            ["pass", "wrong", "no_answer", "cut_off"].contains(&outcome),
+            "{name}: {attempt}"
+        );
+        let id = attempt["task_id"].as_str().expect("an id");
+        let task = suite.tasks.iter().find(|t| t.id == id).expect("the task");
+        let prompt = attempt["prompt_tokens"]
+            .as_u64()
+            .expect("usage.prompt_tokens");
+        let text_only = text_tokens(port, task);
+        assert!(
+            prompt >= text_only + TOKENS_PER_IMAGE,
+            "{name} {id}: {prompt} for {text_only}"
+        );
+    }
+    // `show` prints a media task's evidence as for any other.
+    let first = attempts[0]["task_id"].as_str().expect("an id");
+    let show = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .arg("show")
+        .arg(out)
+        .arg(first)
+        .output()
+        .expect("run hardsuite show");
+    let shown = String::from_utf8_lossy(&show.stdout);
+    assert_eq!(show.status.code(), Some(0), "{shown}");
+    assert!(shown.contains(first), "{shown}");
 }
