@@ -5,8 +5,9 @@ use crate::ClientError;
 /// Phrases servers use when a request holds media the server or model cannot take:
 /// llama.cpp without a projector ("image input is not supported - hint: ... mmproj", a 500),
 /// vLLM with a text-only model ("At most 0 image(s) may be provided", "is not a multimodal
-/// model"), `OpenAI` ("`image_url` is only supported by certain models") and others.
-const MEDIA_REFUSALS: [&str; 9] = [
+/// model") or with fewer images or videos allowed per prompt than a task sends ("At most 1
+/// image(s) may be provided in one request.", its `--limit-mm-per-prompt`), `OpenAI` ("`image_url` is only supported by certain models") and others.
+const MEDIA_REFUSALS: [&str; 10] = [
     "image input is not supported",
     "video input is not supported",
     "not a multimodal model",
@@ -15,6 +16,7 @@ const MEDIA_REFUSALS: [&str; 9] = [
     "does not support multimodal",
     "at most 0 image",
     "at most 0 video",
+    "may be provided in one request",
     "image_url is only supported",
 ];
 
@@ -45,6 +47,10 @@ mod tests {
         let llama = r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#;
         assert!(says_media_unsupported(llama));
         let vllm = r#"{"object":"error","message":"At most 0 image(s) may be provided in one request.","type":"BadRequestError","code":400}"#;
+        // vLLM with fewer images allowed per prompt than the task sends.
+        assert!(says_media_unsupported(
+            r#"{"object":"error","message":"At most 1 image(s) may be provided in one request.","type":"BadRequestError","code":400}"#
+        ));
         assert!(says_media_unsupported(vllm));
         let http = |status, body: &str| ClientError::Http {
             status,
