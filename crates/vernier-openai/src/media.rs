@@ -6,7 +6,9 @@ use crate::ClientError;
 /// llama.cpp without a projector ("image input is not supported - hint: ... mmproj", a 500),
 /// vLLM with a text-only model ("At most 0 image(s) may be provided", "is not a multimodal
 /// model") or with fewer images or videos allowed per prompt than a task sends ("At most 1
-/// image(s) may be provided in one request.", its `--limit-mm-per-prompt`), `OpenAI` ("`image_url` is only supported by certain models") and others.
+/// image(s) may be provided in one prompt.", "... in one request." in older versions, its
+/// `--limit-mm-per-prompt`), `SGLang` over its `--limit-mm-data-per-request` ("Image count 3
+/// exceeds limit 1 per request."), `OpenAI` ("`image_url` is only supported by certain models") and others.
 const MEDIA_REFUSALS: [&str; 10] = [
     "image input is not supported",
     "video input is not supported",
@@ -16,14 +18,16 @@ const MEDIA_REFUSALS: [&str; 10] = [
     "does not support multimodal",
     "at most 0 image",
     "at most 0 video",
-    "may be provided in one request",
+    "may be provided in one",
     "image_url is only supported",
 ];
 
 /// Whether `text` (an error body) says the server takes no images or videos.
 pub fn says_media_unsupported(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
-    MEDIA_REFUSALS.iter().any(|phrase| lower.contains(phrase))
+    let over_sglang_limit = lower.contains("exceeds limit")
+        && (lower.contains("image count") || lower.contains("video count"));
+    over_sglang_limit || MEDIA_REFUSALS.iter().any(|phrase| lower.contains(phrase))
 }
 
 /// Whether `error` is the server refusing a request for its images or videos: such a task is
@@ -47,9 +51,20 @@ mod tests {
         let llama = r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#;
         assert!(says_media_unsupported(llama));
         let vllm = r#"{"object":"error","message":"At most 0 image(s) may be provided in one request.","type":"BadRequestError","code":400}"#;
-        // vLLM with fewer images allowed per prompt than the task sends.
+        // vLLM with fewer images allowed per prompt than the task sends, in its current words
+        // (vllm/multimodal/processing/context.py, validate_num_items) and its older ones.
+        assert!(says_media_unsupported(
+            "At most 1 image(s) may be provided in one prompt. Set `--limit-mm-per-prompt` to increase this limit."
+        ));
         assert!(says_media_unsupported(
             r#"{"object":"error","message":"At most 1 image(s) may be provided in one request.","type":"BadRequestError","code":400}"#
+        ));
+        // SGLang over --limit-mm-data-per-request.
+        assert!(says_media_unsupported(
+            "Image count 3 exceeds limit 1 per request."
+        ));
+        assert!(!says_media_unsupported(
+            "token count 9000 exceeds limit 8192"
         ));
         assert!(says_media_unsupported(vllm));
         let http = |status, body: &str| ClientError::Http {
