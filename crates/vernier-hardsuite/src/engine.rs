@@ -72,6 +72,8 @@ struct Target {
     client: vernier_openai::Client,
     model: String,
     fingerprint: ServerFingerprint,
+    /// The KV cache the server's requests share, where its identity says.
+    shared_capacity: Option<vernier_openai::SharedCapacity>,
 }
 
 /// Connects to the server the configuration names (or starts the in-process simulator),
@@ -115,20 +117,23 @@ async fn connect(
         let model = vernier_run::resolve_model(&client, wanted.as_deref(), resumed)
             .await?
             .id;
-        let fingerprint = vernier_run::fingerprint(&model, &client.server_identity().await);
+        let identity = client.server_identity().await;
+        let fingerprint = vernier_run::fingerprint(&model, &identity);
+        let shared_capacity = vernier_openai::shared_capacity(&identity);
         if let Some(recorded) = previous.and_then(|journal| journal.header.server.as_ref()) {
             vernier_run::check_same_server(journal_path, recorded, &fingerprint)?;
         }
-        Ok::<_, HardsuiteError>((client, model, fingerprint))
+        Ok::<_, HardsuiteError>((client, model, fingerprint, shared_capacity))
     }
     .await;
     match target {
-        Ok((client, model, fingerprint)) => Ok(Target {
+        Ok((client, model, fingerprint, shared_capacity)) => Ok(Target {
             simulator,
             base_url,
             client,
             model,
             fingerprint,
+            shared_capacity,
         }),
         Err(error) => {
             if let Some(simulator) = simulator {
@@ -179,6 +184,7 @@ pub async fn run_suite_until(
         client,
         model,
         fingerprint,
+        shared_capacity,
     } = connect(
         config,
         &settings,
@@ -214,6 +220,7 @@ pub async fn run_suite_until(
             model,
             base_url,
             fingerprint,
+            shared_capacity,
             previous: previous.as_ref(),
             out_dir,
             journal_path,
@@ -240,6 +247,7 @@ struct RunPlan<'a> {
     model: String,
     base_url: String,
     fingerprint: ServerFingerprint,
+    shared_capacity: Option<vernier_openai::SharedCapacity>,
     previous: Option<&'a LoadedHardsuiteJournal>,
     out_dir: PathBuf,
     journal_path: PathBuf,
@@ -254,7 +262,7 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
     std::fs::create_dir_all(&plan.out_dir)
         .map_err(|source| HardsuiteError::io("create", &plan.out_dir, source))?;
     let journal_path = plan.journal_path.clone();
-    let capacity = shared_capacity(&plan).await;
+    let capacity = shared_capacity(&plan);
     let (journal, finished, kept_attempts) = open_journal(&plan, &journal_path, capacity)?;
     let replies = open_replies(&journal_path, plan.previous.is_some())?;
     let context_sizer = context_sizer(&plan).await;
@@ -395,13 +403,13 @@ fn tries_before(
     tries
 }
 
-/// The KV cache the run's requests in flight share: read from the server when more than one
-/// request is in flight at once and the server says it.
-async fn shared_capacity(plan: &RunPlan<'_>) -> Option<RecordedCapacity> {
+/// The KV cache the run's requests in flight share, when more than one request is in flight
+/// at once and the server's identity (read when the target was resolved) says it.
+fn shared_capacity(plan: &RunPlan<'_>) -> Option<RecordedCapacity> {
     if plan.config.concurrency <= 1 {
         return None;
     }
-    let capacity = vernier_openai::shared_capacity(&plan.client.server_identity().await)?;
+    let capacity = plan.shared_capacity?;
     plan.observer.note(&format!(
         "in flight together: prompts and answer budgets kept within {} tokens, the context each of the server's {} slots reports (llama-server's slots share one cache of that size by default; with a cache per slot, as with -np and no --kv-unified, this only runs fewer at once)",
         capacity.tokens, capacity.slots
