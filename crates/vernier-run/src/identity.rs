@@ -32,23 +32,29 @@ impl ServerFingerprint {
 
     /// What differs from `now`, `name: journal X, now Y`; the version only when both said one.
     pub fn differences(&self, now: &Self) -> Vec<String> {
+        self.differences_as(now, "journal", "now")
+    }
+
+    /// The differences, naming the two readings `before` and `after` (`at the start`, `at
+    /// the end`).
+    pub fn differences_as(&self, now: &Self, before: &str, after: &str) -> Vec<String> {
         let mut differences = Vec::new();
         if self.model != now.model {
             differences.push(format!(
-                "model: journal {:?}, now {:?}",
+                "model: {before} {:?}, {after} {:?}",
                 self.model, now.model
             ));
         }
         if self.kind != now.kind {
             differences.push(format!(
-                "server kind: journal {}, now {}",
+                "server kind: {before} {}, {after} {}",
                 self.kind, now.kind
             ));
         }
-        if let (Some(before), Some(after)) = (&self.version, &now.version)
-            && before != after
+        if let (Some(old), Some(new)) = (&self.version, &now.version)
+            && old != new
         {
-            differences.push(format!("server /version: journal {before}, now {after}"));
+            differences.push(format!("server /version: {before} {old}, {after} {new}"));
         }
         differences
     }

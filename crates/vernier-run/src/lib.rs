@@ -52,6 +52,7 @@ mod run_path;
 mod simulator;
 #[cfg(feature = "engine")]
 mod target;
+mod verdict;
 
 pub use clock::{ClockAnchor, MAX_SECONDS, seconds, unix_ms, utc_folder_name, utc_minute};
 pub use error::{RunError, StopReason};
@@ -72,7 +73,11 @@ pub use simulator::InProcessSimulator;
 #[cfg(feature = "engine")]
 pub use target::{
     ClientOptions, DEFAULT_API_KEY_ENV, ResolvedModel, api_key_source, build_client, fingerprint,
-    kind_name, resolve_model, trim_base_url,
+    identity_changes, kind_name, resolve_model, trim_base_url,
+};
+pub use verdict::{
+    CLIENT_LAG_P99_US, COALESCED_FIRST_TOKEN_SHARE, INFRA_INVALID_SHARE, Reason, Verdict,
+    VerdictLevel, share,
 };
 
 /// The README's example, compiled and run as a doctest.

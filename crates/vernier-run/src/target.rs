@@ -237,6 +237,27 @@ pub const fn kind_name(kind: ServerKind) -> &'static str {
     }
 }
 
+/// What changed since the run began: the server asked again at the end of a run, the model
+/// still listed and the fingerprint compared with the one recorded at its start. Empty when
+/// nothing did (or the server no longer answers its listing, which is not a change).
+pub async fn identity_changes(client: &Client, recorded: &ServerFingerprint) -> Vec<String> {
+    let mut changes = Vec::new();
+    if let Ok(listed) = client.models().await
+        && !listed.is_empty()
+        && !listed.iter().any(|model| model.id == recorded.model)
+    {
+        let served: Vec<&str> = listed.iter().map(|m| m.id.as_str()).collect();
+        changes.push(format!(
+            "model {:?} no longer listed; the server lists {}",
+            recorded.model,
+            served.join(", ")
+        ));
+    }
+    let now = fingerprint(&recorded.model, &client.server_identity().await);
+    changes.extend(recorded.differences_as(&now, "at the start", "at the end"));
+    changes
+}
+
 /// The fingerprint of `model` served by the server `identity` describes.
 pub fn fingerprint(model: &str, identity: &ServerIdentity) -> ServerFingerprint {
     ServerFingerprint::new(

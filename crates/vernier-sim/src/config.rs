@@ -233,6 +233,9 @@ pub struct SimConfig {
     /// [`MEDIA_TOKENS`] prompt tokens each, reported apart as `image_tokens` and `video_tokens`
     /// in `prompt_tokens_details`).
     pub media: MediaInput,
+    /// After this many generation requests, `/version` answers `vernier-sim … (upgraded)`: a
+    /// server replaced mid-run, for the verdict's identity check (default: never).
+    pub version_changes_after: Option<usize>,
 }
 
 /// Prompt tokens the simulator counts for each image or video part.
@@ -279,6 +282,7 @@ impl Default for SimConfig {
             tokenize_endpoint: true,
             media: MediaInput::Accept,
             shared_kv_tokens: None,
+            version_changes_after: None,
         }
     }
 }
@@ -385,6 +389,8 @@ impl SimConfigBuilder {
         media: MediaInput,
         /// Sets [`SimConfig::shared_kv_tokens`].
         shared_kv_tokens: Option<u32>,
+        /// Sets [`SimConfig::version_changes_after`].
+        version_changes_after: Option<usize>,
     }
 
     /// Sets [`SimConfig::model`].

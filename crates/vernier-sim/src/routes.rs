@@ -36,10 +36,7 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Rep
     let path = request.uri().path().to_owned();
     let mut response = match (method, path.as_str()) {
         (Method::GET, "/health") => reply(StatusCode::OK, "text/plain", ""),
-        (Method::GET, "/version") => json_reply(
-            StatusCode::OK,
-            &serde_json::json!({ "version": format!("vernier-sim {}", env!("CARGO_PKG_VERSION")) }),
-        ),
+        (Method::GET, "/version") => json_reply(StatusCode::OK, &version(&state)),
         (Method::GET, "/v1/models") => models(&state),
         (Method::GET, "/metrics") => reply(
             StatusCode::OK,
@@ -150,6 +147,19 @@ async fn read_json<T: DeserializeOwned>(request: Request<Incoming>) -> Result<T,
             &format!("the request does not match the expected fields: {error}"),
         )
     })
+}
+
+/// `/version`: the crate's version, `(upgraded)` once [`SimConfig::version_changes_after`]
+/// generation requests have come.
+///
+/// [`SimConfig::version_changes_after`]: crate::SimConfig::version_changes_after
+fn version(state: &State) -> serde_json::Value {
+    let upgraded = state
+        .config
+        .version_changes_after
+        .is_some_and(|after| state.generation_requests() >= after);
+    let suffix = if upgraded { " (upgraded)" } else { "" };
+    serde_json::json!({ "version": format!("vernier-sim {}{suffix}", env!("CARGO_PKG_VERSION")) })
 }
 
 fn models(state: &State) -> Reply {

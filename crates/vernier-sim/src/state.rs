@@ -66,6 +66,11 @@ impl State {
         self.request_sequence.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Generation requests received so far.
+    pub(crate) fn generation_requests(&self) -> usize {
+        self.generation_requests.load(Ordering::Relaxed)
+    }
+
     /// Counts a generation request; returns how many came before it.
     pub(crate) fn count_generation_request(&self) -> usize {
         crate::metrics::add(&self.counters.requests_total, 1);

@@ -16,7 +16,7 @@ use crate::config::SweepConfig;
 use crate::corpus;
 use crate::environment::{self, Environment, ServedModel, ServerInfo};
 use crate::error::SweepError;
-use crate::journal::{self, Header, JournalWriter, Resumed, SweepJournalLine};
+use crate::journal::{self, Header, IdentityChecked, JournalWriter, Resumed, SweepJournalLine};
 use crate::observer::SweepObserver;
 use crate::parts::{Plan, Record, Sweep, Target, Watchdog};
 use crate::report::{self, ReportFiles};
@@ -461,6 +461,7 @@ pub async fn run_sweep(
         };
         config.prompt_set_sha256 = corpus::prompt_set_sha256();
     }
+    let started_as = fingerprint_of(&environment);
     let (journal_path, writer, state) = open_journal(
         &mut opened,
         &context,
@@ -505,6 +506,7 @@ pub async fn run_sweep(
         state,
         too_long,
         interrupt,
+        &started_as,
         &journal_path,
         &opened.out,
     )
@@ -518,6 +520,7 @@ async fn finish(
     mut state: ResumeState,
     too_long: BTreeMap<(u32, u32), String>,
     interrupt: Option<Interrupt>,
+    started_as: &ServerFingerprint,
     journal_path: &Path,
     out: &Path,
 ) -> Result<SweepOutcome, SweepError> {
@@ -531,10 +534,20 @@ async fn finish(
         crate::calibrate::calibrate_all(&sweep.target, &sweep.plan, &sweep.record, &mut state)
             .await?;
         if sweep.plan.config.is_search() {
-            crate::capacity_search::search(&sweep, &mut state).await
+            crate::capacity_search::search(&sweep, &mut state).await?;
         } else {
-            crate::cells::run_cells(&sweep, &mut state).await
+            crate::cells::run_cells(&sweep, &mut state).await?;
         }
+        // Who answered at the end: a server swapped or upgraded during the run makes it
+        // invalid (the verdict reads this line).
+        let changes = vernier_run::identity_changes(&sweep.target.client, started_as).await;
+        sweep
+            .record
+            .journal
+            .append(&SweepJournalLine::IdentityChecked(IdentityChecked::new(
+                changes,
+                vernier_run::unix_ms(),
+            )))
     };
     let interrupt = interrupt.unwrap_or_else(vernier_run::never);
     let (result, interrupted) = tokio::select! {

@@ -38,6 +38,26 @@ pub enum SweepJournalLine {
     FieldDropped(FieldDropped),
     /// A cell left out: it cannot fit the server's context.
     CellSkipped(CellSkipped),
+    /// The server asked again who it is at the end of the work.
+    IdentityChecked(IdentityChecked),
+}
+
+/// The server's identity read again at the end of a run's work and compared with the one
+/// recorded at its start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct IdentityChecked {
+    /// What changed (empty when nothing did).
+    pub changes: Vec<String>,
+    /// Wall clock.
+    pub unix_ms: u64,
+}
+
+impl IdentityChecked {
+    /// The check at `unix_ms` with what changed.
+    pub fn new(changes: Vec<String>, unix_ms: u64) -> Self {
+        Self { changes, unix_ms }
+    }
 }
 
 /// A cell the run does not measure, `context_exceeded`: the server cannot take its prompt and

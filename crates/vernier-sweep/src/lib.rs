@@ -97,9 +97,9 @@ pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerIn
 pub use error::{StopReason, SweepError};
 pub use journal::{
     Attempt, Calibration, CapturedFrame, CellSkipped, CellWindow, FieldDropped, Header,
-    LoadedSweepJournal, QueueSamples, RateLimitWait, RepDone, RepPhase, RequestSpecDecode, Resumed,
-    SWEEP_JOURNAL_VERSION, SearchDone, ServerTimings, Status, StreamCapture, SweepJournalLine,
-    Timeline, TimelineClock, journal_path, read_sweep_journal,
+    IdentityChecked, LoadedSweepJournal, QueueSamples, RateLimitWait, RepDone, RepPhase,
+    RequestSpecDecode, Resumed, SWEEP_JOURNAL_VERSION, SearchDone, ServerTimings, Status,
+    StreamCapture, SweepJournalLine, Timeline, TimelineClock, journal_path, read_sweep_journal,
 };
 pub use lag::{LagHistogram, LagSummary};
 pub use observer::{QuietObserver, SweepObserver};
@@ -109,8 +109,8 @@ pub use offered_load::{
 };
 pub use plan::{Plan, ProbeRates, estimate_s, plan, render_plan};
 pub use report::{
-    Chart, ReportFiles, Validity, csv_report, markdown_report, svg_charts, terminal_table,
-    validity, write_reports,
+    Chart, ReportFiles, csv_report, markdown_report, svg_charts, terminal_table, validity,
+    write_reports,
 };
 #[cfg(feature = "engine")]
 pub use resume::read_resumable;

@@ -58,6 +58,14 @@ pub struct RunFile {
     /// Fields the server refused, with the guarantee each carried.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fields_dropped: Vec<FieldDropped>,
+    /// What changed in the server between the run's start and a later look (its end, or a
+    /// resume): another model, server kind or `/version`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identity_changes: Vec<String>,
+    /// The run's verdict with each reason ([`crate::validity`]); absent in run files written
+    /// before it was recorded.
+    #[serde(default)]
+    pub validity: vernier_run::Verdict,
 }
 
 /// One cell's figures.

@@ -393,7 +393,7 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
         warnings.push("figures come from the bundled simulator, not a real server".to_owned());
     }
     let run_client_lag = run_lag(&summaries, &run_event_lag, &run_scheduler, &run_timer);
-    Some(RunFile {
+    let mut run = RunFile {
         schema_version: RUN_FILE_SCHEMA_VERSION,
         label: config.label.clone(),
         started_unix_ms: header.started_unix_ms,
@@ -416,7 +416,26 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
                 _ => None,
             })
             .collect(),
-    })
+        identity_changes: identity_changes(journal),
+        validity: vernier_run::Verdict::default(),
+    };
+    run.validity = crate::report::validity(&run);
+    Some(run)
+}
+
+/// What changed in the server: every end-of-work check's changes, each once.
+fn identity_changes(journal: &LoadedSweepJournal) -> Vec<String> {
+    let mut changes = Vec::new();
+    for line in &journal.lines {
+        if let SweepJournalLine::IdentityChecked(checked) = line {
+            for change in &checked.changes {
+                if !changes.contains(change) {
+                    changes.push(change.clone());
+                }
+            }
+        }
+    }
+    changes
 }
 
 fn values(attempts: &[&Attempt], field: impl Fn(&Measurement) -> Option<f64>) -> Vec<f64> {

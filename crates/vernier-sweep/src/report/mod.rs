@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 pub use csv::csv_report;
 pub use markdown::markdown_report;
 pub use svg::Chart;
-pub use table::{Validity, terminal_table, validity};
+pub use table::{terminal_table, validity};
 
 use crate::error::SweepError;
 use crate::run_file::RunFile;

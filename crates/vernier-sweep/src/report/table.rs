@@ -6,80 +6,172 @@
 use std::fmt::Write as _;
 
 use super::number;
+use vernier_run::{Reason, Verdict, VerdictLevel};
+
 use crate::run_file::{CellSummary, RunFile};
-
-/// Whether a run's figures can be taken as they are, and if not, why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Validity {
-    /// True when nothing below holds.
-    pub valid: bool,
-    /// What a reader must know before using the figures, most serious first.
-    pub reasons: Vec<String>,
-}
-
-impl Validity {
-    /// `valid` or `read with care: …`, one line.
-    pub fn line(&self) -> String {
-        if self.valid {
-            "verdict: valid (every cell measured at the requested lengths, no request failed, no prefix-cache hit)"
-                .to_owned()
-        } else {
-            format!("verdict: read with care: {}", self.reasons.join("; "))
-        }
-    }
-}
 
 fn total(run: &RunFile, count: fn(&CellSummary) -> u32) -> u64 {
     run.cells.iter().map(|c| u64::from(count(c))).sum()
 }
 
-/// The run's validity: every cell measured, nothing failed, no prefix-cache hit, every output
-/// at the requested length, tokens from the server's count, and not the simulator.
-pub fn validity(run: &RunFile) -> Validity {
+/// The run's verdict, each reason named (`docs/run-file.md`, "validity"): a prefix-cache hit,
+/// a server or model that changed during the run, or requests failing past
+/// [`vernier_run::INFRA_INVALID_SHARE`] make it `invalid`; outputs shorter than asked, cells
+/// not measured, failures below that share, client lag, coalesced first-token reads, rate
+/// limits, refused fields, event-counted tokens and the simulator make it `questionable`.
+pub fn validity(run: &RunFile) -> Verdict {
     let mut reasons = Vec::new();
-    let unmeasured = run.cells.iter().filter(|c| c.n_ok == 0).count();
-    if unmeasured > 0 {
-        reasons.push(format!(
-            "{} of {} cells not measured (see the report)",
-            unmeasured,
-            run.cells.len()
-        ));
-    }
-    if !run.complete {
-        reasons.push("incomplete: some cells lack repetitions (--resume continues)".to_owned());
-    }
-    let failed = total(run, |c| c.n_failed);
-    if failed > 0 {
-        reasons.push(format!(
-            "{} failed after retries (in no figure)",
-            vernier_cli::counted(failed, "request", "requests")
-        ));
+    let mut push = |code: &str, level: VerdictLevel, detail: String| {
+        reasons.push(Reason::new(code, level, detail));
+    };
+    for change in &run.identity_changes {
+        push(
+            "server_changed",
+            VerdictLevel::Invalid,
+            format!("the server changed during the run: {change}"),
+        );
     }
     let hits = total(run, |c| c.n_cache_hits);
     if hits > 0 {
-        reasons.push(format!(
-            "{} hit the prefix cache (prefill figures include cached tokens)",
-            vernier_cli::counted(hits, "request", "requests")
-        ));
+        push(
+            "prefix_cache_hit",
+            VerdictLevel::Invalid,
+            format!(
+                "{} hit the prefix cache (prefill and TTFT figures include cached tokens)",
+                vernier_cli::counted(hits, "request", "requests")
+            ),
+        );
+    }
+    let failed = total(run, |c| c.n_failed);
+    let ok = total(run, |c| c.n_ok);
+    if failed > 0 {
+        let share = vernier_run::share(failed, failed + ok);
+        let level = if share > vernier_run::INFRA_INVALID_SHARE {
+            VerdictLevel::Invalid
+        } else {
+            VerdictLevel::Questionable
+        };
+        push(
+            "infra_failures",
+            level,
+            format!(
+                "{} of {} failed after retries (in no figure)",
+                failed,
+                vernier_cli::counted(failed + ok, "request", "requests")
+            ),
+        );
+    }
+    let unmeasured: Vec<&CellSummary> = run
+        .cells
+        .iter()
+        .filter(|c| c.n_ok == 0 && c.context_exceeded.is_none())
+        .collect();
+    if !unmeasured.is_empty() {
+        push(
+            "not_measured",
+            VerdictLevel::Questionable,
+            format!(
+                "{} of {} cells not measured (see the report)",
+                unmeasured.len(),
+                run.cells.len()
+            ),
+        );
+    }
+    let too_long = run
+        .cells
+        .iter()
+        .filter(|c| c.context_exceeded.is_some())
+        .count();
+    if too_long > 0 {
+        push(
+            "context_exceeded",
+            VerdictLevel::Questionable,
+            format!(
+                "{too_long} of {} cells left out: longer than the server's context",
+                run.cells.len()
+            ),
+        );
+    }
+    if !run.complete {
+        push(
+            "incomplete",
+            VerdictLevel::Questionable,
+            "some cells lack repetitions (--resume continues)".to_owned(),
+        );
     }
     let short = total(run, |c| c.n_length_mismatch);
     if short > 0 {
-        reasons.push(format!(
-            "{} did not produce the requested length",
-            vernier_cli::counted(short, "request", "requests")
-        ));
+        push(
+            "short_output",
+            VerdictLevel::Questionable,
+            format!(
+                "{} of {} did not produce the requested length",
+                short,
+                vernier_cli::counted(ok, "measured request", "measured requests")
+            ),
+        );
     }
     if run.cells.iter().any(|c| c.token_count_is_lower_bound) {
-        reasons.push("some token counts come from counting events and are lower bounds".to_owned());
+        push(
+            "event_counted",
+            VerdictLevel::Questionable,
+            "some token counts come from counting events and are lower bounds".to_owned(),
+        );
+    }
+    let shared = u64::from(run.client_lag.n_first_token_shared_reads);
+    let requests = u64::from(run.client_lag.n_kernel_rx_requests)
+        + u64::from(run.client_lag.n_userspace_requests);
+    if vernier_run::share(shared, requests) > vernier_run::COALESCED_FIRST_TOKEN_SHARE {
+        push(
+            "coalesced_first_token",
+            VerdictLevel::Questionable,
+            format!(
+                "{shared} of {requests} requests read their first token together with a later one (TTFT an upper bound; above {:.0}%)",
+                vernier_run::COALESCED_FIRST_TOKEN_SHARE * 100.0
+            ),
+        );
+    }
+    if let Some(lag) = &run.client_lag.event_processing
+        && lag.p99_us > vernier_run::CLIENT_LAG_P99_US
+    {
+        push(
+            "client_lag",
+            VerdictLevel::Questionable,
+            format!(
+                "the client's own lag per event reached {:.1} ms at the 99th percentile (above {:.0} ms): inter-token figures may be the client's",
+                lag.p99_us / 1000.0,
+                vernier_run::CLIENT_LAG_P99_US / 1000.0
+            ),
+        );
+    }
+    if let Some(limited) = &run.rate_limited {
+        push(
+            "throttled",
+            VerdictLevel::Questionable,
+            format!(
+                "rate-limited {} times, {:.1} s waited",
+                limited.n_waits, limited.waited_s
+            ),
+        );
+    }
+    for dropped in &run.fields_dropped {
+        push(
+            "field_dropped",
+            VerdictLevel::Questionable,
+            format!(
+                "the server refused `{}`: {}",
+                dropped.field, dropped.guarantee_lost
+            ),
+        );
     }
     if run.environment.server.simulator {
-        reasons.push("simulated: the figures describe the bundled simulator".to_owned());
+        push(
+            "simulated",
+            VerdictLevel::Questionable,
+            "the figures describe the bundled simulator".to_owned(),
+        );
     }
-    Validity {
-        valid: reasons.is_empty(),
-        reasons,
-    }
+    Verdict::from_reasons(reasons)
 }
 
 /// The cell as one short name: `prose 111/512 c4` (workload, prompt/output, load).

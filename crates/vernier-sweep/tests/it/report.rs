@@ -1,6 +1,7 @@
 //! Reports rendered from a fixed journal.
 
 use std::path::Path;
+use vernier_run::VerdictLevel;
 
 fn fixture() -> vernier_sweep::RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
@@ -33,7 +34,7 @@ fn the_terminal_fits_100_columns_and_ends_with_a_summary_and_the_verdict() {
     assert!(text.contains("out tok/s all"), "{text}");
     let last: Vec<&str> = text.lines().rev().take(2).collect();
     assert!(
-        last[0].starts_with("verdict: read with care: simulated"),
+        last[0] == "verdict: questionable: the figures describe the bundled simulator (simulated)",
         "{text}"
     );
     assert!(last[1].contains(" cells measured, "), "{text}");
@@ -44,14 +45,51 @@ fn the_verdict_names_what_a_reader_must_know() {
     let mut run = fixture();
     run.environment.server.simulator = false;
     let clean = vernier_sweep::validity(&run);
-    assert!(clean.valid, "{clean:?}");
-    run.cells[0].n_cache_hits = 2;
+    assert!(clean.is_valid(), "{clean:?}");
+    assert_eq!(clean.line(), "verdict: valid");
     run.cells[1].n_ok = 0;
     let verdict = vernier_sweep::validity(&run);
-    assert!(!verdict.valid);
+    assert_eq!(verdict.verdict, VerdictLevel::Questionable, "{verdict:?}");
+    assert!(verdict.line().contains("1 of "), "{}", verdict.line());
+    // A cache hit, a shortened output and a changed server each say so by name.
+    run.cells[0].n_cache_hits = 2;
+    run.cells[0].n_length_mismatch = 1;
+    run.identity_changes = vec!["server /version: at the start 1, at the end 2".to_owned()];
+    let verdict = vernier_sweep::validity(&run);
+    assert_eq!(verdict.verdict, VerdictLevel::Invalid);
+    let codes: Vec<&str> = verdict.reasons.iter().map(|r| r.code.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "server_changed",
+            "prefix_cache_hit",
+            "not_measured",
+            "short_output"
+        ]
+    );
     let line = verdict.line();
     assert!(line.contains("2 requests hit the prefix cache"), "{line}");
-    assert!(line.contains("1 of "), "{line}");
+    assert!(
+        line.starts_with("verdict: invalid: the server changed during the run: server /version"),
+        "{line}"
+    );
+    // Above a tenth of the requests failing is invalid; below it, questionable.
+    let mut failing = fixture();
+    failing.environment.server.simulator = false;
+    failing.cells[0].n_failed = 1;
+    let few = vernier_sweep::validity(&failing);
+    let ok: u32 = failing.cells.iter().map(|c| c.n_ok).sum();
+    let expected = if f64::from(1_u32) / f64::from(ok + 1) > vernier_run::INFRA_INVALID_SHARE {
+        VerdictLevel::Invalid
+    } else {
+        VerdictLevel::Questionable
+    };
+    assert_eq!(few.verdict, expected, "{few:?} with {ok} measured");
+    failing.cells[0].n_failed = ok;
+    assert_eq!(
+        vernier_sweep::validity(&failing).verdict,
+        VerdictLevel::Invalid
+    );
 }
 
 #[test]

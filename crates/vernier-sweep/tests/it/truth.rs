@@ -162,3 +162,44 @@ async fn decode_and_prefill_match_ground_truth_and_the_report_states_the_under_c
     }
     sim.shutdown().await;
 }
+
+/// A server upgraded while the sweep runs (its `/version` answers another version after the
+/// first requests) is caught by the end-of-work identity check: the run file says `invalid`,
+/// names the change, and the Markdown report opens with the same verdict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_upgraded_mid_run_makes_the_run_invalid_and_says_why() {
+    let sim = start_sim(
+        SimConfig::builder()
+            .decode_step(Duration::from_millis(1))
+            .version_changes_after(Some(2))
+            .build(),
+    )
+    .await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let outcome = run(
+        &sim.base_url(),
+        out.path(),
+        config(&[Workload::Prose], &[64], &[8], 2),
+    )
+    .await
+    .expect("the sweep runs");
+    let verdict = &outcome.run.validity;
+    assert_eq!(
+        verdict.verdict,
+        vernier_run::VerdictLevel::Invalid,
+        "{verdict:?}"
+    );
+    assert_eq!(verdict.reasons[0].code, "server_changed");
+    assert!(
+        verdict.reasons[0].detail.contains("(upgraded)"),
+        "{:?}",
+        verdict.reasons[0]
+    );
+    let written = read_run_file(&outcome);
+    assert_eq!(written["validity"]["verdict"], "invalid");
+    let markdown = read_markdown(&outcome);
+    assert!(
+        markdown.contains("verdict: invalid: the server changed during the run"),
+        "{markdown}"
+    );
+}
