@@ -295,7 +295,7 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
         && let Some(budget) = plan.settings.rerun_budget
     {
         let loaded = read_hardsuite_journal(&journal_path)?;
-        let so_far = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
+        let so_far = ResultsFile::from_loaded(&loaded);
         let rerun_jobs = cut_off_jobs(plan.suite, &so_far, &finished);
         end = run_phase(
             &runner,
@@ -306,6 +306,17 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
             &mut plan.interrupt,
         )
         .await?;
+    }
+    if end == PhaseEnd::Finished {
+        // Who answered at the end: a server swapped or upgraded during the run makes it
+        // invalid (the verdict reads this line).
+        let changes = vernier_run::identity_changes(&plan.client, &plan.fingerprint).await;
+        runner
+            .journal
+            .append(&HardsuiteJournalLine::IdentityChecked {
+                changes,
+                at_unix_ms: unix_ms(),
+            })?;
     }
     let (results, files) = write_results(&journal_path, &plan.out_dir)?;
     // A run that scored nothing, or less than half of what the server could take, measured
@@ -427,9 +438,10 @@ fn write_results(
     out_dir: &Path,
 ) -> Result<(ResultsFile, RunFiles), HardsuiteError> {
     let loaded = read_hardsuite_journal(journal_path)?;
-    let mut results = ResultsFile::from_journal(&loaded.header, &loaded.attempts);
+    let mut results = ResultsFile::from_loaded(&loaded);
     let replies = crate::replies::read_replies(&crate::replies::replies_path(journal_path))?;
     results.audit = Some(crate::replies::audit(&results, &replies));
+    results.validity = crate::validity::validity(&results);
     let files = RunFiles {
         journal: journal_path.to_owned(),
         results: out_dir.join("results.json"),

@@ -419,6 +419,13 @@ pub enum HardsuiteJournalLine {
         /// Wall-clock time, milliseconds since the Unix epoch.
         at_unix_ms: u64,
     },
+    /// The server asked again who it is once every try had run.
+    IdentityChecked {
+        /// What changed since the header's `server` (empty when nothing did).
+        changes: Vec<String>,
+        /// Wall-clock time, milliseconds since the Unix epoch.
+        at_unix_ms: u64,
+    },
 }
 
 /// A journal read back.
@@ -431,6 +438,8 @@ pub struct LoadedHardsuiteJournal {
     pub attempts: Vec<AttemptRecord>,
     /// How many `resumed` lines there were.
     pub n_resumes: usize,
+    /// What the end-of-run identity checks found changed, each once.
+    pub identity_changes: Vec<String>,
 }
 
 /// Reads a journal. A last line without its newline is what a crash leaves (each line is written
@@ -445,6 +454,7 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
     let mut header = None;
     let mut attempts = Vec::new();
     let mut n_resumes = 0;
+    let mut identity_changes: Vec<String> = Vec::new();
     // Where each try was seen: its attempt, its try number and the run segment (a resume
     // starts a new one: journals written before resumes numbered on restarted at 1).
     let mut seen: HashMap<(String, u32, AttemptPhase, u32, usize), usize> = HashMap::new();
@@ -482,6 +492,13 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
             }
             HardsuiteJournalLine::Attempt(attempt) => attempts.push(attempt),
             HardsuiteJournalLine::Resumed { .. } => n_resumes += 1,
+            HardsuiteJournalLine::IdentityChecked { changes, .. } => {
+                for change in changes {
+                    if !identity_changes.contains(&change) {
+                        identity_changes.push(change);
+                    }
+                }
+            }
         }
     }
     let header = header.ok_or_else(|| HardsuiteError::Parse {
@@ -503,6 +520,7 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
         header,
         attempts,
         n_resumes,
+        identity_changes,
     })
 }
 

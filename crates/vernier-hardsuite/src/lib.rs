@@ -85,6 +85,7 @@ mod settings;
 #[cfg(feature = "engine")]
 mod show;
 mod task_results;
+mod validity;
 
 pub use compare::{
     ClusteredDifference, CompareOptions, Comparison, POWER, TaskComparison, compare, compare_files,
@@ -136,6 +137,8 @@ pub use selection::{load_suite, render_self_check, self_check_suite};
 pub use show::{ShowRequest, render_show};
 pub use task_results::{CONFIDENCE, SampleResult, TaskResult};
 pub use vernier_tasks::{Draw, Instance, Redraw};
+
+pub use validity::validity as suite_validity;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

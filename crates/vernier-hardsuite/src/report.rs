@@ -232,6 +232,7 @@ pub fn render_table(results: &ResultsFile) -> String {
         let _ = writeln!(out, "{note}");
     }
     let _ = writeln!(out, "{}", noise_sentence(results));
+    let _ = writeln!(out, "{}", results.validity.line());
     out
 }
 
@@ -386,6 +387,8 @@ fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
 pub fn render_markdown(results: &ResultsFile) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# hardsuite: {}", results.model);
+    let _ = writeln!(out);
+    let _ = writeln!(out, "**{}**", results.validity.line());
     let _ = writeln!(out);
     let _ = writeln!(out, "{}.", headline(results));
     let _ = writeln!(out);

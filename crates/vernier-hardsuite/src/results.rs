@@ -205,6 +205,13 @@ pub struct ResultsFile {
     /// kept its requests in flight within it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_cache: Option<SharedCache>,
+    /// What changed in the server between the run's start and its end (another model listed,
+    /// server kind or `/version`); absent when nothing did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identity_changes: Vec<String>,
+    /// The run's verdict with each reason ([`crate::suite_validity`]).
+    #[serde(default)]
+    pub validity: vernier_run::Verdict,
 }
 
 /// The requests in flight kept within the KV cache the server's requests share.
@@ -358,7 +365,26 @@ impl ResultsFile {
             context,
             ran_alone: RanAlone::of(attempts),
             shared_cache: SharedCache::of(header, attempts),
+            identity_changes: Vec::new(),
+            validity: vernier_run::Verdict::default(),
         }
+        .with_validity()
+    }
+
+    /// Derives the results from a journal read back, with what its identity checks found.
+    pub fn from_loaded(loaded: &LoadedHardsuiteJournal) -> Self {
+        let mut results = Self::from_journal(&loaded.header, &loaded.attempts);
+        results
+            .identity_changes
+            .clone_from(&loaded.identity_changes);
+        results.with_validity()
+    }
+
+    /// These results with their verdict worked out again ([`crate::suite_validity`]).
+    #[must_use]
+    pub fn with_validity(mut self) -> Self {
+        self.validity = crate::validity::validity(&self);
+        self
     }
 
     /// Reads a run: its folder (its `results.json`, else its `journal.jsonl`), a `results.json`,
@@ -383,10 +409,7 @@ impl ResultsFile {
                     line.contains("\"type\":\"header\"") || line.contains("\"type\": \"header\"")
                 });
         if is_journal {
-            let LoadedHardsuiteJournal {
-                header, attempts, ..
-            } = read_hardsuite_journal(path)?;
-            return Ok(Self::from_journal(&header, &attempts));
+            return Ok(Self::from_loaded(&read_hardsuite_journal(path)?));
         }
         let results: Self = serde_json::from_str(&text).map_err(|error| HardsuiteError::Parse {
             path: path.to_owned(),

@@ -181,7 +181,7 @@ fn show_one(
 pub fn render_show(out_dir: &Path, request: &ShowRequest) -> Result<String, HardsuiteError> {
     let journal_path = out_dir.join("journal.jsonl");
     let journal = read_hardsuite_journal(&journal_path)?;
-    let results = ResultsFile::from_journal(&journal.header, &journal.attempts);
+    let results = ResultsFile::from_loaded(&journal);
     let replies_file = replies_path(&journal_path);
     let replies = if replies_file.exists() {
         read_replies(&replies_file)?

@@ -66,3 +66,64 @@ async fn a_resume_against_another_server_is_refused_and_the_journal_is_left_alon
         "a refused resume appends nothing"
     );
 }
+
+/// A server upgraded while the suite runs (`/version` answers another version after the first
+/// request) is caught by the end-of-run identity check: `results.json` says `invalid` and
+/// names the change, and `report.md` opens with the same verdict. The same run on an unchanged
+/// server is only `questionable` (the self-check skipped here, by name; the scripted dropped
+/// stream's retry).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_upgraded_mid_run_makes_the_suite_invalid_and_says_why() {
+    let mut one_clean_task = SuiteSelection::default();
+    one_clean_task.tasks = Some(vec!["domino-tiling".to_owned()]);
+    let suite = load_suite(&one_clean_task).expect("the bundled suite");
+    let mut upgraded = hardsuite_demo_simulator_config(&suite).expect("demo config");
+    upgraded.version_changes_after = Some(1);
+    for (sim_config, expected) in [
+        (
+            hardsuite_demo_simulator_config(&suite).expect("demo config"),
+            "questionable",
+        ),
+        (upgraded, "invalid"),
+    ] {
+        let sim = Sim::start(sim_config).await.expect("simulator");
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let out = dir.path().join("out");
+        let mut config = RunConfig::default();
+        config.base_url = Some(sim.base_url());
+        config.suite = one_clean_task.clone();
+        config.skip_self_check = true;
+        let outcome = run_suite(
+            &config,
+            &RunTarget::new_run(&out),
+            vec!["hardsuite".to_owned()],
+            &SilentObserver,
+        )
+        .await
+        .expect("the run");
+        sim.shutdown().await;
+        let verdict = &outcome.results.validity;
+        assert_eq!(verdict.verdict.as_str(), expected, "{verdict:?}");
+        let codes: Vec<&str> = verdict.reasons.iter().map(|r| r.code.as_str()).collect();
+        assert!(codes.contains(&"self_check_skipped"), "{codes:?}");
+        if expected == "invalid" {
+            assert_eq!(codes[0], "server_changed");
+            assert!(
+                verdict.reasons[0].detail.contains("(upgraded)"),
+                "{verdict:?}"
+            );
+        } else {
+            assert!(!codes.contains(&"server_changed"), "{codes:?}");
+        }
+        let written: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("results.json")).expect("results.json"),
+        )
+        .expect("JSON");
+        assert_eq!(written["validity"]["verdict"], expected);
+        let report = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+        assert!(
+            report.contains(&format!("**verdict: {expected}: ")),
+            "{report}"
+        );
+    }
+}
