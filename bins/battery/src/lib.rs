@@ -1,0 +1,367 @@
+//! `battery`'s command line: `battery run` measures one server with the sweep and the suites
+//! into one folder (`vernier_battery::run_battery`), `battery versus A B` writes the
+//! head-to-head of two batteries, or of two sweep or suite runs (`vernier_battery::versus`).
+//! Progress goes to stderr, the summary to stdout. The engines live in `vernier-battery`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), vernier_battery::BatteryError> {
+//! use clap::Parser as _;
+//! let cli = battery::Cli::parse_from(["battery", "run", "--preset", "quick", "--out", "/tmp/battery-demo"]);
+//! let done = battery::run(cli, vec!["battery".to_owned()]).await?;
+//! assert!(done.summary.contains("verdict"));
+//! # Ok(())
+//! # }
+//! ```
+#![warn(missing_docs)]
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, CommandFactory as _, Parser, Subcommand};
+use vernier_battery::{
+    BatteryConfig, BatteryError, BatteryObserver, BatteryStart, BatteryTarget, Part, PartEntry,
+    PartStatus, Preset, Side,
+};
+use vernier_hardsuite::RunObserver;
+use vernier_sweep::SweepObserver;
+
+/// Examples under `battery --help`.
+const EXAMPLES: &str = "\
+Examples:
+  battery run                                        # the bundled simulator, preset seed
+  battery run --base-url http://127.0.0.1:8080 --out runs/qwen
+  battery run --base-url http://127.0.0.1:8080 --preset quick --parts sweep,suite
+  battery run --resume runs/qwen --base-url http://127.0.0.1:8080
+  battery versus runs/qwen runs/gemma --out runs/qwen-vs-gemma
+  battery versus sweep-out/2026-12-04T06-00-00 sweep-out/2026-12-04T07-00-00
+
+Exit codes: 0 done (every part finished), 1 a part failed (the battery goes on; the first
+failed part's own code is returned: 3 busy, 4 server stopped, 5 self-check failed), 2 a flag
+or path refused, 130 interrupted (continue with --resume).";
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "battery",
+    version,
+    about = "Measure one server with every part into one folder, and compare two",
+    after_help = EXAMPLES
+)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `run`, `versus` or `completions`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the sweep and the suites against one server into one folder, with one verdict.
+    Run(Box<RunArgs>),
+    /// Compare two batteries (or two sweep runs, or two suite runs): every dimension side by
+    /// side with its ratio or difference and 95% interval.
+    Versus(VersusArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Flags of `battery run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Where the server answers (default: each part runs the bundled simulator).
+    #[arg(long, help_heading = "Server")]
+    pub base_url: Option<String>,
+    /// Model to measure (default: the first listed).
+    #[arg(long, help_heading = "Server")]
+    pub model: Option<String>,
+    /// Environment variable holding the API key (default: OPENAI_API_KEY when set).
+    #[arg(long, help_heading = "Server")]
+    pub api_key_env: Option<String>,
+    /// A CA certificate (PEM) to trust for HTTPS.
+    #[arg(long, help_heading = "Server")]
+    pub ca_cert: Option<PathBuf>,
+    /// The battery's shape: `seed` (the seeds' four prompt lengths, prose and code, 1 and 8
+    /// streams; the whole hard suite; probe; long context) or `quick` (two short prompt
+    /// lengths, 1 and 4 streams; the suite's math and tool tasks).
+    #[arg(long, default_value = "seed", value_parser = Preset::parse, help_heading = "Battery")]
+    pub preset: Preset,
+    /// The parts to run, in order (default: the preset's): sweep, suite, probe, context.
+    #[arg(long, value_delimiter = ',', value_parser = Part::parse, help_heading = "Battery")]
+    pub parts: Vec<Part>,
+    /// Sweep prompt lengths in the server's tokens (default: the preset's).
+    #[arg(long, value_delimiter = ',', value_parser = vernier_cli::parse_tokens, help_heading = "Sizes")]
+    pub prompt_tokens: Vec<u32>,
+    /// Sweep completion tokens per request (default: the preset's).
+    #[arg(long, value_parser = vernier_cli::parse_tokens, help_heading = "Sizes")]
+    pub output_tokens: Option<u32>,
+    /// The batched concurrency measured beside one stream (default: the preset's).
+    #[arg(long, help_heading = "Sizes")]
+    pub concurrency: Option<u32>,
+    /// Sweep repetitions per cell (default: the preset's).
+    #[arg(long, help_heading = "Sizes")]
+    pub reps: Option<u32>,
+    /// Suite categories to run (math, code, tools; default: the preset's).
+    #[arg(long, value_delimiter = ',', help_heading = "Sizes")]
+    pub suite_categories: Vec<String>,
+    /// Samples per suite task.
+    #[arg(long, help_heading = "Sizes")]
+    pub samples: Option<u32>,
+    /// Long-context lengths (default: the suite's, cut at the server's context).
+    #[arg(long, value_delimiter = ',', value_parser = vernier_cli::parse_tokens, help_heading = "Sizes")]
+    pub context_lengths: Vec<u32>,
+    /// Output folder (default: battery-out/<UTC date and time>).
+    #[arg(long, help_heading = "Output")]
+    pub out: Option<PathBuf>,
+    /// Continue the battery in this folder with the settings it records.
+    #[arg(long, conflicts_with_all = ["preset", "parts", "prompt_tokens", "output_tokens", "concurrency", "reps", "suite_categories", "samples", "context_lengths", "out"], help_heading = "Output")]
+    pub resume: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long, help_heading = "Output")]
+    pub quiet: bool,
+}
+
+/// Flags of `battery versus`.
+#[derive(Debug, Args)]
+pub struct VersusArgs {
+    /// Side A: a battery folder, a sweep run folder or a suite run folder.
+    pub a: PathBuf,
+    /// Side B, of the same kind.
+    pub b: PathBuf,
+    /// Output folder for versus.json, versus.md and versus.html.
+    #[arg(long, default_value = "versus-out")]
+    pub out: PathBuf,
+}
+
+/// What a command leaves for the terminal.
+#[derive(Debug)]
+pub struct Done {
+    /// For stdout.
+    pub summary: String,
+    /// For stderr, after the summary.
+    pub notes: Vec<String>,
+    /// The process exit code.
+    pub exit_code: u8,
+}
+
+/// Progress on stderr.
+struct Progress {
+    quiet: bool,
+}
+
+impl SweepObserver for Progress {
+    fn note(&self, message: &str) {
+        if !self.quiet {
+            vernier_cli::note(&format!("  sweep: {message}"));
+        }
+    }
+    fn warn(&self, message: &str) {
+        vernier_cli::note(&format!("  sweep: warning: {message}"));
+    }
+}
+
+impl RunObserver for Progress {
+    fn simulator_started(&self, banner: &str) {
+        vernier_cli::note(&format!("  {banner}"));
+    }
+    fn note(&self, line: &str) {
+        if !self.quiet {
+            vernier_cli::note(&format!("  suite: {line}"));
+        }
+    }
+    fn warn(&self, line: &str) {
+        vernier_cli::note(&format!("  suite: warning: {line}"));
+    }
+}
+
+struct Observer(Arc<Progress>);
+
+impl BatteryObserver for Observer {
+    fn part_started(&self, part: Part, index: usize, total: usize) {
+        if !self.0.quiet {
+            vernier_cli::note(&format!("[{}/{total}] {}", index + 1, part.name()));
+        }
+    }
+    fn part_finished(&self, entry: &PartEntry) {
+        if !self.0.quiet {
+            vernier_cli::note(&format!("  {}", part_line(entry)));
+        }
+    }
+    fn sweep(&self) -> Arc<dyn SweepObserver> {
+        Arc::clone(&self.0) as Arc<dyn SweepObserver>
+    }
+    fn suite(&self) -> &dyn RunObserver {
+        self.0.as_ref()
+    }
+}
+
+fn status(status: PartStatus) -> &'static str {
+    match status {
+        PartStatus::Pending => "not run",
+        PartStatus::Done => "done",
+        PartStatus::Interrupted => "interrupted",
+        PartStatus::Failed => "failed",
+    }
+}
+
+fn part_line(entry: &PartEntry) -> String {
+    let verdict = entry
+        .validity
+        .as_ref()
+        .map_or_else(String::new, |v| format!(", {}", v.verdict));
+    let detail = entry
+        .detail
+        .as_ref()
+        .map_or_else(String::new, |d| format!(": {d}"));
+    format!(
+        "{}: {} in {:.0} s{verdict}{detail}",
+        entry.part.name(),
+        status(entry.status),
+        entry.seconds
+    )
+}
+
+fn config_of(args: &RunArgs) -> BatteryConfig {
+    let mut config = BatteryConfig::preset(args.preset);
+    if !args.parts.is_empty() {
+        config.parts.clone_from(&args.parts);
+    }
+    config.model.clone_from(&args.model);
+    if !args.prompt_tokens.is_empty() {
+        config.prompt_tokens.clone_from(&args.prompt_tokens);
+    }
+    if let Some(output) = args.output_tokens {
+        config.output_tokens = output;
+    }
+    if let Some(concurrency) = args.concurrency {
+        config.batched_concurrency = concurrency;
+    }
+    if let Some(reps) = args.reps {
+        config.reps = reps;
+    }
+    if !args.suite_categories.is_empty() {
+        config.suite_categories = Some(args.suite_categories.clone());
+    }
+    if let Some(samples) = args.samples {
+        config.suite_samples = samples;
+    }
+    if !args.context_lengths.is_empty() {
+        config.context_lengths = Some(args.context_lengths.clone());
+    }
+    config
+}
+
+async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, BatteryError> {
+    let start = match &args.resume {
+        Some(folder) => BatteryStart::Resume {
+            folder: folder.clone(),
+        },
+        None => BatteryStart::New {
+            config: config_of(args),
+            out: args.out.clone().unwrap_or_else(|| {
+                PathBuf::from("battery-out").join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
+            }),
+        },
+    };
+    let mut target = BatteryTarget::new(args.base_url.clone());
+    target.api_key_env.clone_from(&args.api_key_env);
+    target.ca_cert.clone_from(&args.ca_cert);
+    if target.base_url.is_none() && !args.quiet {
+        vernier_cli::note("No --base-url given: every part runs the bundled simulator in-process; the figures describe the simulator, not a server.");
+    }
+    let observer = Observer(Arc::new(Progress { quiet: args.quiet }));
+    let outcome = vernier_battery::run_battery(
+        start,
+        &target,
+        command_line.clone(),
+        &observer,
+        vernier_run::signals(),
+    )
+    .await?;
+    let mut summary = String::new();
+    let _ = writeln!(
+        summary,
+        "battery of {} at {} ({} preset)",
+        if outcome.file.model.is_empty() { "?" } else { &outcome.file.model },
+        outcome.file.target,
+        outcome.file.config.preset.name()
+    );
+    for entry in &outcome.file.parts {
+        let _ = writeln!(summary, "  {}", part_line(entry));
+    }
+    let _ = writeln!(summary, "{}", outcome.file.validity.line());
+    let folder = outcome.path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    let mut notes = vec![format!("battery: {}", outcome.path.display())];
+    if outcome.interrupted || outcome.file.parts.iter().any(|e| e.status != PartStatus::Done) {
+        let program = vernier_cli::program_name(&command_line, "battery");
+        let server = outcome
+            .file
+            .simulated
+            .then(String::new)
+            .unwrap_or_else(|| format!(" --base-url {}", vernier_cli::shell_quote(&outcome.file.target)));
+        notes.push(format!(
+            "continue with: {program} run --resume {}{server}",
+            vernier_cli::shell_quote(&folder.display().to_string())
+        ));
+    }
+    Ok(Done {
+        summary,
+        notes,
+        exit_code: outcome.exit_code(),
+    })
+}
+
+fn versus(args: &VersusArgs) -> Result<Done, BatteryError> {
+    let a = Side::load(&args.a)?;
+    let b = Side::load(&args.b)?;
+    let result = vernier_battery::versus(&a, &b)?;
+    let files = vernier_battery::write_versus(&result, &args.out)?;
+    let mut summary = String::new();
+    let _ = writeln!(
+        summary,
+        "A: {} ({}), {}\nB: {} ({}), {}\n",
+        a.label,
+        a.model,
+        a.validity.line(),
+        b.label,
+        b.model,
+        b.validity.line()
+    );
+    for row in &result.glance {
+        let flag = if row.confounded_by.is_some() { " ⚠" } else { "" };
+        let _ = writeln!(
+            summary,
+            "{:<52} {:>10} {:>10} {:>10} {:<22} {}{flag}",
+            row.dimension, row.a, row.b, row.comparison, row.interval, row.ahead
+        );
+    }
+    Ok(Done {
+        summary,
+        notes: vec![
+            format!("markdown: {}", files.markdown.display()),
+            format!("json: {}", files.json.display()),
+            format!("html: {}", files.html.display()),
+        ],
+        exit_code: vernier_cli::exit_code::SUCCESS,
+    })
+}
+
+/// Runs the command.
+pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Done, BatteryError> {
+    match cli.command {
+        Command::Run(args) => run_battery(&args, command_line).await,
+        Command::Versus(args) => versus(&args),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "battery", &mut script);
+            Ok(Done {
+                summary: String::from_utf8_lossy(&script).into_owned(),
+                notes: Vec::new(),
+                exit_code: vernier_cli::exit_code::SUCCESS,
+            })
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! What a battery runs: its parts and their sizes, from a preset and flags.
+
+use serde::{Deserialize, Serialize};
+use vernier_sweep::Workload;
+
+/// One part of a battery, each in its own folder with its own files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    /// The speed sweep: prose and code at the preset's prompt lengths, one stream and the
+    /// batched concurrency.
+    Sweep,
+    /// The bundled hard suite (math, code, tools).
+    Suite,
+    /// The probe suite: vision, video, short context and tools, two tasks each.
+    Probe,
+    /// The long-context suite, at every preset length the server's context takes.
+    Context,
+}
+
+impl Part {
+    /// Every part, in run order.
+    pub const ALL: [Self; 4] = [Self::Sweep, Self::Suite, Self::Probe, Self::Context];
+
+    /// `sweep`, `suite`, `probe` or `context`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sweep => "sweep",
+            Self::Suite => "suite",
+            Self::Probe => "probe",
+            Self::Context => "context",
+        }
+    }
+
+    /// The part's folder inside the battery's.
+    pub fn folder(self) -> &'static str {
+        self.name()
+    }
+
+    /// The part named `name`.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|part| part.name() == name.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|part| part.name()).collect();
+                format!("unknown part {name:?}; the parts are {}", names.join(", "))
+            })
+    }
+}
+
+/// A battery's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preset {
+    /// Minutes on a small server: the sweep at two short prompt lengths and the suite's math
+    /// and tool tasks (no Docker engine needed).
+    Quick,
+    /// The first seed's shape: the sweep at the seeds' four prompt lengths (111 to 10,714
+    /// tokens), prose and code, one stream and eight; the whole hard suite; the probe suite;
+    /// the long-context suite up to the server's context.
+    Seed,
+}
+
+impl Preset {
+    /// `quick` or `seed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Quick => "quick",
+            Self::Seed => "seed",
+        }
+    }
+
+    /// The preset named `name`.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name.trim() {
+            "quick" => Ok(Self::Quick),
+            "seed" => Ok(Self::Seed),
+            other => Err(format!("unknown preset {other:?}; the presets are quick, seed")),
+        }
+    }
+}
+
+/// What a battery runs. A resume runs the configuration its `battery.json` records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct BatteryConfig {
+    /// The preset the sizes came from.
+    pub preset: Preset,
+    /// The parts, in run order.
+    pub parts: Vec<Part>,
+    /// The model (empty: the first the server lists).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Sweep: prompt kinds.
+    pub workloads: Vec<Workload>,
+    /// Sweep: prompt lengths in the server's tokens.
+    pub prompt_tokens: Vec<u32>,
+    /// Sweep: completion tokens per request.
+    pub output_tokens: u32,
+    /// Sweep: the batched concurrency measured beside one stream.
+    pub batched_concurrency: u32,
+    /// Sweep: measured repetitions per cell.
+    pub reps: u32,
+    /// Suite: only the tasks of these categories (`math`, `code`, `tools`); `None`: all.
+    #[serde(default)]
+    pub suite_categories: Option<Vec<String>>,
+    /// Suite: samples per task.
+    pub suite_samples: u32,
+    /// Suites: tasks in flight at once.
+    pub suite_concurrency: usize,
+    /// Context suite: target lengths (`None`: the suite's defaults, cut at the server's
+    /// context).
+    #[serde(default)]
+    pub context_lengths: Option<Vec<u32>>,
+    /// Seed of the generated suites (probe, context).
+    pub seed: u64,
+}
+
+impl BatteryConfig {
+    /// The preset's configuration.
+    pub fn preset(preset: Preset) -> Self {
+        match preset {
+            Preset::Quick => Self {
+                preset,
+                parts: vec![Part::Sweep, Part::Suite],
+                model: None,
+                workloads: vec![Workload::Prose, Workload::Code],
+                prompt_tokens: vec![111, 1_000],
+                output_tokens: 64,
+                batched_concurrency: 4,
+                reps: 3,
+                suite_categories: Some(vec!["math".to_owned(), "tools".to_owned()]),
+                suite_samples: 1,
+                suite_concurrency: 1,
+                context_lengths: None,
+                seed: 0,
+            },
+            Preset::Seed => Self {
+                preset,
+                parts: Part::ALL.to_vec(),
+                model: None,
+                workloads: vec![Workload::Prose, Workload::Code],
+                prompt_tokens: vec![111, 364, 5_378, 10_714],
+                output_tokens: 256,
+                batched_concurrency: 8,
+                reps: 5,
+                suite_categories: None,
+                suite_samples: 1,
+                suite_concurrency: 1,
+                context_lengths: None,
+                seed: 0,
+            },
+        }
+    }
+
+    /// Sweep concurrencies: one stream, then the batched one.
+    pub fn concurrencies(&self) -> Vec<u32> {
+        let mut levels = vec![1];
+        if self.batched_concurrency > 1 {
+            levels.push(self.batched_concurrency);
+        }
+        levels
+    }
+}
+
+impl Default for BatteryConfig {
+    fn default() -> Self {
+        Self::preset(Preset::Seed)
+    }
+}

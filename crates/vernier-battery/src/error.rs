@@ -1,0 +1,74 @@
+//! What can go wrong in a battery or a head-to-head.
+
+use std::path::{Path, PathBuf};
+
+/// A battery's or a head-to-head's error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BatteryError {
+    /// A file could not be read or written.
+    #[error("{action} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not what it should be.
+    #[error("read {}: {detail}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the fix where there is one.
+        detail: String,
+    },
+    /// A path given for a head-to-head holds no battery, sweep or suite run.
+    #[error(
+        "read {} as a run: it holds no battery.json, sweep run (journal.jsonl) or suite run (results.json); pass a folder `battery run`, `sweep` or `hardsuite run` wrote",
+        path.display()
+    )]
+    NotARun {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The two sides share nothing to compare.
+    #[error("compare: {detail}")]
+    NothingInCommon {
+        /// What each side holds.
+        detail: String,
+    },
+    /// One run's life: a refused flag, a journal, the server, an interrupt.
+    #[error(transparent)]
+    Run(#[from] vernier_run::RunError),
+    /// The sweep part.
+    #[error(transparent)]
+    Sweep(#[from] vernier_sweep::SweepError),
+    /// A suite part.
+    #[error(transparent)]
+    Suite(#[from] vernier_hardsuite::HardsuiteError),
+}
+
+impl BatteryError {
+    pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> Self {
+        Self::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// The process exit code (`docs/exit-codes.md`): each part's own, 2 for a path or flag
+    /// that cannot be used, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Run(error) => error.exit_code(),
+            Self::Sweep(error) => error.exit_code(),
+            Self::Suite(error) => error.exit_code(),
+            Self::NotARun { .. } | Self::NothingInCommon { .. } => vernier_cli::exit_code::USAGE,
+            Self::Io { .. } | Self::Parse { .. } => vernier_cli::exit_code::FAILURE,
+        }
+    }
+}

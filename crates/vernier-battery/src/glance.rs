@@ -1,0 +1,286 @@
+//! The at-a-glance table: one row per dimension, A and B side by side, the ratio or
+//! difference with its interval, and who is ahead (only where the interval says so).
+
+use vernier_stats::Interval;
+use vernier_sweep::Workload;
+
+use crate::budget::Leader;
+use crate::side::Side;
+use crate::speed::{CellRatio, Metric};
+use crate::versus::{GlanceRow, SuiteVersus, Versus};
+
+/// A figure with decimals only where they matter: `1143`, `85.2`, `3.41`.
+pub(crate) fn figure(value: f64) -> String {
+    if !value.is_finite() {
+        "—".to_owned()
+    } else if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else if value.abs() >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// `1.32×`.
+pub(crate) fn times(ratio: f64) -> String {
+    format!("{ratio:.2}×")
+}
+
+fn interval_text(interval: Option<&Interval>, scale: f64, unit: &str) -> String {
+    interval.map_or_else(
+        || "—".to_owned(),
+        |interval| {
+            format!(
+                "[{:.2}{unit}, {:.2}{unit}]",
+                interval.low * scale,
+                interval.high * scale
+            )
+        },
+    )
+}
+
+/// Who is ahead on a ratio: A when the whole interval favours A, B when it favours B, `—`
+/// when it holds 1 (without an interval, the point estimate decides, marked `(?)`).
+fn ahead_on_ratio(row: &CellRatio) -> String {
+    let better_a = |value: f64| {
+        if row.metric.higher_is_better() {
+            value > 1.0
+        } else {
+            value < 1.0
+        }
+    };
+    match row.interval {
+        Some(interval) if better_a(interval.low) && better_a(interval.high) => "A".to_owned(),
+        Some(interval) if !better_a(interval.low) && !better_a(interval.high) => "B".to_owned(),
+        Some(_) => "—".to_owned(),
+        None if (row.ratio - 1.0).abs() < f64::EPSILON => "—".to_owned(),
+        None if better_a(row.ratio) => "A (?)".to_owned(),
+        None => "B (?)".to_owned(),
+    }
+}
+
+fn confound(versus: &Versus, dimension: &str) -> Option<String> {
+    let found: Vec<&str> = versus
+        .settings
+        .iter()
+        .filter(|setting| setting.confounds.iter().any(|c| c == dimension))
+        .map(|setting| setting.what.as_str())
+        .collect();
+    (!found.is_empty()).then(|| found.join("; "))
+}
+
+fn speed_row(versus: &Versus, dimension: String, row: &CellRatio) -> GlanceRow {
+    GlanceRow {
+        dimension,
+        a: figure(row.a),
+        b: figure(row.b),
+        comparison: times(row.ratio),
+        interval: interval_text(row.interval.as_ref(), 1.0, "×"),
+        ahead: ahead_on_ratio(row),
+        confounded_by: confound(versus, "speed"),
+    }
+}
+
+fn find<'a>(
+    rows: &'a [CellRatio],
+    metric: Metric,
+    workload: Workload,
+    concurrency: u32,
+    longest: bool,
+) -> Option<&'a CellRatio> {
+    let candidates = rows.iter().filter(|row| {
+        row.metric == metric && row.workload == workload && row.concurrency == concurrency
+    });
+    if longest {
+        candidates.max_by_key(|row| row.prompt_tokens)
+    } else {
+        candidates.min_by_key(|row| row.prompt_tokens)
+    }
+}
+
+fn speed_rows(versus: &Versus, out: &mut Vec<GlanceRow>) {
+    let rows = &versus.speed;
+    for workload in [Workload::Prose, Workload::Code] {
+        if let Some(row) = find(rows, Metric::Decode, workload, 1, false) {
+            out.push(speed_row(
+                versus,
+                format!("decode tok/s, {workload}, one stream"),
+                row,
+            ));
+        }
+    }
+    if let Some(row) = find(rows, Metric::Ttft, Workload::Prose, 1, false) {
+        out.push(speed_row(
+            versus,
+            format!("TTFT ms, short prompt ({} tok)", row.prompt_tokens),
+            row,
+        ));
+    }
+    if let Some(row) = find(rows, Metric::Ttft, Workload::Prose, 1, true) {
+        out.push(speed_row(
+            versus,
+            format!("TTFT ms, long prompt ({} tok)", row.prompt_tokens),
+            row,
+        ));
+    }
+    if let Some(row) = find(rows, Metric::Prefill, Workload::Prose, 1, true) {
+        out.push(speed_row(
+            versus,
+            format!("prefill tok/s at {} tok", row.prompt_tokens),
+            row,
+        ));
+    }
+    if let Some(batched) = versus
+        .batching
+        .iter()
+        .filter(|b| b.workload == Workload::Prose)
+        .min_by_key(|b| b.prompt_tokens)
+        && let Some(row) = rows.iter().find(|row| {
+            row.metric == Metric::Decode
+                && row.workload == Workload::Prose
+                && row.concurrency == batched.concurrency
+                && row.prompt_tokens == batched.prompt_tokens
+        })
+    {
+        let mut glance = speed_row(
+            versus,
+            format!(
+                "decode tok/s per stream at {} streams (one stream: {})",
+                batched.concurrency,
+                times(batched.single)
+            ),
+            row,
+        );
+        glance.confounded_by = confound(versus, "speed");
+        out.push(glance);
+    }
+}
+
+fn quality_rows(versus: &Versus, suite: &SuiteVersus, out: &mut Vec<GlanceRow>) {
+    let name = suite.part.name();
+    for row in &suite.quality {
+        let ahead = match row.interval {
+            Some(interval) if interval.low > 0.0 => "A",
+            Some(interval) if interval.high < 0.0 => "B",
+            _ => "—",
+        };
+        out.push(GlanceRow {
+            dimension: format!("pass rate, {name}: {} ({} items)", row.category, row.n_items),
+            a: format!("{:.1}%", row.a * 100.0),
+            b: format!("{:.1}%", row.b * 100.0),
+            comparison: format!("{:+.1} pts", row.difference * 100.0),
+            interval: interval_text(row.interval.as_ref(), 100.0, " pts"),
+            ahead: ahead.to_owned(),
+            confounded_by: confound(versus, &format!("quality: {name}")),
+        });
+    }
+    let cost = |label: &str, a: Option<f64>, b: Option<f64>, unit: &str| {
+        let text = |value: Option<f64>| value.map_or_else(|| "—".to_owned(), |v| format!("{}{unit}", figure(v)));
+        GlanceRow {
+            dimension: format!("{label}, {name}"),
+            a: text(a),
+            b: text(b),
+            comparison: match (a, b) {
+                (Some(a), Some(b)) if b > 0.0 => times(a / b),
+                _ => "—".to_owned(),
+            },
+            interval: "—".to_owned(),
+            ahead: match (a, b) {
+                (Some(a), Some(b)) if a < b => "A".to_owned(),
+                (Some(a), Some(b)) if b < a => "B".to_owned(),
+                (Some(_), None) => "A".to_owned(),
+                (None, Some(_)) => "B".to_owned(),
+                _ => "—".to_owned(),
+            },
+            confounded_by: confound(versus, &format!("quality: {name}")),
+        }
+    };
+    out.push(cost(
+        "tokens per solved task",
+        suite.cost_a.tokens_per_solved,
+        suite.cost_b.tokens_per_solved,
+        "",
+    ));
+    out.push(cost(
+        "seconds per solved task (one stream)",
+        suite.cost_a.seconds_per_solved,
+        suite.cost_b.seconds_per_solved,
+        " s",
+    ));
+    for (what, crossovers, unit) in [
+        ("token budget", &suite.token_crossovers, " tokens"),
+        ("seconds per task", &suite.seconds_crossovers, " s"),
+    ] {
+        if crossovers.is_empty() {
+            continue;
+        }
+        let text: Vec<String> = crossovers
+            .iter()
+            .map(|crossover| {
+                format!(
+                    "{} leads from {}{unit}",
+                    leader(crossover.after),
+                    figure(crossover.at)
+                )
+            })
+            .collect();
+        out.push(GlanceRow {
+            dimension: format!("pass rate against {what}, {name}: crossover"),
+            a: "—".to_owned(),
+            b: "—".to_owned(),
+            comparison: text.join("; "),
+            interval: "—".to_owned(),
+            ahead: "—".to_owned(),
+            confounded_by: confound(versus, &format!("quality: {name}")),
+        });
+    }
+}
+
+/// `A` or `B`.
+pub(crate) fn leader(leader: Leader) -> &'static str {
+    match leader {
+        Leader::A => "A",
+        Leader::B => "B",
+    }
+}
+
+/// The rows, in the order a reader asks: can I trust it, how fast, how good, what it costs.
+pub(crate) fn glance(versus: &Versus, a: &Side, b: &Side) -> Vec<GlanceRow> {
+    let mut out = vec![GlanceRow {
+        dimension: "verdict".to_owned(),
+        a: a.validity.verdict.to_string(),
+        b: b.validity.verdict.to_string(),
+        comparison: "—".to_owned(),
+        interval: "—".to_owned(),
+        ahead: "—".to_owned(),
+        confounded_by: None,
+    }];
+    speed_rows(versus, &mut out);
+    let longest = |side: &Side| {
+        side.suites
+            .get(&crate::config::Part::Context)
+            .and_then(|results| results.context.as_ref())
+            .and_then(|context| context.largest_accepted_tokens)
+    };
+    if let (Some(long_a), Some(long_b)) = (longest(a), longest(b)) {
+        out.push(GlanceRow {
+            dimension: "longest context accepted, tokens".to_owned(),
+            a: long_a.to_string(),
+            b: long_b.to_string(),
+            comparison: times(long_a as f64 / long_b.max(1) as f64),
+            interval: "—".to_owned(),
+            ahead: match long_a.cmp(&long_b) {
+                std::cmp::Ordering::Greater => "A",
+                std::cmp::Ordering::Less => "B",
+                std::cmp::Ordering::Equal => "—",
+            }
+            .to_owned(),
+            confounded_by: None,
+        });
+    }
+    for suite in &versus.suites {
+        quality_rows(versus, suite, &mut out);
+    }
+    out
+}

@@ -1,0 +1,56 @@
+//! One battery of measurements per server, and the head-to-head of two.
+//!
+//! A battery runs, against one server, the sweep and the suites into one folder with one
+//! `battery.json` and one verdict (feature `engine`). The reading side, with no runtime or HTTP,
+//! reads two batteries (or two sweep or suite runs) and writes their head-to-head: every
+//! dimension side by side with its ratio or difference and 95% interval, what a solved task
+//! costs, pass rate against budget with its crossovers, and the settings that differ.
+#![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod budget;
+mod chart;
+mod config;
+#[cfg(feature = "engine")]
+mod engine;
+mod error;
+mod file;
+mod glance;
+mod html;
+mod markdown;
+mod reports;
+mod side;
+mod speed;
+mod versus;
+
+pub use budget::{
+    Crossover, Curve, CurvePoint, Leader, SolveCost, crossovers, seconds_curve, solve_cost,
+    token_curve,
+};
+pub use chart::{curve_chart, ratio_chart};
+pub use config::{BatteryConfig, Part, Preset};
+#[cfg(feature = "engine")]
+pub use engine::{
+    BatteryObserver, BatteryOutcome, BatteryStart, BatteryTarget, QuietBattery, run_battery,
+};
+pub use error::BatteryError;
+pub use file::{
+    BATTERY_FILE, BATTERY_SCHEMA_VERSION, BatteryFile, PartEntry, PartStatus, battery_path,
+};
+pub use html::versus_html;
+pub use markdown::versus_markdown;
+pub use reports::{VersusFiles, write_versus};
+pub use side::{RequestFigures, Side, SweepSide};
+pub use speed::{
+    CellRatio, FLAT_WITHIN, Metric, PrefillTrend, RATIO_RESAMPLES, RATIO_SEED, cell_ratios,
+    prefill_trends,
+    ratio_of_medians,
+};
+pub use versus::{
+    Batching, GlanceRow, QualityRow, SettingDifference, SideSummary, SuiteVersus,
+    VERSUS_SCHEMA_VERSION, Versus, versus,
+};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,190 @@
+//! One side of a head-to-head, read from disk: a battery's folder, or a single sweep or suite
+//! run. Speed comes from the sweep's journal (every measured request, for the intervals);
+//! quality from each suite's `results.json`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use vernier_hardsuite::ResultsFile;
+use vernier_run::Verdict;
+use vernier_sweep::{CellKey, RepPhase, RunFile, Status, SweepJournalLine};
+
+use crate::config::Part;
+use crate::error::BatteryError;
+use crate::file::{BATTERY_FILE, BatteryFile};
+
+/// One measured request of the sweep, as the comparison uses it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct RequestFigures {
+    /// Token-accurate decode rate (the server's count).
+    pub decode_tokens_per_s: Option<f64>,
+    /// Request sent → first token-bearing event.
+    pub ttft_ms: Option<f64>,
+    /// Prompt tokens / TTFT.
+    pub prefill_tokens_per_s: Option<f64>,
+}
+
+/// The sweep of one side: its run file and every measured request by cell.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SweepSide {
+    /// The run file derived from the journal.
+    pub run: RunFile,
+    /// Measured requests by cell, in journal order.
+    pub requests: BTreeMap<CellKey, Vec<RequestFigures>>,
+}
+
+/// One side of a head-to-head.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Side {
+    /// A short name for tables: the folder's name.
+    pub label: String,
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The model measured.
+    pub model: String,
+    /// The server (`simulator` for the bundled one).
+    pub target: String,
+    /// The side's verdict (the battery's, or its one run's).
+    pub validity: Verdict,
+    /// The battery's index, when the side is a battery.
+    pub battery: Option<BatteryFile>,
+    /// The sweep, when there is one.
+    pub sweep: Option<SweepSide>,
+    /// The suites by part (`suite`, `probe`, `context`).
+    pub suites: BTreeMap<Part, ResultsFile>,
+}
+
+impl Side {
+    /// Reads a battery folder (or its `battery.json`), a sweep run folder (its `journal.jsonl`)
+    /// or a suite run folder (its `results.json`).
+    pub fn load(path: &Path) -> Result<Self, BatteryError> {
+        let folder = if path.is_file() {
+            path.parent().unwrap_or(Path::new(".")).to_path_buf()
+        } else {
+            path.to_path_buf()
+        };
+        let label = folder
+            .file_name()
+            .map_or_else(|| folder.display().to_string(), |name| name.to_string_lossy().into_owned());
+        if folder.join(BATTERY_FILE).is_file() {
+            return Self::battery(&folder, label);
+        }
+        if folder.join("results.json").is_file() {
+            let results = ResultsFile::load(&folder)?;
+            return Ok(Self::of_suite(label, folder, results));
+        }
+        if folder.join("journal.jsonl").is_file() {
+            if let Ok(sweep) = read_sweep(&folder) {
+                return Ok(Self::of_sweep(label, folder, sweep));
+            }
+            let results = ResultsFile::load(&folder)?;
+            return Ok(Self::of_suite(label, folder, results));
+        }
+        Err(BatteryError::NotARun {
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn battery(folder: &Path, label: String) -> Result<Self, BatteryError> {
+        let battery = BatteryFile::load(folder)?;
+        let mut sweep = None;
+        let mut suites = BTreeMap::new();
+        for entry in &battery.parts {
+            let part_folder = folder.join(&entry.folder);
+            if !part_folder.join("journal.jsonl").is_file() {
+                continue;
+            }
+            match entry.part {
+                Part::Sweep => sweep = Some(read_sweep(&part_folder)?),
+                part => {
+                    suites.insert(part, ResultsFile::load(&part_folder)?);
+                }
+            }
+        }
+        Ok(Self {
+            label,
+            path: folder.to_path_buf(),
+            model: battery.model.clone(),
+            target: battery.target.clone(),
+            validity: battery.validity.clone(),
+            battery: Some(battery),
+            sweep,
+            suites,
+        })
+    }
+
+    fn of_suite(label: String, path: PathBuf, results: ResultsFile) -> Self {
+        Self {
+            label,
+            path,
+            model: results.model.clone(),
+            target: if results.simulated {
+                "simulator".to_owned()
+            } else {
+                results.base_url.clone()
+            },
+            validity: results.validity.clone(),
+            battery: None,
+            sweep: None,
+            suites: BTreeMap::from([(suite_part(&results), results)]),
+        }
+    }
+
+    fn of_sweep(label: String, path: PathBuf, sweep: SweepSide) -> Self {
+        let server = &sweep.run.environment.server;
+        Self {
+            label,
+            path,
+            model: sweep.run.environment.model.id.clone(),
+            target: if server.simulator {
+                "simulator".to_owned()
+            } else {
+                server.base_url.clone()
+            },
+            validity: sweep.run.validity.clone(),
+            battery: None,
+            sweep: Some(sweep),
+            suites: BTreeMap::new(),
+        }
+    }
+}
+
+/// The part a lone suite run stands for, by its suite's name.
+fn suite_part(results: &ResultsFile) -> Part {
+    match results.suite.as_str() {
+        "probe" => Part::Probe,
+        "context" => Part::Context,
+        _ => Part::Suite,
+    }
+}
+
+/// A sweep read from its folder's journal: the run file and every measured request.
+fn read_sweep(folder: &Path) -> Result<SweepSide, BatteryError> {
+    let path = folder.join("journal.jsonl");
+    let journal = vernier_sweep::read_sweep_journal(&path)?;
+    let run = vernier_sweep::summarise(&journal).ok_or_else(|| BatteryError::Parse {
+        path: path.clone(),
+        detail: "the sweep journal has no header".to_owned(),
+    })?;
+    let mut requests: BTreeMap<CellKey, Vec<RequestFigures>> = BTreeMap::new();
+    for line in &journal.lines {
+        let SweepJournalLine::Attempt(attempt) = line else {
+            continue;
+        };
+        if attempt.phase != RepPhase::Measured || attempt.status != Status::Ok {
+            continue;
+        }
+        let Some(measurement) = &attempt.measurement else {
+            continue;
+        };
+        requests.entry(attempt.cell).or_default().push(RequestFigures {
+            decode_tokens_per_s: measurement.decode_tokens_per_s,
+            ttft_ms: measurement.ttft_ms,
+            prefill_tokens_per_s: measurement.prefill_tokens_per_s,
+        });
+    }
+    Ok(SweepSide { run, requests })
+}

@@ -1,0 +1,453 @@
+//! The head-to-head of two sides: every dimension both measured, side by side, with the ratio
+//! (speed, A over B) or the difference (quality, A − B) and its 95% interval; what a solved
+//! task cost; pass rate against budget; and the settings that differ.
+
+use serde::Serialize;
+use vernier_hardsuite::{CompareOptions, ResultsFile};
+use vernier_run::Verdict;
+use vernier_stats::Interval;
+use vernier_sweep::Workload;
+
+use crate::budget::{Crossover, Curve, SolveCost};
+use crate::config::Part;
+use crate::error::BatteryError;
+use crate::side::{Side, SweepSide};
+use crate::speed::{CellRatio, Metric, PrefillTrend};
+
+/// Version of `versus.json`'s schema (`docs/battery.md`).
+pub const VERSUS_SCHEMA_VERSION: u32 = 1;
+
+/// Who a side is, in the head-to-head.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct SideSummary {
+    /// The folder's name.
+    pub label: String,
+    /// Where it was read from.
+    pub path: String,
+    /// The model.
+    pub model: String,
+    /// The server (`simulator` for the bundled one).
+    pub target: String,
+    /// The side's verdict.
+    pub validity: Verdict,
+}
+
+impl SideSummary {
+    fn of(side: &Side) -> Self {
+        Self {
+            label: side.label.clone(),
+            path: side.path.display().to_string(),
+            model: side.model.clone(),
+            target: side.target.clone(),
+            validity: side.validity.clone(),
+        }
+    }
+}
+
+/// A setting that differs between the sides, and the rows it confounds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct SettingDifference {
+    /// What differs, with both values.
+    pub what: String,
+    /// The dimensions it confounds (`speed`, `quality: suite`, …); empty when it is what the
+    /// comparison is about (the server, the machine).
+    pub confounds: Vec<String>,
+}
+
+/// One row of the at-a-glance table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct GlanceRow {
+    /// The dimension.
+    pub dimension: String,
+    /// A's figure, formatted.
+    pub a: String,
+    /// B's figure, formatted.
+    pub b: String,
+    /// The ratio (`1.32×`) or difference (`+12.5 pts`), A against B.
+    pub comparison: String,
+    /// Its 95% interval, formatted (`—` where none).
+    pub interval: String,
+    /// Who is ahead (`A`, `B`, or `—` when the interval holds no difference).
+    pub ahead: String,
+    /// A setting difference that confounds the row.
+    pub confounded_by: Option<String>,
+}
+
+/// Quality of one suite category, both sides, paired by task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct QualityRow {
+    /// `all` or the category (`math`, `code`, `tools`, `context`, `vision`, `video`).
+    pub category: String,
+    /// A's pass rate over the paired items.
+    pub a: f64,
+    /// B's.
+    pub b: f64,
+    /// `a − b`, in points of pass rate (0 to 1).
+    pub difference: f64,
+    /// The 95% interval on the difference and its method.
+    pub interval: Option<Interval>,
+    /// `newcombe_paired`, `task_clustered`, `bootstrap` or `newcombe_independent`.
+    pub method: String,
+    /// Paired items.
+    pub n_items: u64,
+}
+
+/// One suite both sides ran.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct SuiteVersus {
+    /// Which suite.
+    pub part: Part,
+    /// Overall, then per category.
+    pub quality: Vec<QualityRow>,
+    /// What a solved task cost A.
+    pub cost_a: SolveCost,
+    /// What it cost B.
+    pub cost_b: SolveCost,
+    /// Pass rate against the token budget: A, B.
+    pub tokens: (Curve, Curve),
+    /// Where the lead changes hands against the token budget.
+    pub token_crossovers: Vec<Crossover>,
+    /// Pass rate against the seconds a task may take: A, B.
+    pub seconds: (Curve, Curve),
+    /// Where the lead changes hands against seconds per task.
+    pub seconds_crossovers: Vec<Crossover>,
+}
+
+/// Single stream against batched: does a lead survive load?
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Batching {
+    /// Prompt kind.
+    pub workload: Workload,
+    /// Prompt tokens.
+    pub prompt_tokens: u32,
+    /// Decode ratio A/B at one stream.
+    pub single: f64,
+    /// The batched concurrency.
+    pub concurrency: u32,
+    /// Decode ratio A/B per stream at that concurrency.
+    pub batched: f64,
+}
+
+/// The whole head-to-head (`versus.json`).
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Versus {
+    /// [`VERSUS_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Side A.
+    pub a: SideSummary,
+    /// Side B.
+    pub b: SideSummary,
+    /// Settings that differ, each with what it confounds.
+    pub settings: Vec<SettingDifference>,
+    /// The at-a-glance table.
+    pub glance: Vec<GlanceRow>,
+    /// Every cell's ratios.
+    pub speed: Vec<CellRatio>,
+    /// Prefill ratio against prompt length.
+    pub prefill: Vec<PrefillTrend>,
+    /// Single stream against batched.
+    pub batching: Vec<Batching>,
+    /// Each suite both ran.
+    pub suites: Vec<SuiteVersus>,
+    /// Dimensions one side lacks, named.
+    pub not_compared: Vec<String>,
+}
+
+/// Compares side A with side B.
+pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
+    let mut not_compared = Vec::new();
+    let mut settings = Vec::new();
+    let (speed, prefill, batching) = match (&a.sweep, &b.sweep) {
+        (Some(sweep_a), Some(sweep_b)) => {
+            settings.extend(sweep_differences(sweep_a, sweep_b));
+            let rows = crate::speed::cell_ratios(sweep_a, sweep_b);
+            if rows.is_empty() {
+                not_compared.push("speed: the two sweeps share no cell".to_owned());
+            }
+            let trends = crate::speed::prefill_trends(&rows);
+            let batching = batching(&rows);
+            (rows, trends, batching)
+        }
+        _ => {
+            not_compared.push(format!(
+                "speed: only {} has a sweep",
+                one_side(a.sweep.is_some(), b.sweep.is_some())
+            ));
+            (Vec::new(), Vec::new(), Vec::new())
+        }
+    };
+    let mut suites = Vec::new();
+    for part in [Part::Suite, Part::Probe, Part::Context] {
+        match (a.suites.get(&part), b.suites.get(&part)) {
+            (Some(results_a), Some(results_b)) => {
+                for difference in vernier_hardsuite::setting_differences(results_a, results_b) {
+                    settings.push(SettingDifference {
+                        what: format!("{}: {difference}", part.name()),
+                        confounds: vec![format!("quality: {}", part.name())],
+                    });
+                }
+                suites.push(suite_versus(part, results_a, results_b)?);
+            }
+            (None, None) => {}
+            (found_a, found_b) => not_compared.push(format!(
+                "{}: only {} ran it",
+                part.name(),
+                one_side(found_a.is_some(), found_b.is_some())
+            )),
+        }
+    }
+    if speed.is_empty() && suites.is_empty() {
+        return Err(BatteryError::NothingInCommon {
+            detail: format!(
+                "{} and {} share no sweep cell and no suite ({})",
+                a.label,
+                b.label,
+                not_compared.join("; ")
+            ),
+        });
+    }
+    let mut result = Versus {
+        schema_version: VERSUS_SCHEMA_VERSION,
+        a: SideSummary::of(a),
+        b: SideSummary::of(b),
+        settings,
+        glance: Vec::new(),
+        speed,
+        prefill,
+        batching,
+        suites,
+        not_compared,
+    };
+    result.glance = crate::glance::glance(&result, a, b);
+    Ok(result)
+}
+
+fn one_side(a: bool, b: bool) -> &'static str {
+    match (a, b) {
+        (true, false) => "A",
+        (false, true) => "B",
+        _ => "neither side",
+    }
+}
+
+fn batching(rows: &[CellRatio]) -> Vec<Batching> {
+    let decode = |row: &&CellRatio| row.metric == Metric::Decode;
+    rows.iter()
+        .filter(decode)
+        .filter(|row| row.concurrency == 1)
+        .filter_map(|single| {
+            let batched = rows.iter().filter(decode).find(|row| {
+                row.concurrency > 1
+                    && row.workload == single.workload
+                    && row.prompt_tokens == single.prompt_tokens
+                    && row.output_tokens == single.output_tokens
+            })?;
+            Some(Batching {
+                workload: single.workload,
+                prompt_tokens: single.prompt_tokens,
+                single: single.ratio,
+                concurrency: batched.concurrency,
+                batched: batched.ratio,
+            })
+        })
+        .collect()
+}
+
+/// Settings of the two sweeps that differ. The server and the machine are what a comparison
+/// is about and confound nothing; the rest confounds the speed rows.
+fn sweep_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifference> {
+    let mut differences = Vec::new();
+    let mut push = |what: String, confounds: bool| {
+        differences.push(SettingDifference {
+            what,
+            confounds: if confounds {
+                vec!["speed".to_owned()]
+            } else {
+                Vec::new()
+            },
+        });
+    };
+    let (config_a, config_b) = (&a.run.config, &b.run.config);
+    if config_a.output_tokens != config_b.output_tokens {
+        push(
+            format!(
+                "sweep output tokens: A {:?}, B {:?}",
+                config_a.output_tokens, config_b.output_tokens
+            ),
+            true,
+        );
+    }
+    if config_a.temperature.to_bits() != config_b.temperature.to_bits() {
+        push(
+            format!(
+                "sweep temperature: A {}, B {}",
+                config_a.temperature, config_b.temperature
+            ),
+            true,
+        );
+    }
+    if config_a.defeat_prefix_cache != config_b.defeat_prefix_cache {
+        push(
+            format!(
+                "prefix-cache defeat: A {}, B {}",
+                config_a.defeat_prefix_cache, config_b.defeat_prefix_cache
+            ),
+            true,
+        );
+    }
+    let (env_a, env_b) = (&a.run.environment, &b.run.environment);
+    if env_a.server.kind != env_b.server.kind {
+        push(
+            format!("server: A {}, B {}", env_a.server.kind, env_b.server.kind),
+            false,
+        );
+    }
+    let version = |value: &Option<serde_json::Value>| {
+        value
+            .as_ref()
+            .map_or_else(|| "not reported".to_owned(), ToString::to_string)
+    };
+    if env_a.server.version != env_b.server.version {
+        push(
+            format!(
+                "server version: A {}, B {}",
+                version(&env_a.server.version),
+                version(&env_b.server.version)
+            ),
+            false,
+        );
+    }
+    if env_a.client.cpu_model != env_b.client.cpu_model
+        || env_a.client.logical_cores != env_b.client.logical_cores
+    {
+        push(
+            format!(
+                "client machine: A {} ({} cores), B {} ({} cores)",
+                env_a.client.cpu_model,
+                env_a.client.logical_cores,
+                env_b.client.cpu_model,
+                env_b.client.logical_cores
+            ),
+            false,
+        );
+    }
+    let gpu = |info: &Option<vernier_sweep::GpuInfo>| {
+        info.as_ref()
+            .map_or_else(|| "not recorded".to_owned(), |gpu| gpu.stdout.trim().to_owned())
+    };
+    if gpu(&env_a.gpu_info) != gpu(&env_b.gpu_info) {
+        push(
+            format!(
+                "GPU and driver: A {}, B {}",
+                gpu(&env_a.gpu_info),
+                gpu(&env_b.gpu_info)
+            ),
+            false,
+        );
+    }
+    differences
+}
+
+/// The two runs cut to the tasks both hold: cost and curves compare the same tasks.
+fn common_tasks(a: &ResultsFile, b: &ResultsFile) -> (ResultsFile, ResultsFile) {
+    let ids_a: std::collections::BTreeSet<&str> = a.tasks.iter().map(|t| t.id.as_str()).collect();
+    let ids_b: std::collections::BTreeSet<&str> = b.tasks.iter().map(|t| t.id.as_str()).collect();
+    let keep = |results: &ResultsFile| {
+        let mut kept = results.clone();
+        kept.tasks
+            .retain(|task| ids_a.contains(task.id.as_str()) && ids_b.contains(task.id.as_str()));
+        kept
+    };
+    (keep(a), keep(b))
+}
+
+/// The paired comparison of one suite, overall and by category, with cost and curves, over
+/// the tasks both runs hold.
+fn suite_versus(
+    part: Part,
+    a: &ResultsFile,
+    b: &ResultsFile,
+) -> Result<SuiteVersus, BatteryError> {
+    let (a, b) = common_tasks(a, b);
+    let (a, b) = (&a, &b);
+    let mut options = CompareOptions::default();
+    options.unpaired = !vernier_hardsuite::instance_differences(a, b).is_empty();
+    let mut quality = vec![quality_row("all", a, b, &options)?];
+    // Categories both sides scored; one side's alone is left to the overall row.
+    let categories_of = |results: &ResultsFile| -> std::collections::BTreeSet<String> {
+        results
+            .tasks
+            .iter()
+            .map(|task| task.category.as_str().to_owned())
+            .collect()
+    };
+    let categories: Vec<String> = categories_of(a)
+        .intersection(&categories_of(b))
+        .cloned()
+        .collect();
+    if categories.len() > 1 {
+        for category in categories {
+            let only = |results: &ResultsFile| {
+                let mut filtered = results.clone();
+                filtered
+                    .tasks
+                    .retain(|task| task.category.as_str() == category);
+                filtered
+            };
+            quality.push(quality_row(&category, &only(a), &only(b), &options)?);
+        }
+    }
+    let tokens = (crate::budget::token_curve(a), crate::budget::token_curve(b));
+    let seconds = (
+        crate::budget::seconds_curve(a),
+        crate::budget::seconds_curve(b),
+    );
+    Ok(SuiteVersus {
+        part,
+        quality,
+        cost_a: crate::budget::solve_cost(a),
+        cost_b: crate::budget::solve_cost(b),
+        token_crossovers: crate::budget::crossovers(&tokens.0, &tokens.1),
+        seconds_crossovers: crate::budget::crossovers(&seconds.0, &seconds.1),
+        tokens,
+        seconds,
+    })
+}
+
+fn quality_row(
+    category: &str,
+    a: &ResultsFile,
+    b: &ResultsFile,
+    options: &CompareOptions,
+) -> Result<QualityRow, BatteryError> {
+    let comparison = vernier_hardsuite::compare_with(a, b, options)?;
+    let (interval, method) = if let Some(clustered) = comparison
+        .task_clustered
+        .as_ref()
+        .and_then(|clustered| clustered.interval)
+    {
+        (Some(clustered), "task_clustered")
+    } else if let Some(newcombe) = comparison.newcombe {
+        (Some(newcombe), "newcombe_paired")
+    } else if let Some(independent) = comparison.newcombe_independent {
+        (Some(independent), "newcombe_independent")
+    } else {
+        (comparison.bootstrap, "bootstrap")
+    };
+    Ok(QualityRow {
+        category: category.to_owned(),
+        a: comparison.pass_rate_a,
+        b: comparison.pass_rate_b,
+        difference: comparison.difference,
+        interval,
+        method: method.to_owned(),
+        n_items: comparison.n_items,
+    })
+}
