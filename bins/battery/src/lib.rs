@@ -107,6 +107,12 @@ pub struct RunArgs {
     /// Suite categories to run (math, code, tools; default: the preset's).
     #[arg(long, value_delimiter = ',', help_heading = "Sizes")]
     pub suite_categories: Vec<String>,
+    /// Suite task ids to run (default: the categories').
+    #[arg(long, value_delimiter = ',', help_heading = "Sizes")]
+    pub suite_tasks: Vec<String>,
+    /// One completion-token budget for every suite task (default: each task's own).
+    #[arg(long, value_parser = vernier_cli::parse_tokens, help_heading = "Sizes")]
+    pub suite_budget: Option<u32>,
     /// Samples per suite task.
     #[arg(long, help_heading = "Sizes")]
     pub samples: Option<u32>,
@@ -117,7 +123,7 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Output")]
     pub out: Option<PathBuf>,
     /// Continue the battery in this folder with the settings it records.
-    #[arg(long, conflicts_with_all = ["preset", "parts", "prompt_tokens", "output_tokens", "concurrency", "reps", "suite_categories", "samples", "context_lengths", "out"], help_heading = "Output")]
+    #[arg(long, conflicts_with_all = ["preset", "parts", "prompt_tokens", "output_tokens", "concurrency", "reps", "suite_categories", "suite_tasks", "suite_budget", "samples", "context_lengths", "out"], help_heading = "Output")]
     pub resume: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, help_heading = "Output")]
@@ -245,6 +251,12 @@ fn config_of(args: &RunArgs) -> BatteryConfig {
     if !args.suite_categories.is_empty() {
         config.suite_categories = Some(args.suite_categories.clone());
     }
+    if !args.suite_tasks.is_empty() {
+        config.suite_tasks = Some(args.suite_tasks.clone());
+    }
+    if args.suite_budget.is_some() {
+        config.suite_budget = args.suite_budget;
+    }
     if let Some(samples) = args.samples {
         config.suite_samples = samples;
     }
@@ -262,7 +274,8 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, 
         None => BatteryStart::New {
             config: config_of(args),
             out: args.out.clone().unwrap_or_else(|| {
-                PathBuf::from("battery-out").join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
+                PathBuf::from("battery-out")
+                    .join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
             }),
         },
     };
@@ -270,7 +283,9 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, 
     target.api_key_env.clone_from(&args.api_key_env);
     target.ca_cert.clone_from(&args.ca_cert);
     if target.base_url.is_none() && !args.quiet {
-        vernier_cli::note("No --base-url given: every part runs the bundled simulator in-process; the figures describe the simulator, not a server.");
+        vernier_cli::note(
+            "No --base-url given: every part runs the bundled simulator in-process; the figures describe the simulator, not a server.",
+        );
     }
     let observer = Observer(Arc::new(Progress { quiet: args.quiet }));
     let outcome = vernier_battery::run_battery(
@@ -285,7 +300,11 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, 
     let _ = writeln!(
         summary,
         "battery of {} at {} ({} preset)",
-        if outcome.file.model.is_empty() { "?" } else { &outcome.file.model },
+        if outcome.file.model.is_empty() {
+            "?"
+        } else {
+            &outcome.file.model
+        },
         outcome.file.target,
         outcome.file.config.preset.name()
     );
@@ -293,15 +312,26 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, 
         let _ = writeln!(summary, "  {}", part_line(entry));
     }
     let _ = writeln!(summary, "{}", outcome.file.validity.line());
-    let folder = outcome.path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+    let folder = outcome
+        .path
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
     let mut notes = vec![format!("battery: {}", outcome.path.display())];
-    if outcome.interrupted || outcome.file.parts.iter().any(|e| e.status != PartStatus::Done) {
-        let program = vernier_cli::program_name(&command_line, "battery");
-        let server = outcome
+    if outcome.interrupted
+        || outcome
             .file
-            .simulated
-            .then(String::new)
-            .unwrap_or_else(|| format!(" --base-url {}", vernier_cli::shell_quote(&outcome.file.target)));
+            .parts
+            .iter()
+            .any(|e| e.status != PartStatus::Done)
+    {
+        let program = vernier_cli::program_name(&command_line, "battery");
+        let server = outcome.file.simulated.then(String::new).unwrap_or_else(|| {
+            format!(
+                " --base-url {}",
+                vernier_cli::shell_quote(&outcome.file.target)
+            )
+        });
         notes.push(format!(
             "continue with: {program} run --resume {}{server}",
             vernier_cli::shell_quote(&folder.display().to_string())
@@ -331,7 +361,11 @@ fn versus(args: &VersusArgs) -> Result<Done, BatteryError> {
         b.validity.line()
     );
     for row in &result.glance {
-        let flag = if row.confounded_by.is_some() { " ⚠" } else { "" };
+        let flag = if row.confounded_by.is_some() {
+            " ⚠"
+        } else {
+            ""
+        };
         let _ = writeln!(
             summary,
             "{:<52} {:>10} {:>10} {:>10} {:<22} {}{flag}",

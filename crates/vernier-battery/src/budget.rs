@@ -91,12 +91,16 @@ pub struct Crossover {
 
 /// Scored samples of the main run (the ones a pass rate counts).
 fn scored(results: &ResultsFile) -> impl Iterator<Item = &vernier_hardsuite::SampleResult> {
-    results.tasks.iter().flat_map(|task| &task.samples).filter(|sample| {
-        !matches!(
-            sample.outcome,
-            OutcomeKind::Infra | OutcomeKind::ContextExceeded | OutcomeKind::Unsupported
-        )
-    })
+    results
+        .tasks
+        .iter()
+        .flat_map(|task| &task.samples)
+        .filter(|sample| {
+            !matches!(
+                sample.outcome,
+                OutcomeKind::Infra | OutcomeKind::ContextExceeded | OutcomeKind::Unsupported
+            )
+        })
 }
 
 /// What a solved task cost this run.

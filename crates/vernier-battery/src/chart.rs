@@ -76,7 +76,11 @@ pub fn curve_chart(
     crossovers: &[Crossover],
 ) -> String {
     let mut svg = String::new();
-    open(&mut svg, title, &format!("{title}: pass rate against {x_label}"));
+    open(
+        &mut svg,
+        title,
+        &format!("{title}: pass rate against {x_label}"),
+    );
     let x_max = curves.0.limit.max(curves.1.limit).max(1.0);
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;

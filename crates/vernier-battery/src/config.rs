@@ -76,7 +76,9 @@ impl Preset {
         match name.trim() {
             "quick" => Ok(Self::Quick),
             "seed" => Ok(Self::Seed),
-            other => Err(format!("unknown preset {other:?}; the presets are quick, seed")),
+            other => Err(format!(
+                "unknown preset {other:?}; the presets are quick, seed"
+            )),
         }
     }
 }
@@ -105,6 +107,12 @@ pub struct BatteryConfig {
     /// Suite: only the tasks of these categories (`math`, `code`, `tools`); `None`: all.
     #[serde(default)]
     pub suite_categories: Option<Vec<String>>,
+    /// Suite: only these task ids (before `suite_categories`); `None`: by category.
+    #[serde(default)]
+    pub suite_tasks: Option<Vec<String>>,
+    /// Suites: one completion-token budget for every task (`None`: each task's own).
+    #[serde(default)]
+    pub suite_budget: Option<u32>,
     /// Suite: samples per task.
     pub suite_samples: u32,
     /// Suites: tasks in flight at once.
@@ -131,6 +139,8 @@ impl BatteryConfig {
                 batched_concurrency: 4,
                 reps: 3,
                 suite_categories: Some(vec!["math".to_owned(), "tools".to_owned()]),
+                suite_tasks: None,
+                suite_budget: None,
                 suite_samples: 1,
                 suite_concurrency: 1,
                 context_lengths: None,
@@ -146,6 +156,8 @@ impl BatteryConfig {
                 batched_concurrency: 8,
                 reps: 5,
                 suite_categories: None,
+                suite_tasks: None,
+                suite_budget: None,
                 suite_samples: 1,
                 suite_concurrency: 1,
                 context_lengths: None,

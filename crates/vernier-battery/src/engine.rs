@@ -169,14 +169,29 @@ pub async fn run_battery(
         let folder = out.join(part.folder());
         let model = (!file.model.is_empty()).then(|| file.model.clone());
         let ran = match part {
-            Part::Sweep => {
-                run_sweep_part(&file.config, target, &folder, model, &command_line, observer, &interrupt)
-                    .await
-                    .map(PartRun::from)
-            }
-            _ => run_suite_part(part, &file.config, target, &folder, model, &command_line, observer, &interrupt)
-                .await
-                .map(PartRun::from),
+            Part::Sweep => run_sweep_part(
+                &file.config,
+                target,
+                &folder,
+                model,
+                &command_line,
+                observer,
+                &interrupt,
+            )
+            .await
+            .map(PartRun::from),
+            _ => run_suite_part(
+                part,
+                &file.config,
+                target,
+                &folder,
+                model,
+                &command_line,
+                observer,
+                &interrupt,
+            )
+            .await
+            .map(PartRun::from),
         };
         let entry = &mut file.parts[index];
         entry.seconds += began.elapsed().as_secs_f64();
@@ -241,9 +256,14 @@ fn open(
                 .into());
             }
             if config.parts.is_empty() {
-                return Err(RunError::invalid("--parts", "no part chosen: name at least one of sweep, suite, probe, context").into());
+                return Err(RunError::invalid(
+                    "--parts",
+                    "no part chosen: name at least one of sweep, suite, probe, context",
+                )
+                .into());
             }
-            std::fs::create_dir_all(&out).map_err(|source| BatteryError::io("create", &out, source))?;
+            std::fs::create_dir_all(&out)
+                .map_err(|source| BatteryError::io("create", &out, source))?;
             let server = target
                 .base_url
                 .clone()
@@ -270,7 +290,11 @@ fn open(
                 (None, false) => {
                     return Err(RunError::invalid(
                         "--resume",
-                        format!("the battery in {} measured {}; pass --base-url URL to continue it", folder.display(), file.target),
+                        format!(
+                            "the battery in {} measured {}; pass --base-url URL to continue it",
+                            folder.display(),
+                            file.target
+                        ),
                     )
                     .into());
                 }
@@ -364,9 +388,10 @@ async fn run_sweep_part(
         Some(_) => None,
         None => Some(InProcessSimulator::start(vernier_sweep::demo_simulator_config()).await?),
     };
-    let base_url = simulator
-        .as_ref()
-        .map_or_else(|| target.base_url.clone().unwrap_or_default(), |sim| sim.base_url().to_owned());
+    let base_url = simulator.as_ref().map_or_else(
+        || target.base_url.clone().unwrap_or_default(),
+        |sim| sim.base_url().to_owned(),
+    );
     let result = async {
         let client = vernier_sweep::sweep_client(
             &base_url,
@@ -374,8 +399,14 @@ async fn run_sweep_part(
             target.ca_cert.as_deref(),
         )?;
         let context = RunContext::new(command_line.to_vec()).simulator(simulator.is_some());
-        vernier_sweep::run_sweep(client, start, context, observer.sweep(), Some(interrupt.future()))
-            .await
+        vernier_sweep::run_sweep(
+            client,
+            start,
+            context,
+            observer.sweep(),
+            Some(interrupt.future()),
+        )
+        .await
     }
     .await;
     if let Some(simulator) = simulator {
@@ -386,7 +417,10 @@ async fn run_sweep_part(
 
 /// A suite of a battery: the bundled suite (its chosen categories), the probe or the long
 /// context suite; its own journal on a resume.
-#[expect(clippy::too_many_arguments, reason = "the part, its sizes, its target and its plumbing")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the part, its sizes, its target and its plumbing"
+)]
 async fn run_suite_part(
     part: Part,
     config: &BatteryConfig,
@@ -426,7 +460,9 @@ fn selection(part: Part, config: &BatteryConfig) -> Result<SuiteSelection, Batte
     let mut selection = SuiteSelection::default();
     match part {
         Part::Suite => {
-            if let Some(categories) = &config.suite_categories {
+            if let Some(tasks) = &config.suite_tasks {
+                selection.tasks = Some(tasks.clone());
+            } else if let Some(categories) = &config.suite_categories {
                 let suite = vernier_hardsuite::load_suite(&SuiteSelection::default())?;
                 let ids: Vec<String> = suite
                     .tasks
@@ -437,7 +473,10 @@ fn selection(part: Part, config: &BatteryConfig) -> Result<SuiteSelection, Batte
                 if ids.is_empty() {
                     return Err(RunError::invalid(
                         "--suite-categories",
-                        format!("no bundled task is in {}: name math, code or tools", categories.join(", ")),
+                        format!(
+                            "no bundled task is in {}: name math, code or tools",
+                            categories.join(", ")
+                        ),
                     )
                     .into());
                 }
@@ -454,6 +493,19 @@ fn selection(part: Part, config: &BatteryConfig) -> Result<SuiteSelection, Batte
             selection.context = Some(context);
         }
         Part::Sweep => {}
+    }
+    if let Some(budget) = config.suite_budget {
+        let budgets = &mut selection.budgets;
+        for slot in [
+            &mut budgets.math,
+            &mut budgets.code,
+            &mut budgets.tools,
+            &mut budgets.context,
+            &mut budgets.vision,
+            &mut budgets.video,
+        ] {
+            *slot = Some(budget);
+        }
     }
     Ok(selection)
 }

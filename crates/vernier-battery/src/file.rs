@@ -106,7 +106,12 @@ impl BatteryFile {
     /// A new battery of `config`, every part pending.
     pub fn new(config: BatteryConfig, command_line: Vec<String>, target: String) -> Self {
         let now = vernier_run::unix_ms();
-        let parts = config.parts.iter().copied().map(PartEntry::pending).collect();
+        let parts = config
+            .parts
+            .iter()
+            .copied()
+            .map(PartEntry::pending)
+            .collect();
         let simulated = target == "simulator";
         let mut file = Self {
             schema_version: BATTERY_SCHEMA_VERSION,
@@ -166,8 +171,8 @@ impl BatteryFile {
     /// A battery's index read from its folder or its `battery.json`.
     pub fn load(path: &Path) -> Result<Self, BatteryError> {
         let path = battery_path(path);
-        let text =
-            std::fs::read_to_string(&path).map_err(|source| BatteryError::io("read", &path, source))?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|source| BatteryError::io("read", &path, source))?;
         let file: Self = serde_json::from_str(&text).map_err(|error| BatteryError::Parse {
             path: path.clone(),
             detail: error.to_string(),

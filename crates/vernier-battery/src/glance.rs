@@ -166,7 +166,10 @@ fn quality_rows(versus: &Versus, suite: &SuiteVersus, out: &mut Vec<GlanceRow>) 
             _ => "—",
         };
         out.push(GlanceRow {
-            dimension: format!("pass rate, {name}: {} ({} items)", row.category, row.n_items),
+            dimension: format!(
+                "pass rate, {name}: {} ({} items)",
+                row.category, row.n_items
+            ),
             a: format!("{:.1}%", row.a * 100.0),
             b: format!("{:.1}%", row.b * 100.0),
             comparison: format!("{:+.1} pts", row.difference * 100.0),
@@ -176,7 +179,9 @@ fn quality_rows(versus: &Versus, suite: &SuiteVersus, out: &mut Vec<GlanceRow>) 
         });
     }
     let cost = |label: &str, a: Option<f64>, b: Option<f64>, unit: &str| {
-        let text = |value: Option<f64>| value.map_or_else(|| "—".to_owned(), |v| format!("{}{unit}", figure(v)));
+        let text = |value: Option<f64>| {
+            value.map_or_else(|| "—".to_owned(), |v| format!("{}{unit}", figure(v)))
+        };
         GlanceRow {
             dimension: format!("{label}, {name}"),
             a: text(a),

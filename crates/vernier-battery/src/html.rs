@@ -21,7 +21,7 @@ pub fn versus_html(versus: &Versus) -> String {
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
-<title>{}</title><style>{STYLE}</style></head><body>",
+<link rel=\"icon\" href=\"data:,\"><title>{}</title><style>{STYLE}</style></head><body>",
         escape(&title)
     );
     let _ = writeln!(out, "<h1>{}</h1>", escape(&title));
@@ -44,7 +44,10 @@ pub fn versus_html(versus: &Versus) -> String {
     );
     for row in &versus.glance {
         let confound = row.confounded_by.as_ref().map_or_else(String::new, |what| {
-            format!(" <span class=\"warn\">⚠ confounded: {}</span>", escape(what))
+            format!(
+                " <span class=\"warn\">⚠ confounded: {}</span>",
+                escape(what)
+            )
         });
         let _ = writeln!(
             out,

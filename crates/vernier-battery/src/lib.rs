@@ -43,8 +43,7 @@ pub use reports::{VersusFiles, write_versus};
 pub use side::{RequestFigures, Side, SweepSide};
 pub use speed::{
     CellRatio, FLAT_WITHIN, Metric, PrefillTrend, RATIO_RESAMPLES, RATIO_SEED, cell_ratios,
-    prefill_trends,
-    ratio_of_medians,
+    prefill_trends, ratio_of_medians,
 };
 pub use versus::{
     Batching, GlanceRow, QualityRow, SettingDifference, SideSummary, SuiteVersus,

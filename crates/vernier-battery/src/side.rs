@@ -66,9 +66,10 @@ impl Side {
         } else {
             path.to_path_buf()
         };
-        let label = folder
-            .file_name()
-            .map_or_else(|| folder.display().to_string(), |name| name.to_string_lossy().into_owned());
+        let label = folder.file_name().map_or_else(
+            || folder.display().to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        );
         if folder.join(BATTERY_FILE).is_file() {
             return Self::battery(&folder, label);
         }
@@ -180,11 +181,14 @@ fn read_sweep(folder: &Path) -> Result<SweepSide, BatteryError> {
         let Some(measurement) = &attempt.measurement else {
             continue;
         };
-        requests.entry(attempt.cell).or_default().push(RequestFigures {
-            decode_tokens_per_s: measurement.decode_tokens_per_s,
-            ttft_ms: measurement.ttft_ms,
-            prefill_tokens_per_s: measurement.prefill_tokens_per_s,
-        });
+        requests
+            .entry(attempt.cell)
+            .or_default()
+            .push(RequestFigures {
+                decode_tokens_per_s: measurement.decode_tokens_per_s,
+                ttft_ms: measurement.ttft_ms,
+                prefill_tokens_per_s: measurement.prefill_tokens_per_s,
+            });
     }
     Ok(SweepSide { run, requests })
 }

@@ -339,8 +339,10 @@ fn sweep_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifference> {
         );
     }
     let gpu = |info: &Option<vernier_sweep::GpuInfo>| {
-        info.as_ref()
-            .map_or_else(|| "not recorded".to_owned(), |gpu| gpu.stdout.trim().to_owned())
+        info.as_ref().map_or_else(
+            || "not recorded".to_owned(),
+            |gpu| gpu.stdout.trim().to_owned(),
+        )
     };
     if gpu(&env_a.gpu_info) != gpu(&env_b.gpu_info) {
         push(
@@ -370,11 +372,7 @@ fn common_tasks(a: &ResultsFile, b: &ResultsFile) -> (ResultsFile, ResultsFile) 
 
 /// The paired comparison of one suite, overall and by category, with cost and curves, over
 /// the tasks both runs hold.
-fn suite_versus(
-    part: Part,
-    a: &ResultsFile,
-    b: &ResultsFile,
-) -> Result<SuiteVersus, BatteryError> {
+fn suite_versus(part: Part, a: &ResultsFile, b: &ResultsFile) -> Result<SuiteVersus, BatteryError> {
     let (a, b) = common_tasks(a, b);
     let (a, b) = (&a, &b);
     let mut options = CompareOptions::default();

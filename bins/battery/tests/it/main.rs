@@ -1,1 +1,47 @@
+//! The `battery` binary end to end: against the simulator, in a real headless browser, and
+//! against a real `llama-server`.
+
+mod browser;
+mod llama;
 mod run;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the `battery` binary with `args`.
+pub(crate) fn battery(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_battery"))
+        .args(args)
+        .output()
+        .expect("run battery")
+}
+
+/// A quick battery against the bundled simulator into `out`.
+pub(crate) fn quick_battery(out: &Path) -> Output {
+    let out = out.to_str().expect("a UTF-8 path");
+    battery(&[
+        "run",
+        "--preset",
+        "quick",
+        "--prompt-tokens",
+        "64,256",
+        "--reps",
+        "2",
+        "--quiet",
+        "--out",
+        out,
+    ])
+}
+
+/// The text of an output stream.
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `battery.json` of the battery in `folder`.
+pub(crate) fn battery_json(folder: &Path) -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(folder.join("battery.json")).expect("battery.json"),
+    )
+    .expect("battery.json is JSON")
+}

@@ -1,1 +1,137 @@
-//! placeholder
+//! A battery against the simulator: one command, every part in its folder, a verdict line, a
+//! resume that keeps what finished, and the head-to-head of two in three formats.
+
+use crate::{battery, battery_json, quick_battery, text};
+
+#[test]
+fn a_battery_against_the_simulator_finishes_with_one_command_and_a_verdict() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let out = dir.path().join("a");
+    let run = quick_battery(&out);
+    let stdout = text(&run.stdout);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&run.stderr)
+    );
+    let verdict = stdout
+        .lines()
+        .find(|line| line.starts_with("verdict: "))
+        .expect("a verdict line");
+    // The simulator is named as such, by part.
+    assert!(verdict.starts_with("verdict: questionable: "), "{verdict}");
+    assert!(
+        verdict.contains("sweep: the figures describe the bundled simulator (simulated)"),
+        "{verdict}"
+    );
+    let index = battery_json(&out);
+    assert_eq!(index["schema_version"], 1);
+    assert_eq!(index["simulated"], true);
+    assert_eq!(index["validity"]["verdict"], "questionable");
+    let parts = index["parts"].as_array().expect("parts");
+    let names: Vec<&str> = parts.iter().filter_map(|p| p["part"].as_str()).collect();
+    assert_eq!(names, ["sweep", "suite"]);
+    for part in parts {
+        assert_eq!(part["status"], "done", "{part}");
+        // Each part's own files, in their own formats, where the index says.
+        for file in part["files"].as_object().expect("files").values() {
+            let path = out.join(file.as_str().expect("a path"));
+            assert!(path.is_file(), "{}", path.display());
+        }
+        assert!(part["validity"]["verdict"].is_string(), "{part}");
+    }
+    assert!(out.join("sweep/run.json").is_file());
+    assert!(out.join("suite/results.json").is_file());
+
+    // A second run into the same folder is refused; a resume keeps the finished parts.
+    let again = quick_battery(&out);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("already holds a battery"),
+        "{}",
+        text(&again.stderr)
+    );
+    let journal_before = std::fs::read(out.join("sweep/journal.jsonl")).expect("journal");
+    let resumed = battery(&["run", "--resume", out.to_str().expect("UTF-8"), "--quiet"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    assert_eq!(
+        std::fs::read(out.join("sweep/journal.jsonl")).expect("journal"),
+        journal_before,
+        "a finished part is not run again"
+    );
+    // A simulated battery cannot be continued against a server.
+    let wrong = battery(&[
+        "run",
+        "--resume",
+        out.to_str().expect("UTF-8"),
+        "--base-url",
+        "http://127.0.0.1:9",
+    ]);
+    assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong.stderr));
+}
+
+#[test]
+fn versus_of_two_batteries_writes_markdown_json_and_html() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let (a, b, out) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("v"),
+    );
+    for folder in [&a, &b] {
+        let run = quick_battery(folder);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    }
+    let versus = battery(&[
+        "versus",
+        a.to_str().expect("UTF-8"),
+        b.to_str().expect("UTF-8"),
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    let stdout = text(&versus.stdout);
+    assert_eq!(
+        versus.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&versus.stderr)
+    );
+    for dimension in [
+        "decode tok/s, prose, one stream",
+        "TTFT ms, short prompt (64 tok)",
+        "pass rate, suite: all",
+        "seconds per solved task",
+    ] {
+        assert!(stdout.contains(dimension), "{dimension}: {stdout}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("versus.json")).expect("json"))
+            .expect("JSON");
+    // The same simulator twice: every speed cell is paired, and no quality difference.
+    assert_eq!(json["speed"].as_array().map(Vec::len), Some(2 * 2 * 2 * 3));
+    let quality = &json["suites"][0]["quality"][0];
+    assert_eq!(quality["category"], "all");
+    assert_eq!(quality["difference"], 0.0);
+    let markdown = std::fs::read_to_string(out.join("versus.md")).expect("markdown");
+    assert!(markdown.contains("## At a glance"), "{markdown}");
+    assert!(
+        std::fs::read_to_string(out.join("versus.html"))
+            .expect("html")
+            .starts_with("<!DOCTYPE html>")
+    );
+    // A folder that holds no run is refused by name.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).expect("folder");
+    let refused = battery(&[
+        "versus",
+        a.to_str().expect("UTF-8"),
+        empty.to_str().expect("UTF-8"),
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("holds no battery.json"),
+        "{}",
+        text(&refused.stderr)
+    );
+}
