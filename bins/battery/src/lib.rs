@@ -78,7 +78,7 @@ pub struct RunArgs {
     /// Model to measure (default: the first listed).
     #[arg(long, help_heading = "Server")]
     pub model: Option<String>,
-    /// Environment variable holding the API key (default: OPENAI_API_KEY when set).
+    /// Environment variable holding the API key [default: `OPENAI_API_KEY`, when set].
     #[arg(long, help_heading = "Server")]
     pub api_key_env: Option<String>,
     /// A CA certificate (PEM) to trust for HTTPS.
@@ -119,7 +119,7 @@ pub struct RunArgs {
     /// Long-context lengths (default: the suite's, cut at the server's context).
     #[arg(long, value_delimiter = ',', value_parser = vernier_cli::parse_tokens, help_heading = "Sizes")]
     pub context_lengths: Vec<u32>,
-    /// Output folder (default: battery-out/<UTC date and time>).
+    /// Output folder (default: `battery-out/` and the UTC date and time).
     #[arg(long, help_heading = "Output")]
     pub out: Option<PathBuf>,
     /// Continue the battery in this folder with the settings it records.
@@ -272,7 +272,7 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, 
             folder: folder.clone(),
         },
         None => BatteryStart::New {
-            config: config_of(args),
+            config: Box::new(config_of(args)),
             out: args.out.clone().unwrap_or_else(|| {
                 PathBuf::from("battery-out")
                     .join(vernier_run::utc_folder_name(vernier_run::unix_ms()))

@@ -167,7 +167,7 @@ fn curve(
     for (index, x) in costs.iter().enumerate() {
         let pass_rate = (index + 1) as f64 / n_scored as f64;
         match points.last_mut() {
-            Some(last) if last.x == *x => last.pass_rate = pass_rate,
+            Some(last) if last.x.total_cmp(x).is_eq() => last.pass_rate = pass_rate,
             _ => points.push(CurvePoint { x: *x, pass_rate }),
         }
     }

@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::budget::{Crossover, Curve};
-use crate::glance::figure;
 use crate::speed::{CellRatio, Metric};
+use crate::versus::glance::figure;
 
 const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 360.0;

@@ -27,7 +27,7 @@ pub enum BatteryStart {
     /// A new battery of `config` into `out` (which must not hold a battery yet).
     New {
         /// What it runs.
-        config: BatteryConfig,
+        config: Box<BatteryConfig>,
         /// Its folder.
         out: PathBuf,
     },
@@ -268,7 +268,7 @@ fn open(
                 .base_url
                 .clone()
                 .unwrap_or_else(|| "simulator".to_owned());
-            let mut file = BatteryFile::new(config, command_line.to_vec(), server);
+            let mut file = BatteryFile::new(*config, command_line.to_vec(), server);
             file.write(&out)?;
             Ok((file, out))
         }

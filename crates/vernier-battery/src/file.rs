@@ -159,7 +159,7 @@ impl BatteryFile {
             .iter()
             .filter_map(|entry| entry.validity.as_ref().map(|v| (entry.part.name(), v)));
         let mut verdict = Verdict::combine(parts);
-        extra.extend(verdict.reasons.drain(..));
+        extra.append(&mut verdict.reasons);
         Verdict::from_reasons(extra)
     }
 

@@ -79,6 +79,13 @@ pub fn versus_html(versus: &Versus) -> String {
     for missing in &versus.not_compared {
         let _ = writeln!(out, "<p>Not compared: {}</p>", escape(missing));
     }
+    charts(&mut out, versus);
+    let _ = writeln!(out, "</body></html>");
+    out
+}
+
+/// Each dimension's chart: speed ratios by cell, then each suite's pass-rate curves.
+fn charts(out: &mut String, versus: &Versus) {
     if !versus.speed.is_empty() {
         let _ = writeln!(out, "<h2>Speed</h2>");
         for metric in [Metric::Decode, Metric::Prefill, Metric::Ttft] {
@@ -119,6 +126,4 @@ pub fn versus_html(versus: &Versus) -> String {
             )
         );
     }
-    let _ = writeln!(out, "</body></html>");
-    out
 }

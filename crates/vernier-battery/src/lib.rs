@@ -15,7 +15,6 @@ mod config;
 mod engine;
 mod error;
 mod file;
-mod glance;
 mod html;
 mod markdown;
 mod reports;

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::glance::{figure, leader, times};
+use crate::versus::glance::{figure, leader, times};
 use crate::versus::{GlanceRow, SuiteVersus, Versus};
 
 /// Escapes a table cell.

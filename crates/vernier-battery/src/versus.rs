@@ -2,6 +2,8 @@
 //! (speed, A over B) or the difference (quality, A − B) and its 95% interval; what a solved
 //! task cost; pass rate against budget; and the settings that differ.
 
+pub(crate) mod glance;
+
 use serde::Serialize;
 use vernier_hardsuite::{CompareOptions, ResultsFile};
 use vernier_run::Verdict;
@@ -164,18 +166,17 @@ pub struct Versus {
 pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
     let mut not_compared = Vec::new();
     let mut settings = Vec::new();
-    let (speed, prefill, batching) = match (&a.sweep, &b.sweep) {
-        (Some(sweep_a), Some(sweep_b)) => {
-            settings.extend(sweep_differences(sweep_a, sweep_b));
-            let rows = crate::speed::cell_ratios(sweep_a, sweep_b);
-            if rows.is_empty() {
-                not_compared.push("speed: the two sweeps share no cell".to_owned());
-            }
-            let trends = crate::speed::prefill_trends(&rows);
-            let batching = batching(&rows);
-            (rows, trends, batching)
+    let (speed, prefill, batching) = if let (Some(sweep_a), Some(sweep_b)) = (&a.sweep, &b.sweep) {
+        settings.extend(sweep_differences(sweep_a, sweep_b));
+        let rows = crate::speed::cell_ratios(sweep_a, sweep_b);
+        if rows.is_empty() {
+            not_compared.push("speed: the two sweeps share no cell".to_owned());
         }
-        _ => {
+        let trends = crate::speed::prefill_trends(&rows);
+        let batching = batching(&rows);
+        (rows, trends, batching)
+    } else {
+        {
             not_compared.push(format!(
                 "speed: only {} has a sweep",
                 one_side(a.sweep.is_some(), b.sweep.is_some())
@@ -225,7 +226,7 @@ pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
         suites,
         not_compared,
     };
-    result.glance = crate::glance::glance(&result, a, b);
+    result.glance = glance::glance(&result, a, b);
     Ok(result)
 }
 

@@ -308,15 +308,7 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
         .await?;
     }
     if end == PhaseEnd::Finished {
-        // Who answered at the end: a server swapped or upgraded during the run makes it
-        // invalid (the verdict reads this line).
-        let changes = vernier_run::identity_changes(&plan.client, &plan.fingerprint).await;
-        runner
-            .journal
-            .append(&HardsuiteJournalLine::IdentityChecked {
-                changes,
-                at_unix_ms: unix_ms(),
-            })?;
+        check_identity_at_end(&plan, &runner.journal).await?;
     }
     let (results, files) = write_results(&journal_path, &plan.out_dir)?;
     // A run that scored nothing, or less than half of what the server could take, measured
@@ -431,6 +423,20 @@ fn shared_capacity(plan: &RunPlan<'_>) -> Option<RecordedCapacity> {
     })
 }
 
+/// Who answered at the end: the server asked again, each change journaled (a server swapped or
+/// upgraded during the run makes it invalid; the verdict reads this line).
+async fn check_identity_at_end(
+    plan: &RunPlan<'_>,
+    journal: &HardsuiteJournalWriter,
+) -> Result<(), HardsuiteError> {
+    let changes = vernier_run::identity_changes(&plan.client, &plan.fingerprint).await;
+    journal.append(&HardsuiteJournalLine::IdentityChecked {
+        changes,
+        at_unix_ms: unix_ms(),
+    })?;
+    Ok(())
+}
+
 /// Derives the results from the journal and the replies, and writes `results.json`,
 /// `report.md` and, for context tasks, `context-heatmap.svg`.
 fn write_results(
@@ -441,7 +447,7 @@ fn write_results(
     let mut results = ResultsFile::from_loaded(&loaded);
     let replies = crate::replies::read_replies(&crate::replies::replies_path(journal_path))?;
     results.audit = Some(crate::replies::audit(&results, &replies));
-    results.validity = crate::validity::validity(&results);
+    results.validity = crate::results::validity(&results);
     let files = RunFiles {
         journal: journal_path.to_owned(),
         results: out_dir.join("results.json"),

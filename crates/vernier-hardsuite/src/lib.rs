@@ -85,7 +85,6 @@ mod settings;
 #[cfg(feature = "engine")]
 mod show;
 mod task_results;
-mod validity;
 
 pub use compare::{
     ClusteredDifference, CompareOptions, Comparison, POWER, TaskComparison, compare, compare_files,
@@ -138,7 +137,7 @@ pub use show::{ShowRequest, render_show};
 pub use task_results::{CONFIDENCE, SampleResult, TaskResult};
 pub use vernier_tasks::{Draw, Instance, Redraw};
 
-pub use validity::validity as suite_validity;
+pub use results::validity as suite_validity;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -388,8 +388,7 @@ pub fn render_markdown(results: &ResultsFile) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# hardsuite: {}", results.model);
     let _ = writeln!(out);
-    let _ = writeln!(out, "**{}**", results.validity.line());
-    let _ = writeln!(out);
+    let _ = writeln!(out, "**{}**\n", results.validity.line());
     let _ = writeln!(out, "{}.", headline(results));
     let _ = writeln!(out);
     let _ = writeln!(out, "> {}", noise_sentence(results));

@@ -1,6 +1,9 @@
 //! The results file (`results.json`): per-task outcomes and per-category scores, derived from
 //! the journal. Its schema is documented in `docs/hardsuite.md`.
 
+mod validity;
+pub use validity::validity;
+
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -383,7 +386,7 @@ impl ResultsFile {
     /// These results with their verdict worked out again ([`crate::suite_validity`]).
     #[must_use]
     pub fn with_validity(mut self) -> Self {
-        self.validity = crate::validity::validity(&self);
+        self.validity = validity::validity(&self);
         self
     }
 

@@ -88,7 +88,7 @@ impl Default for Verdict {
 impl Verdict {
     /// The verdict of these reasons, sorted most serious first (stable within a level).
     pub fn from_reasons(mut reasons: Vec<Reason>) -> Self {
-        reasons.sort_by(|a, b| b.level.cmp(&a.level));
+        reasons.sort_by_key(|reason| std::cmp::Reverse(reason.level));
         let verdict = reasons
             .first()
             .map_or(VerdictLevel::Valid, |reason| reason.level);

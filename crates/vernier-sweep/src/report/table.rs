@@ -21,6 +21,15 @@ fn total(run: &RunFile, count: fn(&CellSummary) -> u32) -> u64 {
 /// limits, refused fields, event-counted tokens and the simulator make it `questionable`.
 pub fn validity(run: &RunFile) -> Verdict {
     let mut reasons = Vec::new();
+    server_reasons(run, &mut reasons);
+    coverage_reasons(run, &mut reasons);
+    client_reasons(run, &mut reasons);
+    Verdict::from_reasons(reasons)
+}
+
+/// What the server did: changed, served from its cache, failed, throttled, refused a field,
+/// or was the simulator.
+fn server_reasons(run: &RunFile, reasons: &mut Vec<Reason>) {
     let mut push = |code: &str, level: VerdictLevel, detail: String| {
         reasons.push(Reason::new(code, level, detail));
     };
@@ -45,8 +54,7 @@ pub fn validity(run: &RunFile) -> Verdict {
     let failed = total(run, |c| c.n_failed);
     let ok = total(run, |c| c.n_ok);
     if failed > 0 {
-        let share = vernier_run::share(failed, failed + ok);
-        let level = if share > vernier_run::INFRA_INVALID_SHARE {
+        let level = if vernier_run::share(failed, failed + ok) > vernier_run::INFRA_INVALID_SHARE {
             VerdictLevel::Invalid
         } else {
             VerdictLevel::Questionable
@@ -58,89 +66,6 @@ pub fn validity(run: &RunFile) -> Verdict {
                 "{} of {} failed after retries (in no figure)",
                 failed,
                 vernier_cli::counted(failed + ok, "request", "requests")
-            ),
-        );
-    }
-    let unmeasured: Vec<&CellSummary> = run
-        .cells
-        .iter()
-        .filter(|c| c.n_ok == 0 && c.context_exceeded.is_none())
-        .collect();
-    if !unmeasured.is_empty() {
-        push(
-            "not_measured",
-            VerdictLevel::Questionable,
-            format!(
-                "{} of {} cells not measured (see the report)",
-                unmeasured.len(),
-                run.cells.len()
-            ),
-        );
-    }
-    let too_long = run
-        .cells
-        .iter()
-        .filter(|c| c.context_exceeded.is_some())
-        .count();
-    if too_long > 0 {
-        push(
-            "context_exceeded",
-            VerdictLevel::Questionable,
-            format!(
-                "{too_long} of {} cells left out: longer than the server's context",
-                run.cells.len()
-            ),
-        );
-    }
-    if !run.complete {
-        push(
-            "incomplete",
-            VerdictLevel::Questionable,
-            "some cells lack repetitions (--resume continues)".to_owned(),
-        );
-    }
-    let short = total(run, |c| c.n_length_mismatch);
-    if short > 0 {
-        push(
-            "short_output",
-            VerdictLevel::Questionable,
-            format!(
-                "{} of {} did not produce the requested length",
-                short,
-                vernier_cli::counted(ok, "measured request", "measured requests")
-            ),
-        );
-    }
-    if run.cells.iter().any(|c| c.token_count_is_lower_bound) {
-        push(
-            "event_counted",
-            VerdictLevel::Questionable,
-            "some token counts come from counting events and are lower bounds".to_owned(),
-        );
-    }
-    let shared = u64::from(run.client_lag.n_first_token_shared_reads);
-    let requests = u64::from(run.client_lag.n_kernel_rx_requests)
-        + u64::from(run.client_lag.n_userspace_requests);
-    if vernier_run::share(shared, requests) > vernier_run::COALESCED_FIRST_TOKEN_SHARE {
-        push(
-            "coalesced_first_token",
-            VerdictLevel::Questionable,
-            format!(
-                "{shared} of {requests} requests read their first token together with a later one (TTFT an upper bound; above {:.0}%)",
-                vernier_run::COALESCED_FIRST_TOKEN_SHARE * 100.0
-            ),
-        );
-    }
-    if let Some(lag) = &run.client_lag.event_processing
-        && lag.p99_us > vernier_run::CLIENT_LAG_P99_US
-    {
-        push(
-            "client_lag",
-            VerdictLevel::Questionable,
-            format!(
-                "the client's own lag per event reached {:.1} ms at the 99th percentile (above {:.0} ms): inter-token figures may be the client's",
-                lag.p99_us / 1000.0,
-                vernier_run::CLIENT_LAG_P99_US / 1000.0
             ),
         );
     }
@@ -171,7 +96,99 @@ pub fn validity(run: &RunFile) -> Verdict {
             "the figures describe the bundled simulator".to_owned(),
         );
     }
-    Verdict::from_reasons(reasons)
+}
+
+/// What was measured against what was asked: cells left out, repetitions missing, outputs
+/// short of their length, tokens counted from events.
+fn coverage_reasons(run: &RunFile, reasons: &mut Vec<Reason>) {
+    let mut push = |code: &str, detail: String| {
+        reasons.push(Reason::new(code, VerdictLevel::Questionable, detail));
+    };
+    let unmeasured = run
+        .cells
+        .iter()
+        .filter(|c| c.n_ok == 0 && c.context_exceeded.is_none())
+        .count();
+    if unmeasured > 0 {
+        push(
+            "not_measured",
+            format!(
+                "{unmeasured} of {} cells not measured (see the report)",
+                run.cells.len()
+            ),
+        );
+    }
+    let too_long = run
+        .cells
+        .iter()
+        .filter(|c| c.context_exceeded.is_some())
+        .count();
+    if too_long > 0 {
+        push(
+            "context_exceeded",
+            format!(
+                "{too_long} of {} cells left out: longer than the server's context",
+                run.cells.len()
+            ),
+        );
+    }
+    if !run.complete {
+        push(
+            "incomplete",
+            "some cells lack repetitions (--resume continues)".to_owned(),
+        );
+    }
+    let short = total(run, |c| c.n_length_mismatch);
+    if short > 0 {
+        push(
+            "short_output",
+            format!(
+                "{} of {} did not produce the requested length",
+                short,
+                vernier_cli::counted(
+                    total(run, |c| c.n_ok),
+                    "measured request",
+                    "measured requests"
+                )
+            ),
+        );
+    }
+    if run.cells.iter().any(|c| c.token_count_is_lower_bound) {
+        push(
+            "event_counted",
+            "some token counts come from counting events and are lower bounds".to_owned(),
+        );
+    }
+}
+
+/// The client's own share: coalesced first-token reads and lag per event.
+fn client_reasons(run: &RunFile, reasons: &mut Vec<Reason>) {
+    let shared = u64::from(run.client_lag.n_first_token_shared_reads);
+    let requests = u64::from(run.client_lag.n_kernel_rx_requests)
+        + u64::from(run.client_lag.n_userspace_requests);
+    if vernier_run::share(shared, requests) > vernier_run::COALESCED_FIRST_TOKEN_SHARE {
+        reasons.push(Reason::new(
+            "coalesced_first_token",
+            VerdictLevel::Questionable,
+            format!(
+                "{shared} of {requests} requests read their first token together with a later one (TTFT an upper bound; above {:.0}%)",
+                vernier_run::COALESCED_FIRST_TOKEN_SHARE * 100.0
+            ),
+        ));
+    }
+    if let Some(lag) = &run.client_lag.event_processing
+        && lag.p99_us > vernier_run::CLIENT_LAG_P99_US
+    {
+        reasons.push(Reason::new(
+            "client_lag",
+            VerdictLevel::Questionable,
+            format!(
+                "the client's own lag per event reached {:.1} ms at the 99th percentile (above {:.0} ms): inter-token figures may be the client's",
+                lag.p99_us / 1000.0,
+                vernier_run::CLIENT_LAG_P99_US / 1000.0
+            ),
+        ));
+    }
 }
 
 /// The cell as one short name: `prose 111/512 c4` (workload, prompt/output, load).

@@ -14,6 +14,14 @@ use crate::results::ResultsFile;
 /// missing from the evidence, the self-check skipped, the simulator.
 pub fn validity(results: &ResultsFile) -> Verdict {
     let mut reasons = Vec::new();
+    run_reasons(results, &mut reasons);
+    evidence_reasons(results, &mut reasons);
+    Verdict::from_reasons(reasons)
+}
+
+/// What the server and the infrastructure did: changed, failed, served a long prompt from
+/// cache, were retried or throttled, could not take an input.
+fn run_reasons(results: &ResultsFile, reasons: &mut Vec<Reason>) {
     let mut push = |code: &str, level: VerdictLevel, detail: String| {
         reasons.push(Reason::new(code, level, detail));
     };
@@ -89,9 +97,17 @@ pub fn validity(results: &ResultsFile) -> Verdict {
             ),
         );
     }
+}
+
+/// What the run's own evidence says: the audit's flags, replies missing, the self-check
+/// skipped, the simulator.
+fn evidence_reasons(results: &ResultsFile, reasons: &mut Vec<Reason>) {
+    let mut push = |code: &str, detail: String| {
+        reasons.push(Reason::new(code, VerdictLevel::Questionable, detail));
+    };
     if let Some(audit) = &results.audit {
         for flag in &audit.flags {
-            push("harness_suspect", VerdictLevel::Questionable, flag.clone());
+            push("harness_suspect", flag.clone());
         }
         let missing: usize = audit
             .evidence
@@ -101,7 +117,6 @@ pub fn validity(results: &ResultsFile) -> Verdict {
         if missing > 0 {
             push(
                 "evidence_missing",
-                VerdictLevel::Questionable,
                 format!("{missing} samples have no reply on file in replies.jsonl"),
             );
         }
@@ -109,7 +124,6 @@ pub fn validity(results: &ResultsFile) -> Verdict {
     if !results.self_checked {
         push(
             "self_check_skipped",
-            VerdictLevel::Questionable,
             "the suite's own answers and tests were not proven before the run (--skip-self-check)"
                 .to_owned(),
         );
@@ -117,11 +131,9 @@ pub fn validity(results: &ResultsFile) -> Verdict {
     if results.simulated {
         push(
             "simulated",
-            VerdictLevel::Questionable,
             "the scores describe the bundled simulator's scripted answers".to_owned(),
         );
     }
-    Verdict::from_reasons(reasons)
 }
 
 /// Scored samples of long-context tasks that reported cached prompt tokens. Short tasks share

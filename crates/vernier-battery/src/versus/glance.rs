@@ -82,13 +82,13 @@ fn speed_row(versus: &Versus, dimension: String, row: &CellRatio) -> GlanceRow {
     }
 }
 
-fn find<'a>(
-    rows: &'a [CellRatio],
+fn find(
+    rows: &[CellRatio],
     metric: Metric,
     workload: Workload,
     concurrency: u32,
     longest: bool,
-) -> Option<&'a CellRatio> {
+) -> Option<&CellRatio> {
     let candidates = rows.iter().filter(|row| {
         row.metric == metric && row.workload == workload && row.concurrency == concurrency
     });
