@@ -84,13 +84,16 @@ async fn the_scripted_misses_are_reproduced_cell_by_cell_and_long_lengths_are_le
         assert_eq!(length.cached_prompt_tokens, Some(0), "{length:?}");
         assert!(length.median_prefill_tokens_per_s.is_some());
     }
-    let journal = json_lines(&out.join("journal.jsonl"));
-    let nonces: std::collections::HashSet<&str> = journal
+    let attempts: Vec<serde_json::Value> = json_lines(&out.join("journal.jsonl"))
+        .into_iter()
+        .filter(|line| line["type"] == "attempt")
+        .collect();
+    let nonces: std::collections::HashSet<&str> = attempts
         .iter()
         .filter_map(|line| line["context"]["nonce"].as_str())
         .collect();
-    assert_eq!(nonces.len(), journal.len() - 1, "one nonce per request");
-    for line in journal.iter().skip(1) {
+    assert_eq!(nonces.len(), attempts.len(), "one nonce per request");
+    for line in &attempts {
         assert_eq!(line["context"]["count_method"], "tokenize_chat");
     }
     // The report shows the table, and the heat map is written beside it.

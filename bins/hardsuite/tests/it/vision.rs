@@ -40,7 +40,10 @@ async fn the_scripted_plan_is_reproduced_task_by_task_with_every_image_sent() {
         (19, 22)
     );
     // The simulator counted every image: a compare-dots task sends two.
-    for line in json_lines(&out.join("journal.jsonl")).iter().skip(1) {
+    for line in json_lines(&out.join("journal.jsonl"))
+        .iter()
+        .filter(|line| line["type"] == "attempt")
+    {
         let id = line["task_id"].as_str().expect("an id");
         let images = if id.contains("compare-dots") { 2 } else { 1 };
         let prompt_tokens = line["prompt_tokens"].as_u64().expect("prompt tokens");
