@@ -102,6 +102,8 @@ fn versus_of_two_batteries_writes_markdown_json_and_html() {
         "TTFT ms, short prompt (64 tok)",
         "pass rate, suite: all",
         "seconds per solved task",
+        // The simulator drafts and reports its acceptance in `/metrics`.
+        "speculative decoding: draft tokens accepted",
     ] {
         assert!(stdout.contains(dimension), "{dimension}: {stdout}");
     }

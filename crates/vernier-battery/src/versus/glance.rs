@@ -242,6 +242,48 @@ fn quality_rows(versus: &Versus, suite: &SuiteVersus, out: &mut Vec<GlanceRow>) 
     }
 }
 
+/// A sweep's speculative-decoding acceptance: the draft tokens accepted over those proposed,
+/// over every cell (from `/metrics` counters, else the responses' own counts).
+fn acceptance(side: &Side) -> Option<f64> {
+    let run = &side.sweep.as_ref()?.run;
+    let (mut drafted, mut accepted) = (0.0, 0.0);
+    for cell in &run.cells {
+        if let Some(spec) = &cell.spec_decode {
+            drafted += spec.draft_tokens;
+            accepted += spec.accepted_tokens;
+        } else if let Some(spec) = &cell.spec_decode_per_request {
+            drafted += spec.draft_tokens as f64;
+            accepted += spec.accepted_tokens as f64;
+        }
+    }
+    (drafted > 0.0).then(|| accepted / drafted)
+}
+
+fn acceptance_row(a: &Side, b: &Side) -> Option<GlanceRow> {
+    let (rate_a, rate_b) = (acceptance(a), acceptance(b));
+    if rate_a.is_none() && rate_b.is_none() {
+        return None;
+    }
+    let text = |rate: Option<f64>| {
+        rate.map_or_else(
+            || "not reported".to_owned(),
+            |r| format!("{:.1}%", r * 100.0),
+        )
+    };
+    Some(GlanceRow {
+        dimension: "speculative decoding: draft tokens accepted".to_owned(),
+        a: text(rate_a),
+        b: text(rate_b),
+        comparison: match (rate_a, rate_b) {
+            (Some(x), Some(y)) => format!("{:+.1} pts", (x - y) * 100.0),
+            _ => "—".to_owned(),
+        },
+        interval: "—".to_owned(),
+        ahead: "—".to_owned(),
+        confounded_by: None,
+    })
+}
+
 /// `A` or `B`.
 pub(crate) fn leader(leader: Leader) -> &'static str {
     match leader {
@@ -262,6 +304,9 @@ pub(crate) fn glance(versus: &Versus, a: &Side, b: &Side) -> Vec<GlanceRow> {
         confounded_by: None,
     }];
     speed_rows(versus, &mut out);
+    if let Some(row) = acceptance_row(a, b) {
+        out.push(row);
+    }
     let longest = |side: &Side| {
         side.suites
             .get(&crate::config::Part::Context)
