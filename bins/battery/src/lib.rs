@@ -32,6 +32,7 @@ Examples:
   battery run                                        # the bundled simulator, preset seed
   battery run --base-url http://127.0.0.1:8080 --out runs/qwen
   battery run --base-url http://127.0.0.1:8080 --preset quick --parts sweep,suite
+  battery run --launch 'llama-server -m model.gguf --port 8080' --base-url http://127.0.0.1:8080
   battery run --resume runs/qwen --base-url http://127.0.0.1:8080
   battery versus runs/qwen runs/gemma --out runs/qwen-vs-gemma
   battery versus sweep-out/2026-12-04T06-00-00 sweep-out/2026-12-04T07-00-00
@@ -75,6 +76,17 @@ pub struct RunArgs {
     /// Where the server answers (default: each part runs the bundled simulator).
     #[arg(long, help_heading = "Server")]
     pub base_url: Option<String>,
+    /// Shell command that starts the server: time to ready is measured first (`--ready-reps`
+    /// launches), then the server is started once more for the other parts and stopped at the
+    /// end. Needs --base-url.
+    #[arg(long, help_heading = "Server")]
+    pub launch: Option<String>,
+    /// Shell command that stops it (default: SIGTERM to its process group).
+    #[arg(long, requires = "launch", help_heading = "Server")]
+    pub stop: Option<String>,
+    /// Launches timed by the ready part.
+    #[arg(long, requires = "launch", help_heading = "Sizes")]
+    pub ready_reps: Option<u32>,
     /// Model to measure (default: the first listed).
     #[arg(long, help_heading = "Server")]
     pub model: Option<String>,
@@ -123,7 +135,7 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Output")]
     pub out: Option<PathBuf>,
     /// Continue the battery in this folder with the settings it records.
-    #[arg(long, conflicts_with_all = ["preset", "parts", "prompt_tokens", "output_tokens", "concurrency", "reps", "suite_categories", "suite_tasks", "suite_budget", "samples", "context_lengths", "out"], help_heading = "Output")]
+    #[arg(long, conflicts_with_all = ["launch", "stop", "ready_reps", "preset", "parts", "prompt_tokens", "output_tokens", "concurrency", "reps", "suite_categories", "suite_tasks", "suite_budget", "samples", "context_lengths", "out"], help_heading = "Output")]
     pub resume: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, help_heading = "Output")]
@@ -236,6 +248,16 @@ fn config_of(args: &RunArgs) -> BatteryConfig {
         config.parts.clone_from(&args.parts);
     }
     config.model.clone_from(&args.model);
+    if let Some(command) = &args.launch {
+        config.launch = Some(command.clone());
+        config.stop.clone_from(&args.stop);
+        if let Some(reps) = args.ready_reps {
+            config.ready_reps = reps;
+        }
+        if !config.parts.contains(&Part::Ready) {
+            config.parts.insert(0, Part::Ready);
+        }
+    }
     if !args.prompt_tokens.is_empty() {
         config.prompt_tokens.clone_from(&args.prompt_tokens);
     }

@@ -7,6 +7,9 @@ use vernier_sweep::Workload;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Part {
+    /// Time to ready (with `--launch`): the server launched and timed to its first token,
+    /// `ready_reps` times, by `lifecycle ready`'s engine.
+    Ready,
     /// The speed sweep: prose and code at the preset's prompt lengths, one stream and the
     /// batched concurrency.
     Sweep,
@@ -20,11 +23,18 @@ pub enum Part {
 
 impl Part {
     /// Every part, in run order.
-    pub const ALL: [Self; 4] = [Self::Sweep, Self::Suite, Self::Probe, Self::Context];
+    pub const ALL: [Self; 5] = [
+        Self::Ready,
+        Self::Sweep,
+        Self::Suite,
+        Self::Probe,
+        Self::Context,
+    ];
 
     /// `sweep`, `suite`, `probe` or `context`.
     pub fn name(self) -> &'static str {
         match self {
+            Self::Ready => "ready",
             Self::Sweep => "sweep",
             Self::Suite => "suite",
             Self::Probe => "probe",
@@ -123,6 +133,20 @@ pub struct BatteryConfig {
     pub context_lengths: Option<Vec<u32>>,
     /// Seed of the generated suites (probe, context).
     pub seed: u64,
+    /// The shell command that starts the server: the `ready` part times it, and the battery
+    /// starts it again for the other parts and stops it at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<String>,
+    /// The shell command that stops it (default: SIGTERM to its process group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
+    /// Launches the `ready` part times.
+    #[serde(default = "default_ready_reps")]
+    pub ready_reps: u32,
+}
+
+fn default_ready_reps() -> u32 {
+    3
 }
 
 impl BatteryConfig {
@@ -145,10 +169,13 @@ impl BatteryConfig {
                 suite_concurrency: 1,
                 context_lengths: None,
                 seed: 0,
+                launch: None,
+                stop: None,
+                ready_reps: default_ready_reps(),
             },
             Preset::Seed => Self {
                 preset,
-                parts: Part::ALL.to_vec(),
+                parts: vec![Part::Sweep, Part::Suite, Part::Probe, Part::Context],
                 model: None,
                 workloads: vec![Workload::Prose, Workload::Code],
                 prompt_tokens: vec![111, 364, 5_378, 10_714],
@@ -162,6 +189,9 @@ impl BatteryConfig {
                 suite_concurrency: 1,
                 context_lengths: None,
                 seed: 0,
+                launch: None,
+                stop: None,
+                ready_reps: default_ready_reps(),
             },
         }
     }

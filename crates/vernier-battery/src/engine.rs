@@ -155,6 +155,10 @@ pub async fn run_battery(
     let interrupt = SharedInterrupt::new(interrupt);
     let total = file.parts.len();
     let mut interrupted = false;
+    // With `--launch`, the server the parts after `ready` measure, started once and stopped
+    // at the end.
+    let mut launched: Option<vernier_lifecycle::LaunchedServer> = None;
+    let mut no_server = false;
     for index in 0..total {
         if file.parts[index].status == PartStatus::Done {
             continue;
@@ -168,30 +172,27 @@ pub async fn run_battery(
         let began = Instant::now();
         let folder = out.join(part.folder());
         let model = (!file.model.is_empty()).then(|| file.model.clone());
-        let ran = match part {
-            Part::Sweep => run_sweep_part(
-                &file.config,
-                target,
-                &folder,
-                model,
-                &command_line,
-                observer,
-                &interrupt,
-            )
-            .await
-            .map(PartRun::from),
-            _ => run_suite_part(
-                part,
-                &file.config,
-                target,
-                &folder,
-                model,
-                &command_line,
-                observer,
-                &interrupt,
-            )
-            .await
-            .map(PartRun::from),
+        let ran = if part != Part::Ready
+            && let Some(command) = &file.config.launch
+            && launched.is_none()
+        {
+            launch(command, target, &out, &interrupt)
+                .await
+                .map(|server| launched = Some(server))
+        } else {
+            Ok(())
+        };
+        let ran = match ran {
+            Ok(()) => {
+                let plumbing = Plumbing {
+                    target,
+                    command_line: &command_line,
+                    observer,
+                    interrupt: &interrupt,
+                };
+                run_part(part, &file.config, &folder, model, &plumbing).await
+            }
+            Err(error) => Err(error),
         };
         let entry = &mut file.parts[index];
         entry.seconds += began.elapsed().as_secs_f64();
@@ -220,13 +221,23 @@ pub async fn run_battery(
                 entry.detail = Some(vernier_cli::one_line(&error));
                 entry.exit_code = Some(error.exit_code());
                 interrupted = interrupt.fired();
+                // Without the server the rest cannot run: they stay pending for --resume.
+                no_server = matches!(error, BatteryError::Launch { .. });
             }
         }
         observer.part_finished(&file.parts[index]);
         file.write(&out)?;
-        if interrupted {
+        if interrupted || no_server {
             break;
         }
+    }
+    if let Some(server) = launched {
+        server
+            .stop(
+                file.config.stop.as_deref(),
+                std::time::Duration::from_secs(15),
+            )
+            .await;
     }
     let path = file.write(&out)?;
     Ok(BatteryOutcome {
@@ -234,6 +245,58 @@ pub async fn run_battery(
         path,
         interrupted,
     })
+}
+
+/// What every part runs with besides its sizes.
+struct Plumbing<'a> {
+    target: &'a BatteryTarget,
+    command_line: &'a [String],
+    observer: &'a dyn BatteryObserver,
+    interrupt: &'a SharedInterrupt,
+}
+
+/// Runs one part through its engine.
+async fn run_part(
+    part: Part,
+    config: &BatteryConfig,
+    folder: &Path,
+    model: Option<String>,
+    plumbing: &Plumbing<'_>,
+) -> Result<PartRun, BatteryError> {
+    let Plumbing {
+        target,
+        command_line,
+        observer,
+        interrupt,
+    } = *plumbing;
+    match part {
+        Part::Ready => run_ready_part(config, target, folder, command_line, interrupt)
+            .await
+            .map(PartRun::from),
+        Part::Sweep => run_sweep_part(
+            config,
+            target,
+            folder,
+            model,
+            command_line,
+            observer,
+            interrupt,
+        )
+        .await
+        .map(PartRun::from),
+        _ => run_suite_part(
+            part,
+            config,
+            target,
+            folder,
+            model,
+            command_line,
+            observer,
+            interrupt,
+        )
+        .await
+        .map(PartRun::from),
+    }
 }
 
 /// The battery's record: a new one written before any part runs, or the one to continue.
@@ -252,6 +315,13 @@ fn open(
                         out.display(),
                         out.display()
                     ),
+                )
+                .into());
+            }
+            if config.launch.is_some() && target.base_url.is_none() {
+                return Err(RunError::invalid(
+                    "--launch",
+                    "it needs --base-url: where the launched server answers",
                 )
                 .into());
             }
@@ -351,6 +421,125 @@ impl From<HardsuiteOutcome> for PartRun {
             ],
             interrupted: outcome.interrupted,
         }
+    }
+}
+
+impl From<vernier_lifecycle::ReadyOutcome> for PartRun {
+    fn from(outcome: vernier_lifecycle::ReadyOutcome) -> Self {
+        use vernier_run::{Reason, Verdict, VerdictLevel};
+        let mut reasons = Vec::new();
+        if outcome.run.failed_reps > 0 {
+            reasons.push(Reason::new(
+                "ready_failed",
+                VerdictLevel::Questionable,
+                format!(
+                    "{} of {} launches did not reach every milestone (see logs/)",
+                    outcome.run.failed_reps,
+                    outcome.run.failed_reps + outcome.run.complete_reps
+                ),
+            ));
+        }
+        Self {
+            files: vec![
+                ("journal", outcome.journal),
+                ("run", outcome.run_file),
+                ("report", outcome.markdown),
+            ],
+            validity: Verdict::from_reasons(reasons),
+            model: String::new(),
+            interrupted: outcome.interrupted,
+        }
+    }
+}
+
+/// Time to ready: `lifecycle ready`'s engine launches the server `ready_reps` times, each
+/// stopped after its first token and warm requests.
+async fn run_ready_part(
+    config: &BatteryConfig,
+    target: &BatteryTarget,
+    folder: &Path,
+    command_line: &[String],
+    interrupt: &SharedInterrupt,
+) -> Result<vernier_lifecycle::ReadyOutcome, BatteryError> {
+    let mut ready = vernier_lifecycle::ReadyConfig::default();
+    ready.base_url = target.base_url.clone().unwrap_or_default();
+    ready.launch.clone_from(&config.launch);
+    ready.stop.clone_from(&config.stop);
+    ready.model.clone_from(&config.model);
+    ready.reps = config.ready_reps.max(1);
+    let journal = folder.join("journal.jsonl");
+    let start = if journal.exists() {
+        vernier_lifecycle::ReadyStart::Resume {
+            journal,
+            flags: vernier_lifecycle::ResumeFlags::new(ready, Vec::<String>::new()),
+        }
+    } else {
+        vernier_lifecycle::ReadyStart::New {
+            config: ready,
+            out: folder.to_path_buf(),
+        }
+    };
+    Ok(vernier_lifecycle::run_ready(
+        start,
+        command_line,
+        &vernier_lifecycle::QuietObserver,
+        Some(interrupt.future()),
+    )
+    .await?)
+}
+
+/// How long a launched server may take to answer its health check.
+const LAUNCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(900);
+
+/// Starts the server for the parts after `ready` and waits until `/health` (or `/v1/models`
+/// where there is no `/health`) answers 200; its output goes to `server.log`.
+async fn launch(
+    command: &str,
+    target: &BatteryTarget,
+    out: &Path,
+    interrupt: &SharedInterrupt,
+) -> Result<vernier_lifecycle::LaunchedServer, BatteryError> {
+    let log = out.join("server.log");
+    let failed = |detail: String| BatteryError::Launch {
+        command: command.to_owned(),
+        detail,
+        log: log.clone(),
+    };
+    let base_url = target.base_url.clone().ok_or_else(|| {
+        RunError::invalid(
+            "--launch",
+            "it needs --base-url: where the launched server answers",
+        )
+    })?;
+    let server = vernier_lifecycle::LaunchedServer::launch(command, &log)?;
+    let client = vernier_sweep::sweep_client(
+        &base_url,
+        target.api_key_env.as_deref(),
+        target.ca_cert.as_deref(),
+    )?;
+    let began = Instant::now();
+    let mut path = "/health";
+    loop {
+        if let Some(status) = server.exit_status() {
+            return Err(failed(format!("it exited ({status}) before answering")));
+        }
+        if interrupt.fired() {
+            server.stop(None, std::time::Duration::from_secs(15)).await;
+            return Err(failed("interrupted while it started".to_owned()));
+        }
+        match client.get_raw(path).await {
+            Ok((status, ..)) if status.as_u16() == 200 => return Ok(server),
+            Ok((status, ..)) if status.as_u16() == 404 => path = "/v1/models",
+            _ => {}
+        }
+        if began.elapsed() > LAUNCH_TIMEOUT {
+            server.stop(None, std::time::Duration::from_secs(15)).await;
+            return Err(failed(format!(
+                "no 200 from {path} within {} s",
+                LAUNCH_TIMEOUT.as_secs()
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
 }
 
@@ -492,7 +681,7 @@ fn selection(part: Part, config: &BatteryConfig) -> Result<SuiteSelection, Batte
             }
             selection.context = Some(context);
         }
-        Part::Sweep => {}
+        Part::Sweep | Part::Ready => {}
     }
     if let Some(budget) = config.suite_budget {
         let budgets = &mut selection.budgets;

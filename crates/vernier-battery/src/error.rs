@@ -40,6 +40,16 @@ pub enum BatteryError {
         /// What each side holds.
         detail: String,
     },
+    /// The server launched for the battery did not become ready.
+    #[error("start the server with {command:?}: {detail} (its output: {})", log.display())]
+    Launch {
+        /// The launch command.
+        command: String,
+        /// What went wrong.
+        detail: String,
+        /// Where its output went.
+        log: PathBuf,
+    },
     /// One run's life: a refused flag, a journal, the server, an interrupt.
     #[error(transparent)]
     Run(#[from] vernier_run::RunError),
@@ -49,6 +59,10 @@ pub enum BatteryError {
     /// A suite part.
     #[error(transparent)]
     Suite(#[from] vernier_hardsuite::HardsuiteError),
+    /// The `ready` part.
+    #[cfg(feature = "engine")]
+    #[error(transparent)]
+    Ready(#[from] vernier_lifecycle::LifecycleError),
 }
 
 impl BatteryError {
@@ -67,6 +81,9 @@ impl BatteryError {
             Self::Run(error) => error.exit_code(),
             Self::Sweep(error) => error.exit_code(),
             Self::Suite(error) => error.exit_code(),
+            #[cfg(feature = "engine")]
+            Self::Ready(error) => error.exit_code(),
+            Self::Launch { .. } => vernier_cli::exit_code::SERVER_STOPPED,
             Self::NotARun { .. } | Self::NothingInCommon { .. } => vernier_cli::exit_code::USAGE,
             Self::Io { .. } | Self::Parse { .. } => vernier_cli::exit_code::FAILURE,
         }

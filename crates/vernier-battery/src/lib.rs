@@ -39,7 +39,7 @@ pub use file::{
 pub use html::versus_html;
 pub use markdown::versus_markdown;
 pub use reports::{VersusFiles, write_versus};
-pub use side::{RequestFigures, Side, SweepSide};
+pub use side::{ReadySide, RequestFigures, Side, SweepSide};
 pub use speed::{
     CellRatio, FLAT_WITHIN, Metric, PrefillTrend, RATIO_RESAMPLES, RATIO_SEED, cell_ratios,
     prefill_trends, ratio_of_medians,

@@ -35,6 +35,43 @@ pub struct SweepSide {
     pub requests: BTreeMap<CellKey, Vec<RequestFigures>>,
 }
 
+/// Time to ready from the battery's `ready` part (`lifecycle ready`'s `run.json`): medians
+/// over the launches that reached each milestone, seconds from launch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct ReadySide {
+    /// Launch → the health path answered 200.
+    pub health_ok_s: Option<f64>,
+    /// Launch → the first token of the first request.
+    pub first_token_s: Option<f64>,
+    /// Launches that reached the first token.
+    pub n: usize,
+}
+
+impl ReadySide {
+    /// Reads a `ready` run file; `None` when it holds no milestone.
+    fn read(path: &Path) -> Result<Option<Self>, BatteryError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| BatteryError::io("read", path, source))?;
+        let run: serde_json::Value =
+            serde_json::from_str(&text).map_err(|error| BatteryError::Parse {
+                path: path.to_path_buf(),
+                detail: error.to_string(),
+            })?;
+        let milestones = &run["milestones"];
+        let median = |name: &str| milestones[name]["median"].as_f64();
+        let first_token_s = median("first_token_s");
+        Ok(first_token_s.map(|first| Self {
+            health_ok_s: median("health_ok_s"),
+            first_token_s: Some(first),
+            n: milestones["first_token_s"]["n"]
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(0),
+        }))
+    }
+}
+
 /// One side of a head-to-head.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -55,6 +92,8 @@ pub struct Side {
     pub sweep: Option<SweepSide>,
     /// The suites by part (`suite`, `probe`, `context`).
     pub suites: BTreeMap<Part, ResultsFile>,
+    /// Time to ready, when the battery launched the server.
+    pub ready: Option<ReadySide>,
 }
 
 impl Side {
@@ -93,8 +132,16 @@ impl Side {
         let battery = BatteryFile::load(folder)?;
         let mut sweep = None;
         let mut suites = BTreeMap::new();
+        let mut ready = None;
         for entry in &battery.parts {
             let part_folder = folder.join(&entry.folder);
+            if entry.part == Part::Ready {
+                let run = part_folder.join("run.json");
+                if run.is_file() {
+                    ready = ReadySide::read(&run)?;
+                }
+                continue;
+            }
             if !part_folder.join("journal.jsonl").is_file() {
                 continue;
             }
@@ -114,6 +161,7 @@ impl Side {
             battery: Some(battery),
             sweep,
             suites,
+            ready,
         })
     }
 
@@ -131,6 +179,7 @@ impl Side {
             battery: None,
             sweep: None,
             suites: BTreeMap::from([(suite_part(&results), results)]),
+            ready: None,
         }
     }
 
@@ -149,6 +198,7 @@ impl Side {
             battery: None,
             sweep: Some(sweep),
             suites: BTreeMap::new(),
+            ready: None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! against a real `llama-server`.
 
 mod browser;
+mod launch;
 mod llama;
 mod run;
 

@@ -284,6 +284,51 @@ fn acceptance_row(a: &Side, b: &Side) -> Option<GlanceRow> {
     })
 }
 
+/// Time to ready, launch to health and to the first token (lower is better; medians, no
+/// interval over so few launches).
+fn ready_rows(a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
+    let (Some(ready_a), Some(ready_b)) = (a.ready, b.ready) else {
+        return;
+    };
+    for (label, value_a, value_b) in [
+        (
+            "time to ready: launch → health 200, s",
+            ready_a.health_ok_s,
+            ready_b.health_ok_s,
+        ),
+        (
+            "time to ready: launch → first token, s",
+            ready_a.first_token_s,
+            ready_b.first_token_s,
+        ),
+    ] {
+        let (Some(x), Some(y)) = (value_a, value_b) else {
+            continue;
+        };
+        out.push(GlanceRow {
+            dimension: format!(
+                "{label} (medians of {} and {} launches)",
+                ready_a.n, ready_b.n
+            ),
+            a: figure(x),
+            b: figure(y),
+            comparison: if y > 0.0 {
+                times(x / y)
+            } else {
+                "—".to_owned()
+            },
+            interval: "—".to_owned(),
+            ahead: match x.total_cmp(&y) {
+                std::cmp::Ordering::Less => "A (?)",
+                std::cmp::Ordering::Greater => "B (?)",
+                std::cmp::Ordering::Equal => "—",
+            }
+            .to_owned(),
+            confounded_by: None,
+        });
+    }
+}
+
 /// `A` or `B`.
 pub(crate) fn leader(leader: Leader) -> &'static str {
     match leader {
@@ -303,6 +348,7 @@ pub(crate) fn glance(versus: &Versus, a: &Side, b: &Side) -> Vec<GlanceRow> {
         ahead: "—".to_owned(),
         confounded_by: None,
     }];
+    ready_rows(a, b, &mut out);
     speed_rows(versus, &mut out);
     if let Some(row) = acceptance_row(a, b) {
         out.push(row);

@@ -1,0 +1,121 @@
+//! `--launch`: time to ready measured first, then the server started once more for the other
+//! parts and stopped at the end. The server is the simulator in a process of its own: this very
+//! test binary, run again with `VERNIER_BATTERY_SIM_AT` set.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use vernier_sim::{Sim, SimConfig};
+
+use crate::{battery, battery_json, text};
+
+/// A port that was free a moment ago.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+    listener.local_addr().expect("local address").port()
+}
+
+/// Not a test of its own: serves the simulator when `VERNIER_BATTERY_SIM_AT` is set.
+#[test]
+fn serve_sim_when_asked() {
+    let Ok(at) = std::env::var("VERNIER_BATTERY_SIM_AT") else {
+        return;
+    };
+    let addr: SocketAddr = at.parse().expect("VERNIER_BATTERY_SIM_AT is host:port");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async move {
+        // A start that takes a moment, as a real server's does.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let config = SimConfig::builder()
+            .bind(addr)
+            .decode_step(Duration::from_millis(1))
+            .build();
+        let _sim = Sim::start(config).await.expect("start the simulator");
+        std::future::pending::<()>().await;
+    });
+}
+
+#[test]
+fn a_launched_server_is_timed_to_ready_then_measured_then_stopped() {
+    let port = free_port();
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let launch = format!(
+        "VERNIER_BATTERY_SIM_AT=127.0.0.1:{port} exec '{}' --exact launch::serve_sim_when_asked --nocapture",
+        exe.display()
+    );
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let out = dir.path().join("launched");
+    let base_url = format!("http://127.0.0.1:{port}");
+    let run = battery(&[
+        "run",
+        "--base-url",
+        &base_url,
+        "--launch",
+        &launch,
+        "--ready-reps",
+        "2",
+        "--preset",
+        "quick",
+        "--prompt-tokens",
+        "64",
+        "--reps",
+        "2",
+        "--concurrency",
+        "2",
+        "--suite-tasks",
+        "crt",
+        "--suite-budget",
+        "64",
+        "--quiet",
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    let stdout = text(&run.stdout);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&run.stderr)
+    );
+    let index = battery_json(&out);
+    let names: Vec<&str> = index["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .filter_map(|part| part["part"].as_str())
+        .collect();
+    assert_eq!(names, ["ready", "sweep", "suite"], "ready comes first");
+    for part in index["parts"].as_array().expect("parts") {
+        assert_eq!(part["status"], "done", "{part}");
+    }
+    let ready: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("ready/run.json")).expect("ready/run.json"),
+    )
+    .expect("JSON");
+    assert_eq!(ready["complete_reps"], 2, "{ready}");
+    assert!(
+        ready["milestones"]["first_token_s"]["median"].as_f64() > Some(0.2),
+        "{ready}"
+    );
+    // The server the other parts measured was stopped at the end.
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the launched server still answers"
+    );
+    assert!(out.join("server.log").is_file());
+    // The head-to-head puts time to ready first among the figures.
+    let versus_out = dir.path().join("v");
+    let versus = battery(&[
+        "versus",
+        out.to_str().expect("UTF-8"),
+        out.to_str().expect("UTF-8"),
+        "--out",
+        versus_out.to_str().expect("UTF-8"),
+    ]);
+    let table = text(&versus.stdout);
+    assert_eq!(versus.status.code(), Some(0), "{}", text(&versus.stderr));
+    assert!(
+        table.contains("time to ready: launch → first token, s (medians of 2 and 2 launches)"),
+        "{table}"
+    );
+}
