@@ -15,6 +15,9 @@ pub enum Part {
     Sweep,
     /// The bundled hard suite (math, code, tools).
     Suite,
+    /// The same suite again at the batched concurrency: what an answer costs in seconds while
+    /// that many run at once (and a second sample of every task).
+    SuiteBatched,
     /// The probe suite: vision, video, short context and tools, two tasks each.
     Probe,
     /// The long-context suite, at every preset length the server's context takes.
@@ -23,10 +26,11 @@ pub enum Part {
 
 impl Part {
     /// Every part, in run order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Ready,
         Self::Sweep,
         Self::Suite,
+        Self::SuiteBatched,
         Self::Probe,
         Self::Context,
     ];
@@ -37,6 +41,7 @@ impl Part {
             Self::Ready => "ready",
             Self::Sweep => "sweep",
             Self::Suite => "suite",
+            Self::SuiteBatched => "suite_batched",
             Self::Probe => "probe",
             Self::Context => "context",
         }
@@ -67,8 +72,8 @@ pub enum Preset {
     /// and tool tasks (no Docker engine needed).
     Quick,
     /// The first seed's shape: the sweep at the seeds' four prompt lengths (111 to 10,714
-    /// tokens), prose and code, one stream and eight; the whole hard suite; the probe suite;
-    /// the long-context suite up to the server's context.
+    /// tokens), prose and code, one stream and eight; the whole hard suite, at one stream and
+    /// at eight; the probe suite; the long-context suite up to the server's context.
     Seed,
 }
 
@@ -175,7 +180,13 @@ impl BatteryConfig {
             },
             Preset::Seed => Self {
                 preset,
-                parts: vec![Part::Sweep, Part::Suite, Part::Probe, Part::Context],
+                parts: vec![
+                    Part::Sweep,
+                    Part::Suite,
+                    Part::SuiteBatched,
+                    Part::Probe,
+                    Part::Context,
+                ],
                 model: None,
                 workloads: vec![Workload::Prose, Workload::Code],
                 prompt_tokens: vec![111, 364, 5_378, 10_714],

@@ -626,7 +626,11 @@ async fn run_suite_part(
     run.ca_cert.clone_from(&target.ca_cert);
     run.model = model.or_else(|| config.model.clone());
     run.samples = Some(config.suite_samples);
-    run.concurrency = config.suite_concurrency.max(1);
+    run.concurrency = if part == Part::SuiteBatched {
+        usize::try_from(config.batched_concurrency.max(1)).unwrap_or(1)
+    } else {
+        config.suite_concurrency.max(1)
+    };
     let journal = folder.join("journal.jsonl");
     let run_target = if journal.exists() {
         RunTarget::resume(journal)
@@ -648,7 +652,7 @@ async fn run_suite_part(
 fn selection(part: Part, config: &BatteryConfig) -> Result<SuiteSelection, BatteryError> {
     let mut selection = SuiteSelection::default();
     match part {
-        Part::Suite => {
+        Part::Suite | Part::SuiteBatched => {
             if let Some(tasks) = &config.suite_tasks {
                 selection.tasks = Some(tasks.clone());
             } else if let Some(categories) = &config.suite_categories {

@@ -184,8 +184,11 @@ pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
             (Vec::new(), Vec::new(), Vec::new())
         }
     };
+    if let (Some(battery_a), Some(battery_b)) = (&a.battery, &b.battery) {
+        settings.extend(battery_differences(&battery_a.config, &battery_b.config));
+    }
     let mut suites = Vec::new();
-    for part in [Part::Suite, Part::Probe, Part::Context] {
+    for part in [Part::Suite, Part::SuiteBatched, Part::Probe, Part::Context] {
         match (a.suites.get(&part), b.suites.get(&part)) {
             (Some(results_a), Some(results_b)) => {
                 for difference in vernier_hardsuite::setting_differences(results_a, results_b) {
@@ -261,6 +264,63 @@ fn batching(rows: &[CellRatio]) -> Vec<Batching> {
         .collect()
 }
 
+/// Sizes of the two batteries that differ, each with the rows it confounds.
+fn battery_differences(
+    a: &crate::config::BatteryConfig,
+    b: &crate::config::BatteryConfig,
+) -> Vec<SettingDifference> {
+    let mut differences = Vec::new();
+    let mut push = |what: String, confounds: &[&str]| {
+        differences.push(SettingDifference {
+            what,
+            confounds: confounds.iter().map(|c| (*c).to_owned()).collect(),
+        });
+    };
+    if a.batched_concurrency != b.batched_concurrency {
+        push(
+            format!(
+                "batched concurrency: A {}, B {}",
+                a.batched_concurrency, b.batched_concurrency
+            ),
+            &["speed", "quality: suite_batched"],
+        );
+    }
+    if a.suite_concurrency != b.suite_concurrency {
+        push(
+            format!(
+                "suite concurrency: A {}, B {}",
+                a.suite_concurrency, b.suite_concurrency
+            ),
+            &["quality: suite"],
+        );
+    }
+    if a.suite_budget != b.suite_budget {
+        let budget = |value: Option<u32>| {
+            value.map_or_else(|| "each task's own".to_owned(), |b| b.to_string())
+        };
+        push(
+            format!(
+                "suite budget: A {}, B {}",
+                budget(a.suite_budget),
+                budget(b.suite_budget)
+            ),
+            &[
+                "quality: suite",
+                "quality: suite_batched",
+                "quality: probe",
+                "quality: context",
+            ],
+        );
+    }
+    if a.reps != b.reps {
+        push(
+            format!("sweep repetitions: A {}, B {}", a.reps, b.reps),
+            &[],
+        );
+    }
+    differences
+}
+
 /// Settings of the two sweeps that differ. The server and the machine are what a comparison
 /// is about and confound nothing; the rest confounds the speed rows.
 fn sweep_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifference> {
@@ -303,7 +363,42 @@ fn sweep_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifference> {
             true,
         );
     }
+    differences.extend(environment_differences(a, b));
+    differences
+}
+
+/// The server, the model file, the client machine and the GPU: what a comparison is about,
+/// named, confounding nothing.
+fn environment_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifference> {
+    let mut differences = Vec::new();
+    let mut push = |what: String, confounds: bool| {
+        differences.push(SettingDifference {
+            what,
+            confounds: if confounds {
+                vec!["speed".to_owned()]
+            } else {
+                Vec::new()
+            },
+        });
+    };
     let (env_a, env_b) = (&a.run.environment, &b.run.environment);
+    // llama.cpp's /props names the model file, whose name usually carries the quantisation.
+    let model_file = |props: &Option<serde_json::Value>| {
+        props
+            .as_ref()
+            .and_then(|props| props["model_path"].as_str())
+            .map(|path| path.rsplit('/').next().unwrap_or(path).to_owned())
+    };
+    if let (Some(file_a), Some(file_b)) = (
+        model_file(&env_a.server.props),
+        model_file(&env_b.server.props),
+    ) && file_a != file_b
+    {
+        push(
+            format!("model file (quantisation): A {file_a}, B {file_b}"),
+            false,
+        );
+    }
     if env_a.server.kind != env_b.server.kind {
         push(
             format!("server: A {}, B {}", env_a.server.kind, env_b.server.kind),

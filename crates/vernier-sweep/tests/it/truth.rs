@@ -203,3 +203,48 @@ async fn a_server_upgraded_mid_run_makes_the_run_invalid_and_says_why() {
         "{markdown}"
     );
 }
+
+/// A sweep whose prompts repeat (the cache defeat turned off) against a server with a prefix
+/// cache: the measured requests hit it, and the run says `invalid` by name, with the count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prefix_cache_hits_make_the_run_invalid_and_say_how_many() {
+    let sim = start_sim(
+        SimConfig::builder()
+            .decode_step(Duration::from_millis(1))
+            .prefix_cache(true)
+            .build(),
+    )
+    .await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let mut repeated = config(&[Workload::Prose], &[256], &[8], 3);
+    repeated.defeat_prefix_cache = false;
+    repeated.cache_salt = false;
+    repeated.cache_prompt_field = false;
+    let outcome = run(&sim.base_url(), out.path(), repeated)
+        .await
+        .expect("the sweep runs");
+    let truth_hits = sim
+        .ground_truth()
+        .iter()
+        .filter(|t| t.stream && t.cache_hit)
+        .count();
+    assert!(
+        truth_hits >= 3,
+        "the simulator served {truth_hits} requests from its cache"
+    );
+    let verdict = &outcome.run.validity;
+    assert_eq!(
+        verdict.verdict,
+        vernier_run::VerdictLevel::Invalid,
+        "{verdict:?}"
+    );
+    let hit = verdict
+        .reasons
+        .iter()
+        .find(|reason| reason.code == "prefix_cache_hit")
+        .expect("the cache hit is named");
+    assert!(
+        hit.detail.starts_with("3 requests hit the prefix cache"),
+        "{hit:?}"
+    );
+}
