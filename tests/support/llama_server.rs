@@ -47,6 +47,14 @@ pub(crate) fn locate(test: &str) -> Option<(String, String)> {
     }
 }
 
+/// The server started for `test` with `args` (threads, context, slots, …) on a free loopback
+/// port, healthy; `None` when the tests are skipped on purpose.
+#[allow(dead_code, reason = "not every test crate starts its server this way")]
+pub(crate) fn start_for(test: &str, args: &[&str]) -> Option<Server> {
+    let (server, model) = locate(test)?;
+    Some(Server::start(&server, &model, args))
+}
+
 /// The synthetic multimodal projector for the model (`VERNIER_LLAMA_MMPROJ`, or else from
 /// `scripts/llama-server.sh --check`); `None` when the tests are skipped on purpose.
 #[allow(dead_code, reason = "only the test crates with media tests use it")]

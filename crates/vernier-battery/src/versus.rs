@@ -371,14 +371,10 @@ fn sweep_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifference> {
 /// named, confounding nothing.
 fn environment_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifference> {
     let mut differences = Vec::new();
-    let mut push = |what: String, confounds: bool| {
+    let mut push = |what: String, _: bool| {
         differences.push(SettingDifference {
             what,
-            confounds: if confounds {
-                vec!["speed".to_owned()]
-            } else {
-                Vec::new()
-            },
+            confounds: Vec::new(),
         });
     };
     let (env_a, env_b) = (&a.run.environment, &b.run.environment);

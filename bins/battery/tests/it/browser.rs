@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use crate::{battery, quick_battery, text};
+use crate::{quick_battery, text, versus};
 
 /// A page that does fetch something (an image of its own origin): the control that shows the
 /// checks below can see a fetch.
@@ -131,14 +131,13 @@ fn the_versus_page_renders_its_table_in_chromium_and_fetches_nothing() {
         let run = quick_battery(folder);
         assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
     }
-    let versus = battery(&[
-        "versus",
-        a.to_str().expect("UTF-8"),
-        b.to_str().expect("UTF-8"),
-        "--out",
-        out.to_str().expect("UTF-8"),
-    ]);
-    assert_eq!(versus.status.code(), Some(0), "{}", text(&versus.stderr));
+    let compared = versus(&a, &b, &out);
+    assert_eq!(
+        compared.status.code(),
+        Some(0),
+        "{}",
+        text(&compared.stderr)
+    );
     let page = std::fs::read_to_string(out.join("versus.html")).expect("versus.html");
     let (port, requests) = serve(page);
     let url = format!("http://127.0.0.1:{port}/versus.html");

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use vernier_sim::{Sim, SimConfig};
 
-use crate::{battery, battery_json, text};
+use crate::{battery, battery_json, read_json, text, versus};
 
 /// A port that was free a moment ago.
 fn free_port() -> u16 {
@@ -88,10 +88,7 @@ fn a_launched_server_is_timed_to_ready_then_measured_then_stopped() {
     for part in index["parts"].as_array().expect("parts") {
         assert_eq!(part["status"], "done", "{part}");
     }
-    let ready: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("ready/run.json")).expect("ready/run.json"),
-    )
-    .expect("JSON");
+    let ready: serde_json::Value = read_json(&out.join("ready/run.json"));
     assert_eq!(ready["complete_reps"], 2, "{ready}");
     assert!(
         ready["milestones"]["first_token_s"]["median"].as_f64() > Some(0.2),
@@ -105,15 +102,14 @@ fn a_launched_server_is_timed_to_ready_then_measured_then_stopped() {
     assert!(out.join("server.log").is_file());
     // The head-to-head puts time to ready first among the figures.
     let versus_out = dir.path().join("v");
-    let versus = battery(&[
-        "versus",
-        out.to_str().expect("UTF-8"),
-        out.to_str().expect("UTF-8"),
-        "--out",
-        versus_out.to_str().expect("UTF-8"),
-    ]);
-    let table = text(&versus.stdout);
-    assert_eq!(versus.status.code(), Some(0), "{}", text(&versus.stderr));
+    let compared = versus(&out, &out, &versus_out);
+    let table = text(&compared.stdout);
+    assert_eq!(
+        compared.status.code(),
+        Some(0),
+        "{}",
+        text(&compared.stderr)
+    );
     assert!(
         table.contains("time to ready: launch → first token, s (medians of 2 and 2 launches)"),
         "{table}"

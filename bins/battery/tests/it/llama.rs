@@ -3,7 +3,7 @@
 //! prompt, one stream and two, and two math tasks of the suite. Missing, the server fails the
 //! test loudly unless `VERNIER_SKIP_LLAMA_TESTS=1`.
 
-use crate::{battery, battery_json, text};
+use crate::{battery, battery_json, read_json, text};
 
 #[path = "../../../../tests/support/llama_server.rs"]
 mod llama_server;
@@ -11,12 +11,8 @@ mod llama_server;
 #[test]
 fn a_battery_against_a_real_llama_server_finishes_with_one_command_and_a_verdict() {
     let test = "a_battery_against_a_real_llama_server_finishes_with_one_command_and_a_verdict";
-    let Some((server, model)) = llama_server::locate(test) else {
-        return;
-    };
-    let server = llama_server::Server::start(
-        &server,
-        &model,
+    let Some(server) = llama_server::start_for(
+        test,
         &[
             "-t",
             "2",
@@ -27,7 +23,9 @@ fn a_battery_against_a_real_llama_server_finishes_with_one_command_and_a_verdict
             "--jinja",
             "--no-warmup",
         ],
-    );
+    ) else {
+        return;
+    };
     let dir = tempfile::tempdir().expect("temporary folder");
     let out = dir.path().join("llama");
     let base_url = format!("http://127.0.0.1:{}", server.port);
@@ -71,10 +69,7 @@ fn a_battery_against_a_real_llama_server_finishes_with_one_command_and_a_verdict
         assert_eq!(part["status"], "done", "{part}");
     }
     // The sweep measured the real server in its own tokens at both loads.
-    let run_file: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("sweep/run.json")).expect("run.json"),
-    )
-    .expect("JSON");
+    let run_file: serde_json::Value = read_json(&out.join("sweep/run.json"));
     assert_eq!(run_file["environment"]["server"]["kind"], "llama_cpp");
     let cells = run_file["cells"].as_array().expect("cells");
     assert_eq!(cells.len(), 4, "prose and code at one and two streams");
@@ -83,10 +78,7 @@ fn a_battery_against_a_real_llama_server_finishes_with_one_command_and_a_verdict
         "{cells:?}"
     );
     // The suite scored both tasks (right or wrong, never infra).
-    let results: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("suite/results.json")).expect("results.json"),
-    )
-    .expect("JSON");
+    let results: serde_json::Value = read_json(&out.join("suite/results.json"));
     assert_eq!(
         results["main"]["total"]["n_scored"], 2,
         "{}",

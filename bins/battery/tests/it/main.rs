@@ -34,6 +34,25 @@ pub(crate) fn quick_battery(out: &Path) -> Output {
     ])
 }
 
+/// `battery versus A B --out OUT`.
+pub(crate) fn versus(a: &Path, b: &Path, out: &Path) -> Output {
+    battery(&[
+        "versus",
+        a.to_str().expect("UTF-8"),
+        b.to_str().expect("UTF-8"),
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ])
+}
+
+/// A JSON file read back.
+pub(crate) fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|error| panic!("read {}: {error}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|error| panic!("{} is JSON: {error}", path.display()))
+}
+
 /// The text of an output stream.
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

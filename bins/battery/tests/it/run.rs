@@ -1,7 +1,7 @@
 //! A battery against the simulator: one command, every part in its folder, a verdict line, a
 //! resume that keeps what finished, and the head-to-head of two in three formats.
 
-use crate::{battery, battery_json, quick_battery, text};
+use crate::{battery, battery_json, quick_battery, read_json, text, versus};
 
 #[test]
 fn a_battery_against_the_simulator_finishes_with_one_command_and_a_verdict() {
@@ -83,19 +83,13 @@ fn versus_of_two_batteries_writes_markdown_json_and_html() {
         let run = quick_battery(folder);
         assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
     }
-    let versus = battery(&[
-        "versus",
-        a.to_str().expect("UTF-8"),
-        b.to_str().expect("UTF-8"),
-        "--out",
-        out.to_str().expect("UTF-8"),
-    ]);
-    let stdout = text(&versus.stdout);
+    let compared = versus(&a, &b, &out);
+    let stdout = text(&compared.stdout);
     assert_eq!(
-        versus.status.code(),
+        compared.status.code(),
         Some(0),
         "{stdout}\n{}",
-        text(&versus.stderr)
+        text(&compared.stderr)
     );
     for dimension in [
         "decode tok/s, prose, one stream",
@@ -107,9 +101,7 @@ fn versus_of_two_batteries_writes_markdown_json_and_html() {
     ] {
         assert!(stdout.contains(dimension), "{dimension}: {stdout}");
     }
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("versus.json")).expect("json"))
-            .expect("JSON");
+    let json: serde_json::Value = read_json(&out.join("versus.json"));
     // The same simulator twice: every speed cell is paired, and no quality difference.
     assert_eq!(json["speed"].as_array().map(Vec::len), Some(2 * 2 * 2 * 3));
     let quality = &json["suites"][0]["quality"][0];

@@ -43,11 +43,9 @@ fn llama_on(test: &str, context: u32) -> Option<(llama_server::Server, u16)> {
     if skip_docker_tests() {
         return None;
     }
-    let (server, model) = llama_server::locate(test)?;
     let context = context.to_string();
-    let server = llama_server::Server::start(
-        &server,
-        &model,
+    let server = llama_server::start_for(
+        test,
         &[
             "-t",
             "2",
@@ -58,7 +56,7 @@ fn llama_on(test: &str, context: u32) -> Option<(llama_server::Server, u16)> {
             "--jinja",
             "--no-warmup",
         ],
-    );
+    )?;
     let port = server.port;
     Some((server, port))
 }
@@ -143,18 +141,15 @@ fn two_prompts_that_fit_alone_but_not_together_take_turns_on_a_real_llama_server
         return;
     }
     let test = "two_prompts_that_fit_alone_but_not_together_take_turns_on_a_real_llama_server";
-    let Some((server, model)) = llama_server::locate(test) else {
-        return;
-    };
     // Automatic slots (llama-server's default): four slots reading and writing one cache of
     // 2,048 cells. Two 1,280-token prompts with 48-token budgets fit it alone and overflow it
     // together: sent at once, both fail after their prefill ("Context size has been
     // exceeded.", llama.cpp b11434 tools/server/server-context.cpp).
-    let server = llama_server::Server::start(
-        &server,
-        &model,
-        &["-t", "2", "-c", "2048", "--jinja", "--no-warmup"],
-    );
+    let Some(server) =
+        llama_server::start_for(test, &["-t", "2", "-c", "2048", "--jinja", "--no-warmup"])
+    else {
+        return;
+    };
     let folder = tempfile::tempdir().expect("temporary folder");
     let out = folder.path().join("out");
     let run = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
@@ -271,12 +266,8 @@ fn a_real_llama_server_with_a_projector_takes_every_image_and_video_task_and_cou
     let Some(mmproj) = llama_server::locate_mmproj(test) else {
         return;
     };
-    let Some((server, model)) = llama_server::locate(test) else {
-        return;
-    };
-    let server = llama_server::Server::start(
-        &server,
-        &model,
+    let Some(server) = llama_server::start_for(
+        test,
         &[
             "-t",
             "2",
@@ -289,7 +280,9 @@ fn a_real_llama_server_with_a_projector_takes_every_image_and_video_task_and_cou
             "--mmproj",
             &mmproj,
         ],
-    );
+    ) else {
+        return;
+    };
     let port = server.port;
     // The server says it sees images and videos.
     let props = Command::new("curl")

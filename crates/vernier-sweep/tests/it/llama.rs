@@ -30,14 +30,8 @@ impl SweepObserver for Warnings {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn against_a_real_llama_server_our_decode_matches_its_own_timings_and_long_prompts_are_left_out()
  {
-    let Some((server, model)) = llama_server::locate(
+    let Some(server) = llama_server::start_for(
         "against_a_real_llama_server_our_decode_matches_its_own_timings_and_long_prompts_are_left_out",
-    ) else {
-        return;
-    };
-    let server = llama_server::Server::start(
-        &server,
-        &model,
         &[
             "-t",
             "2",
@@ -48,7 +42,9 @@ async fn against_a_real_llama_server_our_decode_matches_its_own_timings_and_long
             "--metrics",
             "--no-warmup",
         ],
-    );
+    ) else {
+        return;
+    };
     let port = server.port;
     let out = tempfile::tempdir().expect("temporary folder");
     let mut config = config(&[Workload::Prose], &[64, 400, 4000], &[200], 2);
