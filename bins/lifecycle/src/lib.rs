@@ -96,7 +96,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ReadyArgs {
     /// Where the server answers.
-    #[arg(long, default_value = "http://127.0.0.1:8080", help_heading = "Server")]
+    #[arg(long, default_value = vernier_run::DEFAULT_BASE_URL, help_heading = "Server")]
     pub base_url: String,
     /// Shell command that starts the server (its process group is stopped after each repetition).
     #[arg(long, help_heading = "Server")]
@@ -141,7 +141,7 @@ pub struct ReadyArgs {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// The server root.
-    #[arg(long, default_value = "http://127.0.0.1:8000", help_heading = "Server")]
+    #[arg(long, default_value = vernier_run::DEFAULT_BASE_URL, help_heading = "Server")]
     pub base_url: String,
     /// Model to probe (default: the first listed).
     #[arg(long, help_heading = "Server")]

@@ -39,7 +39,7 @@ pub struct ReadyConfig {
 impl Default for ReadyConfig {
     fn default() -> Self {
         Self {
-            base_url: "http://127.0.0.1:8080".to_owned(),
+            base_url: vernier_run::DEFAULT_BASE_URL.to_owned(),
             launch: None,
             stop: None,
             swap: Vec::new(),

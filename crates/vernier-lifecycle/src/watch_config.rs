@@ -44,7 +44,7 @@ pub struct WatchConfig {
 impl Default for WatchConfig {
     fn default() -> Self {
         Self {
-            base_url: "http://127.0.0.1:8000".to_owned(),
+            base_url: vernier_run::DEFAULT_BASE_URL.to_owned(),
             model: None,
             interval_s: 30.0,
             probe_timeout_s: 30.0,

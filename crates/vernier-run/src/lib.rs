@@ -72,8 +72,8 @@ pub use run_path::{run_file_in, run_folder, write_atomically};
 pub use simulator::InProcessSimulator;
 #[cfg(feature = "engine")]
 pub use target::{
-    ClientOptions, DEFAULT_API_KEY_ENV, ResolvedModel, api_key_source, build_client, fingerprint,
-    identity_changes, kind_name, resolve_model, trim_base_url,
+    ClientOptions, DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, ResolvedModel, api_key_source,
+    build_client, fingerprint, identity_changes, kind_name, resolve_model, trim_base_url,
 };
 pub use verdict::{
     CLIENT_LAG_P99_US, COALESCED_FIRST_TOKEN_SHARE, INFRA_INVALID_SHARE, Reason, Verdict,

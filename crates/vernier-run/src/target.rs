@@ -237,6 +237,11 @@ pub const fn kind_name(kind: ServerKind) -> &'static str {
     }
 }
 
+/// The one default server address of every command that needs a server and has no simulator
+/// to fall back on (`lifecycle ready` and `lifecycle watch`): vLLM's default port, which the
+/// bundled `vernier-sim-server` also listens on.
+pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8000";
+
 /// What changed since the run began: the server asked again at the end of a run, the model
 /// still listed and the fingerprint compared with the one recorded at its start. Empty when
 /// nothing did (or the server no longer answers its listing, which is not a change).

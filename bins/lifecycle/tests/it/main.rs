@@ -198,3 +198,29 @@ fn help_groups_the_flags_and_shows_examples() {
         );
     }
 }
+
+/// One default server address: `ready` and `watch` without `--base-url` point at the same
+/// server (before, `ready` defaulted to port 8080 and `watch` to 8000), and `--help` says which.
+#[test]
+fn ready_and_watch_default_to_one_server_address() {
+    let defaults: Vec<String> = ["ready", "watch"]
+        .into_iter()
+        .map(|command| {
+            let cli = lifecycle::Cli::parse_from(["lifecycle", command]);
+            match cli.command {
+                lifecycle::Command::Ready(args) => args.base_url,
+                lifecycle::Command::Watch(args) => args.base_url,
+                lifecycle::Command::Completions { .. } => unreachable!("not asked for"),
+            }
+        })
+        .collect();
+    assert_eq!(defaults, ["http://127.0.0.1:8000", "http://127.0.0.1:8000"]);
+    for command in ["ready", "watch"] {
+        let help = lifecycle().args([command, "--help"]).output().expect("run");
+        let text = String::from_utf8_lossy(&help.stdout);
+        assert!(
+            text.contains("[default: http://127.0.0.1:8000]"),
+            "{command}: {text}"
+        );
+    }
+}
