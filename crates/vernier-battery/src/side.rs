@@ -48,27 +48,37 @@ pub struct ReadySide {
     pub n: usize,
 }
 
+/// A `lifecycle ready` run file as JSON (its crate needs a runtime; the reading side reads the
+/// fields it compares), `None` when the file is not one.
+fn ready_run(path: &Path) -> Result<Option<serde_json::Value>, BatteryError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|source| BatteryError::io("read", path, source))?;
+    let run: serde_json::Value =
+        serde_json::from_str(&text).map_err(|error| BatteryError::Parse {
+            path: path.to_path_buf(),
+            detail: error.to_string(),
+        })?;
+    Ok(run.get("milestones").is_some().then_some(run))
+}
+
 impl ReadySide {
     /// Reads a `ready` run file; `None` when it holds no milestone.
     fn read(path: &Path) -> Result<Option<Self>, BatteryError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| BatteryError::io("read", path, source))?;
-        let run: serde_json::Value =
-            serde_json::from_str(&text).map_err(|error| BatteryError::Parse {
-                path: path.to_path_buf(),
-                detail: error.to_string(),
-            })?;
+        Ok(ready_run(path)?.and_then(|run| Self::of(&run)))
+    }
+
+    fn of(run: &serde_json::Value) -> Option<Self> {
         let milestones = &run["milestones"];
         let median = |name: &str| milestones[name]["median"].as_f64();
         let first_token_s = median("first_token_s");
-        Ok(first_token_s.map(|first| Self {
+        first_token_s.map(|first| Self {
             health_ok_s: median("health_ok_s"),
             first_token_s: Some(first),
             n: milestones["first_token_s"]["n"]
                 .as_u64()
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(0),
-        }))
+        })
     }
 }
 
@@ -115,6 +125,11 @@ impl Side {
         if folder.join("results.json").is_file() {
             let results = ResultsFile::load(&folder)?;
             return Ok(Self::of_suite(label, folder, results));
+        }
+        if folder.join("run.json").is_file()
+            && let Some(run) = ready_run(&folder.join("run.json"))?
+        {
+            return Ok(Self::of_ready(label, folder, &run));
         }
         if folder.join("journal.jsonl").is_file() {
             if let Ok(sweep) = read_sweep(&folder) {
@@ -180,6 +195,43 @@ impl Side {
             sweep: None,
             suites: BTreeMap::from([(suite_part(&results), results)]),
             ready: None,
+        }
+    }
+
+    /// A lone `lifecycle ready` run: time to ready, and a verdict from its repetitions.
+    fn of_ready(label: String, path: PathBuf, run: &serde_json::Value) -> Self {
+        use vernier_run::{Reason, VerdictLevel};
+        let failed = run["failed_reps"].as_u64().unwrap_or(0);
+        let complete = run["complete_reps"].as_u64().unwrap_or(0);
+        let mut reasons = Vec::new();
+        if failed > 0 {
+            reasons.push(Reason::new(
+                "ready_failed",
+                VerdictLevel::Questionable,
+                format!(
+                    "{failed} of {} launches did not reach every milestone",
+                    failed + complete
+                ),
+            ));
+        }
+        if run["interrupted"].as_bool() == Some(true) {
+            reasons.push(Reason::new(
+                "incomplete",
+                VerdictLevel::Questionable,
+                "interrupted before every repetition ran (--resume continues)",
+            ));
+        }
+        let config = &run["config"];
+        Self {
+            label,
+            path,
+            model: config["model"].as_str().unwrap_or_default().to_owned(),
+            target: config["base_url"].as_str().unwrap_or_default().to_owned(),
+            validity: Verdict::from_reasons(reasons),
+            battery: None,
+            sweep: None,
+            suites: BTreeMap::new(),
+            ready: ReadySide::of(run),
         }
     }
 

@@ -176,13 +176,15 @@ pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
         let batching = batching(&rows);
         (rows, trends, batching)
     } else {
-        {
-            not_compared.push(format!(
+        not_compared.push(if a.sweep.is_none() && b.sweep.is_none() {
+            "speed: neither side has a sweep".to_owned()
+        } else {
+            format!(
                 "speed: only {} has a sweep",
                 one_side(a.sweep.is_some(), b.sweep.is_some())
-            ));
-            (Vec::new(), Vec::new(), Vec::new())
-        }
+            )
+        });
+        (Vec::new(), Vec::new(), Vec::new())
     };
     if let (Some(battery_a), Some(battery_b)) = (&a.battery, &b.battery) {
         settings.extend(battery_differences(&battery_a.config, &battery_b.config));
@@ -207,7 +209,15 @@ pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
             )),
         }
     }
-    if speed.is_empty() && suites.is_empty() {
+    match (a.ready.is_some(), b.ready.is_some()) {
+        (true, false) | (false, true) => not_compared.push(format!(
+            "time to ready: only {} launched its server",
+            one_side(a.ready.is_some(), b.ready.is_some())
+        )),
+        _ => {}
+    }
+    let both_ready = a.ready.is_some() && b.ready.is_some();
+    if speed.is_empty() && suites.is_empty() && !both_ready {
         return Err(BatteryError::NothingInCommon {
             detail: format!(
                 "{} and {} share no sweep cell and no suite ({})",

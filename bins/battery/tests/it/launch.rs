@@ -114,4 +114,21 @@ fn a_launched_server_is_timed_to_ready_then_measured_then_stopped() {
         table.contains("time to ready: launch → first token, s (medians of 2 and 2 launches)"),
         "{table}"
     );
+    // A lone `lifecycle ready` run (the battery's ready folder is one) compares on its own.
+    let lone = versus(
+        &out.join("ready"),
+        &out.join("ready"),
+        &dir.path().join("v2"),
+    );
+    let lone_table = text(&lone.stdout);
+    assert_eq!(lone.status.code(), Some(0), "{}", text(&lone.stderr));
+    assert!(
+        lone_table.contains("time to ready: launch → health 200, s"),
+        "{lone_table}"
+    );
+    let markdown = std::fs::read_to_string(dir.path().join("v2/versus.md")).expect("versus.md");
+    assert!(
+        markdown.contains("not compared: speed: neither side has a sweep"),
+        "{markdown}"
+    );
 }
