@@ -332,6 +332,9 @@ fn open(
                 )
                 .into());
             }
+            if config.launch.is_some() {
+                check_port_free(target)?;
+            }
             std::fs::create_dir_all(&out)
                 .map_err(|source| BatteryError::io("create", &out, source))?;
             let server = target
@@ -372,6 +375,14 @@ fn open(
             }
             if let Some(url) = &target.base_url {
                 file.target.clone_from(url);
+            }
+            if file.config.launch.is_some()
+                && file
+                    .parts
+                    .iter()
+                    .any(|entry| entry.status != PartStatus::Done)
+            {
+                check_port_free(target)?;
             }
             command_line.clone_into(&mut file.command_line);
             Ok((file, folder))
@@ -488,6 +499,38 @@ async fn run_ready_part(
     .await?)
 }
 
+/// Refuses a launch onto a port something already answers on: the battery would time and
+/// measure that server instead of the one it launches.
+fn check_port_free(target: &BatteryTarget) -> Result<(), BatteryError> {
+    let Some(base_url) = &target.base_url else {
+        return Ok(());
+    };
+    let Some(host_port) = vernier_lifecycle::host_port(base_url) else {
+        return Ok(());
+    };
+    let taken = std::net::ToSocketAddrs::to_socket_addrs(host_port.as_str())
+        .map(|addresses| {
+            addresses.into_iter().any(|address| {
+                std::net::TcpStream::connect_timeout(
+                    &address,
+                    std::time::Duration::from_millis(500),
+                )
+                .is_ok()
+            })
+        })
+        .unwrap_or(false);
+    if taken {
+        return Err(RunError::invalid(
+            "--launch",
+            format!(
+                "something already answers at {host_port}, where the launched server should: stop it first (the battery would measure it instead), or give the launch command another port and --base-url that port"
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// How long a launched server may take to answer its health check.
 const LAUNCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(900);
 
@@ -527,9 +570,12 @@ async fn launch(
             server.stop(None, std::time::Duration::from_secs(15)).await;
             return Err(failed("interrupted while it started".to_owned()));
         }
-        match client.get_raw(path).await {
-            Ok((status, ..)) if status.as_u16() == 200 => return Ok(server),
-            Ok((status, ..)) if status.as_u16() == 404 => path = "/v1/models",
+        // One probe may hang on a server still starting (accepted, never answered): each is
+        // bounded, and the next one asks again.
+        let probe = tokio::time::timeout(std::time::Duration::from_secs(5), client.get_raw(path));
+        match probe.await {
+            Ok(Ok((status, ..))) if status.as_u16() == 200 => return Ok(server),
+            Ok(Ok((status, ..))) if status.as_u16() == 404 => path = "/v1/models",
             _ => {}
         }
         if began.elapsed() > LAUNCH_TIMEOUT {

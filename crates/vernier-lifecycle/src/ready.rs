@@ -531,8 +531,9 @@ async fn wait_for_port(
     }
 }
 
-/// `host:port` of a base URL such as `http://127.0.0.1:8080/v1`.
-fn host_port(base_url: &str) -> Option<String> {
+/// `host:port` of a base URL such as `http://127.0.0.1:8080/v1` (the scheme's port when none
+/// is written); `None` for a URL without an authority.
+pub fn host_port(base_url: &str) -> Option<String> {
     let (scheme, rest) = base_url.split_once("://")?;
     let authority = rest.split('/').next()?;
     if authority.is_empty() {

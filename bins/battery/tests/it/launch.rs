@@ -132,3 +132,32 @@ fn a_launched_server_is_timed_to_ready_then_measured_then_stopped() {
         "{markdown}"
     );
 }
+
+/// A launch onto a port something already answers on is refused before anything runs (the
+/// battery would measure that server instead), naming the address; nothing is written.
+#[test]
+fn a_launch_onto_a_port_already_taken_is_refused() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let out = dir.path().join("taken");
+    let run = battery(&[
+        "run",
+        "--base-url",
+        &format!("http://127.0.0.1:{port}"),
+        "--launch",
+        "sleep 30",
+        "--preset",
+        "quick",
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("something already answers at 127.0.0.1:{port}")),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "nothing is written for a refused launch");
+    drop(listener);
+}
