@@ -508,8 +508,8 @@ fn check_port_free(target: &BatteryTarget) -> Result<(), BatteryError> {
     let Some(host_port) = vernier_lifecycle::host_port(base_url) else {
         return Ok(());
     };
-    let taken = std::net::ToSocketAddrs::to_socket_addrs(host_port.as_str())
-        .map(|addresses| {
+    let taken =
+        std::net::ToSocketAddrs::to_socket_addrs(host_port.as_str()).is_ok_and(|addresses| {
             addresses.into_iter().any(|address| {
                 std::net::TcpStream::connect_timeout(
                     &address,
@@ -517,8 +517,7 @@ fn check_port_free(target: &BatteryTarget) -> Result<(), BatteryError> {
                 )
                 .is_ok()
             })
-        })
-        .unwrap_or(false);
+        });
     if taken {
         return Err(RunError::invalid(
             "--launch",
