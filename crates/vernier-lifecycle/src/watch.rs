@@ -185,11 +185,7 @@ impl Watcher<'_> {
     async fn watch(&mut self) -> Result<(), LifecycleError> {
         let interval = vernier_run::seconds("--interval", self.config.interval_s, true)?;
         loop {
-            if self
-                .config
-                .max_probes
-                .is_some_and(|max| self.probe_number >= max)
-            {
+            if self.probes_used_up() {
                 return Ok(());
             }
             let started = Instant::now();
@@ -213,6 +209,13 @@ impl Watcher<'_> {
             self.judge(outcome).await?;
             tokio::time::sleep_until((started + interval).into()).await;
         }
+    }
+
+    /// `--max-probes` probes were sent.
+    fn probes_used_up(&self) -> bool {
+        self.config
+            .max_probes
+            .is_some_and(|max| self.probe_number >= max)
     }
 
     async fn model(&mut self) -> Option<String> {
@@ -414,7 +417,8 @@ impl Watcher<'_> {
                 })?;
                 break true;
             }
-            if acted_at.elapsed() >= limit {
+            // `--max-probes` bounds these probes too: the watch ends at its bound.
+            if acted_at.elapsed() >= limit || self.probes_used_up() {
                 break false;
             }
             tokio::time::sleep_until((probe_started + interval).into()).await;

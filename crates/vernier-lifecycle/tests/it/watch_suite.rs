@@ -557,3 +557,34 @@ async fn a_server_that_wants_a_key_is_a_configuration_error_not_a_hang() {
     assert!(!marker.exists(), "--on-hung never ran");
     sim.shutdown().await;
 }
+
+/// `--max-probes` is a bound on every probe, those sent while waiting for the server to come
+/// back after an action included. Before, the wait after `--on-down` kept probing until
+/// `--ready-timeout` (about 40 probes here) past a bound of 3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_probes_bounds_the_probes_sent_while_waiting_for_the_server_to_come_back() {
+    // A port nothing listens on: every probe finds the server down.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let folder = tempfile::tempdir().expect("tempdir");
+    let marker = folder.path().join("on-down.log");
+    let mut config = config(&format!("http://127.0.0.1:{port}"), &marker);
+    config.interval_s = 0.05;
+    config.failures = 1;
+    config.ready_timeout_s = 2.0;
+    config.on_hung = None;
+    config.on_down = Some(format!("echo down >> '{}'", marker.display()));
+    config.max_probes = Some(3);
+    let outcome = vernier_lifecycle::run_watch(&config, folder.path(), &QuietObserver, None)
+        .await
+        .expect("the watch ends at its bound");
+    let probes = events(&outcome)
+        .iter()
+        .filter(|event| matches!(event, WatchEvent::Probe { .. }))
+        .count();
+    assert!(marker.exists(), "--on-down ran");
+    assert_eq!(probes, 3, "every probe counts against --max-probes");
+    assert_eq!(outcome.summary.probes, 3);
+}
