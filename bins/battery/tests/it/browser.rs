@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use crate::{quick_battery, text, versus};
+use crate::{text, two_quick_batteries, versus};
 
 /// A page that does fetch something (an image of its own origin): the control that shows the
 /// checks below can see a fetch.
@@ -122,15 +122,7 @@ fn load_logged(dir: &Path, name: &str, url: &str, origin: &str) -> Vec<String> {
 #[test]
 fn the_versus_page_renders_its_table_in_chromium_and_fetches_nothing() {
     let dir = tempfile::tempdir().expect("temporary folder");
-    let (a, b, out) = (
-        dir.path().join("a"),
-        dir.path().join("b"),
-        dir.path().join("v"),
-    );
-    for folder in [&a, &b] {
-        let run = quick_battery(folder);
-        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
-    }
+    let (a, b, out) = two_quick_batteries(dir.path());
     let compared = versus(&a, &b, &out);
     assert_eq!(
         compared.status.code(),

@@ -6,7 +6,7 @@ mod launch;
 mod llama;
 mod run;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs the `battery` binary with `args`.
@@ -32,6 +32,17 @@ pub(crate) fn quick_battery(out: &Path) -> Output {
         "--out",
         out,
     ])
+}
+
+/// Two quick batteries of the simulator in `dir` (`a`, `b`), each finished with exit 0, and the
+/// folder their head-to-head goes to (`v`).
+pub(crate) fn two_quick_batteries(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for folder in [&a, &b] {
+        let run = quick_battery(folder);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    }
+    (a, b, dir.join("v"))
 }
 
 /// `battery versus A B --out OUT`.

@@ -1,7 +1,7 @@
 //! A battery against the simulator: one command, every part in its folder, a verdict line, a
 //! resume that keeps what finished, and the head-to-head of two in three formats.
 
-use crate::{battery, battery_json, quick_battery, read_json, text, versus};
+use crate::{battery, battery_json, quick_battery, read_json, text, two_quick_batteries, versus};
 
 #[test]
 fn a_battery_against_the_simulator_finishes_with_one_command_and_a_verdict() {
@@ -74,15 +74,7 @@ fn a_battery_against_the_simulator_finishes_with_one_command_and_a_verdict() {
 #[test]
 fn versus_of_two_batteries_writes_markdown_json_and_html() {
     let dir = tempfile::tempdir().expect("temporary folder");
-    let (a, b, out) = (
-        dir.path().join("a"),
-        dir.path().join("b"),
-        dir.path().join("v"),
-    );
-    for folder in [&a, &b] {
-        let run = quick_battery(folder);
-        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
-    }
+    let (a, b, out) = two_quick_batteries(dir.path());
     let compared = versus(&a, &b, &out);
     let stdout = text(&compared.stdout);
     assert_eq!(
