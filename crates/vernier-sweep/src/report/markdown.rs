@@ -310,6 +310,7 @@ pub fn markdown_report(run: &RunFile) -> String {
             );
         }
     }
+    let _ = writeln!(out, "{}", queue_check(run));
     let failed: u32 = run.cells.iter().map(|c| c.n_failed).sum();
     let infra: u32 = run.cells.iter().map(|c| c.n_infra_attempts).sum();
     let _ = writeln!(
@@ -441,4 +442,44 @@ pub fn markdown_report(run: &RunFile) -> String {
         }
     }
     out
+}
+
+/// Whether streams waited for a slot of the server (its own queue gauge from `/metrics`,
+/// sampled while each cell ran): more streams than slots put the wait inside their TTFT.
+fn queue_check(run: &RunFile) -> String {
+    let sampled: Vec<(&CellSummary, &crate::journal::QueueSamples)> = run
+        .cells
+        .iter()
+        .filter_map(|cell| cell.server_queue.as_ref().map(|queue| (cell, queue)))
+        .collect();
+    if sampled.is_empty() {
+        return "- Server queue: not reported (its `/metrics` has no queue gauge), so a stream waiting for a slot cannot be told from a slow one.".to_owned();
+    }
+    let queued: Vec<String> = sampled
+        .iter()
+        .filter(|(_, queue)| queue.waiting_max > 0.0)
+        .map(|(cell, queue)| {
+            format!(
+                "{} prompt {} c{} (up to {:.0} waiting beside {:.0} running)",
+                cell.workload,
+                cell.prompt_tokens_target,
+                cell.concurrency,
+                queue.waiting_max,
+                queue.running_max
+            )
+        })
+        .collect();
+    if queued.is_empty() {
+        format!(
+            "- Server queue: no request waited for a slot in the {} cells sampled (from `/metrics`).",
+            sampled.len()
+        )
+    } else {
+        format!(
+            "- **Streams queued:** the server held requests waiting for a slot in {} of {} cells sampled: {}. More streams than its slots: their TTFT includes the wait, and per-stream rates are not what one stream gets.",
+            queued.len(),
+            sampled.len(),
+            queued.join(", ")
+        )
+    }
 }

@@ -248,3 +248,34 @@ async fn prefix_cache_hits_make_the_run_invalid_and_say_how_many() {
         "{hit:?}"
     );
 }
+
+/// More streams than the server's slots: the report's checks say the streams queued, with the
+/// server's own counts; one stream on the same server waits for nothing, and the check says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_beyond_the_servers_slots_are_said_to_have_queued() {
+    let sim = start_sim(
+        SimConfig::builder()
+            .decode_step(Duration::from_millis(10))
+            .max_num_seqs(Some(1))
+            .build(),
+    )
+    .await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    // Four streams on one slot: each repetition has requests waiting for its first 1.9 s of
+    // 2.6 s, so the sampler (once a second) sees the queue whatever its phase.
+    let mut four = config(&[Workload::Prose], &[64], &[64], 2);
+    four.concurrency = vec![1, 4];
+    let outcome = run(&sim.base_url(), out.path(), four)
+        .await
+        .expect("the sweep runs");
+    let truth_waited = sim.ground_truth().iter().any(|t| t.queue_ms > 1.0);
+    assert!(truth_waited, "the simulator queued a request");
+    let markdown = read_markdown(&outcome);
+    let check = markdown
+        .lines()
+        .find(|line| line.contains("**Streams queued:**"))
+        .unwrap_or_else(|| panic!("no queue check: {markdown}"));
+    assert!(check.contains("in 1 of 2 cells sampled"), "{check}");
+    assert!(check.contains("prose prompt 64 c4"), "{check}");
+    assert!(!check.contains("c1 "), "{check}");
+}
