@@ -4,9 +4,10 @@
 
 use std::fmt::Write as _;
 
+use vernier_cli::figure;
+
 use crate::budget::{Crossover, Curve};
 use crate::speed::{CellRatio, Metric};
-use crate::versus::glance::figure;
 
 const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 360.0;

@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use crate::versus::glance::{figure, leader, times};
+use vernier_cli::figure;
+
+use crate::versus::glance::{leader, times};
 use crate::versus::{GlanceRow, SuiteVersus, Versus};
 
 /// Escapes a table cell.

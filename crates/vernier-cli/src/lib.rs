@@ -148,6 +148,20 @@ pub fn parse_tokens(text: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{text:?} is not a token count; write it as 4096 or 4k"))
 }
 
+/// A measured figure with decimals only where they matter: `1143`, `85.2`, `3.41`; `—` for a
+/// value that is not finite.
+pub fn figure(value: f64) -> String {
+    if !value.is_finite() {
+        "—".to_owned()
+    } else if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else if value.abs() >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
 /// `n` and its noun, singular for one: `1 repetition`, `3 repetitions`, `0 tries`.
 pub fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

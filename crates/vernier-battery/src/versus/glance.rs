@@ -9,18 +9,7 @@ use crate::side::Side;
 use crate::speed::{CellRatio, Metric};
 use crate::versus::{GlanceRow, SuiteVersus, Versus};
 
-/// A figure with decimals only where they matter: `1143`, `85.2`, `3.41`.
-pub(crate) fn figure(value: f64) -> String {
-    if !value.is_finite() {
-        "—".to_owned()
-    } else if value.abs() >= 100.0 {
-        format!("{value:.0}")
-    } else if value.abs() >= 10.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.2}")
-    }
-}
+use vernier_cli::figure;
 
 /// `1.32×`.
 pub(crate) fn times(ratio: f64) -> String {

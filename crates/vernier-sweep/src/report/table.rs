@@ -211,12 +211,7 @@ fn load(cell: &CellSummary) -> String {
 
 /// A rate with decimals only where they matter: `1143`, `85.2`, `3.41`.
 fn rate(value: Option<f64>) -> String {
-    match value {
-        Some(v) if v.is_finite() && v.abs() >= 100.0 => format!("{v:.0}"),
-        Some(v) if v.is_finite() && v.abs() >= 10.0 => format!("{v:.1}"),
-        Some(v) if v.is_finite() => format!("{v:.2}"),
-        _ => "—".to_owned(),
-    }
+    value.map_or_else(|| "—".to_owned(), vernier_cli::figure)
 }
 
 /// Rows with their first column left-aligned and the rest right-aligned, a rule under the
