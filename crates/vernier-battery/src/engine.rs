@@ -159,6 +159,12 @@ pub async fn run_battery(
     // at the end.
     let mut launched: Option<vernier_lifecycle::LaunchedServer> = None;
     let mut no_server = false;
+    let plumbing = Plumbing {
+        target,
+        command_line: &command_line,
+        observer,
+        interrupt: &interrupt,
+    };
     for index in 0..total {
         if file.parts[index].status == PartStatus::Done {
             continue;
@@ -172,28 +178,17 @@ pub async fn run_battery(
         let began = Instant::now();
         let folder = out.join(part.folder());
         let model = (!file.model.is_empty()).then(|| file.model.clone());
-        let ran = if part != Part::Ready
-            && let Some(command) = &file.config.launch
-            && launched.is_none()
-        {
-            launch(command, target, &out, &interrupt)
-                .await
-                .map(|server| launched = Some(server))
-        } else {
-            Ok(())
-        };
-        let ran = match ran {
-            Ok(()) => {
-                let plumbing = Plumbing {
-                    target,
-                    command_line: &command_line,
-                    observer,
-                    interrupt: &interrupt,
-                };
-                run_part(part, &file.config, &folder, model, &plumbing).await
+        let ran = async {
+            // Every part after `ready` measures the launched server: started before the first.
+            if part != Part::Ready
+                && let Some(command) = &file.config.launch
+                && launched.is_none()
+            {
+                launched = Some(launch(command, target, &out, &interrupt).await?);
             }
-            Err(error) => Err(error),
-        };
+            run_part(part, &file.config, &folder, model, &plumbing).await
+        }
+        .await;
         let entry = &mut file.parts[index];
         entry.seconds += began.elapsed().as_secs_f64();
         match ran {
@@ -263,39 +258,16 @@ async fn run_part(
     model: Option<String>,
     plumbing: &Plumbing<'_>,
 ) -> Result<PartRun, BatteryError> {
-    let Plumbing {
-        target,
-        command_line,
-        observer,
-        interrupt,
-    } = *plumbing;
     match part {
-        Part::Ready => run_ready_part(config, target, folder, command_line, interrupt)
+        Part::Ready => run_ready_part(config, folder, plumbing)
             .await
             .map(PartRun::from),
-        Part::Sweep => run_sweep_part(
-            config,
-            target,
-            folder,
-            model,
-            command_line,
-            observer,
-            interrupt,
-        )
-        .await
-        .map(PartRun::from),
-        _ => run_suite_part(
-            part,
-            config,
-            target,
-            folder,
-            model,
-            command_line,
-            observer,
-            interrupt,
-        )
-        .await
-        .map(PartRun::from),
+        Part::Sweep => run_sweep_part(config, folder, model, plumbing)
+            .await
+            .map(PartRun::from),
+        _ => run_suite_part(part, config, folder, model, plumbing)
+            .await
+            .map(PartRun::from),
     }
 }
 
@@ -467,11 +439,15 @@ impl From<vernier_lifecycle::ReadyOutcome> for PartRun {
 /// stopped after its first token and warm requests.
 async fn run_ready_part(
     config: &BatteryConfig,
-    target: &BatteryTarget,
     folder: &Path,
-    command_line: &[String],
-    interrupt: &SharedInterrupt,
+    plumbing: &Plumbing<'_>,
 ) -> Result<vernier_lifecycle::ReadyOutcome, BatteryError> {
+    let Plumbing {
+        target,
+        command_line,
+        interrupt,
+        ..
+    } = *plumbing;
     let mut ready = vernier_lifecycle::ReadyConfig::default();
     ready.base_url = target.base_url.clone().unwrap_or_default();
     ready.launch.clone_from(&config.launch);
@@ -591,13 +567,16 @@ async fn launch(
 /// The sweep of a battery: the preset's cells, or the journal's on a resume.
 async fn run_sweep_part(
     config: &BatteryConfig,
-    target: &BatteryTarget,
     folder: &Path,
     model: Option<String>,
-    command_line: &[String],
-    observer: &dyn BatteryObserver,
-    interrupt: &SharedInterrupt,
+    plumbing: &Plumbing<'_>,
 ) -> Result<SweepOutcome, BatteryError> {
+    let Plumbing {
+        target,
+        command_line,
+        observer,
+        interrupt,
+    } = *plumbing;
     let journal = folder.join("journal.jsonl");
     let start = if journal.exists() {
         SweepStart::Resume {
@@ -651,20 +630,19 @@ async fn run_sweep_part(
 
 /// A suite of a battery: the bundled suite (its chosen categories), the probe or the long
 /// context suite; its own journal on a resume.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the part, its sizes, its target and its plumbing"
-)]
 async fn run_suite_part(
     part: Part,
     config: &BatteryConfig,
-    target: &BatteryTarget,
     folder: &Path,
     model: Option<String>,
-    command_line: &[String],
-    observer: &dyn BatteryObserver,
-    interrupt: &SharedInterrupt,
+    plumbing: &Plumbing<'_>,
 ) -> Result<HardsuiteOutcome, BatteryError> {
+    let Plumbing {
+        target,
+        command_line,
+        observer,
+        interrupt,
+    } = *plumbing;
     let mut run = RunConfig::default();
     run.base_url.clone_from(&target.base_url);
     run.api_key_env.clone_from(&target.api_key_env);
