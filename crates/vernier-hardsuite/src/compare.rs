@@ -15,6 +15,7 @@ pub use vernier_stats::ClusteredDifference;
 use vernier_stats::{
     Interval, clustered_paired_difference, mcnemar_exact, mcnemar_mid_p, median,
     min_detectable_difference, newcombe_independent, newcombe_paired, paired_bootstrap_diff,
+    paired_sample_size_for_power,
 };
 use vernier_tasks::{Category, OutcomeKind};
 
@@ -22,6 +23,9 @@ use crate::error::HardsuiteError;
 use crate::report::{round_count, thousands};
 use crate::results::{ResultsFile, difference_half_width_points};
 use crate::task_results::{CONFIDENCE, SampleResult};
+
+mod differences;
+pub use differences::{instance_differences, setting_differences};
 
 /// Power at which [`Comparison::min_detectable_difference`] is computed.
 pub const POWER: f64 = 0.8;
@@ -176,122 +180,16 @@ pub struct Comparison {
     /// With `unpaired`: Newcombe's interval for two independent proportions (method 10) on
     /// each run's own scored samples.
     pub newcombe_independent: Option<Interval>,
+    /// Share of paired items on which the runs disagree (only A or only B solved it).
+    pub discordance: Option<f64>,
+    /// Items per arm to detect a difference of 2 and of 5 points with 80% power (5%
+    /// two-sided) at the observed discordance (Connor 1987); empty unpaired, or when the runs
+    /// disagree on too few items to plan from.
+    pub items_for_power: Vec<(f64, u64)>,
 }
 
-/// How the instances of two runs differ: their draws (level, seed), and every task both
-/// hold whose recorded parameters differ. Empty when they are the same instances.
-pub fn instance_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
-    let mut differences = Vec::new();
-    let show = |draw: Option<vernier_tasks::Draw>| {
-        draw.map_or_else(|| "a suite file".to_owned(), |d| d.to_string())
-    };
-    if a.draw != b.draw {
-        differences.push(format!("A {}, B {}", show(a.draw), show(b.draw)));
-    }
-    let b_tasks: HashMap<&str, _> = b.tasks.iter().map(|t| (t.id.as_str(), t)).collect();
-    let changed: Vec<&str> = a
-        .tasks
-        .iter()
-        .filter_map(|task_a| {
-            let task_b = b_tasks.get(task_a.id.as_str())?;
-            match (&task_a.instance, &task_b.instance) {
-                (Some(x), Some(y)) if x.parameters != y.parameters => Some(task_a.id.as_str()),
-                _ => None,
-            }
-        })
-        .collect();
-    if !changed.is_empty() {
-        differences.push(format!("different parameters in {}", changed.join(", ")));
-    }
-    let context_seed = |run: &ResultsFile| run.context.as_ref().and_then(|c| c.seed);
-    if context_seed(a) != context_seed(b) {
-        let show = |seed: Option<u64>| seed.map_or_else(|| "none".to_owned(), |s| s.to_string());
-        differences.push(format!(
-            "context needles and haystacks drawn from seed {} in A, {} in B",
-            show(context_seed(a)),
-            show(context_seed(b))
-        ));
-    }
-    differences
-}
-
-/// Every difference in how two runs were made besides their instances, one phrase each.
-pub fn setting_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
-    let mut differences = Vec::new();
-    for category in [
-        Category::Math,
-        Category::Code,
-        Category::Tools,
-        Category::Context,
-    ] {
-        let budgets = |run: &ResultsFile| {
-            let mut values: Vec<u32> = run
-                .tasks
-                .iter()
-                .filter(|t| t.category == category)
-                .flat_map(|t| t.samples.iter().map(|s| s.budget_tokens))
-                .collect();
-            values.sort_unstable();
-            values.dedup();
-            values
-        };
-        let (x, y) = (budgets(a), budgets(b));
-        if !x.is_empty() && !y.is_empty() && x != y {
-            let show = |v: &[u32]| {
-                v.iter()
-                    .map(|b| thousands(u64::from(*b)))
-                    .collect::<Vec<_>>()
-                    .join("/")
-            };
-            differences.push(format!(
-                "{category} budget: A {} tokens, B {} tokens",
-                show(&x),
-                show(&y)
-            ));
-        }
-    }
-    if a.sampling != b.sampling {
-        differences.push(format!("sampling: A {:?}, B {:?}", a.sampling, b.sampling));
-    }
-    if a.extra_body != b.extra_body {
-        let show = |v: &Option<serde_json::Value>| {
-            v.as_ref()
-                .map_or_else(|| "none".to_owned(), ToString::to_string)
-        };
-        differences.push(format!(
-            "extra body: A {}, B {}",
-            show(&a.extra_body),
-            show(&b.extra_body)
-        ));
-    }
-    if a.samples != b.samples {
-        differences.push(format!(
-            "samples per task: A {}, B {}",
-            a.samples, b.samples
-        ));
-    }
-    let rerun = |run: &ResultsFile| run.after_rerun.as_ref().and_then(|s| s.rerun_budget);
-    if rerun(a) != rerun(b) {
-        let show =
-            |v: Option<u32>| v.map_or_else(|| "none".to_owned(), |b| thousands(u64::from(b)));
-        differences.push(format!(
-            "re-run budget: A {}, B {}",
-            show(rerun(a)),
-            show(rerun(b))
-        ));
-    }
-    if a.suite != b.suite {
-        differences.push(format!("suite: A {}, B {}", a.suite, b.suite));
-    }
-    if a.self_checked != b.self_checked {
-        differences.push(format!(
-            "self-check: A {}, B {}",
-            if a.self_checked { "passed" } else { "skipped" },
-            if b.self_checked { "passed" } else { "skipped" }
-        ));
-    }
-    differences
-}
+/// Differences, in points, for which [`Comparison::items_for_power`] plans.
+pub const PLANNED_DIFFERENCES: [f64; 2] = [2.0, 5.0];
 
 fn scored(samples: &[SampleResult]) -> HashMap<u32, &SampleResult> {
     samples
@@ -491,6 +389,19 @@ pub fn compare_with(
     )
     .ok()
     .filter(|_| !unpaired);
+    let discordance = (!unpaired && n_items > 0).then(|| (only_a + only_b) as f64 / n_items as f64);
+    let items_for_power: Vec<(f64, u64)> = discordance
+        .map(|psi| {
+            PLANNED_DIFFERENCES
+                .iter()
+                .filter_map(|points| {
+                    paired_sample_size_for_power(points / 100.0, psi, CONFIDENCE, POWER)
+                        .ok()
+                        .map(|n| (*points, n))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let pooled = f64::midpoint(pass_rate_a, pass_rate_b).clamp(0.01, 0.99);
     let n_units = n_tasks as u64;
     let min_detectable = min_detectable_difference(n_units, pooled, CONFIDENCE, POWER, None)
@@ -530,6 +441,8 @@ pub fn compare_with(
         instance_differences,
         setting_differences: setting_differences(a, b),
         newcombe_independent,
+        discordance,
+        items_for_power,
     })
 }
 
@@ -659,6 +572,7 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
         c.n_tasks,
         c.min_detectable_difference * 100.0
     ));
+    lines.extend(power_line(c));
     lines.push(if clustered {
         format!(
             "With {} tasks (samples averaged per task), the 95% interval on a difference is \
@@ -680,6 +594,29 @@ fn summary_lines(c: &Comparison) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The items per arm a larger run needs, at the discordance these two runs show.
+fn power_line(c: &Comparison) -> Option<String> {
+    let psi = c.discordance?;
+    let plans: Vec<String> = c
+        .items_for_power
+        .iter()
+        .map(|(points, n)| format!("{points:.0} points: {} per arm", thousands(*n)))
+        .collect();
+    Some(if plans.is_empty() {
+        format!(
+            "the runs disagree on {:.1}% of the items: too few to plan a larger run from",
+            psi * 100.0
+        )
+    } else {
+        format!(
+            "items to detect a difference with 80% power (5% two-sided) at the observed \
+             discordance of {:.1}% (Connor 1987): {}",
+            psi * 100.0,
+            plans.join(", ")
+        )
+    })
 }
 
 /// The interval on the difference and the test: Newcombe and `McNemar` with one paired item

@@ -73,6 +73,9 @@ pub struct SuiteSelection {
     /// and the bundled tool tasks) instead, drawn from this seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<u64>,
+    /// A standard dataset (`--dataset KIND --dataset-file PATH`) instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<crate::dataset_run::DatasetSelection>,
     /// How video tasks send their clips (`--video-as`).
     #[serde(default, skip_serializing_if = "VideoAs::is_default")]
     pub video_as: VideoAs,

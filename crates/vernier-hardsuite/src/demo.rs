@@ -31,19 +31,84 @@ pub enum ScriptedKind {
     NoAnswer,
     /// The expected call, twice.
     ExtraCalls,
+    /// A dataset question answered right in the form of the fallback rule with this index
+    /// (1 to 3: `answer_label`, `bold_or_boxed`, `last_line_letter` for a choice;
+    /// `final_answer_is`, `answer_label`, `gsm8k_hashes` for a final answer).
+    RightByFallback(usize),
 }
 
 impl ScriptedKind {
     /// The outcome the grader must give this reply.
     pub fn expected_outcome(self) -> OutcomeKind {
         match self {
-            Self::Right | Self::RightAfterDrop => OutcomeKind::Pass,
+            Self::Right | Self::RightAfterDrop | Self::RightByFallback(_) => OutcomeKind::Pass,
             Self::Wrong => OutcomeKind::Wrong,
             Self::CutOffInReasoning => OutcomeKind::CutOff,
             Self::NoAnswer => OutcomeKind::NoAnswer,
             Self::ExtraCalls => OutcomeKind::ExtraCalls,
         }
     }
+
+    /// The extraction rule that must read a dataset reply of this kind (`choice`: a
+    /// multiple-choice question); `None` where no answer is read.
+    pub fn expected_rule(self, choice: bool) -> Option<&'static str> {
+        let rules = if choice {
+            vernier_tasks::CHOICE_RULES
+        } else {
+            vernier_tasks::FINAL_RULES
+        };
+        match self {
+            Self::Right | Self::RightAfterDrop | Self::Wrong => Some(rules[0]),
+            Self::RightByFallback(index) => rules.get(index).copied(),
+            _ => None,
+        }
+    }
+}
+
+/// Dataset questions, by place: right in the strict form after `**Question:**` headings in the
+/// reasoning and the content (what a harness stopping at "Question:" would cut), then each
+/// fallback form, one wrong, one cut off, one without an answer, cycling every 8.
+fn dataset_kind(place: usize) -> ScriptedKind {
+    match place % 8 {
+        1 | 0 => ScriptedKind::Right,
+        2 => ScriptedKind::RightByFallback(1),
+        3 => ScriptedKind::Wrong,
+        4 => ScriptedKind::RightByFallback(2),
+        5 => ScriptedKind::CutOffInReasoning,
+        6 => ScriptedKind::RightByFallback(3),
+        _ => ScriptedKind::NoAnswer,
+    }
+}
+
+/// The scripted content of a dataset question.
+fn dataset_content(checker: &Checker, kind: ScriptedKind) -> String {
+    let headings = "**Question:** what is asked here?\nQuestion: which option fits best?\n\
+                    Going through each one in turn.\n";
+    let (answer, choice) = match checker {
+        Checker::Choice { gold, n_options } => {
+            let index = if kind == ScriptedKind::Wrong {
+                (gold + 1) % n_options
+            } else {
+                *gold
+            };
+            (vernier_tasks::choice_letter(index).to_string(), true)
+        }
+        Checker::FinalAnswer(gold) if kind == ScriptedKind::Wrong => (format!("{gold}1"), false),
+        Checker::FinalAnswer(gold) => (gold.clone(), false),
+        _ => (String::new(), false),
+    };
+    let ending = match (kind, choice) {
+        (ScriptedKind::NoAnswer, _) => "I cannot decide between them.".to_owned(),
+        (ScriptedKind::RightByFallback(1), true) => format!("**Answer:** ({answer})"),
+        (ScriptedKind::RightByFallback(2), true) => format!("I pick **{answer}**."),
+        (ScriptedKind::RightByFallback(3), true) => format!("So, finally:\n({answer})"),
+        (ScriptedKind::RightByFallback(1), false) => format!("The final answer is {answer}"),
+        (ScriptedKind::RightByFallback(2), false) => format!("Answer: {answer}"),
+        (ScriptedKind::RightByFallback(3), false) => format!("#### {answer}"),
+        (_, true) => format!("the answer is ({answer})."),
+        (_, false) => format!("The final answer is $\\boxed{{{answer}}}$."),
+    };
+    format!("{headings}{ending}")
 }
 
 /// One task's scripted reply and the outcome it must get.
@@ -63,6 +128,7 @@ pub struct ScriptedTask {
 /// wrong, so a ladder run has a known score per level.
 pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
     let (mut n_math, mut n_code, mut n_calls, mut n_vision, mut n_video) = (0, 0, 0, 0, 0);
+    let mut n_dataset = 0;
     let math_total = suite
         .tasks
         .iter()
@@ -79,6 +145,10 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
         .map(|task| {
             let kind = match (&task.category, &task.checker) {
                 (Category::Context, _) => context_kind(task),
+                (Category::Dataset, _) => {
+                    n_dataset += 1;
+                    dataset_kind(n_dataset)
+                }
                 (Category::Vision, _) => {
                     n_vision += 1;
                     media_kind(n_vision)
@@ -274,6 +344,13 @@ fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
         Checker::NoCall { must_mention } => {
             ScriptReply::text(format!("The answer is {must_mention}."))
         }
+        Checker::Choice { .. } | Checker::FinalAnswer(_) => ScriptReply::text(dataset_content(
+            &task.checker,
+            kind,
+        ))
+        .with_reasoning(
+            "**Question:** restated in my own words.\nQuestion: what would rule each option out?",
+        ),
         _ => ScriptReply::text("no script for this checker"),
     }
 }

@@ -687,6 +687,12 @@ fn open_journal(
             context_limit: plan.settings.context_fit.limit.clone(),
             context_dropped: plan.settings.context_fit.dropped.clone(),
             shared_capacity,
+            dataset: crate::dataset_run::record_of(
+                plan.settings.dataset.as_ref(),
+                plan.settings.flags.dataset,
+                plan.suite,
+            )?
+            .map(Box::new),
         }))?;
     }
     Ok((journal, finished, kept_attempts))

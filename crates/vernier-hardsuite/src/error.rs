@@ -26,6 +26,9 @@ pub enum HardsuiteError {
     /// server, a client or simulator that did not start ([`vernier_run::RunError`]).
     #[error(transparent)]
     Run(#[from] vernier_run::RunError),
+    /// A dataset file could not be read, or its draw cannot be made.
+    #[error(transparent)]
+    Dataset(#[from] vernier_tasks::DatasetError),
     /// A user-defined suite file could not be loaded.
     #[error(transparent)]
     Suite(#[from] vernier_tasks::SuiteError),
@@ -111,7 +114,7 @@ impl HardsuiteError {
             Self::Run(error) => error.exit_code(),
             #[cfg(feature = "engine")]
             Self::SelfCheck(_) => exit_code::SELF_CHECK_FAILED,
-            Self::DifferentInstances { .. } => exit_code::USAGE,
+            Self::DifferentInstances { .. } | Self::Dataset(_) => exit_code::USAGE,
             _ => exit_code::FAILURE,
         }
     }

@@ -90,6 +90,9 @@ pub struct BudgetFlags {
     /// `--budget-video`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<u32>,
+    /// `--budget-dataset`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<u32>,
 }
 
 impl BudgetFlags {
@@ -102,6 +105,7 @@ impl BudgetFlags {
             Category::Context => self.context,
             Category::Vision => self.vision,
             Category::Video => self.video,
+            Category::Dataset => self.dataset,
             _ => None,
         }
     }
@@ -208,6 +212,9 @@ pub struct RunHeader {
     /// request was in flight at once: the requests in flight were kept within it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_capacity: Option<RecordedCapacity>,
+    /// A dataset run: the selection, the file's digest, the records left out and the drawn ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<Box<crate::dataset_run::DatasetRecord>>,
 }
 
 /// The KV cache a server's requests share.
@@ -382,6 +389,9 @@ pub struct AttemptRecord {
     /// (absent when it did not wait).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub room_wait_ms: Option<f64>,
+    /// For a dataset question: the extraction rule that read the answer (`answer_is`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// The wait after a rate-limited try.

@@ -58,6 +58,8 @@ mod context_fit;
 mod context_report;
 #[cfg(feature = "engine")]
 mod context_run;
+mod dataset_report;
+mod dataset_run;
 #[cfg(feature = "engine")]
 mod demo;
 #[cfg(feature = "engine")]
@@ -87,9 +89,9 @@ mod show;
 mod task_results;
 
 pub use compare::{
-    ClusteredDifference, CompareOptions, Comparison, POWER, TaskComparison, compare, compare_files,
-    compare_with, instance_differences, render_comparison, render_comparison_markdown,
-    setting_differences,
+    ClusteredDifference, CompareOptions, Comparison, PLANNED_DIFFERENCES, POWER, TaskComparison,
+    compare, compare_files, compare_with, instance_differences, render_comparison,
+    render_comparison_markdown, setting_differences,
 };
 #[cfg(feature = "engine")]
 pub use config::{
@@ -99,6 +101,9 @@ pub use config::{
 pub use context_report::{
     ContextCell, ContextLength, ContextReport, render_context_markdown, render_context_svg,
 };
+pub use dataset_report::RuleCount;
+pub use dataset_report::{DatasetReport, SubjectScore, render_dataset_markdown};
+pub use dataset_run::{DatasetRecord, DatasetSelection, DrawnQuestion, dataset_differences};
 #[cfg(feature = "engine")]
 pub use demo::{
     DEMO_CONTEXT_LIMIT, DEMO_CONTEXT_MISS_DEPTH, DEMO_CONTEXT_MISS_FROM,
@@ -135,7 +140,7 @@ pub use selection::{load_suite, render_self_check, self_check_suite};
 #[cfg(feature = "engine")]
 pub use show::{ShowRequest, render_show};
 pub use task_results::{CONFIDENCE, SampleResult, TaskResult};
-pub use vernier_tasks::{Draw, Instance, Redraw};
+pub use vernier_tasks::{DatasetKind, DatasetSampling, Draw, Instance, Redraw};
 
 pub use results::validity as suite_validity;
 

@@ -103,6 +103,7 @@ pub fn audit(results: &ResultsFile, replies: &[ReplyRecord]) -> Audit {
     let mut code_details: Vec<&str> = Vec::new();
     let (mut tool_samples, mut tool_no_call) = (0, 0);
     let (mut context_no_answers, mut context_unlined) = (0, 0);
+    let (mut headed, mut headed_passed) = (0, 0);
     for task in &results.tasks {
         for sample in &task.samples {
             let tries = replies_of(replies, &task.id, sample.sample);
@@ -134,6 +135,14 @@ pub fn audit(results: &ResultsFile, replies: &[ReplyRecord]) -> Audit {
                 Category::Tools => {
                     tool_samples += 1;
                     tool_no_call += usize::from(sample.detail == "no_call");
+                }
+                Category::Dataset
+                    if tries
+                        .last()
+                        .is_some_and(|reply| writes_question_headings(&reply.content)) =>
+                {
+                    headed += 1;
+                    headed_passed += usize::from(sample.outcome == OutcomeKind::Pass);
                 }
                 Category::Context if sample.outcome == OutcomeKind::NoAnswer => {
                     context_no_answers += 1;
@@ -167,12 +176,25 @@ pub fn audit(results: &ResultsFile, replies: &[ReplyRecord]) -> Audit {
             "{context_unlined} of {context_no_answers} context no_answer replies state a 7-digit code without the `ANSWER:` line: the model may find the needle but not follow the answer format (the score stands: only the ANSWER line is graded); read them with `hardsuite show OUT --all-failures`"
         ));
     }
+    if headed > 0 {
+        flags.push(format!(
+            "{headed} dataset replies write \"Question:\" headings inside their answer ({headed_passed} of them passed): a harness that stops generation at \"Question:\" would have cut them off before their answer and scored them wrong; this run sends no stop sequence"
+        ));
+    }
     if tool_samples >= 2 && tool_no_call == tool_samples {
         flags.push(
             "every tool task ended without a tool call: the server may not pass tools to the model (llama.cpp needs --jinja; vLLM --enable-auto-tool-choice and a tool-call parser)".to_owned(),
         );
     }
     Audit { evidence, flags }
+}
+
+/// Whether a reply has a line that opens with a "Question:" heading (Markdown marks allowed).
+fn writes_question_headings(content: &str) -> bool {
+    content.lines().any(|line| {
+        line.trim_start_matches(|c: char| c.is_whitespace() || "*_#>`".contains(c))
+            .starts_with("Question:")
+    })
 }
 
 #[cfg(test)]

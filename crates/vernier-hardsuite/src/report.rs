@@ -381,6 +381,10 @@ fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
         let _ = writeln!(out);
         out.push_str(&crate::context_report::render_context_markdown(context));
     }
+    if let Some(dataset) = &results.dataset {
+        let _ = writeln!(out);
+        out.push_str(&crate::dataset_report::render_dataset_markdown(dataset));
+    }
 }
 
 /// The Markdown report (`report.md`).

@@ -212,6 +212,12 @@ pub struct ResultsFile {
     /// server kind or `/version`); absent when nothing did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub identity_changes: Vec<String>,
+    /// The dataset view (a run of `--dataset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<crate::dataset_report::DatasetReport>,
+    /// The dataset run's record (file digest, drawn ids), for pairing in `compare`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset_record: Option<crate::dataset_run::DatasetRecord>,
     /// The run's verdict with each reason ([`crate::suite_validity`]).
     #[serde(default)]
     pub validity: vernier_run::Verdict,
@@ -346,6 +352,7 @@ impl ResultsFile {
             .map(|budget| scoreboard(&tasks, Some(budget), clustered, merged_with_rerun));
         let n_tasks = tasks.len() as f64;
         let context = crate::context_report::ContextReport::of(header, &tasks);
+        let dataset = crate::dataset_report::DatasetReport::of(header, &tasks);
         Self {
             schema_version: RESULTS_SCHEMA_VERSION,
             suite: header.suite.clone(),
@@ -369,6 +376,8 @@ impl ResultsFile {
             ran_alone: RanAlone::of(attempts),
             shared_cache: SharedCache::of(header, attempts),
             identity_changes: Vec::new(),
+            dataset,
+            dataset_record: header.dataset.as_deref().cloned(),
             validity: vernier_run::Verdict::default(),
         }
         .with_validity()
@@ -487,6 +496,7 @@ fn scoreboard(
         Category::Context,
         Category::Vision,
         Category::Video,
+        Category::Dataset,
     ] {
         let members: Vec<_> = per_task
             .iter()

@@ -496,6 +496,7 @@ impl Runner<'_> {
         record.outcome = outcome.kind;
         record.detail = outcome.detail;
         record.answer = outcome.provisional_answer;
+        record.rule = outcome.rule;
         // The reply and what the grader saw go on file before the try's journal line.
         if let Err(error) = self.keep_reply(&record, accumulated, false, outcome.evidence) {
             record.outcome = OutcomeKind::Infra;
@@ -745,6 +746,7 @@ fn empty_record(
         server_message: None,
         alone: None,
         room_wait_ms: None,
+        rule: None,
     }
 }
 

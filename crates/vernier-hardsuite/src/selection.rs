@@ -26,6 +26,7 @@ pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
         selection.tasks.as_deref(),
         selection.context.as_ref().map(|context| &context.plan),
         Generated::of(selection),
+        selection.dataset.as_ref(),
     )
 }
 
@@ -71,12 +72,25 @@ impl Generated {
 /// A selection that names two suites at once, or a context plan that cannot be drawn.
 pub(crate) fn check_selection(selection: &SuiteSelection) -> Result<(), HardsuiteError> {
     let generated = Generated::of(selection).count();
-    if generated + usize::from(selection.context.is_some()) + usize::from(selection.suite.is_some())
+    if generated
+        + usize::from(selection.context.is_some())
+        + usize::from(selection.suite.is_some())
+        + usize::from(selection.dataset.is_some())
         > 1
     {
         return Err(HardsuiteError::invalid(
-            "--suite",
-            "name one suite: context, vision, video, probe or a suite file",
+            if selection.dataset.is_some() {
+                "--dataset"
+            } else {
+                "--suite"
+            },
+            "name one suite: context, vision, video, probe, a suite file or a dataset",
+        ));
+    }
+    if selection.dataset.is_some() && selection.draw.is_some() {
+        return Err(HardsuiteError::invalid(
+            "--level",
+            "a dataset has no levels; --seed draws its questions, so drop --level",
         ));
     }
     if !selection.video_as.is_default() && selection.video.is_none() && selection.probe.is_none() {
@@ -117,9 +131,17 @@ pub(crate) fn load_suite_from(
     selected: Option<&[String]>,
     context: Option<&ContextPlan>,
     generated: Generated,
+    dataset: Option<&crate::dataset_run::DatasetSelection>,
 ) -> Result<Suite, HardsuiteError> {
     debug_assert!(generated.count() <= 1);
-    let mut suite = match (generated.suite(), suite_path, draw) {
+    let dataset_budget = budgets
+        .dataset
+        .unwrap_or(vernier_tasks::DEFAULT_DATASET_BUDGET);
+    let from_dataset = dataset
+        .map(|selection| crate::dataset_run::dataset_suite_of(selection, dataset_budget))
+        .transpose()?
+        .map(|(suite, _)| suite);
+    let mut suite = match (from_dataset.or_else(|| generated.suite()), suite_path, draw) {
         (Some(suite), _, _) => suite,
         _ if context.is_some() => {
             let plan = context.cloned().unwrap_or_default();

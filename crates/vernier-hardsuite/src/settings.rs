@@ -120,6 +120,8 @@ pub(crate) struct Settings {
     pub(crate) generated: Generated,
     /// How video tasks send their clips.
     pub(crate) video_as: VideoAs,
+    /// A dataset run's selection.
+    pub(crate) dataset: Option<crate::dataset_run::DatasetSelection>,
     /// The server's context and the lengths left out for it (a new context run).
     pub(crate) context_fit: ContextFit,
 }
@@ -158,6 +160,13 @@ pub(crate) fn settings(
                     probe: header.probe_seed,
                 },
                 video_as: header.video_as,
+                dataset: match &header.dataset {
+                    Some(record) => {
+                        crate::dataset_run::check_unchanged(record)?;
+                        Some(record.selection.clone())
+                    }
+                    None => None,
+                },
                 context_fit: ContextFit {
                     limit: header.context_limit.clone(),
                     dropped: header.context_dropped.clone(),
@@ -172,6 +181,7 @@ pub(crate) fn settings(
                 &config.suite.context,
             ) {
                 (_, _, Some(_)) => None,
+                _ if config.suite.dataset.is_some() => None,
                 (None, None, None) => Some(Draw::BUNDLED),
                 (_, draw, None) => draw,
             },
@@ -192,6 +202,7 @@ pub(crate) fn settings(
                 .map(|context| (context.plan, context.lengths_given)),
             generated: Generated::of(&config.suite),
             video_as: config.suite.video_as,
+            dataset: config.suite.dataset.clone(),
             context_fit: ContextFit::default(),
         },
     })
@@ -206,5 +217,6 @@ pub(crate) fn settings_suite(settings: &Settings) -> Result<Suite, HardsuiteErro
         settings.selected.as_deref(),
         settings.context.as_ref().map(|(plan, _)| plan),
         settings.generated,
+        settings.dataset.as_ref(),
     )
 }

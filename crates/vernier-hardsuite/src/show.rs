@@ -199,6 +199,11 @@ pub fn render_show(out_dir: &Path, request: &ShowRequest) -> Result<String, Hard
         vision: journal.header.vision_seed,
         video: journal.header.video_seed,
         probe: journal.header.probe_seed,
+        dataset: journal
+            .header
+            .dataset
+            .as_ref()
+            .map(|record| record.selection.clone()),
         ..SuiteSelection::default()
     };
     let listed = crate::selection::load_suite(&selection)

@@ -22,6 +22,9 @@ pub struct SampleResult {
     pub detail: String,
     /// The extracted answer.
     pub answer: Option<String>,
+    /// For a dataset question: the extraction rule that read the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     /// `max_tokens` sent.
     pub budget_tokens: u32,
     /// Completion tokens.
@@ -87,6 +90,7 @@ pub(crate) fn final_sample(sample: u32, tries: &[&AttemptRecord]) -> Option<Samp
         outcome: chosen.outcome,
         detail: chosen.detail.clone(),
         answer: chosen.answer.clone(),
+        rule: chosen.rule.clone(),
         budget_tokens: chosen.budget_tokens,
         completion_tokens: chosen.completion_tokens,
         token_source: chosen.token_source.clone(),

@@ -61,6 +61,8 @@ pub use mcnemar::{mcnemar_exact, mcnemar_mid_p};
 pub use normal::{
     normal_interval, normal_quantile, paired_difference_half_width, z_for_confidence,
 };
-pub use planning::{min_detectable_difference, sample_size_for_half_width};
+pub use planning::{
+    min_detectable_difference, paired_sample_size_for_power, sample_size_for_half_width,
+};
 pub use proportion::{newcombe_independent, newcombe_paired, wilson};
 pub use splitmix::SplitMix64;

@@ -123,6 +123,60 @@ pub fn sample_size_for_half_width(
     Ok(size as u64)
 }
 
+/// Items per arm (both arms on the same items) for a two-sided test at level 1 − `confidence`
+/// to detect a true difference `difference` (a proportion: 0.02 for two points) with
+/// probability `power`, when the arms disagree on a share `discordance` of the items:
+///
+/// n = ⌈(z₁₋α/₂·√ψ + z₁₋β·√(ψ − δ²))² / δ²⌉
+///
+/// (Connor, R. J. (1987), "Sample size for testing differences in proportions for the
+/// paired-sample design", *Biometrics* 43, 207–211, eq. 3), the power of `McNemar`'s test.
+/// The discordance must exceed δ² (the arms must disagree on more items than the difference
+/// needs).
+pub fn paired_sample_size_for_power(
+    difference: f64,
+    discordance: f64,
+    confidence: f64,
+    power: f64,
+) -> Result<u64> {
+    const WHAT: &str = "a paired sample size";
+    check_open_unit(power, "power", WHAT)?;
+    if !(difference > 0.0 && difference < 1.0) {
+        return Err(StatsError::OutOfRange {
+            what: WHAT,
+            name: "difference",
+            value: difference,
+            range: "(0, 1)",
+        });
+    }
+    if !(discordance > difference * difference && discordance <= 1.0) {
+        return Err(StatsError::OutOfRange {
+            what: WHAT,
+            name: "discordance",
+            value: discordance,
+            range: "(difference², 1]",
+        });
+    }
+    let z_alpha = two_sided_z(confidence, WHAT)?;
+    let z_power = normal_quantile(power);
+    let root =
+        z_alpha * discordance.sqrt() + z_power * (discordance - difference * difference).sqrt();
+    let exact = root * root / (difference * difference);
+    let size = (exact - 1e-9).ceil().max(1.0);
+    if size >= MAX_ITEMS {
+        return Err(StatsError::TooLarge {
+            what: WHAT,
+            value: size,
+        });
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "size is a positive integer-valued float below 2^53"
+    )]
+    Ok(size as u64)
+}
+
 /// Sizes above 2⁵³ are not exact in `f64`; no benchmark plans that many items.
 const MAX_ITEMS: f64 = 9_007_199_254_740_992.0;
 

@@ -60,7 +60,7 @@ fn last_answer_line(content: &str) -> Option<(usize, String)> {
 }
 
 /// The byte offset and inner text of the last `\boxed{...}` with balanced braces.
-fn last_boxed(content: &str) -> Option<(usize, String)> {
+pub(crate) fn last_boxed(content: &str) -> Option<(usize, String)> {
     let mut found = None;
     let mut search_from = 0;
     while let Some(relative) = content[search_from..].find("\\boxed{") {
@@ -75,7 +75,7 @@ fn last_boxed(content: &str) -> Option<(usize, String)> {
 }
 
 /// The text up to the brace that closes an already opened `{`.
-fn balanced_inner(text: &str) -> Option<&str> {
+pub(crate) fn balanced_inner(text: &str) -> Option<&str> {
     let mut depth = 1_usize;
     for (index, character) in text.char_indices() {
         match character {

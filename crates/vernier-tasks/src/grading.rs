@@ -32,7 +32,7 @@ impl Task {
         };
         let grade = grader.grade(&code_check.submission(code.clone())).await;
         let mut outcome = outcome_from_grade(&grade);
-        outcome.evidence = Some(GradeEvidence::of(&grade, code));
+        outcome.evidence = Some(GradeEvidence::of(&grade, code_check.graded_program(&code)));
         outcome
     }
 
@@ -73,10 +73,83 @@ impl Task {
                 }
                 check_no_call(must_mention, reply)
             }
+            Checker::Choice { gold, n_options } => check_choice(reply, *gold, *n_options),
+            Checker::FinalAnswer(gold) => check_final(reply, gold),
             #[cfg(feature = "grader")]
             Checker::Code(_) => return None,
         })
     }
+}
+
+/// A multiple-choice reply: the option read by the first rule that matches.
+fn check_choice(reply: &Reply, gold: usize, n_options: usize) -> Outcome {
+    let read = crate::dataset::extract_choice(&reply.content);
+    let mut outcome = if reply.finish_reason.as_deref() == Some("length") {
+        Outcome::cut_off(read.as_ref().map(|read| read.answer.clone()))
+    } else {
+        match &read {
+            None => Outcome::new(OutcomeKind::NoAnswer, "no_answer"),
+            Some(read) => {
+                let expected = crate::dataset::choice_letter(gold);
+                let index = read
+                    .answer
+                    .bytes()
+                    .next()
+                    .map_or(usize::MAX, |letter| usize::from(letter - b'A'));
+                let mut outcome = if index == gold {
+                    Outcome::new(OutcomeKind::Pass, format!("{expected} by {}", read.rule))
+                } else if index >= n_options {
+                    Outcome::new(
+                        OutcomeKind::Wrong,
+                        format!(
+                            "expected {expected} got {} (not one of the {n_options} options) by {}",
+                            read.answer, read.rule
+                        ),
+                    )
+                } else {
+                    Outcome::new(
+                        OutcomeKind::Wrong,
+                        format!("expected {expected} got {} by {}", read.answer, read.rule),
+                    )
+                };
+                outcome.provisional_answer = Some(read.answer.clone());
+                outcome
+            }
+        }
+    };
+    outcome.rule = read.map(|read| read.rule.to_owned());
+    outcome
+}
+
+/// A final-answer reply: the answer read, normalised, against the normalised gold.
+fn check_final(reply: &Reply, gold: &str) -> Outcome {
+    let read = crate::dataset::extract_final(&reply.content);
+    let mut outcome = if reply.finish_reason.as_deref() == Some("length") {
+        Outcome::cut_off(read.as_ref().map(|read| read.answer.clone()))
+    } else {
+        match &read {
+            None => Outcome::new(OutcomeKind::NoAnswer, "no_answer"),
+            Some(read) => {
+                let same = crate::dataset::normalise_final(&read.answer)
+                    == crate::dataset::normalise_final(gold);
+                let mut outcome = if same {
+                    Outcome::new(
+                        OutcomeKind::Pass,
+                        format!("{} by {}", read.answer, read.rule),
+                    )
+                } else {
+                    Outcome::new(
+                        OutcomeKind::Wrong,
+                        format!("expected {gold:?} got {:?} by {}", read.answer, read.rule),
+                    )
+                };
+                outcome.provisional_answer = Some(read.answer.clone());
+                outcome
+            }
+        }
+    };
+    outcome.rule = read.map(|read| read.rule.to_owned());
+    outcome
 }
 
 #[cfg(feature = "grader")]

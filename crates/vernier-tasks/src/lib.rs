@@ -95,6 +95,7 @@ mod canvas;
 #[cfg(feature = "grader")]
 mod code;
 mod context;
+mod dataset;
 mod error;
 mod family;
 mod grading;
@@ -116,6 +117,15 @@ pub use context::{
     ContextPlan, ContextSpec, DEFAULT_CONTEXT_BUDGET, DEFAULT_DEPTHS, DEFAULT_LENGTHS,
     DEPTH_TOLERANCE_POINTS, Haystack, Needle, Rendered, UNITS_PER_TOKEN_GUESS, context_suite,
     context_task, context_task_ids, find_needles, length_label, prove_context_task,
+};
+#[cfg(feature = "grader")]
+pub use dataset::ProgramTests;
+pub use dataset::{
+    CHOICE_RULES, DEFAULT_DATASET_BUDGET, DEFAULT_SHOTS, DatasetError, DatasetKind,
+    DatasetSampling, DatasetSpec, Extracted, FINAL_RULES, FinalValue, Gold, LeftOut, LoadedDataset,
+    MAX_OPTIONS, Question, choice_letter, dataset_suite, draw_questions, examples_for,
+    extract_choice, extract_final, load_dataset, load_dataset_bytes, normalise_final,
+    question_prompt, question_task,
 };
 pub use error::{SelfCheckError, SelfCheckFailure, SuiteError};
 pub use family::{Draw, Instance, MAX_LEVEL, MIN_LEVEL, Redraw};

@@ -98,10 +98,11 @@ pub async fn self_check(
         probe.common();
         if matches!(
             task.category,
-            Category::Context | Category::Vision | Category::Video
+            Category::Context | Category::Vision | Category::Video | Category::Dataset
         ) {
             let (n_checks, proof_failures) = match task.category {
                 Category::Context => crate::context::prove_context_task(task),
+                Category::Dataset => crate::dataset::prove_dataset_task(task),
                 Category::Vision => crate::vision::prove_vision_task(task),
                 _ => crate::video::prove_video_task(task),
             };
@@ -185,6 +186,9 @@ impl Probe<'_> {
             Checker::Word(_) | Checker::WordList(_) => {
                 self.fail("a word answer belongs to a vision or video task");
             }
+            Checker::Choice { .. } | Checker::FinalAnswer(_) => {
+                self.fail("a dataset answer belongs to a dataset task");
+            }
             Checker::ToolCall { .. } => self.tool_call().await,
             Checker::NoCall { must_mention } => self.no_call(must_mention).await,
             Checker::Code(_) => self.code_offline().await,
@@ -253,6 +257,10 @@ impl Probe<'_> {
                 | (
                     Category::Video,
                     Checker::Integer(_) | Checker::Word(_) | Checker::WordList(_)
+                )
+                | (
+                    Category::Dataset,
+                    Checker::Choice { .. } | Checker::FinalAnswer(_)
                 )
         );
         self.require(consistent, || {

@@ -37,6 +37,8 @@ pub struct Budgets {
     pub vision: u32,
     /// Video tasks (default 2,000).
     pub video: u32,
+    /// Dataset questions.
+    pub dataset: u32,
 }
 
 impl Default for Budgets {
@@ -48,6 +50,7 @@ impl Default for Budgets {
             context: crate::context::DEFAULT_CONTEXT_BUDGET,
             vision: crate::vision::DEFAULT_VISION_BUDGET,
             video: crate::video::DEFAULT_VIDEO_BUDGET,
+            dataset: crate::dataset::DEFAULT_DATASET_BUDGET,
         }
     }
 }
@@ -62,6 +65,7 @@ impl Budgets {
             Category::Context => self.context,
             Category::Vision => self.vision,
             Category::Video => self.video,
+            Category::Dataset => self.dataset,
         }
     }
 
@@ -75,6 +79,7 @@ impl Budgets {
             Category::Context => self.context = tokens,
             Category::Vision => self.vision = tokens,
             Category::Video => self.video = tokens,
+            Category::Dataset => self.dataset = tokens,
         }
         self
     }
@@ -367,7 +372,15 @@ impl TaskEntry {
                     "a code task needs `code` and no `answer`".to_owned(),
                 ));
             }
-            (Category::Tools | Category::Context | Category::Vision | Category::Video, _, _) => {
+            (
+                Category::Tools
+                | Category::Context
+                | Category::Vision
+                | Category::Video
+                | Category::Dataset,
+                _,
+                _,
+            ) => {
                 return Err(invalid(format!(
                     "{} tasks are not supported in suite files; use category math or code",
                     self.category

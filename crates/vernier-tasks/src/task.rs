@@ -27,6 +27,8 @@ pub enum Category {
     Vision,
     /// Questions about generated videos.
     Video,
+    /// Questions of a standard dataset (MMLU-Pro, GSM8K, ...) or a user's own file.
+    Dataset,
 }
 
 impl Category {
@@ -39,6 +41,7 @@ impl Category {
             Self::Context => "context",
             Self::Vision => "vision",
             Self::Video => "video",
+            Self::Dataset => "dataset",
         }
     }
 }
@@ -157,6 +160,9 @@ pub struct CodeCheck {
     pub reference: Option<String>,
     /// Submissions that must fail.
     pub controls: Vec<CodeControl>,
+    /// Lines put before every submission when it is graded (a code dataset's prompt imports);
+    /// empty for the bundled tasks.
+    pub preamble: String,
 }
 
 #[cfg(feature = "grader")]
@@ -173,14 +179,26 @@ impl CodeCheck {
             time_floor,
             reference: None,
             controls: Vec::new(),
+            preamble: String::new(),
         }
     }
 
-    /// A submission of `code` under this check's harness, cases, limits and guards.
+    /// The program graded for `code`: the preamble, then the code.
+    pub fn graded_program(&self, code: &str) -> String {
+        format!("{}{code}", self.preamble)
+    }
+
+    /// A submission of `code` (after the preamble) under this check's harness, cases, limits
+    /// and guards.
     pub fn submission(&self, code: impl Into<String>) -> Submission {
-        Submission::new(code.into(), self.harness.clone(), self.cases.clone())
-            .with_limits(self.limits)
-            .with_guards(self.guards.clone())
+        let code: String = code.into();
+        Submission::new(
+            self.graded_program(&code),
+            self.harness.clone(),
+            self.cases.clone(),
+        )
+        .with_limits(self.limits)
+        .with_guards(self.guards.clone())
     }
 }
 
@@ -276,6 +294,17 @@ pub enum Checker {
     /// The last fenced code block passes the hidden tests.
     #[cfg(feature = "grader")]
     Code(CodeCheck),
+    /// A multiple-choice question: the option read from the reply
+    /// ([`crate::extract_choice`]) is this one.
+    Choice {
+        /// The right option's index (0 is `A`).
+        gold: usize,
+        /// How many options the question has.
+        n_options: usize,
+    },
+    /// A final answer ([`crate::extract_final`]) equal to this one once both are normalised
+    /// ([`crate::normalise_final`]).
+    FinalAnswer(String),
 }
 
 /// A task: prompt, tools on offer, token budget and checker.
@@ -309,6 +338,8 @@ pub struct Task {
     pub vision: Option<crate::vision::VisionSpec>,
     /// A video task: its clips (MP4), the parameters they were drawn from and their gold.
     pub video: Option<crate::video::VideoSpec>,
+    /// A dataset question: the question, its kind and its examples.
+    pub dataset: Option<crate::dataset::DatasetSpec>,
 }
 
 impl Task {
@@ -333,6 +364,7 @@ impl Task {
             context: None,
             vision: None,
             video: None,
+            dataset: None,
         }
     }
 
@@ -498,6 +530,10 @@ pub struct Outcome {
     pub provisional_answer: Option<String>,
     /// For a graded code submission: what the verdict rests on.
     pub evidence: Option<GradeEvidence>,
+    /// For a dataset question: the extraction rule that read the answer (`answer_is`,
+    /// `last_line_letter`, `boxed`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl Outcome {
@@ -508,6 +544,7 @@ impl Outcome {
             detail: detail.into(),
             provisional_answer: None,
             evidence: None,
+            rule: None,
         }
     }
 
@@ -517,6 +554,7 @@ impl Outcome {
             detail: "length".to_owned(),
             provisional_answer,
             evidence: None,
+            rule: None,
         }
     }
 

@@ -4,6 +4,8 @@ mod cli;
 mod clustered;
 mod compare;
 mod context;
+mod dataset;
+mod dataset_files;
 mod evidence;
 mod exit_codes;
 mod hosted;

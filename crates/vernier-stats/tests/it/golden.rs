@@ -424,3 +424,33 @@ fn readme_example_prints_what_it_claims() {
         387
     );
 }
+
+#[test]
+fn paired_sample_size_for_power_matches_connors_formula_by_hand() {
+    // Connor (1987) eq. 3 by hand (python3, statistics.NormalDist): z(0.975) = 1.959964,
+    // z(0.8) = 0.841621; ψ = 0.2, δ = 0.05: (1.959964·√0.2 + 0.841621·√0.1975)² / 0.0025
+    // = (0.876523 + 0.374028)² / 0.0025 = 625.55 → 626 items per arm.
+    assert_eq!(
+        vernier_stats::paired_sample_size_for_power(0.05, 0.2, 0.95, 0.8).expect("valid"),
+        626
+    );
+    assert!(vernier_stats::paired_sample_size_for_power(0.05, 0.002, 0.95, 0.8).is_err());
+}
+
+#[test]
+fn the_seeds_700_per_arm_is_a_four_point_interval_not_a_two_point_one() {
+    // The seed (003): 280 MMLU-Pro questions per model gave a 95% interval on the difference of
+    // [−5.6, +7.0] points, half-width 6.3; "narrowing it to something like two points would
+    // need roughly 700 questions per arm". The interval's half-width is z·√(ψ/n), so the
+    // discordance it implies is ψ = 280·(0.063/1.959964)² = 0.2893 (python3, by hand).
+    let psi = 280.0 * (0.063_f64 / 1.959_963_984_540_054).powi(2);
+    // Narrowing the interval to ±2 points takes z²ψ/0.02² = 2,779 questions per arm, and
+    // detecting a 2-point difference with 80% power 5,675; 700 per arm gives ±4 points (695).
+    let z = 1.959_963_984_540_054_f64;
+    assert!(((z * z * psi / 0.02_f64.powi(2)).ceil() - 2779.0).abs() < 0.5);
+    assert!(((z * z * psi / 0.04_f64.powi(2)).ceil() - 695.0).abs() < 0.5);
+    assert_eq!(
+        vernier_stats::paired_sample_size_for_power(0.02, psi, 0.95, 0.8).expect("valid"),
+        5675
+    );
+}

@@ -1,0 +1,322 @@
+//! Standard datasets as suites: the bundled 280-question MMLU-Pro sample against the scripted
+//! simulator (every outcome and extraction rule as scripted, question by question), pairing two
+//! runs of one draw, refusing two draws, a file that does not match its kind, and a real
+//! `llama-server`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use vernier_hardsuite::{
+    DatasetKind, DatasetSampling, DatasetSelection, SuiteSelection, load_suite, scripted_plan,
+};
+
+use crate::llama::llama_server;
+use crate::{arg, json_lines, skip_docker_tests};
+
+/// The bundled stratified sample: 20 questions from each of MMLU-Pro's 14 categories.
+fn sample_280() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/datasets/mmlu-pro/sample-280.jsonl")
+}
+
+fn hardsuite(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hardsuite"))
+        .args(args)
+        .output()
+        .expect("run hardsuite")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A simulated run of `per_category` questions per category, drawn with `seed`, into `out`.
+fn simulated_run(out: &Path, per_category: &str, seed: &str) -> Output {
+    hardsuite(&[
+        "run",
+        "--quiet",
+        "--dataset",
+        "mmlu-pro",
+        "--dataset-file",
+        arg(&sample_280()),
+        "--per-category",
+        per_category,
+        "--seed",
+        seed,
+        "--out",
+        arg(out),
+    ])
+}
+
+#[test]
+fn every_question_gets_the_scripted_outcome_and_the_rule_that_reads_it() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let out = folder.path().join("run");
+    let run = simulated_run(&out, "2", "5");
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+
+    // The script: the same draw, loaded as the run loads it.
+    let mut selection = SuiteSelection::default();
+    selection.dataset = Some(DatasetSelection::new(
+        DatasetKind::MmluPro,
+        sample_280(),
+        DatasetSampling::PerCategory(2),
+        5,
+    ));
+    let suite = load_suite(&selection).expect("the same draw");
+    assert_eq!(suite.tasks.len(), 28, "2 from each of 14 categories");
+    let plan = scripted_plan(&suite);
+
+    let journal = json_lines(&out.join("journal.jsonl"));
+    let header = &journal[0];
+    let drawn: Vec<&str> = header["dataset"]["questions"]
+        .as_array()
+        .expect("the drawn questions are in the header")
+        .iter()
+        .map(|question| question["id"].as_str().expect("an id"))
+        .collect();
+    let planned: Vec<&str> = plan.iter().map(|task| task.task_id.as_str()).collect();
+    assert_eq!(drawn, planned);
+    assert_eq!(
+        header["dataset"]["file_sha256"].as_str().map(str::len),
+        Some(64)
+    );
+    let mut kinds_seen = std::collections::HashSet::new();
+    for scripted in &plan {
+        let attempt = journal
+            .iter()
+            .find(|line| line["type"] == "attempt" && line["task_id"] == scripted.task_id.as_str())
+            .unwrap_or_else(|| panic!("no attempt of {}", scripted.task_id));
+        assert_eq!(
+            attempt["outcome"],
+            scripted.kind.expected_outcome().as_str(),
+            "{attempt}"
+        );
+        assert_eq!(
+            attempt["rule"].as_str(),
+            scripted.kind.expected_rule(true),
+            "{attempt}"
+        );
+        kinds_seen.insert(format!("{:?}", scripted.kind));
+    }
+    // Every kind of the script was exercised: strict, three fallbacks, wrong, cut off, none.
+    assert_eq!(kinds_seen.len(), 7, "{kinds_seen:?}");
+
+    // Every reply is on file, and the right ones wrote "Question:" headings before answering.
+    let replies = json_lines(&out.join("replies.jsonl"));
+    assert_eq!(replies.len(), 28);
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).expect("results"))
+            .expect("JSON");
+    let dataset = &results["dataset"];
+    let expected = |kind: &str| {
+        plan.iter()
+            .filter(|task| task.kind.expected_outcome().as_str() == kind)
+            .count()
+    };
+    assert_eq!(dataset["total"]["n_pass"], expected("pass"));
+    assert_eq!(dataset["total"]["n_wrong"], expected("wrong"));
+    assert_eq!(dataset["total"]["n_cut_off"], expected("cut_off"));
+    assert_eq!(dataset["total"]["n_no_answer"], expected("no_answer"));
+    assert_eq!(dataset["subjects"].as_array().map(Vec::len), Some(14));
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report");
+    assert!(report.contains("## Dataset: mmlu-pro"), "{report}");
+    assert!(report.contains("| last_line_letter |"), "{report}");
+    assert!(
+        report.contains("write \"Question:\" headings inside their answer"),
+        "{report}"
+    );
+}
+
+#[test]
+fn two_runs_of_one_draw_pair_and_two_draws_are_refused_unless_unpaired() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let (a, b, c) = (
+        folder.path().join("a"),
+        folder.path().join("b"),
+        folder.path().join("c"),
+    );
+    for (out, seed) in [(&a, "1"), (&b, "1"), (&c, "2")] {
+        let run = simulated_run(out, "1", seed);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    }
+    let paired = hardsuite(&["compare", arg(&a), arg(&b)]);
+    assert_eq!(paired.status.code(), Some(0), "{}", stderr(&paired));
+    let text = String::from_utf8_lossy(&paired.stdout);
+    assert!(text.contains("14"), "{text}");
+    let refused = hardsuite(&["compare", arg(&a), arg(&c)]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("different questions drawn"),
+        "{}",
+        stderr(&refused)
+    );
+    let unpaired = hardsuite(&["compare", arg(&a), arg(&c), "--unpaired"]);
+    assert_eq!(unpaired.status.code(), Some(0), "{}", stderr(&unpaired));
+}
+
+#[test]
+fn a_file_that_does_not_match_its_kind_or_a_missing_draw_is_a_usage_error() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let out = folder.path().join("run");
+    let wrong_kind = hardsuite(&[
+        "run",
+        "--dataset",
+        "gsm8k",
+        "--dataset-file",
+        arg(&sample_280()),
+        "--all",
+        "--out",
+        arg(&out),
+    ]);
+    assert_eq!(wrong_kind.status.code(), Some(2));
+    let message = stderr(&wrong_kind);
+    assert!(message.contains("line 1, field `answer`"), "{message}");
+    let no_draw = hardsuite(&[
+        "run",
+        "--dataset",
+        "mmlu-pro",
+        "--dataset-file",
+        arg(&sample_280()),
+        "--out",
+        arg(&out),
+    ]);
+    assert_eq!(no_draw.status.code(), Some(2));
+    assert!(
+        stderr(&no_draw).contains("--per-category N, --sample N or --all"),
+        "{}",
+        stderr(&no_draw)
+    );
+    let misspelt = hardsuite(&[
+        "run",
+        "--dataset",
+        "mmlu_pr",
+        "--dataset-file",
+        "x",
+        "--all",
+    ]);
+    assert_eq!(misspelt.status.code(), Some(2));
+    assert!(
+        stderr(&misspelt).contains("did you mean mmlu-pro"),
+        "{}",
+        stderr(&misspelt)
+    );
+}
+
+#[test]
+fn a_resume_refuses_a_dataset_file_that_changed() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = folder.path().join("questions.jsonl");
+    let text = std::fs::read_to_string(sample_280()).expect("fixture");
+    std::fs::write(&file, &text).expect("copy");
+    let out = folder.path().join("run");
+    let run = hardsuite(&[
+        "run",
+        "--quiet",
+        "--dataset",
+        "mmlu-pro",
+        "--dataset-file",
+        arg(&file),
+        "--sample",
+        "3",
+        "--out",
+        arg(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    std::fs::write(&file, text.replacen("\"answer\": \"", "\"answer\":\"", 1)).expect("edit");
+    let resumed = hardsuite(&["run", "--resume", arg(&out.join("journal.jsonl"))]);
+    assert_eq!(resumed.status.code(), Some(2));
+    assert!(
+        stderr(&resumed).contains("changed since the run started"),
+        "{}",
+        stderr(&resumed)
+    );
+}
+
+#[test]
+fn one_question_per_category_against_a_real_llama_server_leaves_every_reply_on_file() {
+    if skip_docker_tests() {
+        return;
+    }
+    let Some(server) = llama_server::start_for(
+        "one_question_per_category_against_a_real_llama_server_leaves_every_reply_on_file",
+        &[
+            "-t",
+            "2",
+            "-c",
+            "4096",
+            "-np",
+            "1",
+            "--jinja",
+            "--no-warmup",
+        ],
+    ) else {
+        return;
+    };
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let out = folder.path().join("run");
+    let run = hardsuite(&[
+        "run",
+        "--quiet",
+        "--base-url",
+        &format!("http://127.0.0.1:{}", server.port),
+        "--dataset",
+        "mmlu-pro",
+        "--dataset-file",
+        arg(&sample_280()),
+        "--per-category",
+        "1",
+        "--budget-dataset",
+        "64",
+        "--concurrency",
+        "1",
+        "--out",
+        arg(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let journal = json_lines(&out.join("journal.jsonl"));
+    let attempts: Vec<&serde_json::Value> = journal
+        .iter()
+        .filter(|line| line["type"] == "attempt")
+        .collect();
+    assert_eq!(attempts.len(), 14, "one try per question");
+    let replies = json_lines(&out.join("replies.jsonl"));
+    for attempt in &attempts {
+        assert_ne!(attempt["outcome"], "infra", "{attempt}");
+        let reply = replies
+            .iter()
+            .find(|reply| reply["task_id"] == attempt["task_id"])
+            .unwrap_or_else(|| panic!("no reply on file for {attempt}"));
+        // The residue is honest: a reply stopped by the budget is cut off, whatever it holds.
+        if reply["finish_reason"] == "length" {
+            assert_eq!(attempt["outcome"], "cut_off", "{attempt}");
+        }
+        // A reply no rule can read is no_answer, and one the rules read is graded.
+        let content = reply["content"].as_str().unwrap_or_default();
+        let read = vernier_tasks::extract_choice(content);
+        if attempt["outcome"] == "no_answer" {
+            assert!(read.is_none(), "{content:?}");
+        }
+        if matches!(attempt["outcome"].as_str(), Some("pass" | "wrong")) {
+            assert_eq!(
+                attempt["rule"].as_str(),
+                read.map(|r| r.rule),
+                "{content:?}"
+            );
+        }
+    }
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).expect("results"))
+            .expect("JSON");
+    let total = &results["dataset"]["total"];
+    let counted: u64 = [
+        "n_pass",
+        "n_wrong",
+        "n_no_answer",
+        "n_cut_off",
+        "n_unscored",
+    ]
+    .iter()
+    .map(|key| total[key].as_u64().expect("a count"))
+    .sum();
+    assert_eq!(counted, 14, "{total}");
+}
