@@ -118,7 +118,7 @@ impl DatasetReport {
         let mut subjects: Vec<SubjectScore> = Vec::new();
         let choice = matches!(
             record.selection.kind,
-            DatasetKind::MmluPro | DatasetKind::Mmlu | DatasetKind::Arc
+            DatasetKind::MmluPro | DatasetKind::Mmlu | DatasetKind::Gpqa | DatasetKind::Arc
         ) || tasks.iter().any(|task| {
             task.samples
                 .iter()

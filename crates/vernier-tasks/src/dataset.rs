@@ -1,7 +1,8 @@
 //! Standard datasets as suites: MMLU-Pro, MMLU, ARC, GSM8K, MATH- and AIME-style final
 //! answers, and a documented JSONL for a user's own questions.
 //!
-//! [`load_dataset`] reads a file of one [`DatasetKind`] (gzip is read transparently) into
+//! [`load_dataset`] reads a file of one [`DatasetKind`] (JSON Lines, a JSON array, GPQA's CSV or
+//! Parquet; gzip is read transparently) into
 //! [`Question`]s, refusing a record that does not match its kind by line and field.
 //! [`draw_questions`] picks the questions to run (`--per-category N`, `--sample N`, `--all`)
 //! from a seed, so a second model gets exactly the same ones. [`dataset_suite`] turns them into
@@ -62,6 +63,9 @@ pub enum DatasetKind {
     /// ARC (AI2): `id`, `question` (a string, or `{stem, choices}`), `choices` `{text, label}`,
     /// `answerKey`.
     Arc,
+    /// GPQA (its CSV): `Question`, `Correct Answer`, `Incorrect Answer 1` to `3`, `Record ID`,
+    /// `High-level domain`; the four options in an order fixed by the record id.
+    Gpqa,
     /// GSM8K: `question`, `answer` ending in `#### N`.
     Gsm8k,
     /// MATH-500, AIME and the like: `problem`, `answer` (else the last `\boxed{}` of
@@ -80,9 +84,10 @@ pub enum DatasetKind {
 
 impl DatasetKind {
     /// Every kind, in the order `--dataset` lists them.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::MmluPro,
         Self::Mmlu,
+        Self::Gpqa,
         Self::Arc,
         Self::Gsm8k,
         Self::Math,
@@ -101,6 +106,7 @@ impl DatasetKind {
             Self::Gsm8k => "gsm8k",
             Self::Math => "math",
             Self::Custom => "custom",
+            Self::Gpqa => "gpqa",
             Self::HumanEval => "humaneval",
             Self::Mbpp => "mbpp",
         }

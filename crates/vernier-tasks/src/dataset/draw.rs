@@ -20,7 +20,7 @@ pub enum DatasetSampling {
 
 /// A stable hash of a category name, so a category's draw does not depend on which others
 /// the file holds.
-fn name_hash(name: &str) -> u64 {
+pub(super) fn name_hash(name: &str) -> u64 {
     // FNV-1a, 64 bits.
     name.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)

@@ -99,6 +99,9 @@ pub fn load_dataset_bytes(
         path: path.to_owned(),
         reason: reason.to_owned(),
     };
+    if bytes.starts_with(b"PAR1") {
+        return questions_of(path, kind, parquet_records(path, bytes)?);
+    }
     let text = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut text = String::new();
         flate2::read::MultiGzDecoder::new(bytes)
@@ -108,17 +111,24 @@ pub fn load_dataset_bytes(
                 source,
             })?;
         text
-    } else if bytes.starts_with(b"PAR1") {
-        return Err(format_error(
-            "it is Parquet, which this build does not read; convert it to JSON Lines \
-             (python3 -c \"import pandas as p; p.read_parquet('IN').to_json('OUT.jsonl', \
-             orient='records', lines=True)\") and pass that file",
-        ));
     } else {
         String::from_utf8(bytes.to_vec())
             .map_err(|_| format_error("it is not UTF-8 text; give a JSON Lines file"))?
     };
-    let records = records(path, &text)?;
+    let records = if kind == DatasetKind::Gpqa {
+        csv_records(path, &text)?
+    } else {
+        records(path, &text)?
+    };
+    questions_of(path, kind, records)
+}
+
+/// The questions of a file's records, and the records left out.
+fn questions_of(
+    path: &Path,
+    kind: DatasetKind,
+    records: Records,
+) -> Result<LoadedDataset, DatasetError> {
     let mut questions = Vec::with_capacity(records.len());
     let mut seen = HashSet::new();
     let mut left_out = Vec::new();
@@ -156,10 +166,10 @@ pub fn load_dataset_bytes(
     })
 }
 
-/// Every record with its line (or number, for a JSON array).
 /// Records with their line numbers.
 type Records = Vec<(usize, Map<String, Value>)>;
 
+/// Every record with its line (or number, for a JSON array).
 fn records(path: &Path, text: &str) -> Result<Records, DatasetError> {
     let not_object = |line: usize, what: String| DatasetError::Record {
         path: path.to_owned(),
@@ -199,6 +209,74 @@ fn records(path: &Path, text: &str) -> Result<Records, DatasetError> {
                 ));
             }
         }
+    }
+    Ok(out)
+}
+
+/// The rows of a Parquet file (the hub's shards: snappy- or gzip-compressed pages), each as
+/// an object, numbered from 1.
+fn parquet_records(path: &Path, bytes: &[u8]) -> Result<Records, DatasetError> {
+    use parquet::file::reader::{FileReader as _, SerializedFileReader};
+    let refused = |error: parquet::errors::ParquetError| DatasetError::Format {
+        path: path.to_owned(),
+        reason: format!(
+            "a Parquet file this build cannot read ({error}); it reads snappy- and \
+             gzip-compressed pages: convert other files to JSON Lines"
+        ),
+    };
+    let reader =
+        SerializedFileReader::new(bytes::Bytes::copy_from_slice(bytes)).map_err(refused)?;
+    let mut out = Vec::new();
+    for (index, row) in reader.get_row_iter(None).map_err(refused)?.enumerate() {
+        match row.map_err(refused)?.to_json_value() {
+            Value::Object(fields) => out.push((index + 1, fields)),
+            _ => {
+                return Err(DatasetError::Format {
+                    path: path.to_owned(),
+                    reason: format!("row {} is not a record", index + 1),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The rows of a CSV file with a header line, each as an object of text fields, with the line
+/// it starts on.
+fn csv_records(path: &Path, text: &str) -> Result<Records, DatasetError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(false)
+        .from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|error| DatasetError::Format {
+            path: path.to_owned(),
+            reason: format!("not CSV with a header line: {error}"),
+        })?
+        .clone();
+    let mut out = Vec::new();
+    for row in reader.records() {
+        let row = row.map_err(|error| DatasetError::Record {
+            path: path.to_owned(),
+            kind: DatasetKind::Gpqa,
+            line: error
+                .position()
+                .map_or(0, |p| usize::try_from(p.line()).unwrap_or(0)),
+            field: "(row)".to_owned(),
+            reason: format!(
+                "not a CSV row of the header's {} columns: {error}",
+                headers.len()
+            ),
+        })?;
+        let line = row
+            .position()
+            .map_or(out.len() + 2, |p| usize::try_from(p.line()).unwrap_or(0));
+        let fields = headers
+            .iter()
+            .zip(row.iter())
+            .map(|(key, value)| (key.to_owned(), Value::String(value.to_owned())))
+            .collect();
+        out.push((line, fields));
     }
     Ok(out)
 }
@@ -354,6 +432,7 @@ impl At<'_> {
         match self.kind {
             DatasetKind::MmluPro => self.mmlu_pro(),
             DatasetKind::Mmlu => self.mmlu(index),
+            DatasetKind::Gpqa => self.gpqa(),
             DatasetKind::Arc => self.arc(),
             DatasetKind::Gsm8k => self.gsm8k(),
             DatasetKind::Math => self.math(),
@@ -500,6 +579,40 @@ impl At<'_> {
             options,
             gold: Gold::Choice(gold),
             explanation: None,
+            line: self.line,
+        })
+    }
+
+    fn gpqa(&self) -> Result<Question, DatasetError> {
+        let id = self.text("Record ID")?;
+        let correct = self.text("Correct Answer")?.trim().to_owned();
+        let mut options = vec![correct.clone()];
+        for name in [
+            "Incorrect Answer 1",
+            "Incorrect Answer 2",
+            "Incorrect Answer 3",
+        ] {
+            options.push(self.text(name)?.trim().to_owned());
+        }
+        // An order fixed by the record id alone: every run and every model sees the same one.
+        let mut order = [0_usize, 1, 2, 3];
+        vernier_stats::SplitMix64::new(super::draw::name_hash(&id)).shuffle(&mut order);
+        let options: Vec<String> = order.iter().map(|index| options[*index].clone()).collect();
+        let gold = order
+            .iter()
+            .position(|index| *index == 0)
+            .unwrap_or_default();
+        Ok(Question {
+            id: format!("gpqa-{id}"),
+            subject: self
+                .optional_text(&["High-level domain", "Subdomain"])
+                .unwrap_or_else(|| "science".to_owned())
+                .trim()
+                .to_lowercase(),
+            text: self.text("Question")?.trim().to_owned(),
+            options,
+            gold: Gold::Choice(gold),
+            explanation: self.optional_text(&["Explanation"]),
             line: self.line,
         })
     }

@@ -54,7 +54,35 @@ fn a_record_that_does_not_match_its_kind_is_refused_by_line_and_field() {
 }
 
 #[test]
-fn gzip_is_read_transparently_and_parquet_is_refused_with_the_fix() {
+fn the_hubs_parquet_shape_reads_as_the_authors_jsonl_does() {
+    // Written by pyarrow 26 (snappy pages, `options` a list padded with "N/A" to ten, as the
+    // hub's shard is): the first question of each category of the bundled sample.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/datasets/mmlu-pro");
+    let parquet = load_dataset(&fixtures.join("sample-14.parquet"), DatasetKind::MmluPro)
+        .expect("the Parquet sample reads");
+    let jsonl = load_dataset(&fixtures.join("sample-280.jsonl"), DatasetKind::MmluPro)
+        .expect("the JSONL sample reads");
+    assert_eq!(parquet.questions.len(), 14);
+    for question in &parquet.questions {
+        let same = jsonl
+            .questions
+            .iter()
+            .find(|other| other.id == question.id)
+            .unwrap_or_else(|| panic!("{} is in the JSONL sample", question.id));
+        assert_eq!(
+            (
+                &question.subject,
+                &question.text,
+                &question.options,
+                &question.gold
+            ),
+            (&same.subject, &same.text, &same.options, &same.gold)
+        );
+    }
+}
+
+#[test]
+fn gzip_is_read_transparently_and_a_broken_parquet_file_is_refused_with_the_fix() {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     encoder.write_all(MMLU_PRO_70.as_bytes()).expect("write");
     let bytes = encoder.finish().expect("gzip");
@@ -348,4 +376,45 @@ fn grading_keeps_cut_off_and_no_answer_apart_from_wrong() {
     );
     let out_of_range = grade("the answer is (E)", "stop");
     assert!(out_of_range.detail.contains("not one of the 2 options"));
+}
+
+#[test]
+fn gpqa_reads_its_csv_with_an_option_order_fixed_by_the_record() {
+    // GPQA's column names (Rein et al. 2023, gpqa_diamond.csv); a quoted field spans lines.
+    let csv = "Record ID,Question,Correct Answer,Incorrect Answer 1,Incorrect Answer 2,Incorrect Answer 3,High-level domain\n\
+               rec1,\"Which is heavier,\nlead or tin?\",lead,tin,both,neither,Chemistry\n\
+               rec2,What is 2+2?,4,3,5,22,Physics\n";
+    let loaded = read(DatasetKind::Gpqa, csv).expect("reads");
+    assert_eq!(loaded.questions.len(), 2);
+    let first = &loaded.questions[0];
+    assert_eq!(first.id, "gpqa-rec1");
+    assert_eq!(first.subject, "chemistry");
+    assert_eq!(first.text, "Which is heavier,\nlead or tin?");
+    let Gold::Choice(gold) = first.gold else {
+        panic!("a choice");
+    };
+    assert_eq!(first.options[gold], "lead");
+    assert_eq!(
+        read(DatasetKind::Gpqa, csv).expect("again").questions,
+        loaded.questions
+    );
+    // The right answer does not always stand first.
+    let golds: Vec<usize> = (0..40)
+        .map(|n| {
+            let row = format!("Record ID,Question,Correct Answer,Incorrect Answer 1,Incorrect Answer 2,Incorrect Answer 3\nr{n},q?,a,b,c,d\n");
+            match read(DatasetKind::Gpqa, &row).expect("reads").questions[0].gold {
+                Gold::Choice(index) => index,
+                _ => usize::MAX,
+            }
+        })
+        .collect();
+    assert!((0..4).all(|index| golds.contains(&index)), "{golds:?}");
+    let missing = "Record ID,Question,Correct Answer\nr1,q?,a\n";
+    let error = read(DatasetKind::Gpqa, missing)
+        .expect_err("no wrong answers")
+        .to_string();
+    assert!(
+        error.contains("line 2, field `Incorrect Answer 1`"),
+        "{error}"
+    );
 }
