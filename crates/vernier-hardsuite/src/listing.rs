@@ -65,6 +65,10 @@ pub fn listing(suite: &Suite) -> Vec<TaskListing> {
                 }),
                 Checker::Word(word) => serde_json::json!(word),
                 Checker::WordList(words) => serde_json::json!(words.join(", ")),
+                Checker::Choice { gold, .. } => {
+                    serde_json::json!(vernier_tasks::choice_letter(*gold).to_string())
+                }
+                Checker::FinalAnswer(answer) => serde_json::json!(answer),
                 other => serde_json::json!(format!("{other:?}")),
             };
             let instance = task.instance.as_ref();

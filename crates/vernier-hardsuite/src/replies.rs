@@ -176,8 +176,9 @@ pub fn audit(results: &ResultsFile, replies: &[ReplyRecord]) -> Audit {
             "{context_unlined} of {context_no_answers} context no_answer replies state a 7-digit code without the `ANSWER:` line: the model may find the needle but not follow the answer format (the score stands: only the ANSWER line is graded); read them with `hardsuite show OUT --all-failures`"
         ));
     }
+    let mut notes = Vec::new();
     if headed > 0 {
-        flags.push(format!(
+        notes.push(format!(
             "{headed} dataset replies write \"Question:\" headings inside their answer ({headed_passed} of them passed): a harness that stops generation at \"Question:\" would have cut them off before their answer and scored them wrong; this run sends no stop sequence"
         ));
     }
@@ -186,7 +187,11 @@ pub fn audit(results: &ResultsFile, replies: &[ReplyRecord]) -> Audit {
             "every tool task ended without a tool call: the server may not pass tools to the model (llama.cpp needs --jinja; vLLM --enable-auto-tool-choice and a tool-call parser)".to_owned(),
         );
     }
-    Audit { evidence, flags }
+    Audit {
+        evidence,
+        flags,
+        notes,
+    }
 }
 
 /// Whether a reply has a line that opens with a "Question:" heading (Markdown marks allowed).

@@ -518,6 +518,10 @@ fn write_audit(out: &mut String, results: &ResultsFile) {
             let _ = writeln!(out);
             let _ = writeln!(out, "> **Check the setup:** {flag}.");
         }
+        for note in &audit.notes {
+            let _ = writeln!(out);
+            let _ = writeln!(out, "{note}.");
+        }
     }
 }
 

@@ -608,6 +608,10 @@ pub struct Audit {
     pub evidence: Vec<EvidenceCount>,
     /// Each pattern seen, as a sentence.
     pub flags: Vec<String>,
+    /// What the evidence shows that is no reason for doubt, as sentences (dataset replies
+    /// that write "Question:" headings, which no stop sequence cut here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 #[cfg(test)]
