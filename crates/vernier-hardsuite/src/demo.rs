@@ -33,7 +33,8 @@ pub enum ScriptedKind {
     ExtraCalls,
     /// A dataset question answered right in the form of the fallback rule with this index
     /// (1 to 3: `answer_label`, `bold_or_boxed`, `last_line_letter` for a choice;
-    /// `final_answer_is`, `answer_label`, `gsm8k_hashes` for a final answer).
+    /// `final_answer_is`, `answer_label`, `gsm8k_hashes` for a final answer; 4: a boxed letter,
+    /// read by `bold_or_boxed`, or a final answer boxed without its sentence).
     RightByFallback(usize),
 }
 
@@ -59,6 +60,7 @@ impl ScriptedKind {
         };
         match self {
             Self::Right | Self::RightAfterDrop | Self::Wrong => Some(rules[0]),
+            Self::RightByFallback(4) => Some(rules[if choice { 2 } else { 0 }]),
             Self::RightByFallback(index) => rules.get(index).copied(),
             _ => None,
         }
@@ -67,10 +69,12 @@ impl ScriptedKind {
 
 /// Dataset questions, by place: right in the strict form after `**Question:**` headings in the
 /// reasoning and the content (what a harness stopping at "Question:" would cut), then each
-/// fallback form, one wrong, one cut off, one without an answer, cycling every 8.
+/// fallback form, one wrong, one cut off, one without an answer, a boxed letter, cycling every
+/// 9.
 fn dataset_kind(place: usize) -> ScriptedKind {
-    match place % 8 {
+    match place % 9 {
         1 | 0 => ScriptedKind::Right,
+        8 => ScriptedKind::RightByFallback(4),
         2 => ScriptedKind::RightByFallback(1),
         3 => ScriptedKind::Wrong,
         4 => ScriptedKind::RightByFallback(2),
@@ -102,6 +106,8 @@ fn dataset_content(checker: &Checker, kind: ScriptedKind) -> String {
         (ScriptedKind::RightByFallback(1), true) => format!("**Answer:** ({answer})"),
         (ScriptedKind::RightByFallback(2), true) => format!("I pick **{answer}**."),
         (ScriptedKind::RightByFallback(3), true) => format!("So, finally:\n({answer})"),
+        (ScriptedKind::RightByFallback(4), true) => format!("$\\boxed{{{answer}}}$"),
+        (ScriptedKind::RightByFallback(4), false) => format!("So it is \\boxed{{{answer}}}"),
         (ScriptedKind::RightByFallback(1), false) => format!("The final answer is {answer}"),
         (ScriptedKind::RightByFallback(2), false) => format!("Answer: {answer}"),
         (ScriptedKind::RightByFallback(3), false) => format!("#### {answer}"),

@@ -98,8 +98,8 @@ fn every_question_gets_the_scripted_outcome_and_the_rule_that_reads_it() {
         );
         kinds_seen.insert(format!("{:?}", scripted.kind));
     }
-    // Every kind of the script was exercised: strict, three fallbacks, wrong, cut off, none.
-    assert_eq!(kinds_seen.len(), 7, "{kinds_seen:?}");
+    // Every kind of the script was exercised: strict, four fallback forms, wrong, cut off, none.
+    assert_eq!(kinds_seen.len(), 8, "{kinds_seen:?}");
 
     // Every reply is on file, and the right ones wrote "Question:" headings before answering.
     let replies = json_lines(&out.join("replies.jsonl"));
@@ -118,6 +118,25 @@ fn every_question_gets_the_scripted_outcome_and_the_rule_that_reads_it() {
     assert_eq!(dataset["total"]["n_cut_off"], expected("cut_off"));
     assert_eq!(dataset["total"]["n_no_answer"], expected("no_answer"));
     assert_eq!(dataset["subjects"].as_array().map(Vec::len), Some(14));
+    // `show` gives one question's evidence: its gold letter, its prompt and its reply.
+    let wrong = plan
+        .iter()
+        .find(|task| task.kind.expected_outcome().as_str() == "wrong")
+        .expect("a wrong one");
+    let shown = hardsuite(&["show", arg(&out), &wrong.task_id]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    let question = suite.task(&wrong.task_id).expect("in the suite");
+    let vernier_tasks::Checker::Choice { gold, .. } = question.checker else {
+        panic!("a choice");
+    };
+    assert!(
+        shown.contains(&format!("gold: \"{}\"", vernier_tasks::choice_letter(gold))),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Answer: Let's think step by step."),
+        "{shown}"
+    );
     let report = std::fs::read_to_string(out.join("report.md")).expect("report");
     assert!(report.contains("## Dataset: mmlu-pro"), "{report}");
     assert!(report.contains("| last_line_letter |"), "{report}");
@@ -319,4 +338,91 @@ fn one_question_per_category_against_a_real_llama_server_leaves_every_reply_on_f
     .map(|key| total[key].as_u64().expect("a count"))
     .sum();
     assert_eq!(counted, 14, "{total}");
+}
+
+#[test]
+fn worked_examples_go_before_each_question_and_are_recorded() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let out = folder.path().join("run");
+    let run = hardsuite(&[
+        "run",
+        "--quiet",
+        "--dataset",
+        "mmlu-pro",
+        "--dataset-file",
+        arg(&sample_280()),
+        "--sample",
+        "2",
+        "--examples",
+        arg(&sample_280()),
+        "--shots",
+        "2",
+        "--out",
+        arg(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let journal = json_lines(&out.join("journal.jsonl"));
+    let record = &journal[0]["dataset"];
+    assert_eq!(record["selection"]["shots"], 2);
+    assert_eq!(record["examples_sha256"], record["file_sha256"]);
+    let id = record["questions"][0]["id"].as_str().expect("an id");
+    let shown = hardsuite(&["show", arg(&out), id]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    // Two examples of the question's own category, each with its answer, then the question.
+    assert_eq!(
+        shown.matches("Answer: The answer is (").count(),
+        2,
+        "{shown}"
+    );
+    assert_eq!(shown.matches("Question:\n").count(), 3, "{shown}");
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report");
+    assert!(report.contains("2-shot"), "{report}");
+}
+
+#[test]
+fn mbpp_shaped_questions_prove_their_reference_and_refuse_a_broken_one_in_the_sandbox() {
+    if skip_docker_tests() {
+        return;
+    }
+    // MBPP's record shape (Austin et al. 2021): `task_id`, `text`, `code`, `test_list`,
+    // `test_setup_code`; the problem and its tests are written here.
+    let good = serde_json::json!({
+        "task_id": 1,
+        "text": "Write a function to remove the first and last occurrence of a character from a string.",
+        "code": "def remove_occ(s, ch):\n    first = s.find(ch)\n    if first < 0:\n        return s\n    s = s[:first] + s[first + 1:]\n    last = s.rfind(ch)\n    if last < 0:\n        return s\n    return s[:last] + s[last + 1:]\n",
+        "test_list": [
+            "assert remove_occ(\"hello\", \"l\") == \"heo\"",
+            "assert remove_occ(\"abcda\", \"a\") == \"bcd\"",
+            "assert remove_occ(\"PHP\", \"P\") == \"H\""
+        ],
+        "test_setup_code": ""
+    });
+    let mut broken = good.clone();
+    broken["task_id"] = 2.into();
+    // Removes the first occurrence only.
+    broken["code"] = "def remove_occ(s, ch):\n    return s.replace(ch, \"\", 1)\n".into();
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = folder.path().join("mbpp.jsonl");
+    std::fs::write(&file, format!("{good}\n{broken}\n")).expect("write");
+    let check = |tasks: &str| {
+        hardsuite(&[
+            "self-check",
+            "--dataset",
+            "mbpp",
+            "--dataset-file",
+            arg(&file),
+            "--all",
+            "--tasks",
+            tasks,
+        ])
+    };
+    let proved = check("mbpp-1");
+    assert_eq!(proved.status.code(), Some(0), "{}", stderr(&proved));
+    let refused = check("mbpp-2");
+    assert_eq!(refused.status.code(), Some(5), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("mbpp-2: the reference solution does not pass"),
+        "{}",
+        stderr(&refused)
+    );
 }
