@@ -478,32 +478,10 @@ async fn run_ready_part(
 /// Refuses a launch onto a port something already answers on: the battery would time and
 /// measure that server instead of the one it launches.
 fn check_port_free(target: &BatteryTarget) -> Result<(), BatteryError> {
-    let Some(base_url) = &target.base_url else {
-        return Ok(());
-    };
-    let Some(host_port) = vernier_lifecycle::host_port(base_url) else {
-        return Ok(());
-    };
-    let taken =
-        std::net::ToSocketAddrs::to_socket_addrs(host_port.as_str()).is_ok_and(|addresses| {
-            addresses.into_iter().any(|address| {
-                std::net::TcpStream::connect_timeout(
-                    &address,
-                    std::time::Duration::from_millis(500),
-                )
-                .is_ok()
-            })
-        });
-    if taken {
-        return Err(RunError::invalid(
-            "--launch",
-            format!(
-                "something already answers at {host_port}, where the launched server should: stop it first (the battery would measure it instead), or give the launch command another port and --base-url that port"
-            ),
-        )
-        .into());
+    match &target.base_url {
+        Some(base_url) => Ok(vernier_lifecycle::check_port_free(base_url)?),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// How long a launched server may take to answer its health check.

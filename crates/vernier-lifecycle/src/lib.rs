@@ -42,7 +42,7 @@ pub use hang_rule::{CounterEvidence, CounterRule, HangRule, Verdict};
 pub use observer::{QuietObserver, ReadyObserver, WatchObserver};
 pub use probe::ProbeOutcome;
 pub use process::{LaunchedServer, StopReport, group_alive};
-pub use ready::{ReadyOutcome, ReadyStart, host_port, run_ready};
+pub use ready::{ReadyOutcome, ReadyStart, check_port_free, host_port, port_answering, run_ready};
 pub use ready_config::ReadyConfig;
 pub use ready_journal::{
     LaunchRep, Milestones, READY_JOURNAL_VERSION, ReadyJournalLine, RequestFigures, SwapRequest,

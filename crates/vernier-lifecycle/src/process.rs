@@ -1,5 +1,7 @@
 //! A launched server: `sh -c CMD` in its own process group, its output in a log file, and the
-//! whole group stopped on every path (a drop guard kills what an orderly stop did not).
+//! whole group stopped on every path (a drop guard kills what an orderly stop did not). A reaper
+//! beside it kills the group when this process dies without stopping it (kill −9), so no server
+//! is left behind to answer a later run's requests.
 
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
@@ -32,6 +34,7 @@ pub struct StopReport {
 #[derive(Debug)]
 pub struct LaunchedServer {
     child: Mutex<Option<std::process::Child>>,
+    reaper: Mutex<Option<std::process::Child>>,
     pgid: u32,
     launched_at: Instant,
     log: PathBuf,
@@ -64,8 +67,10 @@ impl LaunchedServer {
                 command: command.to_owned(),
                 source,
             })?;
+        let pgid = child.id();
         Ok(Self {
-            pgid: child.id(),
+            pgid,
+            reaper: Mutex::new(spawn_reaper(pgid)),
             child: Mutex::new(Some(child)),
             launched_at,
             log: log.to_owned(),
@@ -153,6 +158,44 @@ impl LaunchedServer {
 
 impl Drop for LaunchedServer {
     fn drop(&mut self) {
+        self.stop_group_now();
+        // The group is gone: the reaper has nothing left to watch over.
+        if let Ok(mut guard) = self.reaper.lock()
+            && let Some(reaper) = guard.as_mut()
+        {
+            let _ = reaper.kill();
+            let _ = reaper.wait();
+        }
+    }
+}
+
+/// The reaper: `sh` in its own process group (its `kill` builtin takes `-PGID` without `--`),
+/// polling every half second that this process is alive (and not a zombie) and that the
+/// server's group still has a process; when this process is gone first, it sends SIGKILL to the
+/// group. No unsafe code: `PR_SET_PDEATHSIG` would need a `pre_exec` hook, and it would reach
+/// the shell only, not the server the shell started.
+fn spawn_reaper(pgid: u32) -> Option<std::process::Child> {
+    const SCRIPT: &str = r#"parent=$1; group=$2
+alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; }
+while alive "$parent" && kill -0 "-$group" 2>/dev/null; do sleep 0.5; done
+alive "$parent" || kill -KILL "-$group" 2>/dev/null"#;
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(SCRIPT)
+        .arg("vernier-reaper")
+        .arg(std::process::id().to_string())
+        .arg(pgid.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()
+}
+
+impl LaunchedServer {
+    /// The drop guard's stop: SIGTERM, then SIGKILL after two seconds, unless already stopped.
+    fn stop_group_now(&mut self) {
         if self.stopped {
             return;
         }

@@ -240,6 +240,7 @@ impl Session<'_> {
         let grace = vernier_run::seconds("--stop-grace", self.config.stop_grace_s, true)?;
         for rep in first..=self.config.reps {
             let log = self.out.join("logs").join(format!("rep-{rep}.log"));
+            check_port_free(&self.config.base_url)?;
             self.observer
                 .note(&format!("repetition {rep}/{}: launching", self.config.reps));
             let server = LaunchedServer::launch(&command, &log)?;
@@ -528,6 +529,32 @@ async fn wait_for_port(
             return Ok(Instant::now());
         }
         tokio::time::sleep(poll).await;
+    }
+}
+
+/// The `host:port` of `base_url` when something already accepts connections there: a launch
+/// onto it would measure that server, not the one launched (each address tried for 500 ms).
+pub fn port_answering(base_url: &str) -> Option<String> {
+    let host_port = host_port(base_url)?;
+    let taken =
+        std::net::ToSocketAddrs::to_socket_addrs(host_port.as_str()).is_ok_and(|addresses| {
+            addresses.into_iter().any(|address| {
+                std::net::TcpStream::connect_timeout(&address, Duration::from_millis(500)).is_ok()
+            })
+        });
+    taken.then_some(host_port)
+}
+
+/// Refuses a launch onto a port something already answers on, naming it and the fix.
+pub fn check_port_free(base_url: &str) -> Result<(), RunError> {
+    match port_answering(base_url) {
+        Some(host_port) => Err(RunError::invalid(
+            "--launch",
+            format!(
+                "something already answers at {host_port}, where the launched server should: stop it first (it would be measured instead), or give the launch command another port and --base-url that port"
+            ),
+        )),
+        None => Ok(()),
     }
 }
 

@@ -224,3 +224,93 @@ fn ready_and_watch_default_to_one_server_address() {
         );
     }
 }
+
+#[test]
+fn a_launch_onto_a_port_something_answers_on_is_refused() {
+    // Before the fix the run measured the listener as "ready in 0.00 s".
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let folder = tempfile::tempdir().expect("tempdir");
+    let output = lifecycle()
+        .args(["ready", "--launch", "sleep 30", "--reps", "1", "--quiet"])
+        .args(["--base-url", &format!("http://127.0.0.1:{port}")])
+        .arg("--out")
+        .arg(folder.path().join("run"))
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("something already answers at 127.0.0.1:{port}")),
+        "{stderr}"
+    );
+}
+
+/// `sleep DURATION` processes (not zombies), by pid.
+fn sleeping(duration: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(command) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let words: Vec<&[u8]> = command.split(|b| *b == 0).collect();
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        });
+        if words.len() >= 2
+            && words[0].ends_with(b"sleep")
+            && words[1] == duration.as_bytes()
+            && !zombie
+        {
+            found.push(name);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_kill_9_of_lifecycle_leaves_no_launched_server_behind() {
+    // A duration no other process uses, so the test finds only its own server's `sleep`.
+    let duration = format!("{}.{}", 900 + std::process::id() % 97, std::process::id());
+    let folder = tempfile::tempdir().expect("tempdir");
+    let mut child = lifecycle()
+        .args([
+            "ready",
+            "--launch",
+            &format!("sleep {duration}; echo done"),
+            "--reps",
+            "1",
+            "--quiet",
+        ])
+        .args(["--base-url", &format!("http://127.0.0.1:{}", free_port())])
+        .arg("--out")
+        .arg(folder.path().join("run"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while sleeping(&duration).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !sleeping(&duration).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the launched server outlived its killed parent: {:?}",
+            sleeping(&duration)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -3,10 +3,67 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::Parser as _;
 use lifecycle::{Cli, Done, run};
 use vernier_lifecycle::{LifecycleError, ReadyJournalLine, read_journal};
 use vernier_run::RunError;
-use vernier_sim::{Sim, SimConfig};
+
+/// Not a test of its own: serves the simulator when `VERNIER_LIFECYCLE_SIM` is set to
+/// `PORT MODEL` (the launch command below runs this test binary again so).
+#[test]
+fn serve_sim_when_asked() {
+    let Ok(spec) = std::env::var("VERNIER_LIFECYCLE_SIM") else {
+        return;
+    };
+    let (port, model) = spec.split_once(' ').expect("PORT MODEL");
+    let args = vernier_sim_server::Args::parse_from([
+        "vernier-sim-server",
+        "--port",
+        port,
+        "--model",
+        model,
+        "--decode-step-ms",
+        "1",
+    ]);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime
+        .block_on(vernier_sim_server::run(
+            &args,
+            |_| {},
+            std::future::pending(),
+        ))
+        .expect("serve the simulator");
+}
+
+/// A launched simulator whose port is read from a file when it starts, so a resume can move it.
+struct Launch {
+    port_file: PathBuf,
+    command: String,
+}
+
+impl Launch {
+    fn new(folder: &Path, port: u16) -> Self {
+        let port_file = folder.join("port");
+        std::fs::write(&port_file, port.to_string()).expect("port file");
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let command = format!(
+            "VERNIER_LIFECYCLE_SIM=\"$(cat '{}') vernier-sim\" exec '{}' --exact resume::serve_sim_when_asked --nocapture",
+            port_file.display(),
+            exe.display()
+        );
+        Self { port_file, command }
+    }
+
+    fn move_to(&self, port: u16) -> String {
+        std::fs::write(&self.port_file, port.to_string()).expect("port file");
+        format!("http://127.0.0.1:{port}")
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
 
 async fn lifecycle(words: &[&str]) -> Result<Done, LifecycleError> {
     let words: Vec<String> = std::iter::once("lifecycle")
@@ -16,14 +73,13 @@ async fn lifecycle(words: &[&str]) -> Result<Done, LifecycleError> {
     run(Cli::parse_from(&words), words).await
 }
 
-/// A two-repetition run against the server at `base_url`, its journal cut after the first
+/// A two-repetition run of `launch` at `base_url`, its journal cut after the first
 /// repetition (as if it had been killed during the second); the journal's path.
-async fn half_done_run(out: &Path, base_url: &str) -> PathBuf {
-    // The server is the simulator already listening; the launch is a stand-in process.
+async fn half_done_run(out: &Path, launch: &Launch, base_url: &str) -> PathBuf {
     let done = lifecycle(&[
         "ready",
         "--launch",
-        "sleep 30",
+        &launch.command,
         "--base-url",
         base_url,
         "--reps",
@@ -64,9 +120,10 @@ fn resumed_lines(journal: &Path) -> Vec<Vec<String>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flags_beside_resume_that_change_the_measurement_are_refused_by_name() {
-    let server = Sim::start(SimConfig::default()).await.expect("simulator");
     let folder = tempfile::tempdir().expect("tempdir");
-    let journal = half_done_run(&folder.path().join("run"), &server.base_url()).await;
+    let launch = Launch::new(folder.path(), 0);
+    let base_url = launch.move_to(free_port());
+    let journal = half_done_run(&folder.path().join("run"), &launch, &base_url).await;
     let elsewhere = folder.path().join("elsewhere").display().to_string();
     let error = lifecycle(&[
         "ready",
@@ -109,7 +166,7 @@ async fn flags_beside_resume_that_change_the_measurement_are_refused_by_name() {
     assert!(
         original_command
             .as_deref()
-            .is_some_and(|command| command.contains("--launch 'sleep 30'")),
+            .is_some_and(|command| command.contains("--launch 'VERNIER_LIFECYCLE_SIM=")),
         "{original_command:?}"
     );
     assert!(
@@ -120,16 +177,14 @@ async fn flags_beside_resume_that_change_the_measurement_are_refused_by_name() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_base_url_beside_resume_is_used_and_recorded() {
-    let first_server = Sim::start(SimConfig::default()).await.expect("simulator");
     let folder = tempfile::tempdir().expect("tempdir");
     let out = folder.path().join("run");
-    let first_url = first_server.base_url();
-    let journal = half_done_run(&out, &first_url).await;
-    // The first server goes away; the run continues at another address of the same server
-    // software and model. Flags equal to the journal's settings are accepted too.
-    first_server.shutdown().await;
-    let second_server = Sim::start(SimConfig::default()).await.expect("simulator");
-    let second_url = second_server.base_url();
+    let launch = Launch::new(folder.path(), 0);
+    let first_url = launch.move_to(free_port());
+    let journal = half_done_run(&out, &launch, &first_url).await;
+    // The run continues at another address of the same server software and model: the launch
+    // command reads its port when it starts. Flags equal to the journal's are accepted too.
+    let second_url = launch.move_to(free_port());
     let done = lifecycle(&[
         "ready",
         "--resume",
