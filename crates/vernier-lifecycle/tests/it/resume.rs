@@ -13,6 +13,7 @@ use vernier_run::RunError;
 use vernier_sim::{Sim, SimConfig, SimHandle};
 
 use crate::ready::start_swap_proxy;
+use crate::support::{free_port, sim_launch_command};
 
 async fn sim(model: &str) -> SimHandle {
     Sim::start(
@@ -43,14 +44,22 @@ fn resumed_against(journal: &Path, base_url: &str) -> ReadyStart {
 
 #[tokio::test]
 async fn a_resumed_launch_against_another_model_is_refused_and_its_launch_stopped() {
-    let (a, b) = (sim("a").await, sim("b").await);
     let folder = tempfile::tempdir().expect("tempdir");
     let pid_file = folder.path().join("launched.pid");
-    // The "server" is the simulator already listening; the launch is a process group whose
-    // leader writes its pid, so the test can see that it was stopped.
+    let model_file = folder.path().join("model");
+    std::fs::write(&model_file, "a").expect("model file");
+    // The launched simulator serves the model the file names when it starts (so the resume
+    // below launches model "b"); its leader writes its pid, so the test sees it was stopped.
+    let port = free_port();
+    let base_url = format!("http://127.0.0.1:{port}");
     let mut config = ReadyConfig::default();
-    config.base_url = a.base_url();
-    config.launch = Some(format!("echo $$ > '{}'; sleep 30", pid_file.display()));
+    config.base_url.clone_from(&base_url);
+    config.launch = Some(format!(
+        "echo $$ > '{}'; VERNIER_LIFECYCLE_SIM_MODEL=$(cat '{}') {}",
+        pid_file.display(),
+        model_file.display(),
+        sim_launch_command(port, 0, 0)
+    ));
     config.reps = 2;
     config.warm_requests = 1;
     config.max_tokens = 4;
@@ -82,7 +91,10 @@ async fn a_resumed_launch_against_another_model_is_refused_and_its_launch_stoppe
     cut_journal(&first.journal, 2);
 
     let error = run_ready(
-        resumed_against(&first.journal, &b.base_url()),
+        {
+            std::fs::write(&model_file, "b").expect("model file");
+            resumed_against(&first.journal, &base_url)
+        },
         &["lifecycle".to_owned()],
         &QuietObserver,
         None,

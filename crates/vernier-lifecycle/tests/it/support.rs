@@ -63,7 +63,11 @@ fn serve_sim_when_asked() {
                 });
             }
         }
-        let config = SimConfig::builder()
+        let mut builder = SimConfig::builder();
+        if let Ok(model) = std::env::var("VERNIER_LIFECYCLE_SIM_MODEL") {
+            builder = builder.model(model.trim());
+        }
+        let config = builder
             .bind(addr)
             .fixed_overhead(Duration::from_millis(2))
             .decode_step(Duration::from_millis(2))
