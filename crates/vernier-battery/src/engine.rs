@@ -549,12 +549,6 @@ async fn run_sweep_part(
     model: Option<String>,
     plumbing: &Plumbing<'_>,
 ) -> Result<SweepOutcome, BatteryError> {
-    let Plumbing {
-        target,
-        command_line,
-        observer,
-        interrupt,
-    } = *plumbing;
     let journal = folder.join("journal.jsonl");
     let start = if journal.exists() {
         SweepStart::Resume {
@@ -575,27 +569,28 @@ async fn run_sweep_part(
             out: folder.to_path_buf(),
         }
     };
-    let simulator = match &target.base_url {
+    let simulator = match &plumbing.target.base_url {
         Some(_) => None,
         None => Some(InProcessSimulator::start(vernier_sweep::demo_simulator_config()).await?),
     };
     let base_url = simulator.as_ref().map_or_else(
-        || target.base_url.clone().unwrap_or_default(),
+        || plumbing.target.base_url.clone().unwrap_or_default(),
         |sim| sim.base_url().to_owned(),
     );
     let result = async {
         let client = vernier_sweep::sweep_client(
             &base_url,
-            target.api_key_env.as_deref(),
-            target.ca_cert.as_deref(),
+            plumbing.target.api_key_env.as_deref(),
+            plumbing.target.ca_cert.as_deref(),
         )?;
-        let context = RunContext::new(command_line.to_vec()).simulator(simulator.is_some());
+        let context =
+            RunContext::new(plumbing.command_line.to_vec()).simulator(simulator.is_some());
         vernier_sweep::run_sweep(
             client,
             start,
             context,
-            observer.sweep(),
-            Some(interrupt.future()),
+            plumbing.observer.sweep(),
+            Some(plumbing.interrupt.future()),
         )
         .await
     }
@@ -615,16 +610,10 @@ async fn run_suite_part(
     model: Option<String>,
     plumbing: &Plumbing<'_>,
 ) -> Result<HardsuiteOutcome, BatteryError> {
-    let Plumbing {
-        target,
-        command_line,
-        observer,
-        interrupt,
-    } = *plumbing;
     let mut run = RunConfig::default();
-    run.base_url.clone_from(&target.base_url);
-    run.api_key_env.clone_from(&target.api_key_env);
-    run.ca_cert.clone_from(&target.ca_cert);
+    run.base_url.clone_from(&plumbing.target.base_url);
+    run.api_key_env.clone_from(&plumbing.target.api_key_env);
+    run.ca_cert.clone_from(&plumbing.target.ca_cert);
     run.model = model.or_else(|| config.model.clone());
     run.samples = Some(config.suite_samples);
     run.concurrency = if part == Part::SuiteBatched {
@@ -642,9 +631,9 @@ async fn run_suite_part(
     Ok(vernier_hardsuite::run_suite_until(
         &run,
         &run_target,
-        command_line.to_vec(),
-        observer.suite(),
-        interrupt.future(),
+        plumbing.command_line.to_vec(),
+        plumbing.observer.suite(),
+        plumbing.interrupt.future(),
     )
     .await?)
 }

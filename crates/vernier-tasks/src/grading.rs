@@ -81,75 +81,71 @@ impl Task {
     }
 }
 
-/// A multiple-choice reply: the option read by the first rule that matches.
-fn check_choice(reply: &Reply, gold: usize, n_options: usize) -> Outcome {
-    let read = crate::dataset::extract_choice(&reply.content);
-    let mut outcome = if reply.finish_reason.as_deref() == Some("length") {
-        Outcome::cut_off(read.as_ref().map(|read| read.answer.clone()))
-    } else {
-        match &read {
-            None => Outcome::new(OutcomeKind::NoAnswer, "no_answer"),
-            Some(read) => {
-                let expected = crate::dataset::choice_letter(gold);
-                let index = read
-                    .answer
-                    .bytes()
-                    .next()
-                    .map_or(usize::MAX, |letter| usize::from(letter - b'A'));
-                let mut outcome = if index == gold {
-                    Outcome::new(OutcomeKind::Pass, format!("{expected} by {}", read.rule))
-                } else if index >= n_options {
-                    Outcome::new(
-                        OutcomeKind::Wrong,
-                        format!(
-                            "expected {expected} got {} (not one of the {n_options} options) by {}",
-                            read.answer, read.rule
-                        ),
-                    )
-                } else {
-                    Outcome::new(
-                        OutcomeKind::Wrong,
-                        format!("expected {expected} got {} by {}", read.answer, read.rule),
-                    )
-                };
-                outcome.provisional_answer = Some(read.answer.clone());
-                outcome
-            }
+/// A dataset reply: `cut_off` when the budget stopped it (with what was read so far),
+/// `no_answer` when no rule read an answer, else `judge`'s verdict on what was read; the
+/// answer and the rule that read it kept either way.
+fn dataset_outcome(
+    reply: &Reply,
+    read: Option<crate::dataset::Extracted>,
+    judge: impl FnOnce(&crate::dataset::Extracted) -> (bool, String),
+) -> Outcome {
+    let mut outcome = match &read {
+        _ if reply.finish_reason.as_deref() == Some("length") => {
+            Outcome::cut_off(read.as_ref().map(|read| read.answer.clone()))
+        }
+        None => Outcome::new(OutcomeKind::NoAnswer, "no_answer"),
+        Some(read) => {
+            let (right, detail) = judge(read);
+            let kind = if right {
+                OutcomeKind::Pass
+            } else {
+                OutcomeKind::Wrong
+            };
+            let mut outcome = Outcome::new(kind, format!("{detail} by {}", read.rule));
+            outcome.provisional_answer = Some(read.answer.clone());
+            outcome
         }
     };
     outcome.rule = read.map(|read| read.rule.to_owned());
     outcome
 }
 
+/// A multiple-choice reply: the option read by the first rule that matches.
+fn check_choice(reply: &Reply, gold: usize, n_options: usize) -> Outcome {
+    let read = crate::dataset::extract_choice(&reply.content);
+    dataset_outcome(reply, read, |read| {
+        let expected = crate::dataset::choice_letter(gold);
+        let index = read
+            .answer
+            .bytes()
+            .next()
+            .map_or(usize::MAX, |letter| usize::from(letter - b'A'));
+        if index == gold {
+            (true, expected.to_string())
+        } else if index >= n_options {
+            (
+                false,
+                format!(
+                    "expected {expected} got {} (not one of the {n_options} options)",
+                    read.answer
+                ),
+            )
+        } else {
+            (false, format!("expected {expected} got {}", read.answer))
+        }
+    })
+}
+
 /// A final-answer reply: the answer read, normalised, against the normalised gold.
 fn check_final(reply: &Reply, gold: &str) -> Outcome {
     let read = crate::dataset::extract_final(&reply.content);
-    let mut outcome = if reply.finish_reason.as_deref() == Some("length") {
-        Outcome::cut_off(read.as_ref().map(|read| read.answer.clone()))
-    } else {
-        match &read {
-            None => Outcome::new(OutcomeKind::NoAnswer, "no_answer"),
-            Some(read) => {
-                let same = crate::dataset::normalise_final(&read.answer)
-                    == crate::dataset::normalise_final(gold);
-                let mut outcome = if same {
-                    Outcome::new(
-                        OutcomeKind::Pass,
-                        format!("{} by {}", read.answer, read.rule),
-                    )
-                } else {
-                    Outcome::new(
-                        OutcomeKind::Wrong,
-                        format!("expected {gold:?} got {:?} by {}", read.answer, read.rule),
-                    )
-                };
-                outcome.provisional_answer = Some(read.answer.clone());
-                outcome
-            }
+    dataset_outcome(reply, read, |read| {
+        if crate::dataset::normalise_final(&read.answer) == crate::dataset::normalise_final(gold) {
+            (true, read.answer.clone())
+        } else {
+            (false, format!("expected {gold:?} got {:?}", read.answer))
         }
-    };
-    outcome.rule = read.map(|read| read.rule.to_owned());
-    outcome
+    })
 }
 
 #[cfg(feature = "grader")]

@@ -10,7 +10,7 @@ use vernier_hardsuite::{
     DatasetKind, DatasetSampling, DatasetSelection, SuiteSelection, load_suite, scripted_plan,
 };
 
-use crate::llama::llama_server;
+use crate::llama::llama_on;
 use crate::{arg, json_lines, skip_docker_tests};
 
 /// The bundled stratified sample: 20 questions from each of MMLU-Pro's 14 categories.
@@ -18,7 +18,7 @@ fn sample_280() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/datasets/mmlu-pro/sample-280.jsonl")
 }
 
-fn hardsuite(args: &[&str]) -> Output {
+fn hardsuite<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hardsuite"))
         .args(args)
         .output()
@@ -27,6 +27,14 @@ fn hardsuite(args: &[&str]) -> Output {
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Runs `args`, which must be refused as a usage error (exit 2) with `words` in the message.
+fn refused<S: AsRef<std::ffi::OsStr>>(args: &[S], words: &str) {
+    let output = hardsuite(args);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(message.contains(words), "{message}");
 }
 
 /// A simulated run of `per_category` questions per category, drawn with `seed`, into `out`.
@@ -162,13 +170,7 @@ fn two_runs_of_one_draw_pair_and_two_draws_are_refused_unless_unpaired() {
     assert_eq!(paired.status.code(), Some(0), "{}", stderr(&paired));
     let text = String::from_utf8_lossy(&paired.stdout);
     assert!(text.contains("14"), "{text}");
-    let refused = hardsuite(&["compare", arg(&a), arg(&c)]);
-    assert_eq!(refused.status.code(), Some(2));
-    assert!(
-        stderr(&refused).contains("different questions drawn"),
-        "{}",
-        stderr(&refused)
-    );
+    refused(&["compare", arg(&a), arg(&c)], "different questions drawn");
     let unpaired = hardsuite(&["compare", arg(&a), arg(&c), "--unpaired"]);
     assert_eq!(unpaired.status.code(), Some(0), "{}", stderr(&unpaired));
 }
@@ -177,48 +179,19 @@ fn two_runs_of_one_draw_pair_and_two_draws_are_refused_unless_unpaired() {
 fn a_file_that_does_not_match_its_kind_or_a_missing_draw_is_a_usage_error() {
     let folder = tempfile::tempdir().expect("temporary folder");
     let out = folder.path().join("run");
-    let wrong_kind = hardsuite(&[
-        "run",
-        "--dataset",
-        "gsm8k",
-        "--dataset-file",
-        arg(&sample_280()),
-        "--all",
-        "--out",
-        arg(&out),
-    ]);
-    assert_eq!(wrong_kind.status.code(), Some(2));
-    let message = stderr(&wrong_kind);
-    assert!(message.contains("line 1, field `answer`"), "{message}");
-    let no_draw = hardsuite(&[
-        "run",
-        "--dataset",
-        "mmlu-pro",
-        "--dataset-file",
-        arg(&sample_280()),
-        "--out",
-        arg(&out),
-    ]);
-    assert_eq!(no_draw.status.code(), Some(2));
-    assert!(
-        stderr(&no_draw).contains("--per-category N, --sample N or --all"),
-        "{}",
-        stderr(&no_draw)
+    let file = sample_280();
+    let run = |kind: &'static str, draw: &'static [&'static str]| -> Vec<String> {
+        let mut args = vec!["run", "--dataset", kind, "--dataset-file", arg(&file)];
+        args.extend_from_slice(draw);
+        args.extend(["--out", arg(&out)]);
+        args.into_iter().map(str::to_owned).collect()
+    };
+    refused(&run("gsm8k", &["--all"]), "line 1, field `answer`");
+    refused(
+        &run("mmlu-pro", &[]),
+        "--per-category N, --sample N or --all",
     );
-    let misspelt = hardsuite(&[
-        "run",
-        "--dataset",
-        "mmlu_pr",
-        "--dataset-file",
-        "x",
-        "--all",
-    ]);
-    assert_eq!(misspelt.status.code(), Some(2));
-    assert!(
-        stderr(&misspelt).contains("did you mean mmlu-pro"),
-        "{}",
-        stderr(&misspelt)
-    );
+    refused(&run("mmlu_pr", &["--all"]), "did you mean mmlu-pro");
 }
 
 #[test]
@@ -242,32 +215,17 @@ fn a_resume_refuses_a_dataset_file_that_changed() {
     ]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     std::fs::write(&file, text.replacen("\"answer\": \"", "\"answer\":\"", 1)).expect("edit");
-    let resumed = hardsuite(&["run", "--resume", arg(&out.join("journal.jsonl"))]);
-    assert_eq!(resumed.status.code(), Some(2));
-    assert!(
-        stderr(&resumed).contains("changed since the run started"),
-        "{}",
-        stderr(&resumed)
+    refused(
+        &["run", "--resume", arg(&out.join("journal.jsonl"))],
+        "changed since the run started",
     );
 }
 
 #[test]
 fn one_question_per_category_against_a_real_llama_server_leaves_every_reply_on_file() {
-    if skip_docker_tests() {
-        return;
-    }
-    let Some(server) = llama_server::start_for(
+    let Some((_server, port)) = llama_on(
         "one_question_per_category_against_a_real_llama_server_leaves_every_reply_on_file",
-        &[
-            "-t",
-            "2",
-            "-c",
-            "4096",
-            "-np",
-            "1",
-            "--jinja",
-            "--no-warmup",
-        ],
+        4096,
     ) else {
         return;
     };
@@ -277,7 +235,7 @@ fn one_question_per_category_against_a_real_llama_server_leaves_every_reply_on_f
         "run",
         "--quiet",
         "--base-url",
-        &format!("http://127.0.0.1:{}", server.port),
+        &format!("http://127.0.0.1:{port}"),
         "--dataset",
         "mmlu-pro",
         "--dataset-file",

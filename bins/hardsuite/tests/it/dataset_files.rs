@@ -8,7 +8,7 @@ use std::process::Command;
 
 use vernier_tasks::{DatasetKind, FinalValue, Gold, load_dataset, normalise_final};
 
-use crate::llama::llama_server;
+use crate::llama::llama_on;
 use crate::{arg, json_lines, skip_docker_tests};
 
 /// The cached file a variable of `scripts/datasets.sh` names.
@@ -142,24 +142,12 @@ fn gunzip(path: &Path) -> String {
 
 #[test]
 fn humaneval_against_a_real_llama_server_is_graded_in_the_sandbox_with_evidence() {
-    if skip_docker_tests() {
-        return;
-    }
     let Some(humaneval) = dataset("VERNIER_HUMANEVAL") else {
         return;
     };
-    let Some(server) = llama_server::start_for(
+    let Some((_server, port)) = llama_on(
         "humaneval_against_a_real_llama_server_is_graded_in_the_sandbox_with_evidence",
-        &[
-            "-t",
-            "2",
-            "-c",
-            "4096",
-            "-np",
-            "1",
-            "--jinja",
-            "--no-warmup",
-        ],
+        4096,
     ) else {
         return;
     };
@@ -167,7 +155,7 @@ fn humaneval_against_a_real_llama_server_is_graded_in_the_sandbox_with_evidence(
     let out = folder.path().join("run");
     let run = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
         .args(["run", "--quiet", "--base-url"])
-        .arg(format!("http://127.0.0.1:{}", server.port))
+        .arg(format!("http://127.0.0.1:{port}"))
         .args(["--dataset", "humaneval", "--dataset-file", arg(&humaneval)])
         .args(["--all", "--tasks", FIRST_TEN, "--budget-dataset", "256"])
         .args(["--concurrency", "1", "--out", arg(&out)])

@@ -39,7 +39,7 @@ fn has_answer_line(content: &str) -> bool {
 /// A started server with this context, unless the tests are skipped on purpose.
 /// Starts `llama-server` on a free loopback port with a context of `context` tokens (one slot,
 /// two threads) and waits until it is healthy.
-fn llama_on(test: &str, context: u32) -> Option<(llama_server::Server, u16)> {
+pub(crate) fn llama_on(test: &str, context: u32) -> Option<(llama_server::Server, u16)> {
     if skip_docker_tests() {
         return None;
     }
