@@ -1,7 +1,7 @@
-//! One CSV row per cell with medians, p10 and p90.
+//! One CSV row per cell with medians, p10 and p90, written with the `csv` crate (RFC 4180
+//! quoting, should a field ever hold a comma, a quote or a line break).
 
-use std::fmt::Write as _;
-
+use crate::error::SweepError;
 use crate::run_file::{Figures, RunFile};
 
 fn field(value: Option<f64>) -> String {
@@ -26,49 +26,79 @@ const FIGURES: [(&str, Getter); 10] = [
     ("prompt_tokens", |f| f.prompt_tokens),
 ];
 
-/// The CSV text.
-pub fn csv_report(run: &RunFile) -> String {
-    let mut out = String::from(
-        "workload,prompt_tokens_target,output_tokens,concurrency,n_reps,n_ok,n_failed,cached_prompt_tokens_max,n_length_mismatch,token_sources",
-    );
+/// The header row.
+fn header() -> Vec<String> {
+    let mut header: Vec<String> = [
+        "workload",
+        "prompt_tokens_target",
+        "output_tokens",
+        "concurrency",
+        "n_reps",
+        "n_ok",
+        "n_failed",
+        "cached_prompt_tokens_max",
+        "n_length_mismatch",
+        "token_sources",
+    ]
+    .iter()
+    .map(|name| (*name).to_owned())
+    .collect();
     for (name, _) in FIGURES {
-        let _ = write!(out, ",{name}_median,{name}_p10,{name}_p90");
+        for statistic in ["median", "p10", "p90"] {
+            header.push(format!("{name}_{statistic}"));
+        }
     }
-    out.push_str(",decode_tokens_per_s_ci95_low,decode_tokens_per_s_ci95_high,spec_decode_acceptance_rate,client_lag_p99_us\n");
+    header.extend(
+        [
+            "decode_tokens_per_s_ci95_low",
+            "decode_tokens_per_s_ci95_high",
+            "spec_decode_acceptance_rate",
+            "client_lag_p99_us",
+        ]
+        .map(str::to_owned),
+    );
+    header
+}
+
+/// The CSV text.
+pub fn csv_report(run: &RunFile) -> Result<String, SweepError> {
+    let failed = |error: csv::Error| SweepError::WriteReport {
+        path: "report.csv".into(),
+        source: std::io::Error::other(error),
+    };
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(header()).map_err(failed)?;
     for cell in &run.cells {
         let sources: Vec<&str> = cell.token_sources.iter().map(|s| s.as_str()).collect();
-        let _ = write!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{}",
-            cell.workload,
-            cell.prompt_tokens_target,
-            cell.output_tokens,
-            cell.concurrency,
-            cell.n_reps,
-            cell.n_ok,
-            cell.n_failed,
-            cell.cached_prompt_tokens_max,
-            cell.n_length_mismatch,
+        let mut row = vec![
+            cell.workload.to_string(),
+            cell.prompt_tokens_target.to_string(),
+            cell.output_tokens.to_string(),
+            cell.concurrency.to_string(),
+            cell.n_reps.to_string(),
+            cell.n_ok.to_string(),
+            cell.n_failed.to_string(),
+            cell.cached_prompt_tokens_max.to_string(),
+            cell.n_length_mismatch.to_string(),
             sources.join("+"),
-        );
+        ];
         for (_, get) in FIGURES {
-            let _ = write!(
-                out,
-                ",{},{},{}",
-                field(get(&cell.median)),
-                field(get(&cell.p10)),
-                field(get(&cell.p90))
-            );
+            row.push(field(get(&cell.median)));
+            row.push(field(get(&cell.p10)));
+            row.push(field(get(&cell.p90)));
         }
         let interval = cell.median_interval_95.decode_tokens_per_s;
-        let _ = writeln!(
-            out,
-            ",{},{},{},{}",
-            field(interval.map(|i| i.low)),
-            field(interval.map(|i| i.high)),
-            field(cell.spec_decode.and_then(|s| s.acceptance_rate)),
-            field(cell.client_lag.event_processing.map(|l| l.p99_us)),
-        );
+        row.push(field(interval.map(|i| i.low)));
+        row.push(field(interval.map(|i| i.high)));
+        row.push(field(cell.spec_decode.and_then(|s| s.acceptance_rate)));
+        row.push(field(cell.client_lag.event_processing.map(|l| l.p99_us)));
+        writer.write_record(&row).map_err(failed)?;
     }
-    out
+    let bytes = writer
+        .into_inner()
+        .map_err(|error| failed(error.into_error().into()))?;
+    String::from_utf8(bytes).map_err(|error| SweepError::WriteReport {
+        path: "report.csv".into(),
+        source: std::io::Error::other(error),
+    })
 }

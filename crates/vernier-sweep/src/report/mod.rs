@@ -74,7 +74,7 @@ pub fn write_reports(run: &RunFile, out: &Path) -> Result<ReportFiles, SweepErro
     })?;
     let run_file = write(out.join("run.json"), &(json + "\n"))?;
     let markdown = write(out.join("report.md"), &markdown_report(run))?;
-    let csv = write(out.join("report.csv"), &csv_report(run))?;
+    let csv = write(out.join("report.csv"), &csv_report(run)?)?;
     let mut charts = Vec::new();
     for chart in svg_charts(run) {
         charts.push(write(out.join(chart.file_name), &chart.svg)?);

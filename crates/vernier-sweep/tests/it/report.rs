@@ -95,12 +95,44 @@ fn the_verdict_names_what_a_reader_must_know() {
 #[test]
 fn csv_has_one_row_per_cell_with_fixed_columns() {
     let run = fixture();
-    let csv = vernier_sweep::csv_report(&run);
+    let csv = vernier_sweep::csv_report(&run).expect("the CSV");
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), run.cells.len() + 1);
     let columns = lines[0].split(',').count();
     assert!(lines.iter().all(|line| line.split(',').count() == columns));
     assert!(lines[0].starts_with("workload,prompt_tokens_target,output_tokens,concurrency,"));
+    // Read back by Python's csv module (the independent reader a user's notebook uses): every
+    // row has the header's columns and the cells' figures come back as written.
+    let read = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import csv, sys; rows = list(csv.DictReader(sys.stdin)); \
+             print(len(rows), len(rows[0]), rows[0]['workload'], rows[0]['concurrency'])",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(csv.as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("python3 reads the CSV");
+    let printed = String::from_utf8_lossy(&read.stdout);
+    let first = &run.cells[0];
+    assert_eq!(
+        printed.trim(),
+        format!(
+            "{} {columns} {} {}",
+            run.cells.len(),
+            first.workload,
+            first.concurrency
+        )
+    );
 }
 
 #[test]
