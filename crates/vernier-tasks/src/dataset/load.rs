@@ -115,7 +115,8 @@ pub fn load_dataset_bytes(
         String::from_utf8(bytes.to_vec())
             .map_err(|_| format_error("it is not UTF-8 text; give a JSON Lines file"))?
     };
-    let records = if kind == DatasetKind::Gpqa {
+    // GPQA is published as CSV; its hub copies as JSON Lines or Parquet carry the same columns.
+    let records = if kind == DatasetKind::Gpqa && !text.trim_start().starts_with(['{', '[']) {
         csv_records(path, &text)?
     } else {
         records(path, &text)?

@@ -409,6 +409,15 @@ fn gpqa_reads_its_csv_with_an_option_order_fixed_by_the_record() {
         })
         .collect();
     assert!((0..4).all(|index| golds.contains(&index)), "{golds:?}");
+    // The same columns as JSON Lines (a hub copy) read alike.
+    let jsonl = r#"{"Record ID": "rec2", "Question": "What is 2+2?", "Correct Answer": "4", "Incorrect Answer 1": "3", "Incorrect Answer 2": "5", "Incorrect Answer 3": "22", "High-level domain": "Physics"}"#;
+    assert_eq!(
+        read(DatasetKind::Gpqa, jsonl).expect("reads").questions[0],
+        Question {
+            line: 1,
+            ..loaded.questions[1].clone()
+        }
+    );
     let missing = "Record ID,Question,Correct Answer\nr1,q?,a\n";
     let error = read(DatasetKind::Gpqa, missing)
         .expect_err("no wrong answers")
