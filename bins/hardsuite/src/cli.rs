@@ -364,6 +364,19 @@ pub struct CompareArgs {
     /// independent samples; without it they are refused.
     #[arg(long)]
     pub unpaired: bool,
+    /// Differences in points to plan a larger run for: the questions per arm that detect each
+    /// with 80% power at the discordance the two runs show (default 2,5).
+    #[arg(long, value_name = "POINTS,...", value_delimiter = ',', value_parser = parse_points)]
+    pub detect: Option<Vec<f64>>,
+}
+
+fn parse_points(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(points) if points > 0.0 && points < 100.0 => Ok(points),
+        _ => Err(format!(
+            "{text:?}: give a difference in points between 0 and 100, e.g. 2"
+        )),
+    }
 }
 
 /// Arguments of `hardsuite tasks`.
@@ -589,6 +602,9 @@ impl CompareArgs {
         options.resamples = self.resamples;
         options.seed = self.seed;
         options.unpaired = self.unpaired;
+        if let Some(points) = &self.detect {
+            options.detect_points.clone_from(points);
+        }
         options
     }
 }

@@ -31,7 +31,7 @@ pub use differences::{instance_differences, setting_differences};
 pub const POWER: f64 = 0.8;
 
 /// How [`compare_files`] compares and what it writes besides the comparison it returns.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct CompareOptions {
     /// Also write the comparison as Markdown to this file.
@@ -45,6 +45,9 @@ pub struct CompareOptions {
     /// Compare runs drawn from different instances as independent samples (no pairing by
     /// task id); without it such runs are refused.
     pub unpaired: bool,
+    /// Differences, in points, to plan the items per arm for (default
+    /// [`PLANNED_DIFFERENCES`]).
+    pub detect_points: Vec<f64>,
 }
 
 impl Default for CompareOptions {
@@ -55,6 +58,7 @@ impl Default for CompareOptions {
             resamples: 10_000,
             seed: 2026,
             unpaired: false,
+            detect_points: PLANNED_DIFFERENCES.to_vec(),
         }
     }
 }
@@ -182,9 +186,9 @@ pub struct Comparison {
     pub newcombe_independent: Option<Interval>,
     /// Share of paired items on which the runs disagree (only A or only B solved it).
     pub discordance: Option<f64>,
-    /// Items per arm to detect a difference of 2 and of 5 points with 80% power (5%
-    /// two-sided) at the observed discordance (Connor 1987); empty unpaired, or when the runs
-    /// disagree on too few items to plan from.
+    /// Items per arm to detect each difference asked for (2 and 5 points unless
+    /// `--detect` says) with 80% power (5% two-sided) at the observed discordance (Connor
+    /// 1987); empty unpaired, or when the runs disagree on too few items to plan from.
     pub items_for_power: Vec<(f64, u64)>,
 }
 
@@ -392,7 +396,8 @@ pub fn compare_with(
     let discordance = (!unpaired && n_items > 0).then(|| (only_a + only_b) as f64 / n_items as f64);
     let items_for_power: Vec<(f64, u64)> = discordance
         .map(|psi| {
-            PLANNED_DIFFERENCES
+            options
+                .detect_points
                 .iter()
                 .filter_map(|points| {
                     paired_sample_size_for_power(points / 100.0, psi, CONFIDENCE, POWER)

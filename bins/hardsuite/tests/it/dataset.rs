@@ -173,6 +173,34 @@ fn two_runs_of_one_draw_pair_and_two_draws_are_refused_unless_unpaired() {
     refused(&["compare", arg(&a), arg(&c)], "different questions drawn");
     let unpaired = hardsuite(&["compare", arg(&a), arg(&c), "--unpaired"]);
     assert_eq!(unpaired.status.code(), Some(0), "{}", stderr(&unpaired));
+    // The same script twice never disagrees: nothing to plan from.
+    assert!(
+        text.contains("the runs disagree on 0.0% of the items: too few to plan"),
+        "{text}"
+    );
+    // B with three passing questions turned wrong: 3 of 14 discordant. Connor (1987) eq. 3 by
+    // hand (python3, NormalDist): ψ = 3/14, δ = 0.05 → 671 per arm, δ = 0.10 → 166.
+    let results_b = b.join("results.json");
+    let mut edited: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results_b).expect("B's results"))
+            .expect("JSON");
+    let mut flipped = 0;
+    for task in edited["tasks"].as_array_mut().expect("tasks") {
+        let sample = &mut task["samples"][0];
+        if flipped < 3 && sample["outcome"] == "pass" {
+            sample["outcome"] = "wrong".into();
+            flipped += 1;
+        }
+    }
+    std::fs::write(&results_b, edited.to_string()).expect("write B");
+    let planned = hardsuite(&["compare", arg(&a), arg(&results_b), "--detect", "5,10"]);
+    let planned = String::from_utf8_lossy(&planned.stdout);
+    assert!(
+        planned.contains(
+            "discordance of 21.4% (Connor 1987): 5 points: 671 per arm, 10 points: 166 per arm"
+        ),
+        "{planned}"
+    );
 }
 
 #[test]
