@@ -170,9 +170,9 @@ pub struct SuiteArgs {
     /// --dataset, the seed the questions are drawn with.
     #[arg(long, value_name = "S", help_heading = "Suite")]
     pub seed: Option<u64>,
-    /// A standard dataset instead of the bundled suite: mmlu-pro, mmlu, arc, gsm8k, math, or
-    /// custom (a user's own JSONL); needs --dataset-file and one of --per-category, --sample,
-    /// --all.
+    /// A standard dataset instead of the bundled suite: mmlu-pro, mmlu, gpqa, arc, gsm8k, math,
+    /// humaneval, mbpp, or custom (a user's own JSONL); needs --dataset-file and one of
+    /// --per-category, --sample, --all.
     #[arg(long, value_name = "KIND", value_parser = parse_dataset_kind, requires = "dataset_file", help_heading = "Dataset")]
     pub dataset: Option<DatasetKind>,
     /// The dataset file: JSON Lines or one JSON array, gzip-compressed or not.

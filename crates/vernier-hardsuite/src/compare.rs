@@ -607,7 +607,7 @@ fn power_line(c: &Comparison) -> Option<String> {
     let plans: Vec<String> = c
         .items_for_power
         .iter()
-        .map(|(points, n)| format!("{points:.0} points: {} per arm", thousands(*n)))
+        .map(|(points, n)| format!("{points} points: {} per arm", thousands(*n)))
         .collect();
     Some(if plans.is_empty() {
         format!(

@@ -174,6 +174,19 @@ pub(crate) fn record_of(
 #[cfg(feature = "engine")]
 /// A resumed dataset run reads the same file it started with.
 pub(crate) fn check_unchanged(record: &DatasetRecord) -> Result<(), HardsuiteError> {
+    if let (Some(path), Some(then)) = (&record.selection.examples, &record.examples_sha256) {
+        let now = digest(path)?;
+        if &now != then {
+            return Err(HardsuiteError::invalid(
+                "--examples",
+                format!(
+                    "{} changed since the run started (sha256 {then} then, {now} now); point the \
+                     run at the examples it started with",
+                    path.display()
+                ),
+            ));
+        }
+    }
     let now = digest(&record.selection.file)?;
     if now != record.file_sha256 {
         return Err(HardsuiteError::invalid(

@@ -161,7 +161,8 @@ pub(crate) fn load_suite_from(
         (None, Some(path), None) => Suite::from_path(path)?,
         (None, None, draw) => Suite::drawn(draw.unwrap_or(Draw::BUNDLED), Budgets::default()),
     };
-    for task in &mut suite.tasks {
+    // A dataset's questions (its code ones too) already have `--budget-dataset`.
+    for task in suite.tasks.iter_mut().filter(|task| task.dataset.is_none()) {
         if let Some(budget) = budgets.for_category(task.category) {
             task.budget_tokens = budget;
         }

@@ -170,15 +170,24 @@ impl Drop for LaunchedServer {
 }
 
 /// The reaper: `sh` in its own process group (its `kill` builtin takes `-PGID` without `--`),
-/// polling every half second that this process is alive (and not a zombie) and that the
-/// server's group still has a process; when this process is gone first, it sends SIGKILL to the
-/// group. No unsafe code: `PR_SET_PDEATHSIG` would need a `pre_exec` hook, and it would reach
+/// polling every half second that this process is alive (and not a zombie; `kill -0` where
+/// there is no `/proc`) and that the server's group still has a process; when this process is
+/// gone first, it sends the group SIGTERM, then SIGKILL two seconds later (a `docker run`
+/// client forwards TERM to its container, never KILL). No unsafe code: `PR_SET_PDEATHSIG` would need a `pre_exec` hook, and it would reach
 /// the shell only, not the server the shell started.
 fn spawn_reaper(pgid: u32) -> Option<std::process::Child> {
     const SCRIPT: &str = r#"parent=$1; group=$2
-alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; }
+alive() {
+  if [ -d /proc/self ]; then
+    [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)" != Z ]
+  else
+    kill -0 "$1" 2>/dev/null
+  fi
+}
 while alive "$parent" && kill -0 "-$group" 2>/dev/null; do sleep 0.5; done
-alive "$parent" || kill -KILL "-$group" 2>/dev/null"#;
+if ! alive "$parent"; then
+  kill -TERM "-$group" 2>/dev/null && sleep 2 && kill -KILL "-$group" 2>/dev/null
+fi"#;
     std::process::Command::new("sh")
         .arg("-c")
         .arg(SCRIPT)

@@ -32,7 +32,7 @@ pub use extract::{
     CHOICE_RULES, Extracted, FINAL_RULES, choice_letter, extract_choice, extract_final,
 };
 pub use load::{DatasetError, LeftOut, LoadedDataset, load_dataset, load_dataset_bytes};
-pub use normalise::{FinalValue, normalise_final};
+pub use normalise::{FinalValue, final_answers_agree, normalise_final};
 #[cfg(feature = "grader")]
 pub use program::ProgramTests;
 

@@ -140,7 +140,7 @@ fn check_choice(reply: &Reply, gold: usize, n_options: usize) -> Outcome {
 fn check_final(reply: &Reply, gold: &str) -> Outcome {
     let read = crate::dataset::extract_final(&reply.content);
     dataset_outcome(reply, read, |read| {
-        if crate::dataset::normalise_final(&read.answer) == crate::dataset::normalise_final(gold) {
+        if crate::dataset::final_answers_agree(&read.answer, gold) {
             (true, read.answer.clone())
         } else {
             (false, format!("expected {gold:?} got {:?}", read.answer))

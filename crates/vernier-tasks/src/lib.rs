@@ -124,8 +124,8 @@ pub use dataset::{
     CHOICE_RULES, DEFAULT_DATASET_BUDGET, DEFAULT_SHOTS, DatasetError, DatasetKind,
     DatasetSampling, DatasetSpec, Extracted, FINAL_RULES, FinalValue, Gold, LeftOut, LoadedDataset,
     MAX_OPTIONS, Question, choice_letter, dataset_suite, draw_questions, examples_for,
-    extract_choice, extract_final, load_dataset, load_dataset_bytes, normalise_final,
-    question_prompt, question_task,
+    extract_choice, extract_final, final_answers_agree, load_dataset, load_dataset_bytes,
+    normalise_final, question_prompt, question_task,
 };
 pub use error::{SelfCheckError, SelfCheckFailure, SuiteError};
 pub use family::{Draw, Instance, MAX_LEVEL, MIN_LEVEL, Redraw};

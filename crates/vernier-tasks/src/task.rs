@@ -183,9 +183,24 @@ impl CodeCheck {
         }
     }
 
-    /// The program graded for `code`: the preamble, then the code.
+    /// The program graded for `code`: the preamble, then the code; the code's `from __future__`
+    /// imports stay first, where Python requires them.
     pub fn graded_program(&self, code: &str) -> String {
-        format!("{}{code}", self.preamble)
+        if self.preamble.is_empty() {
+            return code.to_owned();
+        }
+        let (future, rest): (Vec<&str>, Vec<&str>) = code
+            .lines()
+            .partition(|line| line.starts_with("from __future__ import"));
+        if future.is_empty() {
+            return format!("{}{code}", self.preamble);
+        }
+        format!(
+            "{}\n{}{}\n",
+            future.join("\n"),
+            self.preamble,
+            rest.join("\n")
+        )
     }
 
     /// A submission of `code` (after the preamble) under this check's harness, cases, limits

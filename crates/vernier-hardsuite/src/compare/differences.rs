@@ -57,6 +57,9 @@ pub fn setting_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
         Category::Code,
         Category::Tools,
         Category::Context,
+        Category::Vision,
+        Category::Video,
+        Category::Dataset,
     ] {
         let budgets = |run: &ResultsFile| {
             let mut values: Vec<u32> = run

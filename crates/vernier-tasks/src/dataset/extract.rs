@@ -3,9 +3,11 @@
 //!
 //! MMLU-Pro's authors read `answer is \(?([A-J])\)?` (the first match), then `.*[aA]nswer:\s*
 //! ([A-J])`, then the last capital A–J anywhere, and guess at random when nothing matches
-//! (`compute_accuracy.py`). Here every rule takes the last match, a capital letter must stand
-//! alone (not the `A` of "A cell"), a reply with no match is `no_answer` rather than a guess,
-//! and the report counts how many answers each rule produced.
+//! (`compute_accuracy.py`). Here the last answer given in any of the three marked forms wins
+//! (the strictest where two read the same letter), so a reply that corrects itself is read at
+//! its correction; a capital letter must stand alone, and a bare `A` or `I` followed by a word
+//! ("A cell", "I think", "I'd") is the article or the pronoun; a reply with no match is
+//! `no_answer` rather than a guess, and the report counts how many answers each rule produced.
 
 use std::sync::LazyLock;
 
@@ -49,10 +51,14 @@ fn pattern(source: &str) -> Regex {
 
 // A letter stands alone when no letter or digit touches it on either side.
 static ANSWER_IS: LazyLock<Regex> = LazyLock::new(|| {
-    pattern(r"(?i:answer\s+is)\s*:?\s*[*_]*\s*\(?\s*([A-J])\s*\)?[*_]*(?:[^A-Za-z0-9]|$)")
+    pattern(
+        r"(?i:answer\s+is)\s*:?\s*[*_]*\s*(?i:(?:option|choice)\s*)?\(?\s*([A-J])\s*\)?[*_]*(?:[^A-Za-z0-9]|$)",
+    )
 });
 static ANSWER_LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    pattern(r"(?i:answer)[*_]*\s*:\s*[*_]*\s*\(?\s*([A-J])\s*\)?[*_]*(?:[^A-Za-z0-9]|$)")
+    pattern(
+        r"(?i:answer)[*_]*\s*:\s*[*_]*\s*(?i:(?:option|choice)\s*)?\(?\s*([A-J])\s*\)?[*_]*(?:[^A-Za-z0-9]|$)",
+    )
 });
 static BOLD_OR_BOXED: LazyLock<Regex> = LazyLock::new(|| {
     pattern(
@@ -78,10 +84,38 @@ fn last_capture(regex: &Regex, text: &str) -> Option<String> {
     })
 }
 
-/// The option a reply's final content chooses, and the rule that read it: `answer_is` ("the
-/// answer is (C)"), `answer_label` ("Answer: C", "**Answer:** (C)"), `bold_or_boxed` ("**C**",
-/// `\boxed{C}`), `last_line_letter` (a last line that is only "C", "(C)" or "C."). Only capital
-/// letters A–J are read; `None` when no rule matches.
+/// The last letter `regex` reads in `text` that stands as an answer, and where it starts. A
+/// bare `A` or `I` (not in brackets, braces or bold of its own) followed by an apostrophe, or
+/// by a space and a lowercase word, is the article or the pronoun, not an answer.
+fn last_letter(regex: &Regex, text: &str) -> Option<(usize, String)> {
+    regex
+        .captures_iter(text)
+        .filter_map(|captures| {
+            let letter = captures.iter().skip(1).flatten().next()?;
+            let before = text[..letter.start()].trim_end().chars().next_back();
+            let mut after = text[letter.end()..].chars();
+            let next = after.clone().next();
+            let marked = matches!(before, Some('(' | '{'))
+                || (matches!(before, Some('*' | '_')) && matches!(next, Some('*' | '_')));
+            let word = matches!(letter.as_str(), "A" | "I")
+                && !marked
+                && match after.next() {
+                    Some('\'' | '\u{2019}') => true,
+                    Some(space) if space.is_whitespace() => {
+                        after.next().is_some_and(char::is_lowercase)
+                    }
+                    _ => false,
+                };
+            (!word).then(|| (letter.start(), letter.as_str().to_owned()))
+        })
+        .last()
+}
+
+/// The option a reply's final content chooses, and the rule that read it: the last answer
+/// given as `answer_is` ("the answer is (C)", "the answer is option C"), `answer_label`
+/// ("Answer: C", "**Answer:** (C)") or `bold_or_boxed` ("**C**", `\boxed{C}`), the strictest
+/// where two read the same letter; else `last_line_letter` (a last line that is only "C", "(C)"
+/// or "C."). Only capital letters A–J are read; `None` when no rule matches.
 ///
 /// ```
 /// use vernier_tasks::extract_choice;
@@ -95,13 +129,19 @@ pub fn extract_choice(content: &str) -> Option<Extracted> {
         (CHOICE_RULES[1], &ANSWER_LABEL),
         (CHOICE_RULES[2], &BOLD_OR_BOXED),
     ];
+    let mut found: Option<(usize, Extracted)> = None;
     for (rule, regex) in rules {
-        if let Some(answer) = last_capture(regex, content) {
-            return Some(Extracted { answer, rule });
+        if let Some((at, answer)) = last_letter(regex, content)
+            && found.as_ref().is_none_or(|(best, _)| at > *best)
+        {
+            found = Some((at, Extracted { answer, rule }));
         }
     }
+    if let Some((_, read)) = found {
+        return Some(read);
+    }
     let last_line = content.lines().rev().find(|line| !line.trim().is_empty())?;
-    last_capture(&LONE_LETTER, last_line).map(|answer| Extracted {
+    last_letter(&LONE_LETTER, last_line).map(|(_, answer)| Extracted {
         answer,
         rule: CHOICE_RULES[3],
     })

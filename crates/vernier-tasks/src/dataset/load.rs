@@ -455,6 +455,7 @@ impl At<'_> {
         let id = self.text("task_id")?.replace('/', "-");
         let prompt = self.text("prompt")?;
         let entry_point = self.text("entry_point")?;
+        let preamble = super::ProgramTests::preamble_of(&prompt, &entry_point);
         let canonical = self.text("canonical_solution")?;
         let test = self.text("test")?;
         if !test.contains("def check(") {
@@ -468,7 +469,7 @@ impl At<'_> {
                 tests: vec![test],
                 setup: String::new(),
                 reference: format!("{prompt}{canonical}"),
-                preamble: super::ProgramTests::imports_of(&prompt),
+                preamble,
             }),
             text: prompt,
             options: Vec::new(),

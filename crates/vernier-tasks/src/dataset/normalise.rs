@@ -1,10 +1,13 @@
 //! Final answers normalised before they are compared.
 //!
 //! What is normalised, and nothing else: surrounding whitespace, `$` signs, `**`/`__`, a
-//! trailing full stop; `\left`/`\right`, `\!`, `\,`, `\;`, `\ ` and `~`; `\dfrac`/`\tfrac` to
+//! trailing full stop; `\(`, `\)`, `\[`, `\]`; `\left`/`\right`, `\!`, `\,`, `\;`, `\ ` and `~`;
+//! `\dfrac`/`\tfrac` to
 //! `\frac`; `\text{}`/`\textbf{}`/`\mathrm{}`/`\mbox{}` to their inner text; degrees (`^\circ`,
-//! `^{\circ}`, `°`) and a percent sign (`\%`, `%`); a leading currency `\$`; a leading
-//! `x =` (one variable name and an equals sign); thousands separators inside a number. Then a
+//! `^{\circ}`, `°`) and a percent sign (`\%`, `%`); a leading currency `\$`; thousands
+//! separators inside a number. A leading `x =` (one variable name and an equals sign) is kept
+//! apart: two answers that both name a variable must name the same one (`y = 3` is not
+//! `x = 3`), and one that names none agrees with either (`x = 3` is `3`). Then a
 //! value that reads as a number (an integer, a decimal, `a/b` or `\frac{a}{b}`, signed) is
 //! compared as an exact fraction, so `0.5`, `1/2` and `\frac{1}{2}` are equal and `18.00` is
 //! `18`; anything else is compared as text with every space removed.
@@ -36,14 +39,42 @@ impl FinalValue {
 /// assert_eq!(normalise_final("x = \\text{(2, 3)}"), FinalValue::Text("(2,3)".to_owned()));
 /// ```
 pub fn normalise_final(raw: &str) -> FinalValue {
-    let text = strip(raw);
-    match number(&text) {
+    normalise_parts(raw).1
+}
+
+/// Whether a final answer agrees with the gold: equal normal forms, and the same variable name
+/// where both name one.
+///
+/// ```
+/// use vernier_tasks::final_answers_agree;
+/// assert!(final_answers_agree("x = 5", "5"));
+/// assert!(!final_answers_agree("y = -\\frac{47}{8}", "x = -47/8"));
+/// ```
+pub fn final_answers_agree(answer: &str, gold: &str) -> bool {
+    let (answer_name, answer_value) = normalise_parts(answer);
+    let (gold_name, gold_value) = normalise_parts(gold);
+    answer_value == gold_value
+        && match (answer_name, gold_name) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        }
+}
+
+/// The variable an answer names (`x` of `x = 5`), and its value's normal form.
+fn normalise_parts(raw: &str) -> (Option<String>, FinalValue) {
+    let stripped = strip(raw);
+    let (name, text) = match split_variable(&stripped) {
+        Some((name, value)) => (Some(name.to_owned()), strip(value)),
+        None => (None, stripped),
+    };
+    let value = match number(&text) {
         Some((numerator, denominator)) => {
             let divisor = gcd(numerator, denominator).max(1);
             FinalValue::Number(numerator / divisor, denominator / divisor)
         }
         None => FinalValue::Text(text.chars().filter(|c| !c.is_whitespace()).collect()),
-    }
+    };
+    (name, value)
 }
 
 fn unwrap_commands(text: &str) -> String {
@@ -65,6 +96,10 @@ fn unwrap_commands(text: &str) -> String {
 fn strip(raw: &str) -> String {
     let mut text = unwrap_commands(raw);
     for (from, to) in [
+        ("\\(", ""),
+        ("\\)", ""),
+        ("\\[", ""),
+        ("\\]", ""),
         ("\\left", ""),
         ("\\right", ""),
         ("\\!", ""),
@@ -94,7 +129,6 @@ fn strip(raw: &str) -> String {
             .trim_start_matches("\\$")
             .trim()
             .to_owned();
-        let next = strip_variable(&next).to_owned();
         if next == text {
             return text;
         }
@@ -102,24 +136,22 @@ fn strip(raw: &str) -> String {
     }
 }
 
-/// `x = 5` → `5`: one variable name (a letter, optionally with a subscript) and `=`.
-fn strip_variable(text: &str) -> &str {
-    let Some((left, right)) = text.split_once('=') else {
-        return text;
-    };
+/// `x = 5` → (`x`, `5`): one variable name (a letter, optionally with a subscript) and `=`.
+fn split_variable(text: &str) -> Option<(&str, &str)> {
+    let (left, right) = text.split_once('=')?;
     let left = left.trim();
     let mut chars = left.chars();
     let single = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if single && left.len() <= 3 && !right.contains('=') {
-        right.trim()
-    } else {
-        text
-    }
+    (single && left.len() <= 3 && !right.contains('=')).then(|| (left, right.trim()))
 }
 
 /// An exact number: integer (thousands separators allowed), decimal, `a/b`, `\frac{a}{b}`.
 fn number(text: &str) -> Option<(i128, i128)> {
+    // "1, 234" is a list of two numbers, not one thousand two hundred and thirty-four.
+    if text.contains(", ") {
+        return None;
+    }
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     if let Some(value) = decimal(&compact) {
         return Some(value);

@@ -29,12 +29,23 @@ pub struct ProgramTests {
     pub setup: String,
     /// The dataset's canonical program, which the self-check requires to pass.
     pub reference: String,
-    /// Lines put before the submission when it is graded: the imports of the dataset's prompt
-    /// (HumanEval's `from typing import List`), which a reply may leave out.
+    /// Code put before the submission when it is graded: the dataset's prompt up to the
+    /// function asked for (HumanEval's imports and the helpers it defines, e.g. `encode_cyclic`
+    /// beside `decode_cyclic`), which a reply may leave out; the reply's own definitions come
+    /// after and win.
     pub preamble: String,
 }
 
 impl ProgramTests {
+    /// What a prompt defines before `def ENTRY_POINT(`: its imports and helper functions; its
+    /// top-level `import` and `from` lines when the entry point is not found.
+    pub fn preamble_of(prompt: &str, entry_point: &str) -> String {
+        match prompt.find(&format!("def {entry_point}(")) {
+            Some(at) => prompt[..at].to_owned(),
+            None => Self::imports_of(prompt),
+        }
+    }
+
     /// The imports of a prompt: its top-level `import` and `from` lines.
     pub fn imports_of(prompt: &str) -> String {
         prompt

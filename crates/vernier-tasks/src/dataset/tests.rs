@@ -152,7 +152,24 @@ fn gsm8k_and_math_final_answers_read() {
 fn choices_are_read_by_the_strict_rule_then_the_named_fallbacks() {
     // The strict pattern is MMLU-Pro's own (`answer is \(?([A-J])\)?`, compute_accuracy.py);
     // the last match is taken, not the first.
-    let cases: [(&str, Option<(&str, &str)>); 12] = [
+    let cases: [(&str, Option<(&str, &str)>); 18] = [
+        // A reply that corrects itself is read at its correction.
+        (
+            "The answer is (A) because of X. Wait.\n\n**Final Answer:** C",
+            Some(("C", "answer_label")),
+        ),
+        (
+            "maybe the answer is (B)... no: \\boxed{D}",
+            Some(("D", "bold_or_boxed")),
+        ),
+        // The pronoun and the article are no answers; an option named as such is.
+        ("So the answer is I think B", None),
+        ("**Answer:** I'd go with it", None),
+        ("Answer: A cell wall holds", None),
+        (
+            "The correct answer is: **Option B**",
+            Some(("B", "answer_is")),
+        ),
         ("The answer is (C).", Some(("C", "answer_is"))),
         ("the answer is B", Some(("B", "answer_is"))),
         (
@@ -217,6 +234,8 @@ fn normalisation_equates_forms_of_one_value_and_nothing_else() {
         ("90", "90^\\circ"),
         ("25", "25\\%"),
         ("5", "x = 5"),
+        ("\\( 18 \\)", "18"),
+        ("\\[\\frac{1}{2}\\]", "0.5"),
         ("(2,3)", "\\left( 2, 3 \\right)"),
         ("\\text{Evelyn}", "Evelyn"),
         ("\\$18", "18"),
@@ -229,10 +248,19 @@ fn normalisation_equates_forms_of_one_value_and_nothing_else() {
         ("1/2", "2/1"),
         ("\\sqrt{2}", "2"),
         ("12", "1,2"),
+        ("1234", "1, 234"),
     ];
     for (a, b) in different {
         assert_ne!(normalise_final(a), normalise_final(b), "{a} vs {b}");
     }
+    // A variable named on both sides must be the same one; named on one side, it agrees.
+    assert!(final_answers_agree("x = 5", "5"));
+    assert!(final_answers_agree("5", "x=5"));
+    assert!(!final_answers_agree(
+        "y = -\\frac{47}{8}",
+        "x = -\\frac{47}{8}"
+    ));
+    assert!(final_answers_agree("y = -\\frac{47}{8}", "y=-47/8"));
 }
 
 fn questions(per_subject: &[(&str, usize)]) -> Vec<Question> {

@@ -331,3 +331,69 @@ fn a_crashed_submission_keeps_its_exception_and_the_code_as_graded() {
         evidence.failing_cases
     );
 }
+
+#[test]
+fn a_humaneval_reply_gets_the_prompts_helpers_before_it_and_keeps_future_imports_first() {
+    let Some(grader) = grader() else {
+        return;
+    };
+    // HumanEval's shape (Chen et al. 2021): like HumanEval/38, the prompt defines a helper the
+    // test calls, and asks for the function after it; written here.
+    let record = serde_json::json!({
+        "task_id": "Shape/38",
+        "prompt": "from typing import List\n\n\ndef encode_pair(s: str) -> str:\n    \"\"\"Reverses s.\"\"\"\n    return s[::-1]\n\n\ndef decode_pair(s: str) -> str:\n    \"\"\"Undoes encode_pair.\"\"\"\n",
+        "canonical_solution": "    return encode_pair(s)\n",
+        "test": "\n\ndef check(candidate):\n    assert candidate(encode_pair('abc')) == 'abc'\n    assert candidate('') == ''\n",
+        "entry_point": "decode_pair"
+    });
+    let loaded = vernier_tasks::load_dataset_bytes(
+        std::path::Path::new("shape.jsonl"),
+        record.to_string().as_bytes(),
+        vernier_tasks::DatasetKind::HumanEval,
+    )
+    .expect("reads");
+    let task = vernier_tasks::question_task(
+        vernier_tasks::DatasetKind::HumanEval,
+        &loaded.questions[0],
+        &[],
+        512,
+    );
+    let grade = |code: &str| {
+        block_on(task.check(
+            &vernier_tasks::Reply::stopped(format!("Here it is.\n```python\n{code}```\n")),
+            Some(&grader),
+        ))
+    };
+    // Only the function asked for: the helper comes from the prompt.
+    let alone = grade("def decode_pair(s: str) -> str:\n    return encode_pair(s)\n");
+    assert_eq!(
+        alone.kind,
+        vernier_tasks::OutcomeKind::Pass,
+        "{}",
+        alone.detail
+    );
+    let future = grade(
+        "from __future__ import annotations\n\ndef decode_pair(s: str) -> str:\n    return encode_pair(s)\n",
+    );
+    assert_eq!(
+        future.kind,
+        vernier_tasks::OutcomeKind::Pass,
+        "{}",
+        future.detail
+    );
+    let evidence = future.evidence.expect("the graded program is kept");
+    assert!(
+        evidence
+            .submission
+            .starts_with("from __future__ import annotations\n"),
+        "{}",
+        evidence.submission
+    );
+    let wrong = grade("def decode_pair(s: str) -> str:\n    return s\n");
+    assert_eq!(
+        wrong.kind,
+        vernier_tasks::OutcomeKind::Wrong,
+        "{}",
+        wrong.detail
+    );
+}
