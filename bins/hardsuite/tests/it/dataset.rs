@@ -412,3 +412,36 @@ fn mbpp_shaped_questions_prove_their_reference_and_refuse_a_broken_one_in_the_sa
         stderr(&refused)
     );
 }
+
+#[test]
+fn a_resume_refuses_an_examples_file_that_changed() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let examples = folder.path().join("examples.jsonl");
+    let text = std::fs::read_to_string(sample_280()).expect("fixture");
+    std::fs::write(&examples, &text).expect("copy");
+    let out = folder.path().join("run");
+    let run = hardsuite(&[
+        "run",
+        "--quiet",
+        "--dataset",
+        "mmlu-pro",
+        "--dataset-file",
+        arg(&sample_280()),
+        "--sample",
+        "2",
+        "--examples",
+        arg(&examples),
+        "--out",
+        arg(&out),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    std::fs::write(
+        &examples,
+        text.replacen("\"answer\": \"", "\"answer\":\"", 1),
+    )
+    .expect("edit");
+    refused(
+        &["run", "--resume", arg(&out.join("journal.jsonl"))],
+        "examples.jsonl changed since the run started",
+    );
+}
