@@ -16,6 +16,7 @@
 
 mod draw;
 mod extract;
+mod files;
 mod load;
 mod normalise;
 #[cfg(feature = "grader")]
