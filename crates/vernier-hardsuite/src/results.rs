@@ -489,15 +489,7 @@ fn scoreboard(
     let per_task: Vec<(&TaskResult, Vec<SampleResult>)> =
         tasks.iter().map(|task| (task, samples_of(task))).collect();
     let mut categories = Vec::new();
-    for category in [
-        Category::Math,
-        Category::Code,
-        Category::Tools,
-        Category::Context,
-        Category::Vision,
-        Category::Video,
-        Category::Dataset,
-    ] {
+    for category in Category::ALL {
         let members: Vec<_> = per_task
             .iter()
             .filter(|(task, _)| task.category == category)

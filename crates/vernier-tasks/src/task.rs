@@ -32,6 +32,17 @@ pub enum Category {
 }
 
 impl Category {
+    /// Every category, in the order scores and reports list them.
+    pub const ALL: [Self; 7] = [
+        Self::Math,
+        Self::Code,
+        Self::Tools,
+        Self::Context,
+        Self::Vision,
+        Self::Video,
+        Self::Dataset,
+    ];
+
     /// The lowercase name used in files and reports.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -52,15 +52,7 @@ pub fn instance_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
 /// Every difference in how two runs were made besides their instances, one phrase each.
 pub fn setting_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
     let mut differences = Vec::new();
-    for category in [
-        Category::Math,
-        Category::Code,
-        Category::Tools,
-        Category::Context,
-        Category::Vision,
-        Category::Video,
-        Category::Dataset,
-    ] {
+    for category in Category::ALL {
         let budgets = |run: &ResultsFile| {
             let mut values: Vec<u32> = run
                 .tasks
