@@ -222,31 +222,49 @@ fn a_file_that_does_not_match_its_kind_or_a_missing_draw_is_a_usage_error() {
     refused(&run("mmlu_pr", &["--all"]), "did you mean mmlu-pro");
 }
 
-#[test]
-fn a_resume_refuses_a_dataset_file_that_changed() {
+/// A run whose copy of the fixture, given as `flag` (`--dataset-file` or `--examples`), is
+/// edited before `--resume`: the resume must refuse it by name.
+fn resume_after_editing(flag: &str) {
     let folder = tempfile::tempdir().expect("temporary folder");
-    let file = folder.path().join("questions.jsonl");
+    let copy = folder.path().join("copy.jsonl");
     let text = std::fs::read_to_string(sample_280()).expect("fixture");
-    std::fs::write(&file, &text).expect("copy");
+    std::fs::write(&copy, &text).expect("copy");
     let out = folder.path().join("run");
+    let (dataset, examples) = if flag == "--examples" {
+        (sample_280(), copy.clone())
+    } else {
+        (copy.clone(), sample_280())
+    };
     let run = hardsuite(&[
         "run",
         "--quiet",
         "--dataset",
         "mmlu-pro",
         "--dataset-file",
-        arg(&file),
+        arg(&dataset),
         "--sample",
-        "3",
+        "2",
+        "--examples",
+        arg(&examples),
         "--out",
         arg(&out),
     ]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
-    std::fs::write(&file, text.replacen("\"answer\": \"", "\"answer\":\"", 1)).expect("edit");
+    std::fs::write(&copy, text.replacen("\"answer\": \"", "\"answer\":\"", 1)).expect("edit");
     refused(
         &["run", "--resume", arg(&out.join("journal.jsonl"))],
-        "changed since the run started",
+        "copy.jsonl changed since the run started",
     );
+}
+
+#[test]
+fn a_resume_refuses_a_dataset_file_that_changed() {
+    resume_after_editing("--dataset-file");
+}
+
+#[test]
+fn a_resume_refuses_an_examples_file_that_changed() {
+    resume_after_editing("--examples");
 }
 
 #[test]
@@ -410,38 +428,5 @@ fn mbpp_shaped_questions_prove_their_reference_and_refuse_a_broken_one_in_the_sa
         stderr(&refused).contains("mbpp-2: the reference solution does not pass"),
         "{}",
         stderr(&refused)
-    );
-}
-
-#[test]
-fn a_resume_refuses_an_examples_file_that_changed() {
-    let folder = tempfile::tempdir().expect("temporary folder");
-    let examples = folder.path().join("examples.jsonl");
-    let text = std::fs::read_to_string(sample_280()).expect("fixture");
-    std::fs::write(&examples, &text).expect("copy");
-    let out = folder.path().join("run");
-    let run = hardsuite(&[
-        "run",
-        "--quiet",
-        "--dataset",
-        "mmlu-pro",
-        "--dataset-file",
-        arg(&sample_280()),
-        "--sample",
-        "2",
-        "--examples",
-        arg(&examples),
-        "--out",
-        arg(&out),
-    ]);
-    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
-    std::fs::write(
-        &examples,
-        text.replacen("\"answer\": \"", "\"answer\":\"", 1),
-    )
-    .expect("edit");
-    refused(
-        &["run", "--resume", arg(&out.join("journal.jsonl"))],
-        "examples.jsonl changed since the run started",
     );
 }
