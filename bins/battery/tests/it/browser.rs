@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use crate::{text, two_quick_batteries, versus};
+use crate::{succeeded, text, two_quick_batteries, versus};
 
 /// A page that does fetch something (an image of its own origin): the control that shows the
 /// checks below can see a fetch.
@@ -124,12 +124,7 @@ fn the_versus_page_renders_its_table_in_chromium_and_fetches_nothing() {
     let dir = tempfile::tempdir().expect("temporary folder");
     let (a, b, out) = two_quick_batteries(dir.path());
     let compared = versus(&a, &b, &out);
-    assert_eq!(
-        compared.status.code(),
-        Some(0),
-        "{}",
-        text(&compared.stderr)
-    );
+    succeeded(&compared);
     let page = std::fs::read_to_string(out.join("versus.html")).expect("versus.html");
     let (port, requests) = serve(page);
     let url = format!("http://127.0.0.1:{port}/versus.html");

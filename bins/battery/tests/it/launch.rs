@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use vernier_sim::{Sim, SimConfig};
 
-use crate::{battery, battery_json, read_json, text, versus};
+use crate::{battery, battery_json, read_json, succeeded, text, versus};
 
 /// A port that was free a moment ago.
 fn free_port() -> u16 {
@@ -70,13 +70,7 @@ fn a_launched_server_is_timed_to_ready_then_measured_then_stopped() {
         "--out",
         out.to_str().expect("UTF-8"),
     ]);
-    let stdout = text(&run.stdout);
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        text(&run.stderr)
-    );
+    succeeded(&run);
     let index = battery_json(&out);
     let names: Vec<&str> = index["parts"]
         .as_array()
@@ -103,13 +97,7 @@ fn a_launched_server_is_timed_to_ready_then_measured_then_stopped() {
     // The head-to-head puts time to ready first among the figures.
     let versus_out = dir.path().join("v");
     let compared = versus(&out, &out, &versus_out);
-    let table = text(&compared.stdout);
-    assert_eq!(
-        compared.status.code(),
-        Some(0),
-        "{}",
-        text(&compared.stderr)
-    );
+    let table = succeeded(&compared);
     assert!(
         table.contains("time to ready: launch → first token, s (medians of 2 and 2 launches)"),
         "{table}"

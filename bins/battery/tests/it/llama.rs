@@ -3,7 +3,7 @@
 //! prompt, one stream and two, and two math tasks of the suite. Missing, the server fails the
 //! test loudly unless `VERNIER_SKIP_LLAMA_TESTS=1`.
 
-use crate::{battery, battery_json, read_json, text};
+use crate::{battery, battery_json, read_json, succeeded};
 
 #[path = "../../../../tests/support/llama_server.rs"]
 mod llama_server;
@@ -51,13 +51,7 @@ fn a_battery_against_a_real_llama_server_finishes_with_one_command_and_a_verdict
         "--out",
         out.to_str().expect("UTF-8"),
     ]);
-    let stdout = text(&run.stdout);
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        text(&run.stderr)
-    );
+    let stdout = succeeded(&run);
     assert!(
         stdout.lines().any(|line| line.starts_with("verdict: ")),
         "{stdout}"

@@ -65,6 +65,18 @@ pub(crate) fn read_json(path: &Path) -> serde_json::Value {
 }
 
 /// The text of an output stream.
+/// The stdout of a command that must have exited 0 (its output shown when it did not).
+pub(crate) fn succeeded(output: &Output) -> String {
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&output.stderr)
+    );
+    stdout
+}
+
 pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }

@@ -1,20 +1,16 @@
 //! A battery against the simulator: one command, every part in its folder, a verdict line, a
 //! resume that keeps what finished, and the head-to-head of two in three formats.
 
-use crate::{battery, battery_json, quick_battery, read_json, text, two_quick_batteries, versus};
+use crate::{
+    battery, battery_json, quick_battery, read_json, succeeded, text, two_quick_batteries, versus,
+};
 
 #[test]
 fn a_battery_against_the_simulator_finishes_with_one_command_and_a_verdict() {
     let dir = tempfile::tempdir().expect("temporary folder");
     let out = dir.path().join("a");
     let run = quick_battery(&out);
-    let stdout = text(&run.stdout);
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        text(&run.stderr)
-    );
+    let stdout = succeeded(&run);
     let verdict = stdout
         .lines()
         .find(|line| line.starts_with("verdict: "))
@@ -76,13 +72,7 @@ fn versus_of_two_batteries_writes_markdown_json_and_html() {
     let dir = tempfile::tempdir().expect("temporary folder");
     let (a, b, out) = two_quick_batteries(dir.path());
     let compared = versus(&a, &b, &out);
-    let stdout = text(&compared.stdout);
-    assert_eq!(
-        compared.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        text(&compared.stderr)
-    );
+    let stdout = succeeded(&compared);
     for dimension in [
         "decode tok/s, prose, one stream",
         "TTFT ms, short prompt (64 tok)",
