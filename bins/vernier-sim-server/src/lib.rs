@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use vernier_sim::{Script, Sim, SimConfig, SimError, TokensPerEvent};
+use vernier_sim::{
+    CrashFault, CrashReport, Faults, Script, Sim, SimConfig, SimError, TokensPerEvent,
+};
 
 /// Serve a simulated vLLM-like OpenAI-compatible API on loopback.
 #[derive(Debug, Parser)]
@@ -66,6 +68,16 @@ pub struct Args {
     /// Seed for generated text and speculative acceptance.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Crash fault: the whole server exits (status 1, an Xid-like line and a scheduler dump
+    /// on stderr) when at least this many streams are each `--crash-depth` tokens deep.
+    #[arg(long, requires = "crash_depth")]
+    pub crash_streams: Option<usize>,
+    /// Crash fault: tokens each of the `--crash-streams` streams must have sent.
+    #[arg(long, requires = "crash_streams")]
+    pub crash_depth: Option<u64>,
+    /// Crash fault: crashes per second while the condition holds.
+    #[arg(long, default_value_t = 1.0)]
+    pub crash_rate: f64,
 }
 
 /// Speculative acceptance profile.
@@ -95,7 +107,12 @@ pub fn config(args: &Args) -> Result<SimConfig, SimError> {
         Some(SpeculativeMode::Mixed) => TokensPerEvent::speculative(),
     };
     let script = args.script.as_ref().map(Script::from_path).transpose()?;
+    let mut faults = Faults::default();
+    if let (Some(streams), Some(depth)) = (args.crash_streams, args.crash_depth) {
+        faults.crash = Some(CrashFault::new(streams, depth, args.crash_rate));
+    }
     Ok(SimConfig::builder()
+        .faults(faults)
         .bind(SocketAddr::new(args.host, args.port))
         .model(args.model.clone())
         .max_model_len(args.max_model_len)
@@ -116,17 +133,22 @@ pub fn config(args: &Args) -> Result<SimConfig, SimError> {
 }
 
 /// Starts the simulator, hands its base URL to `on_ready` (the binary prints it), and
-/// serves until `stop` completes (the binary passes Ctrl-C). Prints nothing itself.
+/// serves until `stop` completes (the binary passes Ctrl-C), or until the crash fault fires
+/// (its report is returned; the binary writes its log lines and exits 1). Prints nothing
+/// itself.
 pub async fn run(
     args: &Args,
     on_ready: impl FnOnce(&str),
     stop: impl Future<Output = ()>,
-) -> Result<(), SimError> {
+) -> Result<Option<CrashReport>, SimError> {
     let sim = Sim::start(config(args)?).await?;
     on_ready(&sim.base_url());
-    stop.await;
+    tokio::select! {
+        () = stop => {}
+        report = sim.crashed() => return Ok(Some(report)),
+    }
     sim.shutdown().await;
-    Ok(())
+    Ok(None)
 }
 
 /// Whether `error` comes from the command line's values (exit code 2) rather than from the

@@ -33,7 +33,14 @@ async fn main() -> ExitCode {
     )
     .await;
     match served {
-        Ok(()) => match printed {
+        Ok(Some(crash)) => {
+            // What a dying engine leaves in its log; the exit status is a crashed process's.
+            for line in crash.log_lines() {
+                note(&line);
+            }
+            exit(exit_code::FAILURE)
+        }
+        Ok(None) => match printed {
             Ok(()) => exit(exit_code::SUCCESS),
             Err(error) => {
                 note(&format!("error: failed to print the base URL: {error}"));

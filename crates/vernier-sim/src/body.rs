@@ -204,6 +204,11 @@ impl EventStream {
                 } => {
                     self.last_token_deadline = Some(target);
                     self.guard.state().counters.count_step(tokens, spec);
+                    if self.guard.state().config.faults.crash.is_some()
+                        && let Some(record) = self.record.as_ref()
+                    {
+                        self.guard.add_depth(&record.request_id, tokens);
+                    }
                     self.unstamped_tokens = Some(tokens);
                     return Poll::Ready(Some(Ok(self.send(bytes))));
                 }

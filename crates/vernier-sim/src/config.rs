@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::crash::CrashFault;
 use crate::error::SimError;
 use crate::fault::Fault;
 use crate::script::Script;
@@ -124,7 +125,7 @@ impl TokensPerEvent {
 /// `sim_fault`, a script rule's `fault_first_attempts`, `fail_first_n_requests`,
 /// `http_status`, `drop_after_events`, `stall_after_events`, `malformed_json_after_events`,
 /// `overlong_line_after_events`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct Faults {
     /// Every generation request is answered with this status and body.
@@ -143,6 +144,8 @@ pub struct Faults {
     /// the seed, are answered `429 Too Many Requests` with `Retry-After: retry_after_s`, as a
     /// rate-limited hosted endpoint does. Checked before every other fault.
     pub rate_limited: Option<(u32, u64)>,
+    /// The whole server dies when enough streams are deep enough (see [`CrashFault`]).
+    pub crash: Option<CrashFault>,
 }
 
 impl Faults {
@@ -321,6 +324,9 @@ impl SimConfig {
                 field: "keepalive_comment_every",
                 reason: "a zero interval would flood the stream".to_owned(),
             });
+        }
+        if let Some(crash) = &self.faults.crash {
+            crash.validate()?;
         }
         self.tokens_per_event.validate()
     }

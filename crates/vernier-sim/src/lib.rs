@@ -19,7 +19,8 @@
 //! with `finish_reason: "length"`, unless a [`Script`] rule answers.
 //!
 //! Faults ([`Faults`], or a request's `"sim_fault"` field, see [`Fault`]) turn requests into
-//! HTTP errors, dropped connections, stalls, malformed or over-long lines.
+//! HTTP errors, dropped connections, stalls, malformed or over-long lines; [`CrashFault`] kills
+//! the whole server under a chosen load ([`SimHandle::crashed`] says when, and under what).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -45,6 +46,7 @@
 
 mod body;
 mod config;
+mod crash;
 mod error;
 mod fault;
 mod ground_truth;
@@ -59,6 +61,7 @@ mod tokenizer;
 mod wire;
 
 pub use config::{Faults, MEDIA_TOKENS, MediaInput, SimConfig, SimConfigBuilder, TokensPerEvent};
+pub use crash::{CrashFault, CrashReport, CrashedStream};
 pub use error::SimError;
 pub use fault::Fault;
 pub use ground_truth::GroundTruth;

@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::config::SimConfig;
+use crate::crash::CrashReport;
 use crate::error::SimError;
 use crate::ground_truth::GroundTruth;
 use crate::metrics::SimMetrics;
@@ -34,12 +35,18 @@ impl Sim {
             .local_addr()
             .map_err(|source| SimError::Bind { addr: bind, source })?;
         let (stop_sender, stop_receiver) = oneshot::channel();
+        let crash_watch = state
+            .config
+            .faults
+            .crash
+            .map(|fault| tokio::spawn(crate::crash::watch(Arc::clone(&state), fault)));
         let task = tokio::spawn(accept_loop(listener, Arc::clone(&state), stop_receiver));
         Ok(SimHandle {
             addr,
             state,
             stop: Some(stop_sender),
             task: Some(task),
+            crash_watch,
         })
     }
 }
@@ -52,6 +59,7 @@ pub struct SimHandle {
     state: Arc<State>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
+    crash_watch: Option<JoinHandle<()>>,
 }
 
 impl SimHandle {
@@ -88,6 +96,26 @@ impl SimHandle {
         self.state.is_hung()
     }
 
+    /// Waits until the crash fault ([`SimConfig::faults`](crate::SimConfig::faults)`.crash`)
+    /// fires: by then the server has stopped listening and dropped every connection. Never
+    /// returns without a crash fault.
+    pub async fn crashed(&self) -> CrashReport {
+        let mut signal = self.state.crash_receiver();
+        loop {
+            if let Some(report) = self.state.crash_report() {
+                return report;
+            }
+            if signal.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// The crash, if the crash fault fired.
+    pub fn crash_report(&self) -> Option<CrashReport> {
+        self.state.crash_report()
+    }
+
     /// Stops accepting and drops every open connection mid-stream, like a killed server;
     /// returns once the port is released.
     pub async fn shutdown(mut self) {
@@ -102,6 +130,9 @@ impl SimHandle {
 
 impl Drop for SimHandle {
     fn drop(&mut self) {
+        if let Some(watch) = self.crash_watch.take() {
+            watch.abort();
+        }
         if let Some(task) = self.task.take() {
             // Aborting the accept task drops its listener and its set of connection tasks,
             // which aborts them all.
@@ -112,9 +143,12 @@ impl Drop for SimHandle {
 
 async fn accept_loop(listener: TcpListener, state: Arc<State>, mut stop: oneshot::Receiver<()>) {
     let mut connections = JoinSet::new();
+    let mut crash = state.crash_receiver();
     loop {
         tokio::select! {
             _ = &mut stop => break,
+            // A crash: the port closes and every connection is cut, as when the process dies.
+            Ok(()) = crash.changed() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => {
                 let Ok((stream, _peer)) = accepted else { continue };

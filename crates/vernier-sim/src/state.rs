@@ -2,12 +2,13 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::SimConfig;
+use crate::crash::{CrashFault, CrashReport, CrashedStream, Depths, StreamDepth};
 use crate::error::SimError;
 use crate::ground_truth::GroundTruthLog;
 use crate::metrics::Counters;
@@ -33,6 +34,12 @@ pub(crate) struct State {
     hung: AtomicBool,
     /// KV cells held by the running requests (see [`SimConfig::shared_kv_tokens`]).
     kv_in_use: AtomicU64,
+    /// Tokens sent so far by each stream that has sent one (for the crash fault).
+    depths: Mutex<Depths>,
+    /// The crash, once the crash fault fired.
+    crashed: OnceLock<CrashReport>,
+    /// Flips to true at the crash.
+    crash_signal: tokio::sync::watch::Sender<bool>,
 }
 
 impl State {
@@ -57,6 +64,9 @@ impl State {
             request_sequence: AtomicU64::new(0),
             hung: AtomicBool::new(false),
             kv_in_use: AtomicU64::new(0),
+            depths: Mutex::new(Depths::new()),
+            crashed: OnceLock::new(),
+            crash_signal: tokio::sync::watch::Sender::new(false),
             config,
         })
     }
@@ -100,7 +110,54 @@ impl State {
             state: Arc::clone(self),
             _permit: permit,
             kv_held: 0,
+            stream: None,
         }
+    }
+
+    /// Runs `f` on the streams' depths.
+    pub(crate) fn with_depths<T>(&self, f: impl FnOnce(&Depths) -> T) -> T {
+        match self.depths.lock() {
+            Ok(depths) => f(&depths),
+            Err(poisoned) => f(&poisoned.into_inner()),
+        }
+    }
+
+    /// Records the crash (once) from the depths now, and wakes whoever waits for it.
+    pub(crate) fn crash(&self, fault: CrashFault) {
+        let now = Instant::now();
+        let mut streams: Vec<CrashedStream> = self.with_depths(|depths| {
+            depths
+                .values()
+                .map(|stream| CrashedStream {
+                    request_id: stream.request_id.clone(),
+                    tokens: stream.tokens,
+                    age_ms: u64::try_from(now.duration_since(stream.since).as_millis())
+                        .unwrap_or(u64::MAX),
+                })
+                .collect()
+        });
+        streams.sort_by(|a, b| b.tokens.cmp(&a.tokens));
+        let metrics = self.counters.snapshot();
+        let _ = self.crashed.set(CrashReport {
+            unix_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            running: metrics.num_requests_running,
+            waiting: metrics.num_requests_waiting,
+            streams,
+            fault,
+        });
+        self.crash_signal.send_replace(true);
+    }
+
+    /// The crash, once it happened.
+    pub(crate) fn crash_report(&self) -> Option<CrashReport> {
+        self.crashed.get().cloned()
+    }
+
+    /// A receiver that turns true at the crash.
+    pub(crate) fn crash_receiver(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.crash_signal.subscribe()
     }
 
     /// Whether the engine is hung (see [`SimHandle::set_hung`](crate::SimHandle::set_hung)).
@@ -192,6 +249,8 @@ pub(crate) struct RunningGuard {
     _permit: Option<OwnedSemaphorePermit>,
     /// KV cells this request holds.
     kv_held: u64,
+    /// This request's key among the streams' depths, once it sent a token.
+    stream: Option<u64>,
 }
 
 impl RunningGuard {
@@ -217,10 +276,31 @@ impl RunningGuard {
         }
         taken.is_ok()
     }
+
+    /// Counts `tokens` more sent by this stream (request `request_id`).
+    pub(crate) fn add_depth(&mut self, request_id: &str, tokens: u32) {
+        let key = *self
+            .stream
+            .get_or_insert_with(|| self.state.next_sequence());
+        let Ok(mut depths) = self.state.depths.lock() else {
+            return;
+        };
+        let entry = depths.entry(key).or_insert_with(|| StreamDepth {
+            request_id: request_id.to_owned(),
+            tokens: 0,
+            since: Instant::now(),
+        });
+        entry.tokens += u64::from(tokens);
+    }
 }
 
 impl Drop for RunningGuard {
     fn drop(&mut self) {
+        if let Some(key) = self.stream
+            && let Ok(mut depths) = self.state.depths.lock()
+        {
+            depths.remove(&key);
+        }
         self.state.counters.running.fetch_sub(1, Ordering::Relaxed);
         self.state
             .kv_in_use

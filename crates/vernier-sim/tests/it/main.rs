@@ -1,6 +1,7 @@
 //! Integration tests: real HTTP over loopback with a plain `TcpStream` client.
 
 mod client;
+mod crash;
 mod endpoints;
 mod faults;
 mod hung;
