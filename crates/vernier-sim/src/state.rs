@@ -136,7 +136,7 @@ impl State {
                 })
                 .collect()
         });
-        streams.sort_by(|a, b| b.tokens.cmp(&a.tokens));
+        streams.sort_by_key(|stream| std::cmp::Reverse(stream.tokens));
         let metrics = self.counters.snapshot();
         let _ = self.crashed.set(CrashReport {
             unix_ms: SystemTime::now()
