@@ -9,6 +9,8 @@
 //!   [`std_dev`] (n − 1), [`mad`] (unscaled).
 //! - Proportions: [`wilson`], [`newcombe_independent`], [`newcombe_paired`].
 //! - Paired tests: [`mcnemar_exact`], [`mcnemar_mid_p`].
+//! - Event rates: [`poisson_rate_interval`] (Garwood), [`compare_poisson_rates`] (the exact
+//!   conditional test of two Poisson rates and the interval of their ratio).
 //! - Resampling with a seed: [`bootstrap_percentile`], [`bootstrap_bca`],
 //!   [`paired_bootstrap_diff`].
 //! - Repeated samples per task: [`clustered_mean_se`] returning [`MeanSe`], and
@@ -49,6 +51,7 @@ mod interval;
 mod mcnemar;
 mod normal;
 mod planning;
+mod poisson;
 mod proportion;
 mod splitmix;
 
@@ -64,5 +67,6 @@ pub use normal::{
 pub use planning::{
     min_detectable_difference, paired_sample_size_for_power, sample_size_for_half_width,
 };
+pub use poisson::{RateComparison, RateInterval, compare_poisson_rates, poisson_rate_interval};
 pub use proportion::{newcombe_independent, newcombe_paired, wilson};
 pub use splitmix::SplitMix64;
