@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use vernier_lifecycle::{
-    LifecycleError, ReadyConfig, ReadyObserver, ReadyStart, ResumeFlags, WatchConfig, WatchEvent,
-    WatchObserver,
+    LifecycleError, ReadyConfig, ReadyObserver, ReadyStart, ResumeFlags, SoakConfig,
+    SoakResumeFlags, SoakServer, SoakStart, WatchConfig, WatchEvent, WatchObserver,
 };
 
 /// Examples under `lifecycle --help`.
@@ -31,10 +31,16 @@ Examples:
   lifecycle ready --swap qwen,gemma --base-url http://127.0.0.1:9292 --reps 4
   lifecycle ready --resume lifecycle-out/ready
   lifecycle watch --base-url http://127.0.0.1:8000 --on-hung 'docker restart vllm'
+  lifecycle soak --launch 'vllm serve m --max-num-seqs 4 --port 8000' --base-url http://127.0.0.1:8000 \
+      --concurrency 4 --max-tokens 4096 --duration 1h
+  lifecycle soak --config penalty='vllm serve m --port 8000' --config plain='vllm serve m --port 8000 --x' \
+      --base-url http://127.0.0.1:8000 --concurrency 2,4 --duration 2h --round 20m
+  lifecycle soak --resume lifecycle-out/soak
 
-Exit codes: 0 done, 1 failed (a repetition missed a milestone), 2 a flag refused (or a
-first watch probe refused with 4xx), 130 an interrupted ready run (the resume command is
-printed).";
+Exit codes: 0 done (a soak's deaths are findings, in the report), 1 failed (a repetition missed
+a milestone; a soak's server did not come back within --ready-timeout), 2 a flag refused (or a
+first watch probe refused with 4xx), 130 an interrupted ready or soak run (the resume command
+is printed).";
 
 /// The command line.
 #[derive(Debug, Parser)]
@@ -85,6 +91,8 @@ pub enum Command {
     Ready(ReadyArgs),
     /// Watch a serving engine; tell busy from hung by its generation counter.
     Watch(WatchArgs),
+    /// Hold a load for a duration; record every death with what was in flight; compare configurations.
+    Soak(SoakArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
     Completions {
         /// The shell.
@@ -188,6 +196,139 @@ pub struct WatchArgs {
     pub quiet: bool,
 }
 
+/// Flags of `lifecycle soak`.
+#[derive(Debug, Args)]
+pub struct SoakArgs {
+    /// Where the server answers.
+    #[arg(long, default_value = vernier_run::DEFAULT_BASE_URL, help_heading = "Server")]
+    pub base_url: String,
+    /// Shell command that starts the server (relaunched after each death). Without it (and
+    /// without --config) the server at --base-url is soaked, and waited for after a death.
+    #[arg(long, conflicts_with = "config", help_heading = "Server")]
+    pub launch: Option<String>,
+    /// NAME='launch command', repeated: configurations soaked in turn for the same time under
+    /// the same load, and compared.
+    #[arg(long, value_parser = parse_config, help_heading = "Server")]
+    pub config: Vec<(String, String)>,
+    /// Shell command that stops a launched server (default: SIGTERM to its process group).
+    #[arg(long, help_heading = "Server")]
+    pub stop: Option<String>,
+    /// Model to ask (default: the first listed).
+    #[arg(long, help_heading = "Server")]
+    pub model: Option<String>,
+    /// Environment variable holding the API key [default: `OPENAI_API_KEY`, when set].
+    #[arg(long, help_heading = "Server")]
+    pub api_key_env: Option<String>,
+    /// Requests in flight at once; comma-separated values are arms of their own (2,4).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "4",
+        help_heading = "Load"
+    )]
+    pub concurrency: Vec<u32>,
+    /// Load held per arm: 3600, 90s, 30m, 1h, 1h30m (time to ready after a relaunch not counted).
+    #[arg(long, value_parser = parse_duration, default_value = "1h", help_heading = "Load")]
+    pub duration: f64,
+    /// Length of a slice when arms take turns (default: 15m, or the duration for one arm).
+    #[arg(long, value_parser = parse_duration, help_heading = "Load")]
+    pub round: Option<f64>,
+    /// `max_tokens` of every request: thousands, so every slot is deep.
+    #[arg(long, default_value_t = 4096, help_heading = "Load")]
+    pub max_tokens: u32,
+    /// Ask for `max_tokens` whatever the model says (`ignore_eos`); false to let it stop.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, help_heading = "Load")]
+    pub ignore_eos: bool,
+    /// JSON object merged into every request (sampling settings), e.g. '{"repetition_penalty": 1.1}'.
+    #[arg(long, value_parser = parse_object, help_heading = "Load")]
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The prompt (each request opens with a unique line).
+    #[arg(long, help_heading = "Load")]
+    pub prompt: Option<String>,
+    /// Seconds to wait for a (re)launched or returning server.
+    #[arg(long, default_value_t = 900.0, help_heading = "Watch")]
+    pub ready_timeout: f64,
+    /// Seconds between looks at /health, /metrics and the launched process.
+    #[arg(long, default_value_t = 2.0, help_heading = "Watch")]
+    pub probe_interval: f64,
+    /// Seconds without a token on any request before the generation counter is read.
+    #[arg(long, default_value_t = 60.0, help_heading = "Watch")]
+    pub hang_after: f64,
+    /// Seconds between the counter's two reads.
+    #[arg(long, default_value_t = 5.0, help_heading = "Watch")]
+    pub settle: f64,
+    /// Seconds between SIGTERM and SIGKILL.
+    #[arg(long, default_value_t = 15.0, help_heading = "Watch")]
+    pub stop_grace: f64,
+    /// Log lines kept with each death.
+    #[arg(long, default_value_t = 200, help_heading = "Watch")]
+    pub log_tail: usize,
+    /// Output folder (journal, logs, deaths, run.json, report.md).
+    #[arg(long, default_value = "lifecycle-out/soak", help_heading = "Output")]
+    pub out: PathBuf,
+    /// Continue the soak of this journal (or run folder) with the time already spent.
+    #[arg(long, help_heading = "Output")]
+    pub resume: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long, help_heading = "Output")]
+    pub quiet: bool,
+}
+
+/// `NAME=COMMAND` of `--config`.
+fn parse_config(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, command)) if !name.trim().is_empty() && !command.trim().is_empty() => {
+            Ok((name.trim().to_owned(), command.to_owned()))
+        }
+        _ => Err(format!(
+            "{text:?} is not NAME='launch command' (for example plain='vllm serve m --port 8000')"
+        )),
+    }
+}
+
+/// A JSON object of `--extra-body`.
+fn parse_object(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(text) {
+        Ok(serde_json::Value::Object(object)) => Ok(object),
+        Ok(_) => Err("give a JSON object, such as '{\"repetition_penalty\": 1.1}'".to_owned()),
+        Err(error) => Err(format!(
+            "not JSON ({error}); give an object such as '{{\"temperature\": 0.7}}'"
+        )),
+    }
+}
+
+/// Seconds from `3600`, `90s`, `30m`, `1h`, `1h30m`, `1.5h`.
+pub fn parse_duration(text: &str) -> Result<f64, String> {
+    let fail = || format!("{text:?} is not a duration: write 3600, 90s, 30m, 1h or 1h30m");
+    let trimmed = text.trim();
+    if let Ok(seconds) = trimmed.parse::<f64>() {
+        return (seconds.is_finite() && seconds > 0.0)
+            .then_some(seconds)
+            .ok_or_else(fail);
+    }
+    let mut total = 0.0;
+    let mut number = String::new();
+    for c in trimmed.chars() {
+        if c.is_ascii_digit() || c == '.' {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            'h' => 3600.0,
+            'm' => 60.0,
+            's' => 1.0,
+            _ => return Err(fail()),
+        };
+        let value: f64 = number.parse().map_err(|_| fail())?;
+        total += value * unit;
+        number.clear();
+    }
+    if !number.is_empty() || !(total.is_finite() && total > 0.0) {
+        return Err(fail());
+    }
+    Ok(total)
+}
+
 /// What a finished command leaves for `main` to print.
 #[derive(Debug)]
 pub struct Done {
@@ -195,15 +336,18 @@ pub struct Done {
     pub summary: String,
     /// Files written, for stderr.
     pub files: Vec<(String, PathBuf)>,
-    /// A signal stopped it (a `ready` run exits 130; a watch stopping on a signal is success).
+    /// A signal stopped it (a `ready` or `soak` run exits 130; a watch stopping on a signal
+    /// is success).
     pub interrupted_ready: bool,
-    /// The command that continues an interrupted `ready` run.
+    /// The command that continues an interrupted `ready` or `soak` run.
     pub resume_command: Option<String>,
     /// Whether the summary goes to stdout (`ready`) or stderr (`watch`, whose stdout carries
     /// the JSON Lines).
     pub summary_to_stdout: bool,
     /// Launch repetitions that did not reach every milestone (the exit code is then 1).
     pub failed_reps: usize,
+    /// Why a soak could not go on (the exit code is then 1).
+    pub gave_up: Option<String>,
 }
 
 struct Progress {
@@ -260,9 +404,90 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Done, LifecycleE
                 resume_command: None,
                 summary_to_stdout: true,
                 failed_reps: 0,
+                gave_up: None,
             })
         }
+        Command::Soak(args) => soak(args, &cli.typed, &command_line).await,
     }
+}
+
+async fn soak(
+    args: SoakArgs,
+    typed: &BTreeSet<String>,
+    command_line: &[String],
+) -> Result<Done, LifecycleError> {
+    let progress = Progress { quiet: args.quiet };
+    let mut config = SoakConfig::default();
+    config.base_url = args.base_url;
+    config.servers = if args.config.is_empty() {
+        vec![SoakServer::new("default", args.launch)]
+    } else {
+        args.config
+            .into_iter()
+            .map(|(name, command)| SoakServer::new(name, Some(command)))
+            .collect()
+    };
+    config.stop = args.stop;
+    config.model = args.model;
+    config.api_key_env = args.api_key_env;
+    config.concurrency = args.concurrency;
+    config.duration_s = args.duration;
+    config.round_s = args.round;
+    config.max_tokens = args.max_tokens;
+    config.ignore_eos = args.ignore_eos;
+    config.extra_body = args.extra_body.unwrap_or_default();
+    if let Some(prompt) = args.prompt {
+        config.prompt = prompt;
+    }
+    config.ready_timeout_s = args.ready_timeout;
+    config.probe_interval_s = args.probe_interval;
+    config.hang_after_s = args.hang_after;
+    config.settle_s = args.settle;
+    config.stop_grace_s = args.stop_grace;
+    config.log_tail_lines = args.log_tail;
+    let start = if let Some(journal) = args
+        .resume
+        .map(|path| vernier_run::run_file_in(&path, "journal.jsonl"))
+    {
+        let settings = typed
+            .iter()
+            .filter(|flag| !["--resume", "--quiet", "--out"].contains(&flag.as_str()));
+        let mut flags = SoakResumeFlags::new(config, settings);
+        if typed.contains("--out") {
+            flags = flags.out(args.out);
+        }
+        SoakStart::Resume { journal, flags }
+    } else {
+        SoakStart::New {
+            config,
+            out: args.out,
+        }
+    };
+    let outcome =
+        vernier_lifecycle::run_soak(start, command_line, &progress, Some(vernier_run::signals()))
+            .await?;
+    let program = vernier_cli::program_name(command_line, "lifecycle");
+    let resume_command = outcome.interrupted.then(|| {
+        vernier_cli::resume_command(
+            program,
+            command_line,
+            "--resume",
+            &outcome.journal.display().to_string(),
+        )
+    });
+    Ok(Done {
+        summary: vernier_lifecycle::soak_markdown(&outcome.run),
+        files: vec![
+            ("run file".to_owned(), outcome.run_file),
+            ("report".to_owned(), outcome.markdown),
+            ("journal".to_owned(), outcome.journal),
+        ],
+        interrupted_ready: outcome.interrupted,
+        resume_command,
+        summary_to_stdout: true,
+        failed_reps: 0,
+        gave_up: outcome.run.gave_up,
+    })
 }
 
 async fn ready(
@@ -325,6 +550,7 @@ async fn ready(
         resume_command,
         summary_to_stdout: true,
         failed_reps: outcome.run.failed_reps,
+        gave_up: None,
     })
 }
 
@@ -367,6 +593,7 @@ async fn watch(args: WatchArgs) -> Result<Done, LifecycleError> {
         resume_command: None,
         summary_to_stdout: false,
         failed_reps: 0,
+        gave_up: None,
     })
 }
 

@@ -37,6 +37,9 @@ fn main() -> ExitCode {
             }
             exit(if done.interrupted_ready {
                 exit_code::INTERRUPTED
+            } else if let Some(reason) = &done.gave_up {
+                note(&format!("error: the soak could not go on: {reason}"));
+                exit_code::FAILURE
             } else if done.failed_reps > 0 {
                 note(&format!(
                     "error: {} repetition(s) did not reach every milestone; see the report and the logs",

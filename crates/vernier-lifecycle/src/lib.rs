@@ -32,6 +32,14 @@ mod ready_config;
 mod ready_journal;
 mod report;
 mod resume;
+mod soak;
+mod soak_config;
+mod soak_evidence;
+mod soak_journal;
+mod soak_load;
+mod soak_report;
+mod soak_resume;
+mod soak_segment;
 mod watch;
 mod watch_config;
 mod watch_journal;
@@ -53,6 +61,18 @@ pub use report::{
     write_ready_reports,
 };
 pub use resume::ResumeFlags;
+pub use soak::{SoakOutcome, SoakStart, run_soak};
+pub use soak_config::{SoakArm, SoakConfig, SoakServer};
+pub use soak_evidence::{FATAL_MARKERS, log_evidence};
+pub use soak_journal::{
+    DeathKind, DeathRecord, InFlight, LogEvidence, LogMarker, MetricsAtDeath, RequestLine,
+    SOAK_JOURNAL_VERSION, SoakJournalLine,
+};
+pub use soak_report::{
+    ArmComparison, ArmResult, DeathPattern, SOAK_RUN_VERSION, SoakRun, soak_markdown,
+    summarise as summarise_soak, write_soak_reports,
+};
+pub use soak_resume::{SoakResumeFlags, read_soak_journal};
 pub use vernier_run::Interrupt;
 pub use watch::{WatchOutcome, run_watch, run_watch_with_rule};
 pub use watch_config::WatchConfig;

@@ -2,7 +2,7 @@
 
 use crate::watch_journal::WatchEvent;
 
-/// Receives a `ready` run's progress. Every method has a do-nothing default.
+/// Receives a `ready` or `soak` run's progress. Every method has a do-nothing default.
 pub trait ReadyObserver: Send + Sync {
     /// A line for a human (a milestone reached, a repetition done, a resume note).
     fn note(&self, message: &str) {

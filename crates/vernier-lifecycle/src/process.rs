@@ -103,6 +103,26 @@ impl LaunchedServer {
         }
     }
 
+    /// The shell's exit, once it has exited: the status as the system writes it, and the
+    /// signal that ended it (directly, or through the shell's `128 + N` status).
+    pub fn exit(&self) -> Option<(String, Option<i32>)> {
+        use std::os::unix::process::ExitStatusExt as _;
+        let mut guard = self.child.lock().ok()?;
+        let child = guard.as_mut()?;
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let signal = status.signal().or_else(|| {
+                    status
+                        .code()
+                        .filter(|code| (129..=192).contains(code))
+                        .map(|code| code - 128)
+                });
+                Some((status.to_string(), signal))
+            }
+            _ => None,
+        }
+    }
+
     /// Stops the group: `stop_command` when given (run with `sh -c`), else SIGTERM to the
     /// group; SIGKILL to whatever is left after `grace`. Waits until no process of the group
     /// is left (or a further second after SIGKILL).

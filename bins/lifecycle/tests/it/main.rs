@@ -6,6 +6,7 @@ use std::time::Duration;
 use vernier_sim::{Sim, SimConfig};
 
 mod resume;
+mod soak;
 
 fn lifecycle() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lifecycle"))
@@ -199,23 +200,24 @@ fn help_groups_the_flags_and_shows_examples() {
     }
 }
 
-/// One default server address: `ready` and `watch` without `--base-url` point at the same
+/// One default server address: `ready`, `watch` and `soak` without `--base-url` point at the same
 /// server (before, `ready` defaulted to port 8080 and `watch` to 8000), and `--help` says which.
 #[test]
 fn ready_and_watch_default_to_one_server_address() {
-    let defaults: Vec<String> = ["ready", "watch"]
+    let defaults: Vec<String> = ["ready", "watch", "soak"]
         .into_iter()
         .map(|command| {
             let cli = lifecycle::Cli::parse_from(["lifecycle", command]);
             match cli.command {
                 lifecycle::Command::Ready(args) => args.base_url,
                 lifecycle::Command::Watch(args) => args.base_url,
+                lifecycle::Command::Soak(args) => args.base_url,
                 lifecycle::Command::Completions { .. } => unreachable!("not asked for"),
             }
         })
         .collect();
-    assert_eq!(defaults, ["http://127.0.0.1:8000", "http://127.0.0.1:8000"]);
-    for command in ["ready", "watch"] {
+    assert_eq!(defaults, ["http://127.0.0.1:8000"; 3]);
+    for command in ["ready", "watch", "soak"] {
         let help = lifecycle().args([command, "--help"]).output().expect("run");
         let text = String::from_utf8_lossy(&help.stdout);
         assert!(

@@ -1,0 +1,457 @@
+//! `soak`: hold a chosen load on a server for a duration, record every death with what was in
+//! flight, relaunch and go on; several configurations (and concurrencies) take turns in
+//! interleaved slices, so their failure rates can be compared.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
+
+use vernier_journal::JournalWriter;
+use vernier_openai::{Client, Timeouts};
+use vernier_run::{ClientOptions, Interrupt, RunError, build_client, check_resume, unix_ms};
+
+use crate::error::LifecycleError;
+use crate::observer::ReadyObserver;
+use crate::process::LaunchedServer;
+use crate::ready::check_port_free;
+use crate::soak_config::{SoakArm, SoakConfig};
+use crate::soak_journal::{SOAK_JOURNAL_VERSION, SoakJournalLine};
+use crate::soak_report::{SoakRun, summarise, write_soak_reports};
+use crate::soak_resume::{SoakResumeFlags, read_soak_journal, resumed_state};
+use crate::soak_segment::{ArmState, SegmentEnd, clock, log_path, run_segment};
+
+/// A new soak, or the continuation of a journal's.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SoakStart {
+    /// A new run, journalled into `out/journal.jsonl` (refused if it exists).
+    New {
+        /// The settings.
+        config: SoakConfig,
+        /// The output folder.
+        out: PathBuf,
+    },
+    /// Continue the run of this journal, with the time already spent.
+    Resume {
+        /// The journal.
+        journal: PathBuf,
+        /// The flags typed beside `--resume`.
+        flags: SoakResumeFlags,
+    },
+}
+
+/// What a finished (or stopped) soak leaves behind.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SoakOutcome {
+    /// The summary.
+    pub run: SoakRun,
+    /// The journal.
+    pub journal: PathBuf,
+    /// `run.json`.
+    pub run_file: PathBuf,
+    /// `report.md`.
+    pub markdown: PathBuf,
+    /// Whether a signal stopped it (it can be resumed).
+    pub interrupted: bool,
+}
+
+/// What every part of a soak shares.
+pub(crate) struct Context<'a> {
+    pub(crate) config: &'a SoakConfig,
+    pub(crate) out: &'a Path,
+    pub(crate) writer: Arc<JournalWriter>,
+    pub(crate) observer: &'a dyn ReadyObserver,
+    pub(crate) next_request: Arc<AtomicU64>,
+    /// Opens every prompt, with the request's number: no two prompts share a cached prefix.
+    pub(crate) nonce: String,
+    pub(crate) load_client: Client,
+    pub(crate) probe_client: Client,
+}
+
+/// How a slice ended.
+enum SliceEnd {
+    Held,
+    Interrupted,
+    GaveUp(String),
+}
+
+/// Runs a soak: each arm (configuration × concurrency) held for `duration_s` of load, in
+/// interleaved slices; every death journalled with its evidence; a launched server relaunched
+/// after each. `interrupt` stops it (a launched server is stopped, the reports written).
+pub async fn run_soak(
+    start: SoakStart,
+    command_line: &[String],
+    observer: &dyn ReadyObserver,
+    interrupt: Option<Interrupt>,
+) -> Result<SoakOutcome, LifecycleError> {
+    let (config, out, journal, writer, done) = open(start, command_line)?;
+    let writer = Arc::new(writer);
+    let arms = config.arms();
+    let state = resumed_state(&done, &arms);
+    if state.loaded_s.iter().any(|s| *s > 0.0) {
+        observer.note(&format!(
+            "resuming with {} of load already held",
+            arms.iter()
+                .zip(&state.loaded_s)
+                .map(|(arm, s)| format!("{} {}", arm.name, clock(*s)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let ctx = Context {
+        config: &config,
+        out: &out,
+        writer: Arc::clone(&writer),
+        observer,
+        next_request: Arc::new(AtomicU64::new(state.next_request)),
+        nonce: format!("{:x}", unix_ms()),
+        load_client: client(&config, None)?,
+        probe_client: client(&config, Some(Duration::from_secs(3)))?,
+    };
+    let mut interrupt = interrupt.unwrap_or_else(vernier_run::never);
+    let mut loaded = state.loaded_s;
+    let mut deaths = state.deaths;
+    let mut launches = state.launches;
+    let round_s = config.round_seconds();
+    let mut round = state.round;
+    let mut end = SliceEnd::Held;
+    'rounds: loop {
+        let target = (round_s * (round + 1) as f64).min(config.duration_s);
+        let mut any = false;
+        for index in config.round_order(round) {
+            let planned = target - loaded[index];
+            if planned < 0.5 {
+                continue;
+            }
+            any = true;
+            let arm = &arms[index];
+            let mut arm_state = ArmState {
+                round,
+                arm_loaded_s: loaded[index],
+                slice_loaded_s: 0.0,
+                deaths: deaths[index],
+                planned_s: planned,
+            };
+            end = slice(
+                &ctx,
+                arm,
+                &mut arm_state,
+                &mut launches[index],
+                &mut interrupt,
+            )
+            .await?;
+            loaded[index] = arm_state.arm_loaded_s;
+            deaths[index] = arm_state.deaths;
+            if !matches!(end, SliceEnd::Held) {
+                break 'rounds;
+            }
+        }
+        if !any && target >= config.duration_s {
+            break;
+        }
+        round += 1;
+    }
+    let (interrupted, gave_up) = match end {
+        SliceEnd::Held => (false, None),
+        SliceEnd::Interrupted => (true, None),
+        SliceEnd::GaveUp(reason) => (false, Some(reason)),
+    };
+    writer.sync()?;
+    let lines = read_soak_journal(&journal)?;
+    let run = summarise(&lines, interrupted, gave_up);
+    let (run_file, markdown) = write_soak_reports(&run, &out)?;
+    Ok(SoakOutcome {
+        run,
+        journal,
+        run_file,
+        markdown,
+        interrupted,
+    })
+}
+
+type Opened = (
+    SoakConfig,
+    PathBuf,
+    PathBuf,
+    JournalWriter,
+    Vec<SoakJournalLine>,
+);
+
+/// Creates the journal of a new run, or checks and reopens a resumed one.
+fn open(start: SoakStart, command_line: &[String]) -> Result<Opened, LifecycleError> {
+    match start {
+        SoakStart::New { config, out } => {
+            config.check()?;
+            make_folders(&out)?;
+            let journal = out.join("journal.jsonl");
+            if journal.exists() {
+                return Err(RunError::JournalExists { out, journal }.into());
+            }
+            let writer = JournalWriter::create_new(&journal)?;
+            writer.append(&SoakJournalLine::Header {
+                journal_version: SOAK_JOURNAL_VERSION,
+                started_unix_ms: unix_ms(),
+                command_line: command_line.to_vec(),
+                config: config.clone(),
+            })?;
+            Ok((config, out, journal, writer, Vec::new()))
+        }
+        SoakStart::Resume { journal, flags } => {
+            let lines = read_soak_journal(&journal)?;
+            let Some(SoakJournalLine::Header {
+                config: recorded,
+                command_line: original,
+                ..
+            }) = lines.first()
+            else {
+                return Err(LifecycleError::Resume {
+                    path: journal,
+                    reason: "its first line is not a soak header".to_owned(),
+                });
+            };
+            let out = journal
+                .parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_owned);
+            let original = original
+                .iter()
+                .map(|word| vernier_cli::shell_quote(word))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let changed_settings = check_resume(
+                &journal,
+                Some(original.as_str()).filter(|command| !command.is_empty()),
+                &flags.settings(recorded, &out),
+            )?;
+            let config = flags.session_config(recorded);
+            config.check()?;
+            make_folders(&out)?;
+            let writer = JournalWriter::open_append(&journal)?;
+            writer.append(&SoakJournalLine::Resumed {
+                unix_ms: unix_ms(),
+                command_line: command_line.to_vec(),
+                changed_settings,
+            })?;
+            Ok((config, out, journal, writer, lines))
+        }
+    }
+}
+
+fn make_folders(out: &Path) -> Result<(), LifecycleError> {
+    std::fs::create_dir_all(out.join("logs")).map_err(|source| LifecycleError::Write {
+        path: out.to_owned(),
+        source,
+    })
+}
+
+/// The load's client (no first-byte or idle limit: the watch beside it judges a stall), or
+/// the probes' (every phase bounded by `limit`).
+fn client(config: &SoakConfig, limit: Option<Duration>) -> Result<Client, LifecycleError> {
+    let timeouts = Timeouts::new()
+        .connect(Some(limit.unwrap_or(Duration::from_secs(10))))
+        .first_byte(limit)
+        .idle(limit)
+        .total(limit);
+    Ok(build_client(
+        &ClientOptions::new(&config.base_url)
+            .api_key_env(config.api_key_env.as_deref())
+            .timeouts(timeouts)
+            .user_agent(crate::USER_AGENT),
+    )?)
+}
+
+/// One slice of an arm: launch (or find) the server, hold the load, record each death and
+/// relaunch after it, until the slice's time is held.
+async fn slice(
+    ctx: &Context<'_>,
+    arm: &SoakArm,
+    state: &mut ArmState,
+    launches: &mut usize,
+    interrupt: &mut Interrupt,
+) -> Result<SliceEnd, LifecycleError> {
+    let launch = ctx.config.servers[arm.server].launch.clone();
+    ctx.writer.append(&SoakJournalLine::SliceStart {
+        arm: arm.name.clone(),
+        round: state.round,
+        unix_ms: unix_ms(),
+        planned_s: state.planned_s,
+    })?;
+    ctx.observer.note(&format!(
+        "{}: round {}, {} of load at {} in flight",
+        arm.name,
+        state.round + 1,
+        clock(state.planned_s),
+        arm.concurrency
+    ));
+    let grace = vernier_run::seconds("--stop-grace", ctx.config.stop_grace_s, true)?;
+    let mut reason = "start";
+    let end = loop {
+        let server = match &launch {
+            Some(command) => {
+                check_port_free(&ctx.config.base_url)?;
+                *launches += 1;
+                let log = log_path(ctx, arm, *launches);
+                let server = LaunchedServer::launch(command, &log)?;
+                ctx.writer.append(&SoakJournalLine::Launched {
+                    arm: arm.name.clone(),
+                    unix_ms: unix_ms(),
+                    pgid: server.pgid(),
+                    log: log.display().to_string(),
+                    reason: reason.to_owned(),
+                })?;
+                ctx.observer.note(&format!(
+                    "{}: launched ({reason}), log {}",
+                    arm.name,
+                    log.display()
+                ));
+                Some(server)
+            }
+            None => None,
+        };
+        let ready = tokio::select! {
+            ready = wait_ready(ctx, server.as_ref()) => ready,
+            () = interrupt.as_mut() => {
+                stop(ctx, arm, server, grace).await?;
+                break SliceEnd::Interrupted;
+            }
+        };
+        ctx.writer.append(&SoakJournalLine::Ready {
+            arm: arm.name.clone(),
+            unix_ms: unix_ms(),
+            ready: ready.is_ok(),
+            after_s: ready
+                .as_ref()
+                .map_or(ctx.config.ready_timeout_s, |(_, s)| *s),
+            error: ready.as_ref().err().cloned(),
+        })?;
+        let model = match ready {
+            Ok((model, _)) => model,
+            Err(error) => {
+                stop(ctx, arm, server, grace).await?;
+                break SliceEnd::GaveUp(format!("{}: {error}", arm.name));
+            }
+        };
+        let budget = Duration::from_secs_f64((state.planned_s - state.slice_loaded_s).max(0.0));
+        let segment =
+            run_segment(ctx, arm, &model, budget, server.as_ref(), *state, interrupt).await?;
+        state.slice_loaded_s += segment.loaded_s;
+        state.arm_loaded_s += segment.loaded_s;
+        match segment.end {
+            SegmentEnd::Elapsed => {
+                stop(ctx, arm, server, grace).await?;
+                break SliceEnd::Held;
+            }
+            SegmentEnd::Interrupted => {
+                stop(ctx, arm, server, grace).await?;
+                break SliceEnd::Interrupted;
+            }
+            SegmentEnd::Death(record) => {
+                state.deaths += 1;
+                ctx.observer.note(&format!(
+                    "{}: death {} after {} of load ({}); {} in flight, {} tokens deep at most",
+                    arm.name,
+                    record.number,
+                    clock(record.since_ready_s),
+                    record.how.short(),
+                    record.in_flight.len(),
+                    record.in_flight.iter().map(|r| r.tokens).max().unwrap_or(0)
+                ));
+                ctx.writer.append(&SoakJournalLine::Death(record))?;
+                ctx.writer.sync()?;
+                stop(ctx, arm, server, grace).await?;
+                if state.planned_s - state.slice_loaded_s < 0.5 {
+                    break SliceEnd::Held;
+                }
+                reason = "relaunch";
+            }
+        }
+    };
+    ctx.writer.append(&SoakJournalLine::SliceEnd {
+        arm: arm.name.clone(),
+        round: state.round,
+        loaded_s: state.slice_loaded_s,
+        reason: match &end {
+            SliceEnd::Held => "duration".to_owned(),
+            SliceEnd::Interrupted => "interrupted".to_owned(),
+            SliceEnd::GaveUp(reason) => reason.clone(),
+        },
+    })?;
+    ctx.writer.sync()?;
+    Ok(end)
+}
+
+/// Stops a launched server and journals how.
+async fn stop(
+    ctx: &Context<'_>,
+    arm: &SoakArm,
+    server: Option<LaunchedServer>,
+    grace: Duration,
+) -> Result<(), LifecycleError> {
+    if let Some(server) = server {
+        let report = server.stop(ctx.config.stop.as_deref(), grace).await;
+        ctx.writer.append(&SoakJournalLine::Stopped {
+            arm: arm.name.clone(),
+            stop: report,
+        })?;
+    }
+    Ok(())
+}
+
+/// Waits until the server answers a one-token request (the model from `--model` or the first
+/// listed); the model and the seconds it took, or why it gave up.
+async fn wait_ready(
+    ctx: &Context<'_>,
+    server: Option<&LaunchedServer>,
+) -> Result<(String, f64), String> {
+    let started = Instant::now();
+    let limit = Duration::from_secs_f64(ctx.config.ready_timeout_s);
+    let mut last = "nothing answered".to_owned();
+    loop {
+        if let Some((status, _)) = server.and_then(LaunchedServer::exit) {
+            return Err(format!(
+                "the server exited ({status}) before it answered; see {}",
+                server
+                    .map(|s| s.log().display().to_string())
+                    .unwrap_or_default()
+            ));
+        }
+        if started.elapsed() > limit {
+            return Err(format!(
+                "no answer within --ready-timeout {} s (last: {last})",
+                ctx.config.ready_timeout_s
+            ));
+        }
+        match ctx.probe_client.models().await {
+            Ok(models) => {
+                let found = match &ctx.config.model {
+                    Some(wanted) => models.iter().find(|m| &m.id == wanted),
+                    None => models.first(),
+                };
+                match found {
+                    Some(model) => {
+                        let outcome = crate::probe::probe(
+                            &ctx.load_client,
+                            &model.id,
+                            "Say OK.",
+                            Duration::from_secs(60),
+                        )
+                        .await;
+                        if outcome.is_ok() {
+                            return Ok((model.id.clone(), started.elapsed().as_secs_f64()));
+                        }
+                        last = outcome.short();
+                    }
+                    None => {
+                        last = format!(
+                            "/v1/models does not list {}",
+                            ctx.config.model.as_deref().unwrap_or("any model")
+                        );
+                    }
+                }
+            }
+            Err(error) => last = vernier_cli::one_line(&error),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

@@ -1,0 +1,430 @@
+//! One segment of a soak: the load held on a ready server until the slice's time is up, the
+//! run is interrupted, or the server dies; and the watch beside it that tells a death (refused,
+//! cut, exited, `/health` down, hung by the generation counter) from one failed request.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+use vernier_openai::{ClientError, generation_counter, metric_sums};
+use vernier_run::{Interrupt, unix_ms};
+
+use crate::error::LifecycleError;
+use crate::process::LaunchedServer;
+use crate::soak::Context;
+use crate::soak_config::SoakArm;
+use crate::soak_evidence::{log_evidence, scrape_figures};
+use crate::soak_journal::{DeathKind, DeathRecord, MetricsAtDeath, RequestLine, SoakJournalLine};
+use crate::soak_load::{FailClass, Failure, Load, worker};
+
+/// How a segment ended.
+#[derive(Debug)]
+pub(crate) enum SegmentEnd {
+    /// The time given was held.
+    Elapsed,
+    /// A signal stopped the run.
+    Interrupted,
+    /// The server died.
+    Death(Box<DeathRecord>),
+}
+
+/// What a segment held.
+#[derive(Debug)]
+pub(crate) struct Segment {
+    /// Seconds of load held (until the death's first sign, for a death).
+    pub(crate) loaded_s: f64,
+    pub(crate) end: SegmentEnd,
+}
+
+/// Where the arm stands when the segment starts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ArmState {
+    /// 0-based round.
+    pub(crate) round: usize,
+    /// Seconds of load the arm held before this segment (every slice).
+    pub(crate) arm_loaded_s: f64,
+    /// Seconds of load this slice held before this segment.
+    pub(crate) slice_loaded_s: f64,
+    /// Deaths of the arm before this segment.
+    pub(crate) deaths: usize,
+    /// Seconds of load the slice is to hold.
+    pub(crate) planned_s: f64,
+}
+
+/// The last good `/metrics` scrape.
+struct Scrape {
+    at: Instant,
+    text: String,
+    sums: BTreeMap<String, f64>,
+}
+
+/// The first sign of a death, with the requests in flight at it.
+struct Sign {
+    at: Instant,
+    unix_ms: u64,
+    in_flight: Vec<u64>,
+}
+
+/// Holds the load for `budget` on a ready server.
+pub(crate) async fn run_segment(
+    ctx: &Context<'_>,
+    arm: &SoakArm,
+    model: &str,
+    budget: Duration,
+    server: Option<&LaunchedServer>,
+    state: ArmState,
+    interrupt: &mut Interrupt,
+) -> Result<Segment, LifecycleError> {
+    let (failures_tx, mut failures) = tokio::sync::mpsc::unbounded_channel();
+    let mut extra = ctx.config.extra_body.clone();
+    if ctx.config.ignore_eos {
+        extra.insert("ignore_eos".to_owned(), serde_json::Value::Bool(true));
+    }
+    let load = Arc::new(Load {
+        client: ctx.load_client.clone(),
+        model: model.to_owned(),
+        arm: arm.name.clone(),
+        prompt: ctx.config.prompt.clone(),
+        nonce: ctx.nonce.clone(),
+        max_tokens: ctx.config.max_tokens,
+        extra,
+        table: crate::soak_load::InFlightTable::default(),
+        next_request: Arc::clone(&ctx.next_request),
+        writer: Arc::clone(&ctx.writer),
+        failures: failures_tx,
+        tokens: AtomicU64::new(0),
+        finished: AtomicU64::new(0),
+    });
+    let settings = load.settings();
+    let mut workers = JoinSet::new();
+    for _ in 0..arm.concurrency {
+        workers.spawn(worker(Arc::clone(&load)));
+    }
+    let started = Instant::now();
+    let deadline = started + budget;
+    let probe_every = Duration::from_secs_f64(ctx.config.probe_interval_s);
+    let mut probe_tick = tokio::time::interval_at((started + probe_every).into(), probe_every);
+    let progress_every = Duration::from_secs(5);
+    let mut progress_tick =
+        tokio::time::interval_at((started + progress_every).into(), progress_every);
+    let mut last_scrape: Option<Scrape> = None;
+    let mut health_failures = 0_u32;
+    let mut hang_quiet_until = started;
+    let (sign, how, signs) = loop {
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline.into()) => break (None, None, Vec::new()),
+            () = interrupt.as_mut() => {
+                workers.abort_all();
+                let loaded = started.elapsed().as_secs_f64();
+                end_requests(ctx, &load, &settings, "interrupted")?;
+                return Ok(Segment {
+                    loaded_s: loaded,
+                    end: SegmentEnd::Interrupted,
+                });
+            }
+            Some(failure) = failures.recv() => {
+                let sign = Sign {
+                    at: failure.at,
+                    unix_ms: failure.unix_ms,
+                    in_flight: load.table.in_flight_at(failure.at),
+                };
+                match confirm(ctx, &failure, server).await {
+                    Some((how, signs)) => break (Some(sign), Some(how), signs),
+                    None => ctx.writer.append(&SoakJournalLine::RequestError {
+                        arm: arm.name.clone(),
+                        unix_ms: failure.unix_ms,
+                        request: failure.request,
+                        error: failure.error,
+                    })?,
+                }
+            }
+            _ = probe_tick.tick() => {
+                let now = Instant::now();
+                let sign_now = || Sign {
+                    at: now,
+                    unix_ms: unix_ms(),
+                    in_flight: load.table.in_flight_at(now),
+                };
+                if let Some((status, signal)) = server.and_then(LaunchedServer::exit) {
+                    let sign = sign_now();
+                    break (
+                        Some(sign),
+                        Some(DeathKind::Exit { status: status.clone(), signal }),
+                        vec![format!("the launched process exited: {status}")],
+                    );
+                }
+                match metrics_text(&ctx.probe_client).await {
+                    Ok(text) => {
+                        health_failures = 0;
+                        if let Ok(snapshot) = vernier_openai::MetricsSnapshot::parse(&text) {
+                            last_scrape = Some(Scrape { at: now, sums: metric_sums(&snapshot), text });
+                        }
+                    }
+                    Err(ClientError::Connect { .. }) => {
+                        health_failures += 1;
+                        if health_failures >= 2 {
+                            let sign = sign_now();
+                            break (
+                                Some(sign),
+                                Some(DeathKind::Down),
+                                vec!["/metrics refused two connections in a row".to_owned()],
+                            );
+                        }
+                    }
+                    Err(_) => {}
+                }
+                if let Some(stalled) = load.table.stalled_for(now)
+                    && stalled.as_secs_f64() >= ctx.config.hang_after_s
+                    && now >= hang_quiet_until
+                {
+                    let sign = sign_now();
+                    match hang_check(ctx, stalled).await {
+                        HangCheck::Hung { counter } => {
+                            break (
+                                Some(sign),
+                                Some(DeathKind::Hung { stalled_s: stalled.as_secs_f64(), counter: counter.clone() }),
+                                vec![format!("no token on any request for {:.0} s; {counter}", stalled.as_secs_f64())],
+                            );
+                        }
+                        HangCheck::Busy { before, after } => {
+                            hang_quiet_until = Instant::now() + Duration::from_secs_f64(ctx.config.hang_after_s);
+                            ctx.writer.append(&SoakJournalLine::Busy {
+                                arm: arm.name.clone(),
+                                unix_ms: unix_ms(),
+                                stalled_s: stalled.as_secs_f64(),
+                                before,
+                                after,
+                            })?;
+                        }
+                    }
+                }
+            }
+            _ = progress_tick.tick() => {
+                let loaded = started.elapsed().as_secs_f64();
+                ctx.writer.append(&SoakJournalLine::Progress {
+                    arm: arm.name.clone(),
+                    round: state.round,
+                    loaded_s: state.slice_loaded_s + loaded,
+                })?;
+                ctx.observer.note(&format!(
+                    "{}: {} of {} loaded in this slice, {} requests finished, {} tokens, {} deaths",
+                    arm.name,
+                    clock(state.slice_loaded_s + loaded),
+                    clock(state.planned_s),
+                    load.finished.load(Ordering::Relaxed),
+                    load.tokens.load(Ordering::Relaxed),
+                    state.deaths,
+                ));
+            }
+        }
+    };
+    workers.abort_all();
+    let (Some(sign), Some(how)) = (sign, how) else {
+        let loaded = started.elapsed().as_secs_f64();
+        end_requests(ctx, &load, &settings, "the slice ended")?;
+        return Ok(Segment {
+            loaded_s: loaded,
+            end: SegmentEnd::Elapsed,
+        });
+    };
+    let loaded = sign.at.saturating_duration_since(started).as_secs_f64();
+    // The requests in flight at the first sign, with every token that reached us before the
+    // end (the others' last events may be read after the first one failed).
+    let in_flight = load.table.records(&sign.in_flight, sign.at, &settings);
+    load.table.drain(Instant::now(), &settings);
+    let number = state.deaths + 1;
+    let metrics = last_scrape.map(|scrape| {
+        let (running, waiting, kv_cache_usage, generated_tokens) = scrape_figures(&scrape.sums);
+        let file = ctx
+            .out
+            .join("deaths")
+            .join(format!("{}-{number}-metrics.txt", slug(&arm.name)));
+        let written = std::fs::create_dir_all(ctx.out.join("deaths"))
+            .and_then(|()| std::fs::write(&file, &scrape.text))
+            .is_ok();
+        MetricsAtDeath {
+            age_s: sign.at.saturating_duration_since(scrape.at).as_secs_f64(),
+            running,
+            waiting,
+            kv_cache_usage,
+            generated_tokens,
+            file: written.then(|| file.display().to_string()),
+        }
+    });
+    let log = match server {
+        Some(server) => {
+            // Let a dying process finish writing its last lines.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            log_evidence(server.log(), ctx.config.log_tail_lines)
+        }
+        None => None,
+    };
+    let record = DeathRecord {
+        arm: arm.name.clone(),
+        number,
+        unix_ms: sign.unix_ms,
+        loaded_s: state.arm_loaded_s + loaded,
+        since_ready_s: loaded,
+        how,
+        signs,
+        in_flight,
+        concurrency: arm.concurrency,
+        metrics,
+        log,
+    };
+    Ok(Segment {
+        loaded_s: loaded,
+        end: SegmentEnd::Death(Box::new(record)),
+    })
+}
+
+/// Journals the requests the workers were stopped in, and empties the table.
+fn end_requests(
+    ctx: &Context<'_>,
+    load: &Load,
+    settings: &serde_json::Map<String, serde_json::Value>,
+    why: &str,
+) -> Result<(), LifecycleError> {
+    for request in load.table.drain(Instant::now(), settings) {
+        if request.error.is_some() {
+            continue;
+        }
+        ctx.writer.append(&SoakJournalLine::Request(RequestLine {
+            arm: load.arm.clone(),
+            request: request.request,
+            started_unix_ms: request.started_unix_ms,
+            duration_s: request.age_s,
+            tokens: request.tokens,
+            token_source: request.token_source,
+            finish_reason: None,
+            error: Some(format!("stopped: {why}")),
+        }))?;
+    }
+    Ok(())
+}
+
+/// Whether a failed request is a death: the launched process exited, or `/health` refuses
+/// connections. `None` when the server is still up (the failure is the request's own).
+async fn confirm(
+    ctx: &Context<'_>,
+    failure: &Failure,
+    server: Option<&LaunchedServer>,
+) -> Option<(DeathKind, Vec<String>)> {
+    let mut signs = vec![format!(
+        "request {} failed: {}",
+        failure.request, failure.error
+    )];
+    if let Some(server) = server {
+        // A process that is dying takes a moment to be reaped.
+        let until = Instant::now() + Duration::from_secs(2);
+        loop {
+            if let Some((status, signal)) = server.exit() {
+                signs.push(format!("the launched process exited: {status}"));
+                return Some((DeathKind::Exit { status, signal }, signs));
+            }
+            if Instant::now() >= until || failure.class == FailClass::Other {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    match ctx.probe_client.get_raw("/health").await {
+        Err(ClientError::Connect { .. }) => {
+            signs.push("/health refused the connection".to_owned());
+            let how = match failure.class {
+                FailClass::Refused => DeathKind::Refused,
+                FailClass::Reset => DeathKind::Reset,
+                FailClass::Other => DeathKind::Down,
+            };
+            Some((how, signs))
+        }
+        _ => None,
+    }
+}
+
+enum HangCheck {
+    Hung { counter: String },
+    Busy { before: f64, after: f64 },
+}
+
+/// Two reads of the generation counter `--settle` apart: moving is busy, still (or no counter
+/// to read) is hung.
+async fn hang_check(ctx: &Context<'_>, stalled: Duration) -> HangCheck {
+    let read = || async {
+        let text = metrics_text(&ctx.probe_client).await.ok()?;
+        let snapshot = vernier_openai::MetricsSnapshot::parse(&text).ok()?;
+        let sums = metric_sums(&snapshot);
+        let name = generation_counter(&sums)?;
+        sums.get(name).copied()
+    };
+    let Some(before) = read().await else {
+        return HangCheck::Hung {
+            counter: format!(
+                "no generation counter could be read; judged by {:.0} s of stalled streams alone",
+                stalled.as_secs_f64()
+            ),
+        };
+    };
+    tokio::time::sleep(Duration::from_secs_f64(ctx.config.settle_s)).await;
+    match read().await {
+        Some(after) if after > before => HangCheck::Busy { before, after },
+        Some(after) => HangCheck::Hung {
+            counter: format!(
+                "the generation counter stood at {after} over {} s",
+                ctx.config.settle_s
+            ),
+        },
+        None => HangCheck::Hung {
+            counter: "the generation counter could not be read a second time".to_owned(),
+        },
+    }
+}
+
+/// `GET /metrics` as text (kept whole with a death).
+async fn metrics_text(client: &vernier_openai::Client) -> Result<String, ClientError> {
+    let (status, _, body) = client.get_raw("metrics").await?;
+    let text = String::from_utf8_lossy(&body).into_owned();
+    if status.is_success() {
+        Ok(text)
+    } else {
+        Err(ClientError::Http {
+            status: status.as_u16(),
+            body: text.chars().take(1024).collect(),
+            retry_after: None,
+        })
+    }
+}
+
+/// `mm:ss` (or `h:mm:ss`) of seconds.
+pub(crate) fn clock(seconds: f64) -> String {
+    let whole = seconds.max(0.0).round() as u64;
+    let (hours, minutes, secs) = (whole / 3600, whole / 60 % 60, whole % 60);
+    if hours > 0 {
+        format!("{hours}:{minutes:02}:{secs:02}")
+    } else {
+        format!("{minutes:02}:{secs:02}")
+    }
+}
+
+/// A file-name form of an arm's name.
+pub(crate) fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Where a launch's log goes.
+pub(crate) fn log_path(ctx: &Context<'_>, arm: &SoakArm, launch: usize) -> PathBuf {
+    ctx.out
+        .join("logs")
+        .join(format!("{}-{launch}.log", slug(&arm.name)))
+}
