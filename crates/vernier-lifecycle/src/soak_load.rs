@@ -126,6 +126,9 @@ pub(crate) enum FailClass {
     Refused,
     /// The connection broke mid-way.
     Reset,
+    /// The server refused the request itself (a 4xx other than 408 and 429): every request
+    /// has the same shape, so every one would be refused.
+    Rejected(u16),
     /// Anything else (an error status, an error event, a malformed answer).
     Other,
 }
@@ -307,6 +310,9 @@ fn classify(error: &ClientError) -> (FailClass, String) {
         ClientError::StreamDropped { .. }
         | ClientError::Request { .. }
         | ClientError::Response { .. } => FailClass::Reset,
+        ClientError::Http { status, .. } if crate::probe::is_configuration_status(*status) => {
+            FailClass::Rejected(*status)
+        }
         _ => FailClass::Other,
     };
     (class, vernier_cli::one_line(error))

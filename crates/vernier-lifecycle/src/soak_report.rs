@@ -259,8 +259,11 @@ fn compare(a: &ArmResult, b: &ArmResult) -> Option<ArmComparison> {
     .ok()?;
     let distinguishable = test.distinguishable(1.0 - CONFIDENCE);
     let counts = format!(
-        "{} deaths in {:.2} h against {} in {:.2} h",
-        a.deaths, hours_a, b.deaths, hours_b
+        "{} deaths in {} of load against {} in {}",
+        a.deaths,
+        crate::soak_segment::clock(a.loaded_s),
+        b.deaths,
+        crate::soak_segment::clock(b.loaded_s)
     );
     let verdict = if a.deaths + b.deaths == 0 {
         format!(

@@ -126,6 +126,10 @@ pub(crate) async fn run_segment(
                 });
             }
             Some(failure) = failures.recv() => {
+                if let FailClass::Rejected(status) = failure.class {
+                    workers.abort_all();
+                    return Err(rejected(status, &failure.error));
+                }
                 let sign = Sign {
                     at: failure.at,
                     unix_ms: failure.unix_ms,
@@ -180,7 +184,14 @@ pub(crate) async fn run_segment(
                     && stalled.as_secs_f64() >= ctx.config.hang_after_s
                     && now >= hang_quiet_until
                 {
-                    let sign = sign_now();
+                    // A hang began with the last token: that is its instant, and the load
+                    // held ends there.
+                    let began = now.checked_sub(stalled).unwrap_or(now);
+                    let sign = Sign {
+                        at: began,
+                        unix_ms: unix_ms().saturating_sub(u64::try_from(stalled.as_millis()).unwrap_or(0)),
+                        in_flight: load.table.in_flight_at(began),
+                    };
                     match hang_check(ctx, stalled).await {
                         HangCheck::Hung { counter } => {
                             break (
@@ -281,6 +292,20 @@ pub(crate) async fn run_segment(
     })
 }
 
+/// A soak request the server refused: the flag that shapes it, and the server's words.
+fn rejected(status: u16, error: &str) -> LifecycleError {
+    let flag = match status {
+        401 | 403 => "--api-key-env",
+        404 => "--model",
+        _ => "--max-tokens or --extra-body",
+    };
+    vernier_run::RunError::invalid(
+        flag,
+        format!("the server refused the soak's request ({error}); every request has this shape, so the soak stops"),
+    )
+    .into()
+}
+
 /// Journals the requests the workers were stopped in, and empties the table.
 fn end_requests(
     ctx: &Context<'_>,
@@ -325,7 +350,9 @@ async fn confirm(
                 signs.push(format!("the launched process exited: {status}"));
                 return Some((DeathKind::Exit { status, signal }, signs));
             }
-            if Instant::now() >= until || failure.class == FailClass::Other {
+            if Instant::now() >= until
+                || !matches!(failure.class, FailClass::Reset | FailClass::Refused)
+            {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -337,7 +364,7 @@ async fn confirm(
             let how = match failure.class {
                 FailClass::Refused => DeathKind::Refused,
                 FailClass::Reset => DeathKind::Reset,
-                FailClass::Other => DeathKind::Down,
+                FailClass::Other | FailClass::Rejected(_) => DeathKind::Down,
             };
             Some((how, signs))
         }

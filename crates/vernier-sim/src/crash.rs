@@ -112,7 +112,12 @@ const TICK: Duration = Duration::from_millis(5);
 
 /// Watches the depths until the fault fires; then records the report and wakes the listener.
 pub(crate) async fn watch(state: Arc<State>, fault: CrashFault) {
-    let mut rng = SplitMix64::new(state.config.seed ^ 0x00c0_ffee);
+    // Drawn afresh at every start (the clock mixed into the seed), as a real fault is: a
+    // relaunched server does not die at the same instant as the last one.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.subsec_nanos());
+    let mut rng = SplitMix64::new(state.config.seed ^ 0x00c0_ffee ^ u64::from(nanos) << 20);
     let mut last = Instant::now();
     loop {
         tokio::time::sleep(TICK).await;

@@ -338,3 +338,52 @@ fn an_interrupted_soak_resumes_with_the_time_already_spent() {
     );
     assert!(!run.interrupted);
 }
+
+#[test]
+fn the_same_configuration_at_two_concurrencies_dies_only_at_the_higher() {
+    let folder = tempfile::tempdir().expect("tempdir");
+    let out = folder.path().join("soak");
+    let port = free_port();
+    let launch = sim_launch(port, "--crash-streams 3 --crash-depth 30 --crash-rate 20");
+    let output = soak(
+        &[
+            words(&["--launch", &launch]),
+            words(&["--base-url", &format!("http://127.0.0.1:{port}")]),
+            words(&[
+                "--concurrency",
+                "2,4",
+                "--max-tokens",
+                "2000",
+                "--duration",
+                "2s",
+            ]),
+            words(&[
+                "--probe-interval",
+                "0.2",
+                "--stop-grace",
+                "2",
+                "--ready-timeout",
+                "30",
+            ]),
+            words(&["--quiet", "--out", &out.display().to_string()]),
+        ]
+        .concat(),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let run = run_file(&out);
+    let names: Vec<&str> = run.arms.iter().map(|arm| arm.name.as_str()).collect();
+    assert_eq!(names, ["default c=2", "default c=4"]);
+    assert_eq!(
+        run.arms[0].deaths, 0,
+        "two requests never make three deep streams"
+    );
+    assert!(run.arms[1].deaths >= 1);
+    for death in &run.deaths {
+        assert_eq!(death.arm, "default c=4");
+        assert_eq!(death.concurrency, 4);
+        // Four in flight, at least three of them past the crash's depth.
+        assert_eq!(death.in_flight.len(), 4);
+        assert!(death.in_flight.iter().filter(|r| r.tokens >= 30).count() >= 3);
+    }
+}

@@ -6,5 +6,6 @@
 mod llama;
 mod ready;
 mod resume;
+mod soak;
 mod support;
 mod watch_suite;
