@@ -239,7 +239,7 @@ pub struct SoakArgs {
     /// Ask for `max_tokens` whatever the model says (`ignore_eos`); false to let it stop.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, help_heading = "Load")]
     pub ignore_eos: bool,
-    /// JSON object merged into every request (sampling settings), e.g. '{"repetition_penalty": 1.1}'.
+    /// JSON object merged into every request (sampling settings), e.g. `{"repetition_penalty": 1.1}`.
     #[arg(long, value_parser = parse_object, help_heading = "Load")]
     pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
     /// The prompt (each request opens with a unique line).
@@ -323,7 +323,7 @@ pub fn parse_duration(text: &str) -> Result<f64, String> {
         total += value * unit;
         number.clear();
     }
-    if !number.is_empty() || !(total.is_finite() && total > 0.0) {
+    if !(number.is_empty() && total.is_finite() && total > 0.0) {
         return Err(fail());
     }
     Ok(total)

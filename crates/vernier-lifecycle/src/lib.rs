@@ -34,6 +34,7 @@ mod report;
 mod resume;
 mod soak;
 mod soak_config;
+mod soak_context;
 mod soak_evidence;
 mod soak_journal;
 mod soak_load;

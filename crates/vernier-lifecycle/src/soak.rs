@@ -16,10 +16,11 @@ use crate::observer::ReadyObserver;
 use crate::process::LaunchedServer;
 use crate::ready::check_port_free;
 use crate::soak_config::{SoakArm, SoakConfig};
+use crate::soak_context::{Context, clock, log_path};
 use crate::soak_journal::{SOAK_JOURNAL_VERSION, SoakJournalLine};
 use crate::soak_report::{SoakRun, summarise, write_soak_reports};
 use crate::soak_resume::{SoakResumeFlags, read_soak_journal, resumed_state};
-use crate::soak_segment::{ArmState, SegmentEnd, clock, log_path, run_segment};
+use crate::soak_segment::{ArmState, SegmentEnd, run_segment};
 
 /// A new soak, or the continuation of a journal's.
 #[derive(Debug, Clone)]
@@ -55,19 +56,6 @@ pub struct SoakOutcome {
     pub markdown: PathBuf,
     /// Whether a signal stopped it (it can be resumed).
     pub interrupted: bool,
-}
-
-/// What every part of a soak shares.
-pub(crate) struct Context<'a> {
-    pub(crate) config: &'a SoakConfig,
-    pub(crate) out: &'a Path,
-    pub(crate) writer: Arc<JournalWriter>,
-    pub(crate) observer: &'a dyn ReadyObserver,
-    pub(crate) next_request: Arc<AtomicU64>,
-    /// Opens every prompt, with the request's number: no two prompts share a cached prefix.
-    pub(crate) nonce: String,
-    pub(crate) load_client: Client,
-    pub(crate) probe_client: Client,
 }
 
 /// How a slice ended.
@@ -288,25 +276,7 @@ async fn slice(
     let mut reason = "start";
     let end = loop {
         let server = match &launch {
-            Some(command) => {
-                check_port_free(&ctx.config.base_url)?;
-                *launches += 1;
-                let log = log_path(ctx, arm, *launches);
-                let server = LaunchedServer::launch(command, &log)?;
-                ctx.writer.append(&SoakJournalLine::Launched {
-                    arm: arm.name.clone(),
-                    unix_ms: unix_ms(),
-                    pgid: server.pgid(),
-                    log: log.display().to_string(),
-                    reason: reason.to_owned(),
-                })?;
-                ctx.observer.note(&format!(
-                    "{}: launched ({reason}), log {}",
-                    arm.name,
-                    log.display()
-                ));
-                Some(server)
-            }
+            Some(command) => Some(launch_server(ctx, arm, command, launches, reason)?),
             None => None,
         };
         let ready = tokio::select! {
@@ -357,6 +327,7 @@ async fn slice(
                     record.in_flight.len(),
                     record.in_flight.iter().map(|r| r.tokens).max().unwrap_or(0)
                 ));
+                // On disk before anything else happens to the server.
                 ctx.writer.append(&SoakJournalLine::Death(record))?;
                 ctx.writer.sync()?;
                 stop(ctx, arm, server, grace).await?;
@@ -379,6 +350,34 @@ async fn slice(
     })?;
     ctx.writer.sync()?;
     Ok(end)
+}
+
+/// Launches the arm's server (after checking that nothing answers on its port) and journals
+/// the launch.
+fn launch_server(
+    ctx: &Context<'_>,
+    arm: &SoakArm,
+    command: &str,
+    launches: &mut usize,
+    reason: &str,
+) -> Result<LaunchedServer, LifecycleError> {
+    check_port_free(&ctx.config.base_url)?;
+    *launches += 1;
+    let log = log_path(ctx, arm, *launches);
+    let server = LaunchedServer::launch(command, &log)?;
+    ctx.writer.append(&SoakJournalLine::Launched {
+        arm: arm.name.clone(),
+        unix_ms: unix_ms(),
+        pgid: server.pgid(),
+        log: log.display().to_string(),
+        reason: reason.to_owned(),
+    })?;
+    ctx.observer.note(&format!(
+        "{}: launched ({reason}), log {}",
+        arm.name,
+        log.display()
+    ));
+    Ok(server)
 }
 
 /// Stops a launched server and journals how.

@@ -46,7 +46,7 @@ pub fn log_evidence(log: &Path, tail_lines: usize) -> Option<LogEvidence> {
         let mut before = vec![0; usize::try_from(start).unwrap_or(0).min(64 * 1024 * 1024)];
         file.seek(SeekFrom::Start(0)).ok()?;
         file.read_exact(&mut before).ok()?;
-        before.iter().filter(|b| **b == b'\n').count() + 1
+        before.split(|byte| *byte == b'\n').count()
     };
     let lines: Vec<&str> = text.lines().collect();
     let markers = lines
@@ -119,10 +119,7 @@ mod tests {
     fn markers_are_picked_out_with_their_line_numbers() {
         let folder = tempfile::tempdir().expect("tempdir");
         let log = folder.path().join("server.log");
-        let mut text = String::new();
-        for i in 0..300 {
-            text.push_str(&format!("INFO step {i}\n"));
-        }
+        let mut text = "INFO step\n".repeat(300);
         text.push_str("[  123.4] NVRM: Xid (PCI:0000:01:00): 31, pid=42, MMU Fault\n");
         text.push_str("RuntimeError: CUDA error: an illegal memory access was encountered\n");
         text.push_str("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n");

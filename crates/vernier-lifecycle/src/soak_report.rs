@@ -183,7 +183,7 @@ pub fn summarise(lines: &[SoakJournalLine], interrupted: bool, gave_up: Option<S
                         result.request_errors += 1;
                     }
                     SoakJournalLine::Busy { arm: name, .. } if *name == arm.name => {
-                        result.busy += 1
+                        result.busy += 1;
                     }
                     _ => {}
                 }
@@ -214,12 +214,12 @@ fn pattern(deaths: &[&DeathRecord], concurrency: u32) -> Option<DeathPattern> {
     if deaths.is_empty() {
         return None;
     }
-    let mut depths: Vec<u64> = deaths
+    let mut token_depths: Vec<u64> = deaths
         .iter()
         .flat_map(|d| d.in_flight.iter().map(|r| r.tokens))
         .collect();
-    depths.sort_unstable();
-    let as_f64: Vec<f64> = depths.iter().map(|d| *d as f64).collect();
+    token_depths.sort_unstable();
+    let as_f64: Vec<f64> = token_depths.iter().map(|d| *d as f64).collect();
     let mut kinds = BTreeMap::new();
     let mut markers = BTreeMap::new();
     for death in deaths {
@@ -239,9 +239,9 @@ fn pattern(deaths: &[&DeathRecord], concurrency: u32) -> Option<DeathPattern> {
             .iter()
             .filter(|d| d.in_flight.len() >= concurrency as usize)
             .count(),
-        depth_min: depths.first().copied().unwrap_or(0),
+        depth_min: token_depths.first().copied().unwrap_or(0),
         depth_median: vernier_stats::median(&as_f64).unwrap_or(0.0),
-        depth_max: depths.last().copied().unwrap_or(0),
+        depth_max: token_depths.last().copied().unwrap_or(0),
         kinds,
         markers,
     })
@@ -261,9 +261,9 @@ fn compare(a: &ArmResult, b: &ArmResult) -> Option<ArmComparison> {
     let counts = format!(
         "{} deaths in {} of load against {} in {}",
         a.deaths,
-        crate::soak_segment::clock(a.loaded_s),
+        crate::soak_context::clock(a.loaded_s),
         b.deaths,
-        crate::soak_segment::clock(b.loaded_s)
+        crate::soak_context::clock(b.loaded_s)
     );
     let verdict = if a.deaths + b.deaths == 0 {
         format!(
@@ -333,7 +333,7 @@ pub fn soak_markdown(run: &SoakRun) -> String {
         } else {
             arm.times_to_death_s
                 .iter()
-                .map(|s| crate::soak_segment::clock(*s))
+                .map(|s| crate::soak_context::clock(*s))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -342,7 +342,7 @@ pub fn soak_markdown(run: &SoakRun) -> String {
             "| {} | {} | {} | {} | {:.2} [{:.2}, {}] | {times} | {} | {} | {} | {} |",
             arm.name,
             arm.concurrency,
-            crate::soak_segment::clock(arm.loaded_s),
+            crate::soak_context::clock(arm.loaded_s),
             arm.deaths,
             arm.rate_per_hour,
             arm.rate_low,
@@ -353,6 +353,23 @@ pub fn soak_markdown(run: &SoakRun) -> String {
             arm.busy
         );
     }
+    patterns_markdown(run, &mut text);
+    deaths_markdown(run, &mut text);
+    if !run.comparisons.is_empty() {
+        text.push_str("\n## Compared (exact conditional test of two Poisson rates)\n\n");
+        for comparison in &run.comparisons {
+            let _ = writeln!(
+                text,
+                "- {} vs {}: {}",
+                comparison.a, comparison.b, comparison.verdict
+            );
+        }
+    }
+    text
+}
+
+/// What each arm's deaths had in common, a sentence per arm.
+fn patterns_markdown(run: &SoakRun, text: &mut String) {
     for arm in &run.arms {
         if let Some(pattern) = &arm.pattern {
             let _ = writeln!(
@@ -387,6 +404,10 @@ pub fn soak_markdown(run: &SoakRun) -> String {
             );
         }
     }
+}
+
+/// One row per death.
+fn deaths_markdown(run: &SoakRun, text: &mut String) {
     if !run.deaths.is_empty() {
         text.push_str("\n## Deaths\n\n| arm | # | after | how | in flight (tokens deep) | last /metrics: running, waiting, KV use | log markers |\n| --- | ---: | ---: | --- | --- | --- | --- |\n");
         for death in &run.deaths {
@@ -423,23 +444,12 @@ pub fn soak_markdown(run: &SoakRun) -> String {
                 "| {} | {} | {} | {} | {} ({depths}) | {metrics} | {markers} |",
                 death.arm,
                 death.number,
-                crate::soak_segment::clock(death.since_ready_s),
+                crate::soak_context::clock(death.since_ready_s),
                 death.how.short(),
                 death.in_flight.len()
             );
         }
     }
-    if !run.comparisons.is_empty() {
-        text.push_str("\n## Compared (exact conditional test of two Poisson rates)\n\n");
-        for comparison in &run.comparisons {
-            let _ = writeln!(
-                text,
-                "- {} vs {}: {}",
-                comparison.a, comparison.b, comparison.verdict
-            );
-        }
-    }
-    text
 }
 
 /// Writes `run.json` and `report.md` into `out`.

@@ -3,7 +3,6 @@
 //! cut, exited, `/health` down, hung by the generation counter) from one failed request.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -14,8 +13,8 @@ use vernier_run::{Interrupt, unix_ms};
 
 use crate::error::LifecycleError;
 use crate::process::LaunchedServer;
-use crate::soak::Context;
 use crate::soak_config::SoakArm;
+use crate::soak_context::{Context, clock, slug};
 use crate::soak_evidence::{log_evidence, scrape_figures};
 use crate::soak_journal::{DeathKind, DeathRecord, MetricsAtDeath, RequestLine, SoakJournalLine};
 use crate::soak_load::{FailClass, Failure, Load, worker};
@@ -68,6 +67,52 @@ struct Sign {
     in_flight: Vec<u64>,
 }
 
+/// A death seen: its first sign, how it showed, and what was seen.
+struct Death {
+    sign: Sign,
+    how: DeathKind,
+    signs: Vec<String>,
+}
+
+/// The watch beside the load.
+struct Watcher<'a, 'c> {
+    ctx: &'a Context<'c>,
+    arm: &'a SoakArm,
+    server: Option<&'a LaunchedServer>,
+    load: Arc<Load>,
+    last_scrape: Option<Scrape>,
+    health_failures: u32,
+    hang_quiet_until: Instant,
+}
+
+/// The shared state of the workers of one segment.
+fn start_load(
+    ctx: &Context<'_>,
+    arm: &SoakArm,
+    model: &str,
+    failures: tokio::sync::mpsc::UnboundedSender<Failure>,
+) -> Arc<Load> {
+    let mut extra = ctx.config.extra_body.clone();
+    if ctx.config.ignore_eos {
+        extra.insert("ignore_eos".to_owned(), serde_json::Value::Bool(true));
+    }
+    Arc::new(Load {
+        client: ctx.load_client.clone(),
+        model: model.to_owned(),
+        arm: arm.name.clone(),
+        prompt: ctx.config.prompt.clone(),
+        nonce: ctx.nonce.clone(),
+        max_tokens: ctx.config.max_tokens,
+        extra,
+        table: crate::soak_load::InFlightTable::default(),
+        next_request: Arc::clone(&ctx.next_request),
+        writer: Arc::clone(&ctx.writer),
+        failures,
+        tokens: AtomicU64::new(0),
+        finished: AtomicU64::new(0),
+    })
+}
+
 /// Holds the load for `budget` on a ready server.
 pub(crate) async fn run_segment(
     ctx: &Context<'_>,
@@ -79,25 +124,7 @@ pub(crate) async fn run_segment(
     interrupt: &mut Interrupt,
 ) -> Result<Segment, LifecycleError> {
     let (failures_tx, mut failures) = tokio::sync::mpsc::unbounded_channel();
-    let mut extra = ctx.config.extra_body.clone();
-    if ctx.config.ignore_eos {
-        extra.insert("ignore_eos".to_owned(), serde_json::Value::Bool(true));
-    }
-    let load = Arc::new(Load {
-        client: ctx.load_client.clone(),
-        model: model.to_owned(),
-        arm: arm.name.clone(),
-        prompt: ctx.config.prompt.clone(),
-        nonce: ctx.nonce.clone(),
-        max_tokens: ctx.config.max_tokens,
-        extra,
-        table: crate::soak_load::InFlightTable::default(),
-        next_request: Arc::clone(&ctx.next_request),
-        writer: Arc::clone(&ctx.writer),
-        failures: failures_tx,
-        tokens: AtomicU64::new(0),
-        finished: AtomicU64::new(0),
-    });
+    let load = start_load(ctx, arm, model, failures_tx);
     let settings = load.settings();
     let mut workers = JoinSet::new();
     for _ in 0..arm.concurrency {
@@ -110,18 +137,23 @@ pub(crate) async fn run_segment(
     let progress_every = Duration::from_secs(5);
     let mut progress_tick =
         tokio::time::interval_at((started + progress_every).into(), progress_every);
-    let mut last_scrape: Option<Scrape> = None;
-    let mut health_failures = 0_u32;
-    let mut hang_quiet_until = started;
-    let (sign, how, signs) = loop {
+    let mut watcher = Watcher {
+        ctx,
+        arm,
+        server,
+        load: Arc::clone(&load),
+        last_scrape: None,
+        health_failures: 0,
+        hang_quiet_until: started,
+    };
+    let ended = loop {
         tokio::select! {
-            () = tokio::time::sleep_until(deadline.into()) => break (None, None, Vec::new()),
+            () = tokio::time::sleep_until(deadline.into()) => break None,
             () = interrupt.as_mut() => {
                 workers.abort_all();
-                let loaded = started.elapsed().as_secs_f64();
                 end_requests(ctx, &load, &settings, "interrupted")?;
                 return Ok(Segment {
-                    loaded_s: loaded,
+                    loaded_s: started.elapsed().as_secs_f64(),
                     end: SegmentEnd::Interrupted,
                 });
             }
@@ -130,166 +162,219 @@ pub(crate) async fn run_segment(
                     workers.abort_all();
                     return Err(rejected(status, &failure.error));
                 }
-                let sign = Sign {
-                    at: failure.at,
-                    unix_ms: failure.unix_ms,
-                    in_flight: load.table.in_flight_at(failure.at),
-                };
-                match confirm(ctx, &failure, server).await {
-                    Some((how, signs)) => break (Some(sign), Some(how), signs),
-                    None => ctx.writer.append(&SoakJournalLine::RequestError {
-                        arm: arm.name.clone(),
-                        unix_ms: failure.unix_ms,
-                        request: failure.request,
-                        error: failure.error,
-                    })?,
+                if let Some(death) = watcher.failed(failure).await? {
+                    break Some(death);
                 }
             }
             _ = probe_tick.tick() => {
-                let now = Instant::now();
-                let sign_now = || Sign {
-                    at: now,
-                    unix_ms: unix_ms(),
-                    in_flight: load.table.in_flight_at(now),
-                };
-                if let Some((status, signal)) = server.and_then(LaunchedServer::exit) {
-                    let sign = sign_now();
-                    break (
-                        Some(sign),
-                        Some(DeathKind::Exit { status: status.clone(), signal }),
-                        vec![format!("the launched process exited: {status}")],
-                    );
-                }
-                match metrics_text(&ctx.probe_client).await {
-                    Ok(text) => {
-                        health_failures = 0;
-                        if let Ok(snapshot) = vernier_openai::MetricsSnapshot::parse(&text) {
-                            last_scrape = Some(Scrape { at: now, sums: metric_sums(&snapshot), text });
-                        }
-                    }
-                    Err(ClientError::Connect { .. }) => {
-                        health_failures += 1;
-                        if health_failures >= 2 {
-                            let sign = sign_now();
-                            break (
-                                Some(sign),
-                                Some(DeathKind::Down),
-                                vec!["/metrics refused two connections in a row".to_owned()],
-                            );
-                        }
-                    }
-                    Err(_) => {}
-                }
-                if let Some(stalled) = load.table.stalled_for(now)
-                    && stalled.as_secs_f64() >= ctx.config.hang_after_s
-                    && now >= hang_quiet_until
-                {
-                    // A hang began with the last token: that is its instant, and the load
-                    // held ends there.
-                    let began = now.checked_sub(stalled).unwrap_or(now);
-                    let sign = Sign {
-                        at: began,
-                        unix_ms: unix_ms().saturating_sub(u64::try_from(stalled.as_millis()).unwrap_or(0)),
-                        in_flight: load.table.in_flight_at(began),
-                    };
-                    match hang_check(ctx, stalled).await {
-                        HangCheck::Hung { counter } => {
-                            break (
-                                Some(sign),
-                                Some(DeathKind::Hung { stalled_s: stalled.as_secs_f64(), counter: counter.clone() }),
-                                vec![format!("no token on any request for {:.0} s; {counter}", stalled.as_secs_f64())],
-                            );
-                        }
-                        HangCheck::Busy { before, after } => {
-                            hang_quiet_until = Instant::now() + Duration::from_secs_f64(ctx.config.hang_after_s);
-                            ctx.writer.append(&SoakJournalLine::Busy {
-                                arm: arm.name.clone(),
-                                unix_ms: unix_ms(),
-                                stalled_s: stalled.as_secs_f64(),
-                                before,
-                                after,
-                            })?;
-                        }
-                    }
+                if let Some(death) = watcher.look().await? {
+                    break Some(death);
                 }
             }
-            _ = progress_tick.tick() => {
-                let loaded = started.elapsed().as_secs_f64();
-                ctx.writer.append(&SoakJournalLine::Progress {
-                    arm: arm.name.clone(),
-                    round: state.round,
-                    loaded_s: state.slice_loaded_s + loaded,
-                })?;
-                ctx.observer.note(&format!(
-                    "{}: {} of {} loaded in this slice, {} requests finished, {} tokens, {} deaths",
-                    arm.name,
-                    clock(state.slice_loaded_s + loaded),
-                    clock(state.planned_s),
-                    load.finished.load(Ordering::Relaxed),
-                    load.tokens.load(Ordering::Relaxed),
-                    state.deaths,
-                ));
-            }
+            _ = progress_tick.tick() => progress(ctx, arm, &load, state, started.elapsed().as_secs_f64())?,
         }
     };
     workers.abort_all();
-    let (Some(sign), Some(how)) = (sign, how) else {
-        let loaded = started.elapsed().as_secs_f64();
+    let Some(death) = ended else {
         end_requests(ctx, &load, &settings, "the slice ended")?;
         return Ok(Segment {
-            loaded_s: loaded,
+            loaded_s: started.elapsed().as_secs_f64(),
             end: SegmentEnd::Elapsed,
         });
     };
-    let loaded = sign.at.saturating_duration_since(started).as_secs_f64();
-    // The requests in flight at the first sign, with every token that reached us before the
-    // end (the others' last events may be read after the first one failed).
-    let in_flight = load.table.records(&sign.in_flight, sign.at, &settings);
-    load.table.drain(Instant::now(), &settings);
-    let number = state.deaths + 1;
-    let metrics = last_scrape.map(|scrape| {
-        let (running, waiting, kv_cache_usage, generated_tokens) = scrape_figures(&scrape.sums);
-        let file = ctx
-            .out
-            .join("deaths")
-            .join(format!("{}-{number}-metrics.txt", slug(&arm.name)));
-        let written = std::fs::create_dir_all(ctx.out.join("deaths"))
-            .and_then(|()| std::fs::write(&file, &scrape.text))
-            .is_ok();
-        MetricsAtDeath {
-            age_s: sign.at.saturating_duration_since(scrape.at).as_secs_f64(),
-            running,
-            waiting,
-            kv_cache_usage,
-            generated_tokens,
-            file: written.then(|| file.display().to_string()),
-        }
-    });
-    let log = match server {
-        Some(server) => {
-            // Let a dying process finish writing its last lines.
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            log_evidence(server.log(), ctx.config.log_tail_lines)
-        }
-        None => None,
-    };
-    let record = DeathRecord {
-        arm: arm.name.clone(),
-        number,
-        unix_ms: sign.unix_ms,
-        loaded_s: state.arm_loaded_s + loaded,
-        since_ready_s: loaded,
-        how,
-        signs,
-        in_flight,
-        concurrency: arm.concurrency,
-        metrics,
-        log,
-    };
+    let loaded = death
+        .sign
+        .at
+        .saturating_duration_since(started)
+        .as_secs_f64();
+    let record = watcher.record(death, state, loaded).await;
     Ok(Segment {
         loaded_s: loaded,
         end: SegmentEnd::Death(Box::new(record)),
     })
+}
+
+/// Journals the load held so far and tells the observer.
+fn progress(
+    ctx: &Context<'_>,
+    arm: &SoakArm,
+    load: &Load,
+    state: ArmState,
+    loaded: f64,
+) -> Result<(), LifecycleError> {
+    ctx.writer.append(&SoakJournalLine::Progress {
+        arm: arm.name.clone(),
+        round: state.round,
+        loaded_s: state.slice_loaded_s + loaded,
+    })?;
+    ctx.observer.note(&format!(
+        "{}: {} of {} loaded in this slice, {} requests finished, {} tokens, {} deaths",
+        arm.name,
+        clock(state.slice_loaded_s + loaded),
+        clock(state.planned_s),
+        load.finished.load(Ordering::Relaxed),
+        load.tokens.load(Ordering::Relaxed),
+        state.deaths,
+    ));
+    Ok(())
+}
+
+impl Watcher<'_, '_> {
+    fn sign_now(&self, now: Instant) -> Sign {
+        Sign {
+            at: now,
+            unix_ms: unix_ms(),
+            in_flight: self.load.table.in_flight_at(now),
+        }
+    }
+
+    /// A failed request: a death when the process or `/health` confirms it, else journalled
+    /// alone.
+    async fn failed(&mut self, failure: Failure) -> Result<Option<Death>, LifecycleError> {
+        let sign = Sign {
+            at: failure.at,
+            unix_ms: failure.unix_ms,
+            in_flight: self.load.table.in_flight_at(failure.at),
+        };
+        if let Some((how, signs)) = confirm(self.ctx, &failure, self.server).await {
+            return Ok(Some(Death { sign, how, signs }));
+        }
+        self.ctx.writer.append(&SoakJournalLine::RequestError {
+            arm: self.arm.name.clone(),
+            unix_ms: failure.unix_ms,
+            request: failure.request,
+            error: failure.error,
+        })?;
+        Ok(None)
+    }
+
+    /// One look: the launched process, `/metrics` (kept; two refusals in a row are a death),
+    /// and a stall of every request (the generation counter decides).
+    async fn look(&mut self) -> Result<Option<Death>, LifecycleError> {
+        let now = Instant::now();
+        if let Some((status, signal)) = self.server.and_then(LaunchedServer::exit) {
+            return Ok(Some(Death {
+                sign: self.sign_now(now),
+                signs: vec![format!("the launched process exited: {status}")],
+                how: DeathKind::Exit { status, signal },
+            }));
+        }
+        match metrics_text(&self.ctx.probe_client).await {
+            Ok(text) => {
+                self.health_failures = 0;
+                if let Ok(snapshot) = vernier_openai::MetricsSnapshot::parse(&text) {
+                    self.last_scrape = Some(Scrape {
+                        at: now,
+                        sums: metric_sums(&snapshot),
+                        text,
+                    });
+                }
+            }
+            Err(ClientError::Connect { .. }) => {
+                self.health_failures += 1;
+                if self.health_failures >= 2 {
+                    return Ok(Some(Death {
+                        sign: self.sign_now(now),
+                        how: DeathKind::Down,
+                        signs: vec!["/metrics refused two connections in a row".to_owned()],
+                    }));
+                }
+            }
+            Err(_) => {}
+        }
+        let Some(stalled) = self.load.table.stalled_for(now) else {
+            return Ok(None);
+        };
+        if stalled.as_secs_f64() < self.ctx.config.hang_after_s || now < self.hang_quiet_until {
+            return Ok(None);
+        }
+        // A hang began with the last token: that is its instant, and the load held ends there.
+        let began = now.checked_sub(stalled).unwrap_or(now);
+        let sign = Sign {
+            at: began,
+            unix_ms: unix_ms().saturating_sub(u64::try_from(stalled.as_millis()).unwrap_or(0)),
+            in_flight: self.load.table.in_flight_at(began),
+        };
+        match hang_check(self.ctx, stalled).await {
+            HangCheck::Hung { counter } => Ok(Some(Death {
+                sign,
+                signs: vec![format!(
+                    "no token on any request for {:.0} s; {counter}",
+                    stalled.as_secs_f64()
+                )],
+                how: DeathKind::Hung {
+                    stalled_s: stalled.as_secs_f64(),
+                    counter,
+                },
+            })),
+            HangCheck::Busy { before, after } => {
+                self.hang_quiet_until =
+                    Instant::now() + Duration::from_secs_f64(self.ctx.config.hang_after_s);
+                self.ctx.writer.append(&SoakJournalLine::Busy {
+                    arm: self.arm.name.clone(),
+                    unix_ms: unix_ms(),
+                    stalled_s: stalled.as_secs_f64(),
+                    before,
+                    after,
+                })?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The death's record: the requests in flight at its first sign (with every token that
+    /// reached us: the others' last events may be read after the first one failed), the last
+    /// scrape (kept as a file), a launched server's log.
+    async fn record(self, death: Death, state: ArmState, loaded: f64) -> DeathRecord {
+        let settings = self.load.settings();
+        let in_flight = self
+            .load
+            .table
+            .records(&death.sign.in_flight, death.sign.at, &settings);
+        self.load.table.drain(Instant::now(), &settings);
+        let number = state.deaths + 1;
+        let metrics = self.last_scrape.map(|scrape| {
+            let (running, waiting, kv_cache_usage, generated_tokens) = scrape_figures(&scrape.sums);
+            let folder = self.ctx.out.join("deaths");
+            let file = folder.join(format!("{}-{number}-metrics.txt", slug(&self.arm.name)));
+            let written = std::fs::create_dir_all(&folder)
+                .and_then(|()| std::fs::write(&file, &scrape.text))
+                .is_ok();
+            MetricsAtDeath {
+                age_s: death
+                    .sign
+                    .at
+                    .saturating_duration_since(scrape.at)
+                    .as_secs_f64(),
+                running,
+                waiting,
+                kv_cache_usage,
+                generated_tokens,
+                file: written.then(|| file.display().to_string()),
+            }
+        });
+        let log = match self.server {
+            Some(server) => {
+                // Let a dying process finish writing its last lines.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                log_evidence(server.log(), self.ctx.config.log_tail_lines)
+            }
+            None => None,
+        };
+        DeathRecord {
+            arm: self.arm.name.clone(),
+            number,
+            unix_ms: death.sign.unix_ms,
+            loaded_s: state.arm_loaded_s + loaded,
+            since_ready_s: loaded,
+            how: death.how,
+            signs: death.signs,
+            in_flight,
+            concurrency: self.arm.concurrency,
+            metrics,
+            log,
+        }
+    }
 }
 
 /// A soak request the server refused: the flag that shapes it, and the server's words.
@@ -423,35 +508,4 @@ async fn metrics_text(client: &vernier_openai::Client) -> Result<String, ClientE
             retry_after: None,
         })
     }
-}
-
-/// `mm:ss` (or `h:mm:ss`) of seconds.
-pub(crate) fn clock(seconds: f64) -> String {
-    let whole = seconds.max(0.0).round() as u64;
-    let (hours, minutes, secs) = (whole / 3600, whole / 60 % 60, whole % 60);
-    if hours > 0 {
-        format!("{hours}:{minutes:02}:{secs:02}")
-    } else {
-        format!("{minutes:02}:{secs:02}")
-    }
-}
-
-/// A file-name form of an arm's name.
-pub(crate) fn slug(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// Where a launch's log goes.
-pub(crate) fn log_path(ctx: &Context<'_>, arm: &SoakArm, launch: usize) -> PathBuf {
-    ctx.out
-        .join("logs")
-        .join(format!("{}-{launch}.log", slug(&arm.name)))
 }

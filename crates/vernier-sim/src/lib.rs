@@ -47,6 +47,7 @@
 mod body;
 mod config;
 mod crash;
+mod crash_watch;
 mod error;
 mod fault;
 mod ground_truth;

@@ -39,7 +39,7 @@ impl Sim {
             .config
             .faults
             .crash
-            .map(|fault| tokio::spawn(crate::crash::watch(Arc::clone(&state), fault)));
+            .map(|fault| tokio::spawn(crate::crash_watch::watch(Arc::clone(&state), fault)));
         let task = tokio::spawn(accept_loop(listener, Arc::clone(&state), stop_receiver));
         Ok(SimHandle {
             addr,

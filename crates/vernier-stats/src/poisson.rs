@@ -137,8 +137,9 @@ fn binomial_pmf(i: u64, n: u64, p: f64) -> f64 {
     if p >= 1.0 {
         return if i == n { 1.0 } else { 0.0 };
     }
+    let ln_choose = ln_binomial(n, i);
     let (i, n) = (i as f64, n as f64);
-    (ln_binomial(n as u64, i as u64) + i * p.ln() + (n - i) * (1.0 - p).ln()).exp()
+    (ln_choose + i * p.ln() + (n - i) * (1.0 - p).ln()).exp()
 }
 
 /// Two-sided exact binomial p-value as R's `binom.test` computes it: the probability of

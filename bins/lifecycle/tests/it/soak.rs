@@ -29,7 +29,7 @@ fn serve_crashing_sim_when_asked() {
         .expect("serve the simulator");
     if let Some(crash) = crash {
         for line in crash.log_lines() {
-            eprintln!("{line}");
+            vernier_cli::note(&line);
         }
         std::process::exit(1);
     }
@@ -147,16 +147,16 @@ fn every_death_is_recorded_with_its_in_flight_requests_and_the_soak_goes_on() {
         // Every slot was taken, each stream at least the crash's depth: as the simulator's
         // scheduler dump says, request for request.
         assert_eq!(death.in_flight.len(), 3, "{death:?}");
-        let mut depths: Vec<u64> = death.in_flight.iter().map(|r| r.tokens).collect();
-        depths.sort_unstable();
+        let mut recorded: Vec<u64> = death.in_flight.iter().map(|r| r.tokens).collect();
+        recorded.sort_unstable();
         let dumped = dump_depths(death);
         assert_eq!(dumped.len(), 3, "{dumped:?}");
-        for (ours, theirs) in depths.iter().zip(&dumped) {
+        for (ours, theirs) in recorded.iter().zip(&dumped) {
             assert!(*theirs >= 40, "{dumped:?}");
             // A step may leave between the dump and the cut: at most a couple of tokens more.
             assert!(
                 (*theirs..=theirs + 2).contains(ours),
-                "recorded depths {depths:?}, the simulator's {dumped:?}"
+                "recorded depths {recorded:?}, the simulator's {dumped:?}"
             );
         }
         for request in &death.in_flight {

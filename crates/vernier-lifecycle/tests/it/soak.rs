@@ -12,7 +12,7 @@ use vernier_sim::{Sim, SimConfig};
 
 fn running(base_url: &str) -> SoakConfig {
     let mut config = SoakConfig::default();
-    config.base_url = base_url.to_owned();
+    base_url.clone_into(&mut config.base_url);
     config.servers = vec![SoakServer::new("running", None)];
     config.concurrency = vec![2];
     config.max_tokens = 20_000;
