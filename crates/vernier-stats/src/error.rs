@@ -116,6 +116,20 @@ pub enum StatsError {
         /// Position of the empty task.
         index: usize,
     },
+    /// More events than an exact Poisson method is checked for (or a total that overflows).
+    #[error(
+        "compute {what}: {name} = {events} is above the {limit} events this exact method is checked for; compare counts this large with a normal approximation to the log rate"
+    )]
+    TooManyEvents {
+        /// The statistic being computed.
+        what: &'static str,
+        /// The argument's name.
+        name: &'static str,
+        /// The count given (`u64::MAX` when a sum overflows).
+        events: u64,
+        /// The largest count accepted.
+        limit: u64,
+    },
     /// A planned sample size is too large to represent.
     #[error(
         "compute {what}: the required size {value} does not fit in 64 bits; ask for a wider interval"
