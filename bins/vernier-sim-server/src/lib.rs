@@ -68,6 +68,10 @@ pub struct Args {
     /// Seed for generated text and speculative acceptance.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Answer every generation request with this HTTP status (a vLLM-shaped error body), while
+    /// `/health`, `/metrics` and `/v1/models` answer as usual.
+    #[arg(long)]
+    pub http_status: Option<u16>,
     /// Crash fault: the whole server exits (status 1, an Xid-like line and a scheduler dump
     /// on stderr) when at least this many streams are each `--crash-depth` tokens deep.
     #[arg(long, requires = "crash_depth")]
@@ -108,6 +112,16 @@ pub fn config(args: &Args) -> Result<SimConfig, SimError> {
     };
     let script = args.script.as_ref().map(Script::from_path).transpose()?;
     let mut faults = Faults::default();
+    if let Some(status) = args.http_status {
+        let body = serde_json::json!({
+            "object": "error",
+            "message": format!("simulated failure: every generation request is answered {status}"),
+            "type": "InternalServerError",
+            "param": null,
+            "code": status,
+        });
+        faults.http_status = Some((status, body.to_string()));
+    }
     if let (Some(streams), Some(depth)) = (args.crash_streams, args.crash_depth) {
         faults.crash = Some(CrashFault::new(streams, depth, args.crash_rate));
     }

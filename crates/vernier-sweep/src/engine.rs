@@ -556,7 +556,8 @@ async fn finish(
     };
     observer.finished();
     if interrupted {
-        observer.note(&format!(
+        // Also when quiet: the command is what the user needs next.
+        observer.warn(&format!(
             "interrupted: writing the report of what was measured; continue with: {}",
             sweep.record.resume_command
         ));
@@ -565,6 +566,15 @@ async fn finish(
     let loaded = journal::read_sweep_journal(journal_path)?;
     let written = summary::summarise(&loaded)
         .map(|run| report::write_reports(&run, out).map(|files| (run, files)));
+    if let Some(Err(error)) = &written {
+        // A full disk: the journal holds every measurement; the reports can be made again.
+        observer.warn(&format!(
+            "failed to {}; everything measured is safe in {}; once there is room, continue with: {}",
+            vernier_cli::one_line(error),
+            journal_path.display(),
+            sweep.record.resume_command
+        ));
+    }
     result?;
     let (run, files) = written.ok_or_else(|| SweepError::JournalParse {
         path: journal_path.to_path_buf(),

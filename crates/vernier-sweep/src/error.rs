@@ -104,10 +104,13 @@ impl SweepError {
     }
 
     /// The documented exit code ([`vernier_cli::exit_code`]): the shared failures' own
-    /// ([`RunError::exit_code`]), 1 for the rest.
+    /// ([`RunError::exit_code`]), 2 for a request the server refuses whatever is retried (a
+    /// key, a model, a field: a flag to change), 1 for the rest.
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Run(error) => error.exit_code(),
+            // Every request has the refused shape: a flag to change, not a run-time failure.
+            Self::ServerRejected { .. } => vernier_cli::exit_code::USAGE,
             _ => vernier_cli::exit_code::FAILURE,
         }
     }

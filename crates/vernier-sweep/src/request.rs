@@ -137,9 +137,17 @@ pub(crate) fn classify(error: vernier_openai::ClientError) -> Failure {
             Failure::FieldRefused(message, field)
         }
         vernier_openai::ClientError::Http {
-            status: 400 | 401 | 403 | 404 | 405 | 413 | 422,
+            status: status @ (400 | 401 | 403 | 404 | 405 | 413 | 422),
             ..
-        } => Failure::Fatal(message),
+        } => Failure::Fatal(match status {
+            401 | 403 => format!(
+                "{message} (the server wants an API key: name its variable with --api-key-env; OPENAI_API_KEY is read when set)"
+            ),
+            404 => format!(
+                "{message} (the model or the path is not served there: check --model and --base-url)"
+            ),
+            _ => message,
+        }),
         _ if vernier_openai::is_rate_limited(&error) => Failure::RateLimited(message, error),
         _ => Failure::Retryable(message),
     }

@@ -4,6 +4,7 @@
 
 mod arguments;
 mod capture;
+mod fault_matrix;
 mod hosted;
 mod resume;
 mod support;

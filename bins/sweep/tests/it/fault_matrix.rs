@@ -1,0 +1,121 @@
+//! The sweep's column of the fault matrix (`tests/support/fault_matrix.rs`): each fault ends
+//! with a named outcome, the documented exit code, the resume command where resuming makes
+//! sense, and a continued run that measures every repetition once.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+#[path = "../../../../tests/support/fault_matrix.rs"]
+mod matrix;
+
+use matrix::Tool;
+
+#[test]
+fn serve_matrix_sim_when_asked() {
+    matrix::serve_when_asked();
+}
+
+const REPS: usize = 6;
+
+fn args(base_url: &str, out: &Path) -> Vec<String> {
+    [
+        "--base-url",
+        base_url,
+        "--workload",
+        "prose",
+        "--prompt-tokens",
+        "32",
+        "--output-tokens",
+        "200",
+        "--reps",
+        "6",
+        "--warmup",
+        "0",
+        "--idle-timeout-s",
+        "2",
+        "--quiet",
+        "--out",
+    ]
+    .iter()
+    .map(|word| (*word).to_owned())
+    .chain([out.display().to_string()])
+    .collect()
+}
+
+fn resume(out: &Path, base_url: &str) -> Vec<String> {
+    vec![
+        "--resume".to_owned(),
+        out.display().to_string(),
+        "--base-url".to_owned(),
+        base_url.to_owned(),
+        "--quiet".to_owned(),
+    ]
+}
+
+/// Every repetition measured once: one `rep_done` line per repetition, none twice.
+fn complete(out: &Path) {
+    let text = std::fs::read_to_string(out.join("journal.jsonl")).expect("journal");
+    let reps: Vec<u64> = text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["type"] == "rep_done")
+        .filter_map(|line| line["rep"].as_u64())
+        .collect();
+    let unique: BTreeSet<u64> = reps.iter().copied().collect();
+    assert_eq!(
+        reps.len(),
+        unique.len(),
+        "a repetition counted twice: {reps:?}"
+    );
+    assert_eq!(unique.len(), REPS, "repetitions lost: {reps:?}");
+    assert!(out.join("run.json").is_file());
+}
+
+fn sweep() -> Tool<'static> {
+    Tool {
+        name: "sweep",
+        exe: env!("CARGO_BIN_EXE_sweep"),
+        serve: "fault_matrix::serve_matrix_sim_when_asked",
+        args: &args,
+        resume: &resume,
+        started: "\"type\":\"rep_done\"",
+        derived: "run.json",
+        stopped: (4, &["failed to keep measuring", "journal.jsonl"], true),
+        complete: &complete,
+    }
+}
+
+#[test]
+fn sweep_server_frozen() {
+    sweep().frozen();
+}
+
+#[test]
+fn sweep_server_killed() {
+    sweep().killed();
+}
+
+#[test]
+fn sweep_every_request_answered_500() {
+    sweep().answering(500, 4, &["in a row failed", "journal.jsonl"], true);
+}
+
+#[test]
+fn sweep_every_request_answered_401() {
+    sweep().answering(401, 2, &["--api-key-env"], false);
+}
+
+#[test]
+fn sweep_run_file_cannot_be_written() {
+    sweep().unwritable();
+}
+
+#[test]
+fn sweep_sigterm() {
+    sweep().sigterm();
+}
+
+#[test]
+fn sweep_kill_9_then_resume_on_another_port() {
+    sweep().killed_client_resumed_elsewhere();
+}
