@@ -26,10 +26,9 @@ impl RunObserver for TerminalObserver {
         }
     }
 
+    /// Printed also when quiet, as the sweep's warnings are: what the user must act on.
     fn warn(&self, line: &str) {
-        if !self.quiet {
-            vernier_cli::note(&format!("warning: {line}"));
-        }
+        vernier_cli::note(&format!("warning: {line}"));
     }
 
     fn attempt_done(&self, done: usize, planned: usize, record: &AttemptRecord) {

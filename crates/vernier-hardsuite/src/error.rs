@@ -106,15 +106,18 @@ impl HardsuiteError {
     }
 
     /// The documented exit code ([`vernier_cli::exit_code`]): a shared run failure gives its
-    /// own, a failed self-check 5, runs of different instances 2 (a usage error), anything
-    /// else 1.
+    /// own, a failed self-check 5, runs of different instances and a request the server
+    /// refuses (a key, a model, a field) 2 (a usage error), anything else 1.
     pub fn exit_code(&self) -> u8 {
         use vernier_cli::exit_code;
         match self {
             Self::Run(error) => error.exit_code(),
             #[cfg(feature = "engine")]
             Self::SelfCheck(_) => exit_code::SELF_CHECK_FAILED,
-            Self::DifferentInstances { .. } | Self::Dataset(_) => exit_code::USAGE,
+            // A request every sample sends the same way: a flag to change.
+            Self::DifferentInstances { .. } | Self::Dataset(_) | Self::Rejected { .. } => {
+                exit_code::USAGE
+            }
             _ => exit_code::FAILURE,
         }
     }

@@ -8,6 +8,7 @@ mod dataset;
 mod dataset_files;
 mod evidence;
 mod exit_codes;
+mod fault_matrix;
 mod hosted;
 mod levels;
 mod llama;

@@ -1,0 +1,128 @@
+//! The hard suite's column of the fault matrix (`tests/support/fault_matrix.rs`): each fault
+//! ends with a named outcome, the documented exit code, the resume command where resuming makes
+//! sense, and a continued run that scores every sample once.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+#[path = "../../../../tests/support/fault_matrix.rs"]
+mod matrix;
+
+use matrix::Tool;
+
+#[test]
+fn serve_matrix_sim_when_asked() {
+    matrix::serve_when_asked();
+}
+
+const TASKS: [&str; 3] = ["domino-tiling", "last-digits", "knight-path"];
+const SAMPLES: usize = 4;
+
+fn args(base_url: &str, out: &Path) -> Vec<String> {
+    [
+        "run",
+        "--base-url",
+        base_url,
+        "--tasks",
+        &TASKS.join(","),
+        "--samples",
+        "4",
+        "--budget-math",
+        "300",
+        "--idle-timeout",
+        "2",
+        "--quiet",
+        "--out",
+    ]
+    .iter()
+    .map(|word| (*word).to_owned())
+    .chain([out.display().to_string()])
+    .collect()
+}
+
+fn resume(out: &Path, base_url: &str) -> Vec<String> {
+    vec![
+        "run".to_owned(),
+        "--resume".to_owned(),
+        out.join("journal.jsonl").display().to_string(),
+        "--base-url".to_owned(),
+        base_url.to_owned(),
+        "--quiet".to_owned(),
+    ]
+}
+
+/// Every sample of every task scored once.
+fn complete(out: &Path) {
+    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    let results: serde_json::Value = serde_json::from_str(&text).expect("results parse");
+    let tasks = results["tasks"].as_array().expect("tasks");
+    assert_eq!(tasks.len(), TASKS.len());
+    for task in tasks {
+        let samples: Vec<u64> = task["samples"]
+            .as_array()
+            .expect("samples")
+            .iter()
+            .filter_map(|sample| sample["sample"].as_u64())
+            .collect();
+        let unique: BTreeSet<u64> = samples.iter().copied().collect();
+        assert_eq!(
+            samples.len(),
+            unique.len(),
+            "a sample counted twice: {task}"
+        );
+        assert_eq!(unique.len(), SAMPLES, "samples lost: {task}");
+    }
+    assert_eq!(
+        results["main"]["total"]["n_scored"].as_u64(),
+        Some((TASKS.len() * SAMPLES) as u64)
+    );
+}
+
+fn hardsuite() -> Tool<'static> {
+    Tool {
+        name: "hardsuite",
+        exe: env!("CARGO_BIN_EXE_hardsuite"),
+        serve: "fault_matrix::serve_matrix_sim_when_asked",
+        args: &args,
+        resume: &resume,
+        started: "\"type\":\"attempt\"",
+        derived: "results.json",
+        stopped: (4, &["journal.jsonl"], true),
+        complete: &complete,
+    }
+}
+
+#[test]
+fn hardsuite_server_frozen() {
+    hardsuite().frozen();
+}
+
+#[test]
+fn hardsuite_server_killed() {
+    hardsuite().killed();
+}
+
+#[test]
+fn hardsuite_every_request_answered_500() {
+    hardsuite().answering(500, 4, &["journal.jsonl"], true);
+}
+
+#[test]
+fn hardsuite_every_request_answered_401() {
+    hardsuite().answering(401, 2, &["--api-key-env"], false);
+}
+
+#[test]
+fn hardsuite_results_cannot_be_written() {
+    hardsuite().unwritable();
+}
+
+#[test]
+fn hardsuite_sigterm() {
+    hardsuite().sigterm();
+}
+
+#[test]
+fn hardsuite_kill_9_then_resume_on_another_port() {
+    hardsuite().killed_client_resumed_elsewhere();
+}
