@@ -241,6 +241,8 @@ pub struct Tool<'a> {
     pub stopped: (i32, &'a [&'a str], bool),
     /// Checks a finished run in `out`: everything measured once, nothing lost or counted twice.
     pub complete: &'a dyn Fn(&Path),
+    /// A journal line a frozen or killed server must leave (a soak's death record).
+    pub stopped_leaves: Option<&'a str>,
 }
 
 impl Tool<'_> {
@@ -267,6 +269,17 @@ impl Tool<'_> {
         );
         let (code, says, resumable) = self.stopped;
         assert_cell(&self.cell("server frozen"), &output, code, says, resumable);
+        self.left(&out);
+    }
+
+    fn left(&self, out: &Path) {
+        if let Some(marker) = self.stopped_leaves {
+            assert!(
+                journal_has(out, marker),
+                "{}: no {marker} in the journal",
+                self.name
+            );
+        }
     }
 
     /// The server is killed mid-run.
@@ -289,6 +302,7 @@ impl Tool<'_> {
         );
         let (code, says, resumable) = self.stopped;
         assert_cell(&self.cell("server killed"), &output, code, says, resumable);
+        self.left(&out);
     }
 
     /// Every generation request is answered `status`.

@@ -445,10 +445,18 @@ async fn soak(
     config.settle_s = args.settle;
     config.stop_grace_s = args.stop_grace;
     config.log_tail_lines = args.log_tail;
-    let start = if let Some(journal) = args
-        .resume
-        .map(|path| vernier_run::run_file_in(&path, "journal.jsonl"))
-    {
+    let journal = args.resume.as_ref().map_or_else(
+        || args.out.join("journal.jsonl"),
+        |path| vernier_run::run_file_in(path, "journal.jsonl"),
+    );
+    let program = vernier_cli::program_name(command_line, "lifecycle");
+    let resume_with = vernier_cli::resume_command(
+        program,
+        command_line,
+        "--resume",
+        &journal.display().to_string(),
+    );
+    let start = if args.resume.is_some() {
         let settings = typed
             .iter()
             .filter(|flag| !["--resume", "--quiet", "--out"].contains(&flag.as_str()));
@@ -456,25 +464,38 @@ async fn soak(
         if typed.contains("--out") {
             flags = flags.out(args.out);
         }
-        SoakStart::Resume { journal, flags }
+        SoakStart::Resume {
+            journal: journal.clone(),
+            flags,
+        }
     } else {
         SoakStart::New {
             config,
             out: args.out,
         }
     };
-    let outcome =
-        vernier_lifecycle::run_soak(start, command_line, &progress, Some(vernier_run::signals()))
-            .await?;
-    let program = vernier_cli::program_name(command_line, "lifecycle");
-    let resume_command = outcome.interrupted.then(|| {
-        vernier_cli::resume_command(
-            program,
-            command_line,
-            "--resume",
-            &outcome.journal.display().to_string(),
-        )
-    });
+    let outcome = match vernier_lifecycle::run_soak(
+        start,
+        command_line,
+        &progress,
+        Some(vernier_run::signals()),
+    )
+    .await
+    {
+        Ok(outcome) => outcome,
+        Err(error @ LifecycleError::Write { .. }) if journal.is_file() => {
+            // A full disk: the journal holds every death and request; the reports can be
+            // made again.
+            vernier_cli::note(&format!(
+                "everything measured is safe in {}; once there is room, continue with: {resume_with}",
+                journal.display()
+            ));
+            return Err(error);
+        }
+        Err(error) => return Err(error),
+    };
+    let resume_command =
+        (outcome.interrupted || outcome.run.gave_up.is_some()).then_some(resume_with);
     Ok(Done {
         summary: vernier_lifecycle::soak_markdown(&outcome.run),
         files: vec![

@@ -32,14 +32,21 @@ fn main() -> ExitCode {
             for (what, path) in &done.files {
                 note(&format!("{what}: {}", path.display()));
             }
+            if let Some(reason) = &done.gave_up {
+                let then = done
+                    .resume_command
+                    .as_ref()
+                    .map_or_else(String::new, |command| {
+                        format!("; once the server answers again, continue with: {command}")
+                    });
+                note(&format!("error: the soak could not go on: {reason}{then}"));
+                return exit(exit_code::FAILURE);
+            }
             if let Some(command) = &done.resume_command {
                 note(&format!("interrupted; continue with: {command}"));
             }
             exit(if done.interrupted_ready {
                 exit_code::INTERRUPTED
-            } else if let Some(reason) = &done.gave_up {
-                note(&format!("error: the soak could not go on: {reason}"));
-                exit_code::FAILURE
             } else if done.failed_reps > 0 {
                 note(&format!(
                     "error: {} repetition(s) did not reach every milestone; see the report and the logs",

@@ -280,7 +280,13 @@ async fn slice(
             None => None,
         };
         let ready = tokio::select! {
-            ready = wait_ready(ctx, server.as_ref()) => ready,
+            ready = wait_ready(ctx, server.as_ref()) => match ready {
+                Ok(ready) => ready,
+                Err(refused) => {
+                    stop(ctx, arm, server, grace).await?;
+                    return Err(refused);
+                }
+            },
             () = interrupt.as_mut() => {
                 stop(ctx, arm, server, grace).await?;
                 break SliceEnd::Interrupted;
@@ -399,27 +405,28 @@ async fn stop(
 
 /// Waits until the server answers a one-token request (the model from `--model` or the first
 /// listed); the model and the seconds it took, or why it gave up.
+/// A probe the server refuses (a key, a model) is a usage error: waiting will not mend it.
 async fn wait_ready(
     ctx: &Context<'_>,
     server: Option<&LaunchedServer>,
-) -> Result<(String, f64), String> {
+) -> Result<Result<(String, f64), String>, LifecycleError> {
     let started = Instant::now();
     let limit = Duration::from_secs_f64(ctx.config.ready_timeout_s);
     let mut last = "nothing answered".to_owned();
     loop {
         if let Some((status, _)) = server.and_then(LaunchedServer::exit) {
-            return Err(format!(
+            return Ok(Err(format!(
                 "the server exited ({status}) before it answered; see {}",
                 server
                     .map(|s| s.log().display().to_string())
                     .unwrap_or_default()
-            ));
+            )));
         }
         if started.elapsed() > limit {
-            return Err(format!(
+            return Ok(Err(format!(
                 "no answer within --ready-timeout {} s (last: {last})",
                 ctx.config.ready_timeout_s
-            ));
+            )));
         }
         match ctx.probe_client.models().await {
             Ok(models) => {
@@ -437,7 +444,19 @@ async fn wait_ready(
                         )
                         .await;
                         if outcome.is_ok() {
-                            return Ok((model.id.clone(), started.elapsed().as_secs_f64()));
+                            return Ok(Ok((model.id.clone(), started.elapsed().as_secs_f64())));
+                        }
+                        if let crate::probe::ProbeOutcome::Http { status } = outcome
+                            && crate::probe::is_configuration_status(status)
+                        {
+                            return Err(vernier_run::RunError::invalid(
+                                crate::probe::configuration_flag(status),
+                                format!(
+                                    "the server answered the soak's first request {status}: {}",
+                                    crate::probe::configuration_hint(status)
+                                ),
+                            )
+                            .into());
                         }
                         last = outcome.short();
                     }

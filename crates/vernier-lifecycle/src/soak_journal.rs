@@ -169,6 +169,14 @@ pub enum DeathKind {
     },
     /// `/health` stopped answering.
     Down,
+    /// The server stayed up but failed every request, several in a row with none finishing
+    /// (as vLLM answers 500 once its engine core has died).
+    Errors {
+        /// Failed requests in a row.
+        in_a_row: u32,
+        /// The last one's error.
+        error: String,
+    },
     /// No token on any request in flight, and the generation counter stood still.
     Hung {
         /// Seconds with no token.
@@ -190,6 +198,7 @@ impl DeathKind {
             } => format!("killed by signal {signal}"),
             Self::Exit { status, .. } => format!("exited ({status})"),
             Self::Down => "/health down".to_owned(),
+            Self::Errors { in_a_row, .. } => format!("{in_a_row} requests in a row failed"),
             Self::Hung { stalled_s, .. } => format!("hung ({stalled_s:.0} s without a token)"),
         }
     }

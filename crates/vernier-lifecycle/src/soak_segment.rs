@@ -83,6 +83,8 @@ struct Watcher<'a, 'c> {
     last_scrape: Option<Scrape>,
     health_failures: u32,
     hang_quiet_until: Instant,
+    /// Requests failed in a row with the server up, and the finished count at the last one.
+    failed_in_a_row: (u32, u64),
 }
 
 /// The shared state of the workers of one segment.
@@ -145,6 +147,7 @@ pub(crate) async fn run_segment(
         last_scrape: None,
         health_failures: 0,
         hang_quiet_until: started,
+        failed_in_a_row: (0, 0),
     };
     let ended = loop {
         tokio::select! {
@@ -238,6 +241,29 @@ impl Watcher<'_, '_> {
         };
         if let Some((how, signs)) = confirm(self.ctx, &failure, self.server).await {
             return Ok(Some(Death { sign, how, signs }));
+        }
+        // Up, but failing every request: after enough in a row with none finishing, that is a
+        // death too (a server whose engine died behind a live HTTP front).
+        let finished = self.load.finished.load(Ordering::Relaxed);
+        let (in_a_row, finished_before) = self.failed_in_a_row;
+        let in_a_row = if finished == finished_before {
+            in_a_row + 1
+        } else {
+            1
+        };
+        self.failed_in_a_row = (in_a_row, finished);
+        if in_a_row >= (2 * self.arm.concurrency).max(3) {
+            return Ok(Some(Death {
+                sign,
+                signs: vec![format!(
+                    "{in_a_row} requests in a row failed while /health answered, the last: {}",
+                    failure.error
+                )],
+                how: DeathKind::Errors {
+                    in_a_row,
+                    error: failure.error,
+                },
+            }));
         }
         self.ctx.writer.append(&SoakJournalLine::RequestError {
             arm: self.arm.name.clone(),

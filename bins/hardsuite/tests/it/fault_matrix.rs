@@ -89,6 +89,7 @@ fn hardsuite() -> Tool<'static> {
         derived: "results.json",
         stopped: (4, &["journal.jsonl"], true),
         complete: &complete,
+        stopped_leaves: None,
     }
 }
 

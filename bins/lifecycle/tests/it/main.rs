@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use vernier_sim::{Sim, SimConfig};
 
+mod fault_matrix;
 mod resume;
 mod soak;
 

@@ -82,6 +82,7 @@ fn sweep() -> Tool<'static> {
         derived: "run.json",
         stopped: (4, &["failed to keep measuring", "journal.jsonl"], true),
         complete: &complete,
+        stopped_leaves: None,
     }
 }
 
