@@ -15,7 +15,7 @@ const SIM_VARIABLE: &str = "VERNIER_MATRIX_SIM";
 
 /// Serves `vernier-sim-server` with the arguments in `VERNIER_MATRIX_SIM` when it is set; a
 /// `#[test]` named `serve_matrix_sim_when_asked` in each tool's test binary calls it.
-pub fn serve_when_asked() {
+pub(crate) fn serve_when_asked() {
     let Ok(spec) = std::env::var(SIM_VARIABLE) else {
         return;
     };
@@ -30,23 +30,23 @@ pub fn serve_when_asked() {
 }
 
 /// A port that was free a moment ago.
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.local_addr().expect("addr").port()
 }
 
 /// The simulator in a process of its own.
-pub struct SimChild {
+pub(crate) struct SimChild {
     child: Child,
     /// Its port.
-    pub port: u16,
+    pub(crate) port: u16,
 }
 
 impl SimChild {
     /// Starts the simulator on a free port with `extra` arguments (fast steps by default) and
     /// waits until it accepts connections. `test_path` is the serving test's path in its
     /// binary, such as `fault_matrix::serve_matrix_sim_when_asked`.
-    pub fn start(test_path: &str, extra: &str) -> Self {
+    pub(crate) fn start(test_path: &str, extra: &str) -> Self {
         let port = free_port();
         let exe = std::env::current_exe().expect("the test binary");
         let child = Command::new(exe)
@@ -69,7 +69,7 @@ impl SimChild {
     }
 
     /// `http://127.0.0.1:PORT`.
-    pub fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
@@ -80,12 +80,12 @@ impl SimChild {
     }
 
     /// Freezes it (SIGSTOP): connections are taken by the kernel, nothing answers.
-    pub fn freeze(&self) {
+    pub(crate) fn freeze(&self) {
         self.signal("-STOP");
     }
 
     /// Kills it (SIGKILL) and reaps it.
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         self.signal("-CONT");
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -99,7 +99,7 @@ impl Drop for SimChild {
 }
 
 /// What happens to a run while it goes.
-pub enum During<'a> {
+pub(crate) enum During<'a> {
     /// Nothing.
     Nothing,
     /// Once `ready(out)` holds, `act` runs (with the tool's process id).
@@ -107,7 +107,7 @@ pub enum During<'a> {
 }
 
 /// Runs `exe` with `words`, applying `during`, and waits (at most three minutes) for it.
-pub fn run(exe: &str, words: &[String], out: &Path, during: &During<'_>) -> Output {
+pub(crate) fn run(exe: &str, words: &[String], out: &Path, during: &During<'_>) -> Output {
     let mut child = Command::new(exe)
         .args(words)
         .stdin(Stdio::null())
@@ -133,31 +133,29 @@ pub fn run(exe: &str, words: &[String], out: &Path, during: &During<'_>) -> Outp
     std::thread::spawn(move || {
         let _ = sender.send(child.wait_with_output());
     });
-    match receiver.recv_timeout(Duration::from_secs(180)) {
-        Ok(output) => output.expect("the tool's output"),
-        Err(_) => {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-            panic!("the tool did not end within three minutes of the fault")
-        }
-    }
+    let Ok(output) = receiver.recv_timeout(Duration::from_secs(180)) else {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+        panic!("the tool did not end within three minutes of the fault")
+    };
+    output.expect("the tool's output")
 }
 
 /// Sends `signal` to process `pid`.
-pub fn send(signal: &str, pid: u32) {
+pub(crate) fn send(signal: &str, pid: u32) {
     let _ = Command::new("kill")
         .args([signal, &pid.to_string()])
         .status();
 }
 
 /// Whether `out/journal.jsonl` holds `marker`.
-pub fn journal_has(out: &Path, marker: &str) -> bool {
+pub(crate) fn journal_has(out: &Path, marker: &str) -> bool {
     std::fs::read_to_string(out.join("journal.jsonl")).is_ok_and(|text| text.contains(marker))
 }
 
 /// The exit code and stderr of `output`, for assertion messages.
-pub fn described(output: &Output) -> String {
+pub(crate) fn described(output: &Output) -> String {
     format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}",
         output.status.code(),
@@ -168,7 +166,7 @@ pub fn described(output: &Output) -> String {
 
 /// The words of the resume command the tool printed after "continue with: " (shell quotes
 /// undone: the tests' paths hold no quote or space).
-pub fn resume_words(output: &Output) -> Option<Vec<String>> {
+pub(crate) fn resume_words(output: &Output) -> Option<Vec<String>> {
     let stderr = String::from_utf8_lossy(&output.stderr);
     let line = stderr.lines().find_map(|line| {
         line.split_once("continue with: ")
@@ -184,7 +182,7 @@ pub fn resume_words(output: &Output) -> Option<Vec<String>> {
 
 /// Asserts one cell: the exit code, each of `says` in stderr, and a resume command when
 /// `resumable`; returns the resume command's words (without the program).
-pub fn assert_cell(
+pub(crate) fn assert_cell(
     cell: &str,
     output: &Output,
     code: i32,
@@ -211,38 +209,38 @@ pub fn assert_cell(
 }
 
 /// Makes `out/NAME` a folder, so the file of that name cannot be written.
-pub fn block_file(out: &Path, name: &str) {
+pub(crate) fn block_file(out: &Path, name: &str) {
     std::fs::create_dir_all(out.join(name).join("blocked")).expect("block the file");
 }
 
 /// Removes the block.
-pub fn unblock_file(out: &Path, name: &str) {
+pub(crate) fn unblock_file(out: &Path, name: &str) {
     std::fs::remove_dir_all(out.join(name)).expect("unblock the file");
 }
 
 /// One tool's column of the matrix.
-pub struct Tool<'a> {
+pub(crate) struct Tool<'a> {
     /// Cell names start with it.
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// The binary.
-    pub exe: &'a str,
+    pub(crate) exe: &'a str,
     /// The serving test's path in the test binary.
-    pub serve: &'a str,
+    pub(crate) serve: &'a str,
     /// The words of a run against `base_url` into `out`.
-    pub args: &'a dyn Fn(&str, &Path) -> Vec<String>,
+    pub(crate) args: &'a dyn Fn(&str, &Path) -> Vec<String>,
     /// The words that resume the run in `out` against `base_url`.
-    pub resume: &'a dyn Fn(&Path, &str) -> Vec<String>,
+    pub(crate) resume: &'a dyn Fn(&Path, &str) -> Vec<String>,
     /// A journal line that shows the measurement is under way.
-    pub started: &'a str,
+    pub(crate) started: &'a str,
     /// A derived file (written from the journal at the end).
-    pub derived: &'a str,
+    pub(crate) derived: &'a str,
     /// How a server that stopped answering (frozen, killed, answering 500) ends the run: the
     /// exit code, what stderr says, whether a resume command is printed.
-    pub stopped: (i32, &'a [&'a str], bool),
+    pub(crate) stopped: (i32, &'a [&'a str], bool),
     /// Checks a finished run in `out`: everything measured once, nothing lost or counted twice.
-    pub complete: &'a dyn Fn(&Path),
+    pub(crate) complete: &'a dyn Fn(&Path),
     /// A journal line a frozen or killed server must leave (a soak's death record).
-    pub stopped_leaves: Option<&'a str>,
+    pub(crate) stopped_leaves: Option<&'a str>,
 }
 
 impl Tool<'_> {
@@ -255,7 +253,7 @@ impl Tool<'_> {
     }
 
     /// The server freezes mid-run.
-    pub fn frozen(&self) {
+    pub(crate) fn frozen(&self) {
         let sim = SimChild::start(self.serve, "");
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");
@@ -283,7 +281,7 @@ impl Tool<'_> {
     }
 
     /// The server is killed mid-run.
-    pub fn killed(&self) {
+    pub(crate) fn killed(&self) {
         let sim = std::sync::Mutex::new(SimChild::start(self.serve, ""));
         let base_url = sim.lock().map(|s| s.base_url()).expect("sim");
         let folder = tempfile::tempdir().expect("tempdir");
@@ -306,7 +304,7 @@ impl Tool<'_> {
     }
 
     /// Every generation request is answered `status`.
-    pub fn answering(&self, status: u16, code: i32, says: &[&str], resumable: bool) {
+    pub(crate) fn answering(&self, status: u16, code: i32, says: &[&str], resumable: bool) {
         let sim = SimChild::start(self.serve, &format!("--http-status {status}"));
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");
@@ -328,7 +326,7 @@ impl Tool<'_> {
     /// A derived file cannot be written (as on a full disk): the run says what is safe and how
     /// to continue; the continuation, once the file can be written, completes the run with
     /// nothing measured twice.
-    pub fn unwritable(&self) {
+    pub(crate) fn unwritable(&self) {
         let sim = SimChild::start(self.serve, "");
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");
@@ -355,7 +353,7 @@ impl Tool<'_> {
     }
 
     /// SIGTERM to the tool mid-run: it ends like Ctrl-C, and its resume command completes it.
-    pub fn sigterm(&self) {
+    pub(crate) fn sigterm(&self) {
         let sim = SimChild::start(self.serve, "");
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");
@@ -375,7 +373,7 @@ impl Tool<'_> {
     }
 
     /// kill −9 of the tool mid-run, then a resume against the server on another port.
-    pub fn killed_client_resumed_elsewhere(&self) {
+    pub(crate) fn killed_client_resumed_elsewhere(&self) {
         let first = SimChild::start(self.serve, "");
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");

@@ -310,20 +310,7 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
     if end == PhaseEnd::Finished {
         check_identity_at_end(&plan, &runner.journal).await?;
     }
-    let (results, files) = match write_results(&journal_path, &plan.out_dir) {
-        Ok(written) => written,
-        Err(error) => {
-            // A full disk: the journal and the replies hold every answer; the results can be
-            // derived again.
-            plan.observer.warn(&format!(
-                "failed to {}; everything measured is safe in {}; once there is room, continue with: {}",
-                vernier_cli::one_line(&error),
-                journal_path.display(),
-                resume_command(config, plan.settings.simulated, &plan.command_line, &journal_path)
-            ));
-            return Err(error);
-        }
-    };
+    let (results, files) = write_results_or_say(&plan, &journal_path)?;
     // A run that scored nothing, or less than half of what the server could take, measured
     // the infrastructure, not the model: it ends as a stopped server, with the resume command
     // (before, "total 0/0" exited 0).
@@ -448,6 +435,27 @@ async fn check_identity_at_end(
         at_unix_ms: unix_ms(),
     })?;
     Ok(())
+}
+
+/// [`write_results`]; when it fails (a full disk), says that the journal and the replies hold
+/// every answer and how to continue once there is room.
+fn write_results_or_say(
+    plan: &RunPlan<'_>,
+    journal_path: &Path,
+) -> Result<(ResultsFile, RunFiles), HardsuiteError> {
+    write_results(journal_path, &plan.out_dir).inspect_err(|error| {
+        plan.observer.warn(&format!(
+            "failed to {}; everything measured is safe in {}; once there is room, continue with: {}",
+            vernier_cli::one_line(error),
+            journal_path.display(),
+            resume_command(
+                plan.config,
+                plan.settings.simulated,
+                &plan.command_line,
+                journal_path
+            )
+        ));
+    })
 }
 
 /// Derives the results from the journal and the replies, and writes `results.json`,
