@@ -234,9 +234,14 @@ pub(crate) struct Tool<'a> {
     pub(crate) started: &'a str,
     /// A derived file (written from the journal at the end).
     pub(crate) derived: &'a str,
-    /// How a server that stopped answering (frozen, killed, answering 500) ends the run: the
-    /// exit code, what stderr says, whether a resume command is printed.
+    /// How a server that stopped answering (frozen, killed) ends the run: the exit code, what
+    /// stderr says, whether a resume command is printed.
     pub(crate) stopped: (i32, &'a [&'a str], bool),
+    /// The same for a server that answers 500 to every generation request.
+    pub(crate) errors: (i32, &'a [&'a str], bool),
+    /// The exit code and what stderr says when every request is answered 401 (a usage error:
+    /// no resume command).
+    pub(crate) refused: (i32, &'a [&'a str]),
     /// Checks a finished run in `out`: everything measured once, nothing lost or counted twice.
     pub(crate) complete: &'a dyn Fn(&Path),
     /// A journal line a frozen or killed server must leave (a soak's death record).
@@ -303,8 +308,20 @@ impl Tool<'_> {
         self.left(&out);
     }
 
+    /// Every generation request is answered 500.
+    pub(crate) fn answering_500(&self) {
+        let (code, says, resumable) = self.errors;
+        self.answering(500, code, says, resumable);
+    }
+
+    /// Every generation request is answered 401.
+    pub(crate) fn answering_401(&self) {
+        let (code, says) = self.refused;
+        self.answering(401, code, says, false);
+    }
+
     /// Every generation request is answered `status`.
-    pub(crate) fn answering(&self, status: u16, code: i32, says: &[&str], resumable: bool) {
+    fn answering(&self, status: u16, code: i32, says: &[&str], resumable: bool) {
         let sim = SimChild::start(self.serve, &format!("--http-status {status}"));
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");
@@ -408,3 +425,51 @@ impl Tool<'_> {
         (self.complete)(&out);
     }
 }
+
+/// The matrix's cells of one tool as tests (`$tool()` makes its [`Tool`]), and the test that
+/// serves the simulator; the file that uses it declares the support module as `matrix`.
+macro_rules! matrix_cells {
+    ($tool:ident) => {
+        #[test]
+        fn serve_matrix_sim_when_asked() {
+            matrix::serve_when_asked();
+        }
+
+        #[test]
+        fn server_frozen() {
+            $tool().frozen();
+        }
+
+        #[test]
+        fn server_killed() {
+            $tool().killed();
+        }
+
+        #[test]
+        fn every_request_answered_500() {
+            $tool().answering_500();
+        }
+
+        #[test]
+        fn every_request_answered_401() {
+            $tool().answering_401();
+        }
+
+        #[test]
+        fn a_derived_file_cannot_be_written() {
+            $tool().unwritable();
+        }
+
+        #[test]
+        fn sigterm() {
+            $tool().sigterm();
+        }
+
+        #[test]
+        fn kill_9_then_resume_on_another_port() {
+            $tool().killed_client_resumed_elsewhere();
+        }
+    };
+}
+
+pub(crate) use matrix_cells;

@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use vernier_lifecycle::{
-    LifecycleError, ReadyConfig, ReadyObserver, ReadyStart, ResumeFlags, SoakConfig,
-    SoakResumeFlags, SoakServer, SoakStart, WatchConfig, WatchEvent, WatchObserver,
+    LifecycleError, ReadyConfig, ReadyObserver, ReadyStart, ResumeFlags, SoakConfig, SoakServer,
+    SoakStart, WatchConfig, WatchEvent, WatchObserver,
 };
 
 /// Examples under `lifecycle --help`.
@@ -350,6 +350,40 @@ pub struct Done {
     pub gave_up: Option<String>,
 }
 
+impl Done {
+    /// A `ready` or `soak` run's: its report for stdout and its three files (run file,
+    /// report, journal).
+    fn run(summary: String, [run_file, report, journal]: [PathBuf; 3], interrupted: bool) -> Self {
+        Self {
+            summary,
+            files: vec![
+                ("run file".to_owned(), run_file),
+                ("report".to_owned(), report),
+                ("journal".to_owned(), journal),
+            ],
+            interrupted_ready: interrupted,
+            resume_command: None,
+            summary_to_stdout: true,
+            failed_reps: 0,
+            gave_up: None,
+        }
+    }
+}
+
+/// The flags typed beside `--resume` (but `--resume`, `--quiet` and `--out`, which is
+/// compared apart), for the engine to check against the journal's run.
+fn resume_flags<C>(config: C, typed: &BTreeSet<String>, out: PathBuf) -> ResumeFlags<C> {
+    let settings = typed
+        .iter()
+        .filter(|flag| !["--resume", "--quiet", "--out"].contains(&flag.as_str()));
+    let flags = ResumeFlags::new(config, settings);
+    if typed.contains("--out") {
+        flags.out(out)
+    } else {
+        flags
+    }
+}
+
 struct Progress {
     quiet: bool,
 }
@@ -457,16 +491,9 @@ async fn soak(
         &journal.display().to_string(),
     );
     let start = if args.resume.is_some() {
-        let settings = typed
-            .iter()
-            .filter(|flag| !["--resume", "--quiet", "--out"].contains(&flag.as_str()));
-        let mut flags = SoakResumeFlags::new(config, settings);
-        if typed.contains("--out") {
-            flags = flags.out(args.out);
-        }
         SoakStart::Resume {
             journal: journal.clone(),
-            flags,
+            flags: resume_flags(config, typed, args.out),
         }
     } else {
         SoakStart::New {
@@ -497,17 +524,13 @@ async fn soak(
     let resume_command =
         (outcome.interrupted || outcome.run.gave_up.is_some()).then_some(resume_with);
     Ok(Done {
-        summary: vernier_lifecycle::soak_markdown(&outcome.run),
-        files: vec![
-            ("run file".to_owned(), outcome.run_file),
-            ("report".to_owned(), outcome.markdown),
-            ("journal".to_owned(), outcome.journal),
-        ],
-        interrupted_ready: outcome.interrupted,
         resume_command,
-        summary_to_stdout: true,
-        failed_reps: 0,
-        gave_up: outcome.run.gave_up,
+        gave_up: outcome.run.gave_up.clone(),
+        ..Done::run(
+            vernier_lifecycle::soak_markdown(&outcome.run),
+            [outcome.run_file, outcome.markdown, outcome.journal],
+            outcome.interrupted,
+        )
     })
 }
 
@@ -534,14 +557,10 @@ async fn ready(
     {
         // The engine compares the typed settings with the journal's; `--quiet` only silences
         // this binary.
-        let settings = typed
-            .iter()
-            .filter(|flag| !["--resume", "--quiet", "--out"].contains(&flag.as_str()));
-        let mut flags = ResumeFlags::new(config, settings);
-        if typed.contains("--out") {
-            flags = flags.out(args.out);
+        ReadyStart::Resume {
+            journal,
+            flags: resume_flags(config, typed, args.out),
         }
-        ReadyStart::Resume { journal, flags }
     } else {
         ReadyStart::New {
             config,
@@ -561,17 +580,13 @@ async fn ready(
         )
     });
     Ok(Done {
-        summary: vernier_lifecycle::ready_markdown(&outcome.run),
-        files: vec![
-            ("run file".to_owned(), outcome.run_file),
-            ("report".to_owned(), outcome.markdown),
-            ("journal".to_owned(), outcome.journal),
-        ],
-        interrupted_ready: outcome.interrupted,
         resume_command,
-        summary_to_stdout: true,
         failed_reps: outcome.run.failed_reps,
-        gave_up: None,
+        ..Done::run(
+            vernier_lifecycle::ready_markdown(&outcome.run),
+            [outcome.run_file, outcome.markdown, outcome.journal],
+            outcome.interrupted,
+        )
     })
 }
 

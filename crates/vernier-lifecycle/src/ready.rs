@@ -1,13 +1,13 @@
 //! `ready`: how long a server takes to become useful, per repetition, from the launch instant;
 //! and, against a proxy that loads models on demand, what a switch between models costs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use vernier_journal::JournalWriter;
 use vernier_openai::{ChatMessage, ChatRequest, Client, Timeouts};
 use vernier_run::{
-    ClientOptions, Interrupt, RunError, ServerFingerprint, build_client, check_resume, fingerprint,
+    ClientOptions, Interrupt, RunError, ServerFingerprint, build_client, fingerprint,
     resolve_model, unix_ms,
 };
 
@@ -123,19 +123,9 @@ pub async fn run_ready(
                     reason: "its first line is not a ready header".to_owned(),
                 });
             };
-            let out = journal
-                .parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_owned);
-            let original = original
-                .iter()
-                .map(|word| vernier_cli::shell_quote(word))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let changed_settings = check_resume(
-                &journal,
-                Some(original.as_str()).filter(|command| !command.is_empty()),
-                &flags.settings(recorded, &out),
-            )?;
+            let (out, changed_settings) = flags.check(&journal, original, |flags, out| {
+                flags.settings(recorded, out)
+            })?;
             let config = flags.session_config(recorded);
             config.check()?;
             std::fs::create_dir_all(out.join("logs")).map_err(|source| LifecycleError::Write {

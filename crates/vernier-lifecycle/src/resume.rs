@@ -16,11 +16,12 @@ use crate::ready_config::ReadyConfig;
 
 /// What was typed beside `--resume`: the settings the flags make (defaults where a flag was
 /// not typed), which flags were typed, and the output folder when `--out` was typed.
+/// `ready`'s is `ResumeFlags` (`ResumeFlags<ReadyConfig>`), `soak`'s `SoakResumeFlags`.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
-pub struct ResumeFlags {
+pub struct ResumeFlags<C = ReadyConfig> {
     /// The settings as the flags make them.
-    pub config: ReadyConfig,
+    pub config: C,
     /// The flags typed, as on the command line (`--reps`, `--base-url`); only these of
     /// `config` are compared with the journal's run.
     pub typed: BTreeSet<String>,
@@ -29,9 +30,9 @@ pub struct ResumeFlags {
     pub out: Option<PathBuf>,
 }
 
-impl ResumeFlags {
+impl<C> ResumeFlags<C> {
     /// The flags `typed` (as on the command line), with the values `config` holds.
-    pub fn new(config: ReadyConfig, typed: impl IntoIterator<Item = impl Into<String>>) -> Self {
+    pub fn new(config: C, typed: impl IntoIterator<Item = impl Into<String>>) -> Self {
         Self {
             config,
             typed: typed.into_iter().map(Into::into).collect(),
@@ -46,6 +47,53 @@ impl ResumeFlags {
         self
     }
 
+    /// `--out`, when typed: refused unless it names the journal's folder.
+    pub(crate) fn out_setting(&self, journal_folder: &Path) -> Option<Setting> {
+        let out = self.out.as_ref()?;
+        let folder = if journal_folder.as_os_str().is_empty() {
+            ".".to_owned()
+        } else {
+            journal_folder.display().to_string()
+        };
+        let given = if same_folder(out, journal_folder) {
+            folder.clone()
+        } else {
+            out.display().to_string()
+        };
+        Some(
+            Setting::measurement("--out", &folder, Some(given)).explained(format!(
+                "a resumed run writes next to its journal, in {folder}"
+            )),
+        )
+    }
+
+    /// Checks the flags against the journal's run by the shared policy (`settings` made for
+    /// the journal's folder; `original` is the command line that started it): the journal's
+    /// folder, where the run goes on, and the operational settings that changed.
+    pub(crate) fn check(
+        &self,
+        journal: &Path,
+        original: &[String],
+        settings: impl FnOnce(&Self, &Path) -> Vec<Setting>,
+    ) -> Result<(PathBuf, Vec<String>), RunError> {
+        let out = journal
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_owned);
+        let original = original
+            .iter()
+            .map(|word| vernier_cli::shell_quote(word))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let changed = vernier_run::check_resume(
+            journal,
+            Some(original.as_str()).filter(|command| !command.is_empty()),
+            &settings(self, &out),
+        )?;
+        Ok((out, changed))
+    }
+}
+
+impl ResumeFlags<ReadyConfig> {
     /// Every setting of the journal's run (`recorded`), with the value typed where it was:
     /// `--base-url` is operational, every other one shapes what is measured.
     pub(crate) fn settings(&self, recorded: &ReadyConfig, journal_folder: &Path) -> Vec<Setting> {
@@ -136,26 +184,6 @@ impl ResumeFlags {
         }
         settings.extend(self.out_setting(journal_folder));
         settings
-    }
-
-    /// `--out`, when typed: refused unless it names the journal's folder.
-    fn out_setting(&self, journal_folder: &Path) -> Option<Setting> {
-        let out = self.out.as_ref()?;
-        let folder = if journal_folder.as_os_str().is_empty() {
-            ".".to_owned()
-        } else {
-            journal_folder.display().to_string()
-        };
-        let given = if same_folder(out, journal_folder) {
-            folder.clone()
-        } else {
-            out.display().to_string()
-        };
-        Some(
-            Setting::measurement("--out", &folder, Some(given)).explained(format!(
-                "a resumed run writes next to its journal, in {folder}"
-            )),
-        )
     }
 
     /// The settings this session runs with: the journal's, with the operational ones typed.
@@ -276,14 +304,14 @@ mod tests {
     fn another_output_folder_is_refused_and_the_journal_s_is_not() {
         let folder = tempfile::tempdir().expect("tempdir");
         let recorded = launch_config();
-        let same = ResumeFlags::default().out(folder.path().join("."));
+        let same = ResumeFlags::<ReadyConfig>::default().out(folder.path().join("."));
         assert!(
             !same
                 .settings(&recorded, folder.path())
                 .iter()
                 .any(Setting::differs)
         );
-        let other = ResumeFlags::default().out(folder.path().join("elsewhere"));
+        let other = ResumeFlags::<ReadyConfig>::default().out(folder.path().join("elsewhere"));
         let settings = other.settings(&recorded, folder.path());
         let out = settings
             .iter()

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use vernier_journal::JournalWriter;
 use vernier_openai::{Client, Timeouts};
-use vernier_run::{ClientOptions, Interrupt, RunError, build_client, check_resume, unix_ms};
+use vernier_run::{ClientOptions, Interrupt, RunError, build_client, unix_ms};
 
 use crate::error::LifecycleError;
 use crate::observer::ReadyObserver;
@@ -199,19 +199,9 @@ fn open(start: SoakStart, command_line: &[String]) -> Result<Opened, LifecycleEr
                     reason: "its first line is not a soak header".to_owned(),
                 });
             };
-            let out = journal
-                .parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_owned);
-            let original = original
-                .iter()
-                .map(|word| vernier_cli::shell_quote(word))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let changed_settings = check_resume(
-                &journal,
-                Some(original.as_str()).filter(|command| !command.is_empty()),
-                &flags.settings(recorded, &out),
-            )?;
+            let (out, changed_settings) = flags.check(&journal, original, |flags, out| {
+                flags.settings(recorded, out)
+            })?;
             let config = flags.session_config(recorded);
             config.check()?;
             make_folders(&out)?;

@@ -1,12 +1,13 @@
 //! Continuing a soak: what the journal says was held (load per arm, deaths, launches, the
 //! round), and what the flags typed beside `--resume` may change.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use vernier_run::{Setting, SettingKind};
 
 use crate::error::LifecycleError;
+use crate::resume::ResumeFlags;
 use crate::soak_config::{SoakArm, SoakConfig};
 use crate::soak_journal::SoakJournalLine;
 
@@ -15,36 +16,10 @@ pub fn read_soak_journal(path: &Path) -> Result<Vec<SoakJournalLine>, LifecycleE
     Ok(vernier_journal::read::<SoakJournalLine>(path)?.into_values())
 }
 
-/// What was typed beside `--resume`: the settings the flags make, which flags were typed, and
-/// the output folder when `--out` was typed.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct SoakResumeFlags {
-    /// The settings as the flags make them.
-    pub config: SoakConfig,
-    /// The flags typed, as on the command line; only these are compared with the journal's.
-    pub typed: BTreeSet<String>,
-    /// The output folder typed.
-    pub out: Option<PathBuf>,
-}
+/// What was typed beside `soak --resume` (see [`ResumeFlags`]).
+pub type SoakResumeFlags = ResumeFlags<SoakConfig>;
 
-impl SoakResumeFlags {
-    /// The flags `typed`, with the values `config` holds.
-    pub fn new(config: SoakConfig, typed: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        Self {
-            config,
-            typed: typed.into_iter().map(Into::into).collect(),
-            out: None,
-        }
-    }
-
-    /// `--out` was typed, naming `out`.
-    #[must_use]
-    pub fn out(mut self, out: impl Into<PathBuf>) -> Self {
-        self.out = Some(out.into());
-        self
-    }
-
+impl ResumeFlags<SoakConfig> {
     /// Every setting of the journal's run with the value typed where it was: where the server
     /// answers, how long to wait for it and how often to look are operational; the rest shape
     /// what is measured.
@@ -97,25 +72,7 @@ impl SoakResumeFlags {
                 self.typed.contains(flag).then(|| shown(&given_json, field)),
             ));
         }
-        if let Some(out) = &self.out {
-            let folder = if journal_folder.as_os_str().is_empty() {
-                ".".to_owned()
-            } else {
-                journal_folder.display().to_string()
-            };
-            let same =
-                std::fs::canonicalize(out).ok() == std::fs::canonicalize(journal_folder).ok();
-            let given = if same {
-                folder.clone()
-            } else {
-                out.display().to_string()
-            };
-            settings.push(
-                Setting::measurement("--out", &folder, Some(given)).explained(format!(
-                    "a resumed run writes next to its journal, in {folder}"
-                )),
-            );
-        }
+        settings.extend(self.out_setting(journal_folder));
         settings
     }
 

@@ -10,11 +10,6 @@ mod matrix;
 
 use matrix::Tool;
 
-#[test]
-fn serve_matrix_sim_when_asked() {
-    matrix::serve_when_asked();
-}
-
 const TASKS: [&str; 3] = ["domino-tiling", "last-digits", "knight-path"];
 const SAMPLES: usize = 4;
 
@@ -88,42 +83,11 @@ fn hardsuite() -> Tool<'static> {
         started: "\"type\":\"attempt\"",
         derived: "results.json",
         stopped: (4, &["journal.jsonl"], true),
+        errors: (4, &["journal.jsonl"], true),
+        refused: (2, &["--api-key-env"]),
         complete: &complete,
         stopped_leaves: None,
     }
 }
 
-#[test]
-fn hardsuite_server_frozen() {
-    hardsuite().frozen();
-}
-
-#[test]
-fn hardsuite_server_killed() {
-    hardsuite().killed();
-}
-
-#[test]
-fn hardsuite_every_request_answered_500() {
-    hardsuite().answering(500, 4, &["journal.jsonl"], true);
-}
-
-#[test]
-fn hardsuite_every_request_answered_401() {
-    hardsuite().answering(401, 2, &["--api-key-env"], false);
-}
-
-#[test]
-fn hardsuite_results_cannot_be_written() {
-    hardsuite().unwritable();
-}
-
-#[test]
-fn hardsuite_sigterm() {
-    hardsuite().sigterm();
-}
-
-#[test]
-fn hardsuite_kill_9_then_resume_on_another_port() {
-    hardsuite().killed_client_resumed_elsewhere();
-}
+matrix::matrix_cells!(hardsuite);

@@ -11,11 +11,6 @@ mod matrix;
 
 use matrix::Tool;
 
-#[test]
-fn serve_matrix_sim_when_asked() {
-    matrix::serve_when_asked();
-}
-
 const DURATION_S: f64 = 3.0;
 
 fn args(base_url: &str, out: &Path) -> Vec<String> {
@@ -88,42 +83,11 @@ fn soak() -> Tool<'static> {
         derived: "run.json",
         // A soak records the death, waits --ready-timeout for the server, then gives up.
         stopped: (1, &["could not go on", "--ready-timeout"], true),
+        errors: (1, &["could not go on", "HTTP 500"], true),
+        refused: (2, &["--api-key-env"]),
         complete: &complete,
         stopped_leaves: Some("\"type\":\"death\""),
     }
 }
 
-#[test]
-fn soak_server_frozen() {
-    soak().frozen();
-}
-
-#[test]
-fn soak_server_killed() {
-    soak().killed();
-}
-
-#[test]
-fn soak_every_request_answered_500() {
-    soak().answering(500, 1, &["could not go on", "HTTP 500"], true);
-}
-
-#[test]
-fn soak_every_request_answered_401() {
-    soak().answering(401, 2, &["--api-key-env"], false);
-}
-
-#[test]
-fn soak_run_file_cannot_be_written() {
-    soak().unwritable();
-}
-
-#[test]
-fn soak_sigterm() {
-    soak().sigterm();
-}
-
-#[test]
-fn soak_kill_9_then_resume_on_another_port() {
-    soak().killed_client_resumed_elsewhere();
-}
+matrix::matrix_cells!(soak);

@@ -58,6 +58,24 @@ fn soak(words: &[String]) -> std::process::Output {
         .expect("run lifecycle soak")
 }
 
+/// `soak` against the server launched on `port`, into `out`, with `flags` and the quick watch
+/// every test here uses.
+fn soak_at(port: u16, out: &Path, flags: &[&str]) -> std::process::Output {
+    let base_url = format!("http://127.0.0.1:{port}");
+    let out = out.display().to_string();
+    let watch = [
+        "--probe-interval",
+        "0.2",
+        "--stop-grace",
+        "2",
+        "--ready-timeout",
+        "30",
+    ];
+    soak(&words(
+        &[flags, &watch, &["--base-url", &base_url, "--out", &out]].concat(),
+    ))
+}
+
 fn words(list: &[&str]) -> Vec<String> {
     list.iter().map(|w| (*w).to_owned()).collect()
 }
@@ -107,29 +125,19 @@ fn every_death_is_recorded_with_its_in_flight_requests_and_the_soak_goes_on() {
     let port = free_port();
     // Three streams each 40 tokens deep kill the server, five times a second while that holds.
     let launch = sim_launch(port, "--crash-streams 3 --crash-depth 40 --crash-rate 5");
-    let output = soak(
+    let output = soak_at(
+        port,
+        &out,
         &[
-            words(&["--launch", &launch]),
-            words(&["--base-url", &format!("http://127.0.0.1:{port}")]),
-            words(&[
-                "--concurrency",
-                "3",
-                "--max-tokens",
-                "2000",
-                "--duration",
-                "5s",
-            ]),
-            words(&[
-                "--probe-interval",
-                "0.2",
-                "--stop-grace",
-                "2",
-                "--ready-timeout",
-                "30",
-            ]),
-            words(&["--out", &out.display().to_string()]),
-        ]
-        .concat(),
+            "--launch",
+            &launch,
+            "--concurrency",
+            "3",
+            "--max-tokens",
+            "2000",
+            "--duration",
+            "5s",
+        ],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -204,29 +212,26 @@ fn a_configuration_that_cannot_reach_the_crash_records_no_death_and_slices_inter
     let crash = "--crash-streams 3 --crash-depth 30 --crash-rate 20";
     let four = sim_launch(port, &format!("{crash} --max-num-seqs 4"));
     let two = sim_launch(port, &format!("{crash} --max-num-seqs 2"));
-    let output = soak(
+    let output = soak_at(
+        port,
+        &out,
         &[
-            words(&[
-                "--config",
-                &format!("four={four}"),
-                "--config",
-                &format!("two={two}"),
-            ]),
-            words(&["--base-url", &format!("http://127.0.0.1:{port}")]),
-            words(&["--concurrency", "3", "--max-tokens", "2000"]),
-            words(&["--duration", "3s", "--round", "1.5s"]),
-            words(&[
-                "--probe-interval",
-                "0.2",
-                "--stop-grace",
-                "2",
-                "--ready-timeout",
-                "30",
-            ]),
-            words(&["--hang-after", "30", "--quiet"]),
-            words(&["--out", &out.display().to_string()]),
-        ]
-        .concat(),
+            "--config",
+            &format!("four={four}"),
+            "--config",
+            &format!("two={two}"),
+            "--concurrency",
+            "3",
+            "--max-tokens",
+            "2000",
+            "--duration",
+            "3s",
+            "--round",
+            "1.5s",
+            "--hang-after",
+            "30",
+            "--quiet",
+        ],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -345,29 +350,20 @@ fn the_same_configuration_at_two_concurrencies_dies_only_at_the_higher() {
     let out = folder.path().join("soak");
     let port = free_port();
     let launch = sim_launch(port, "--crash-streams 3 --crash-depth 30 --crash-rate 20");
-    let output = soak(
+    let output = soak_at(
+        port,
+        &out,
         &[
-            words(&["--launch", &launch]),
-            words(&["--base-url", &format!("http://127.0.0.1:{port}")]),
-            words(&[
-                "--concurrency",
-                "2,4",
-                "--max-tokens",
-                "2000",
-                "--duration",
-                "2s",
-            ]),
-            words(&[
-                "--probe-interval",
-                "0.2",
-                "--stop-grace",
-                "2",
-                "--ready-timeout",
-                "30",
-            ]),
-            words(&["--quiet", "--out", &out.display().to_string()]),
-        ]
-        .concat(),
+            "--launch",
+            &launch,
+            "--concurrency",
+            "2, 4",
+            "--max-tokens",
+            "2000",
+            "--duration",
+            "2s",
+            "--quiet",
+        ],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");

@@ -10,11 +10,6 @@ mod matrix;
 
 use matrix::Tool;
 
-#[test]
-fn serve_matrix_sim_when_asked() {
-    matrix::serve_when_asked();
-}
-
 const REPS: usize = 6;
 
 fn args(base_url: &str, out: &Path) -> Vec<String> {
@@ -81,42 +76,11 @@ fn sweep() -> Tool<'static> {
         started: "\"type\":\"rep_done\"",
         derived: "run.json",
         stopped: (4, &["failed to keep measuring", "journal.jsonl"], true),
+        errors: (4, &["in a row failed", "journal.jsonl"], true),
+        refused: (2, &["--api-key-env"]),
         complete: &complete,
         stopped_leaves: None,
     }
 }
 
-#[test]
-fn sweep_server_frozen() {
-    sweep().frozen();
-}
-
-#[test]
-fn sweep_server_killed() {
-    sweep().killed();
-}
-
-#[test]
-fn sweep_every_request_answered_500() {
-    sweep().answering(500, 4, &["in a row failed", "journal.jsonl"], true);
-}
-
-#[test]
-fn sweep_every_request_answered_401() {
-    sweep().answering(401, 2, &["--api-key-env"], false);
-}
-
-#[test]
-fn sweep_run_file_cannot_be_written() {
-    sweep().unwritable();
-}
-
-#[test]
-fn sweep_sigterm() {
-    sweep().sigterm();
-}
-
-#[test]
-fn sweep_kill_9_then_resume_on_another_port() {
-    sweep().killed_client_resumed_elsewhere();
-}
+matrix::matrix_cells!(sweep);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use vernier_lifecycle::{
     DeathKind, QuietObserver, ReadyConfig, ReadyStart, SoakConfig, SoakJournalLine, SoakServer,
-    SoakStart, group_alive, run_ready, run_soak,
+    group_alive, run_ready,
 };
 
 use crate::support::free_port;
@@ -174,17 +174,7 @@ async fn a_soak_of_a_real_llama_server_records_two_kills_and_relaunches_it_twice
     config.ready_timeout_s = 120.0;
     config.stop_grace_s = 5.0;
     let killer = tokio::spawn(kill_after_ready(out.join("journal.jsonl"), 2));
-    let outcome = run_soak(
-        SoakStart::New {
-            config,
-            out: out.clone(),
-        },
-        &["lifecycle".to_owned()],
-        &QuietObserver,
-        None,
-    )
-    .await
-    .expect("soak");
+    let outcome = crate::soak::soak_new(config, &out).await.expect("soak");
     let kills = killer.await.expect("killer");
     let run = &outcome.run;
     assert!(run.gave_up.is_none(), "{:?}", run.gave_up);

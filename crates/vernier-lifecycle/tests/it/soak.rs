@@ -23,6 +23,23 @@ fn running(base_url: &str) -> SoakConfig {
     config
 }
 
+/// A new soak of `config` into `out`, quiet, with no interrupt.
+pub(crate) async fn soak_new(
+    config: SoakConfig,
+    out: &std::path::Path,
+) -> Result<vernier_lifecycle::SoakOutcome, vernier_lifecycle::LifecycleError> {
+    run_soak(
+        SoakStart::New {
+            config,
+            out: out.to_owned(),
+        },
+        &["lifecycle".to_owned()],
+        &QuietObserver,
+        None,
+    )
+    .await
+}
+
 /// Waits until the soak's journal says the server was found ready.
 async fn wait_for_ready(journal: &std::path::Path) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
@@ -63,17 +80,7 @@ async fn a_hang_the_counter_confirms_is_a_death_and_the_soak_waits_for_the_serve
             sim.set_hung(false);
         })
     };
-    let outcome = run_soak(
-        SoakStart::New {
-            config,
-            out: out.clone(),
-        },
-        &["lifecycle".to_owned()],
-        &QuietObserver,
-        None,
-    )
-    .await
-    .expect("soak");
+    let outcome = soak_new(config, &out).await.expect("soak");
     hang.await.expect("join");
     let run = &outcome.run;
     assert!(run.gave_up.is_none(), "{:?}", run.gave_up);
@@ -121,17 +128,9 @@ async fn a_request_the_server_refuses_stops_the_soak_naming_the_flag() {
     let mut config = running(&sim.base_url());
     config.max_tokens = 100_000;
     config.duration_s = 5.0;
-    let error = run_soak(
-        SoakStart::New {
-            config,
-            out: folder.path().join("soak"),
-        },
-        &["lifecycle".to_owned()],
-        &QuietObserver,
-        None,
-    )
-    .await
-    .expect_err("refused");
+    let error = soak_new(config, &folder.path().join("soak"))
+        .await
+        .expect_err("refused");
     assert_eq!(error.exit_code(), 2);
     let message = error.to_string();
     assert!(
@@ -172,17 +171,7 @@ async fn a_stall_behind_another_clients_request_is_busy_not_a_death() {
         wait_for_ready(&journal).await;
         client.chat(&request).await
     });
-    let outcome = run_soak(
-        SoakStart::New {
-            config,
-            out: out.clone(),
-        },
-        &["lifecycle".to_owned()],
-        &QuietObserver,
-        None,
-    )
-    .await
-    .expect("soak");
+    let outcome = soak_new(config, &out).await.expect("soak");
     let _ = other.await;
     let run = &outcome.run;
     assert!(run.deaths.is_empty(), "{:?}", run.deaths);

@@ -15,22 +15,31 @@ fn crashing(min_streams: usize, min_depth: u64) -> Faults {
     faults
 }
 
-#[tokio::test]
-async fn the_server_dies_when_enough_streams_are_deep_enough() {
-    let sim = start(fast().faults(crashing(3, 20)).build()).await;
-    let addr = sim.addr();
-    let requests: Vec<_> = (0..3)
+/// `n` streamed chat requests of `max_tokens` each, sent at once.
+fn streams(
+    addr: std::net::SocketAddr,
+    n: usize,
+    max_tokens: u32,
+) -> Vec<tokio::task::JoinHandle<crate::client::RawResponse>> {
+    (0..n)
         .map(|i| {
             tokio::spawn(async move {
                 post(
                     addr,
                     "/v1/chat/completions",
-                    &chat(&format!("stream {i}"), 400, &json!({})),
+                    &chat(&format!("stream {i}"), max_tokens, &json!({})),
                 )
                 .await
             })
         })
-        .collect();
+        .collect()
+}
+
+#[tokio::test]
+async fn the_server_dies_when_enough_streams_are_deep_enough() {
+    let sim = start(fast().faults(crashing(3, 20)).build()).await;
+    let addr = sim.addr();
+    let requests = streams(addr, 3, 400);
     let report = tokio::time::timeout(Duration::from_secs(10), sim.crashed())
         .await
         .expect("the crash fault fires once three streams are 20 tokens deep");
@@ -70,18 +79,7 @@ async fn fewer_slots_than_the_crash_needs_never_crash() {
     // Three deep streams are needed, but only two can run at once.
     let sim = start(fast().faults(crashing(3, 5)).max_num_seqs(Some(2)).build()).await;
     let addr = sim.addr();
-    let requests: Vec<_> = (0..4)
-        .map(|i| {
-            tokio::spawn(async move {
-                post(
-                    addr,
-                    "/v1/chat/completions",
-                    &chat(&format!("stream {i}"), 60, &json!({})),
-                )
-                .await
-            })
-        })
-        .collect();
+    let requests = streams(addr, 4, 60);
     for request in requests {
         let response = request.await.expect("request task");
         assert!(response.events.iter().any(|event| event.data == "[DONE]"));
