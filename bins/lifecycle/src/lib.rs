@@ -223,6 +223,7 @@ pub struct SoakArgs {
     #[arg(
         long,
         value_delimiter = ',',
+        value_parser = parse_count,
         default_value = "4",
         help_heading = "Load"
     )]
@@ -284,6 +285,13 @@ fn parse_config(text: &str) -> Result<(String, String), String> {
             "{text:?} is not NAME='launch command' (for example plain='vllm serve m --port 8000')"
         )),
     }
+}
+
+/// A count in a comma-separated list (`2,4` or `2, 4`).
+fn parse_count(text: &str) -> Result<u32, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number of requests"))
 }
 
 /// A JSON object of `--extra-body`.

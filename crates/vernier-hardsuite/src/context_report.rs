@@ -380,23 +380,35 @@ fn write_lengths(out: &mut String, report: &ContextReport) {
     );
 }
 
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// An SVG heat map of the pass rate by length (rows) and depth (columns), with the
-/// multi-needle task last; refused cells are hatched grey.
-pub fn render_context_svg(report: &ContextReport) -> String {
+/// multi-needle task last; refused cells are grey. `subtitle` names the run (model, server,
+/// date; [`ResultsFile::chart_subtitle`](crate::ResultsFile::chart_subtitle)).
+pub fn render_context_svg(report: &ContextReport, subtitle: &str) -> String {
     let mut columns: Vec<Option<u8>> = report.depths.iter().map(|d| Some(*d)).collect();
     if report.cells.iter().any(|c| c.depth_pct.is_none()) {
         columns.push(None);
     }
-    let (cell_w, cell_h, left, top) = (72usize, 32usize, 70usize, 50usize);
-    // Wide enough for the title and the footnote whatever the number of columns.
-    let width = (left + cell_w * columns.len() + 20).max(560);
+    let (cell_w, cell_h, left, top) = (72usize, 32usize, 70usize, 68usize);
+    // Wide enough for the title, the subtitle and the footnote whatever the number of columns
+    // (about 7 px a character at 12 px).
+    let width = (left + cell_w * columns.len() + 20)
+        .max(560)
+        .max(left + 7 * subtitle.chars().count() + 20);
     let height = top + cell_h * report.lengths.len() + 40;
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"12\">\n"
     );
     let _ = writeln!(
         svg,
-        "<text x=\"{left}\" y=\"18\" font-size=\"14\">Needles found by prompt length and depth</text>"
+        "<text x=\"{left}\" y=\"18\" font-size=\"14\">Needles found by prompt length and depth</text>\n<text x=\"{left}\" y=\"36\" fill=\"#555\">{}</text>",
+        escape(subtitle)
     );
     for (column, depth) in columns.iter().enumerate() {
         let x = left + column * cell_w + cell_w / 2;

@@ -481,7 +481,8 @@ fn write_results(
         let heat_map = out_dir.join("context-heatmap.svg");
         vernier_run::write_atomically(
             &heat_map,
-            crate::context_report::render_context_svg(context).as_bytes(),
+            crate::context_report::render_context_svg(context, &results.chart_subtitle())
+                .as_bytes(),
         )
         .map_err(|source| HardsuiteError::io("write", &heat_map, source))?;
     }

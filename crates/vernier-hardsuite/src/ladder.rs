@@ -59,6 +59,12 @@ pub struct Ladder {
     pub model: String,
     /// The in-process simulator answered.
     pub simulated: bool,
+    /// The server (absent in ladders written before it was recorded).
+    #[serde(default)]
+    pub base_url: String,
+    /// When the first level's run started, milliseconds since the epoch (0: not recorded).
+    #[serde(default)]
+    pub started_unix_ms: u64,
     /// One entry per level run.
     pub rungs: Vec<LadderRung>,
 }
@@ -156,13 +162,26 @@ pub fn render_ladder_markdown(ladder: &Ladder) -> String {
 /// The ladder as an SVG: pass rate per level with its interval as a bar, and the median
 /// tokens per solved task written under each level.
 pub fn render_ladder_svg(ladder: &Ladder) -> String {
-    const WIDTH: f64 = 560.0;
-    const HEIGHT: f64 = 340.0;
+    const HEIGHT: f64 = 360.0;
     const LEFT: f64 = 60.0;
     const RIGHT: f64 = 20.0;
-    const TOP: f64 = 40.0;
+    const TOP: f64 = 60.0;
     const BOTTOM: f64 = 70.0;
-    let plot_width = WIDTH - LEFT - RIGHT;
+    let subtitle = crate::results::run_line(
+        &ladder.model,
+        &ladder.base_url,
+        ladder.simulated,
+        ladder.started_unix_ms,
+    );
+    // Wide enough for the subtitle (about 7 px a character at 12 px) and 90 px a level.
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a subtitle and a ladder are far shorter than 2^52"
+    )]
+    let width = 560.0_f64
+        .max(LEFT + 7.0 * subtitle.chars().count() as f64 + RIGHT)
+        .max(LEFT + 90.0 * ladder.rungs.len() as f64 + RIGHT);
+    let plot_width = width - LEFT - RIGHT;
     let plot_height = HEIGHT - TOP - BOTTOM;
     let y = |rate: f64| TOP + (1.0 - rate.clamp(0.0, 1.0)) * plot_height;
     let n = ladder.rungs.len().max(1) as f64;
@@ -170,18 +189,18 @@ pub fn render_ladder_svg(ladder: &Ladder) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{HEIGHT}" viewBox="0 0 {width} {HEIGHT}" font-family="DejaVu Sans, Verdana, sans-serif" font-size="12">"#
     );
     let _ = writeln!(
         out,
-        r#"<text x="{LEFT}" y="22" font-size="14">hardsuite ladder: {} (pass rate per level, 95% interval)</text>"#,
-        escape(&ladder.model)
+        r##"<text x="{LEFT}" y="22" font-size="14">Pass rate per level, with its 95% interval</text><text x="{LEFT}" y="40" fill="#555">{}</text>"##,
+        escape(&subtitle)
     );
     for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
         let _ = writeln!(
             out,
             r##"<line x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{:.0}%</text>"##,
-            WIDTH - RIGHT,
+            width - RIGHT,
             LEFT - 6.0,
             y(tick) + 4.0,
             tick * 100.0,
@@ -345,6 +364,11 @@ mod run {
                 .map(|run| run.results.model.clone())
                 .unwrap_or_default(),
             simulated: runs.first().is_some_and(|run| run.results.simulated),
+            base_url: runs
+                .first()
+                .map(|run| run.results.base_url.clone())
+                .unwrap_or_default(),
+            started_unix_ms: runs.first().map_or(0, |run| run.results.started_unix_ms),
             rungs: ladder_rungs,
         };
         ladder.write(out_dir)?;

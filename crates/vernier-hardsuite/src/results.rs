@@ -200,6 +200,10 @@ pub struct ResultsFile {
     /// The long-context view (a run with context tasks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<crate::context_report::ContextReport>,
+    /// When the run started, milliseconds since the epoch (0 in files written before it was
+    /// recorded).
+    #[serde(default)]
+    pub started_unix_ms: u64,
     /// Attempts that ran alone after the server failed a try for shared capacity; absent when
     /// none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -310,6 +314,26 @@ impl RateLimitWaits {
     }
 }
 
+/// `MODEL on SERVER, DATE`: what a chart's subtitle says of its run.
+pub(crate) fn run_line(
+    model: &str,
+    base_url: &str,
+    simulated: bool,
+    started_unix_ms: u64,
+) -> String {
+    let server = if simulated {
+        "the bundled simulator (scripted answers)"
+    } else {
+        base_url
+    };
+    let mut line = format!("{model} on {server}");
+    if started_unix_ms > 0 {
+        line.push_str(", ");
+        line.push_str(&vernier_run::utc_minute(started_unix_ms));
+    }
+    line
+}
+
 impl ResultsFile {
     /// Derives the results from a journal's header and attempts.
     pub fn from_journal(header: &RunHeader, attempts: &[AttemptRecord]) -> Self {
@@ -373,6 +397,7 @@ impl ResultsFile {
             rate_limit_waits: RateLimitWaits::of(attempts),
             audit: None,
             context,
+            started_unix_ms: header.started_unix_ms,
             ran_alone: RanAlone::of(attempts),
             shared_cache: SharedCache::of(header, attempts),
             identity_changes: Vec::new(),
@@ -381,6 +406,16 @@ impl ResultsFile {
             validity: vernier_run::Verdict::default(),
         }
         .with_validity()
+    }
+
+    /// The run a chart comes from, in one line: the model, the server, the start (UTC).
+    pub fn chart_subtitle(&self) -> String {
+        run_line(
+            &self.model,
+            &self.base_url,
+            self.simulated,
+            self.started_unix_ms,
+        )
     }
 
     /// Derives the results from a journal read back, with what its identity checks found.

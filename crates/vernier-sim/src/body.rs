@@ -197,6 +197,14 @@ impl EventStream {
                     ))));
                 }
                 Planned::Immediate(bytes) => return Poll::Ready(Some(Ok(self.send(bytes)))),
+                Planned::Tokens { .. } if self.guard.state().is_crashing() => {
+                    // The process is dying: the connection goes with it.
+                    self.finish(false);
+                    return Poll::Ready(Some(Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionAborted,
+                        "simulated crash",
+                    ))));
+                }
                 Planned::Tokens {
                     bytes,
                     tokens,

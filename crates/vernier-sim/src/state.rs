@@ -40,6 +40,8 @@ pub(crate) struct State {
     crashed: OnceLock<CrashReport>,
     /// Flips to true at the crash.
     crash_signal: tokio::sync::watch::Sender<bool>,
+    /// Set first thing at the crash: no stream sends a token after it.
+    crashing: AtomicBool,
 }
 
 impl State {
@@ -67,6 +69,7 @@ impl State {
             depths: Mutex::new(Depths::new()),
             crashed: OnceLock::new(),
             crash_signal: tokio::sync::watch::Sender::new(false),
+            crashing: AtomicBool::new(false),
             config,
         })
     }
@@ -124,6 +127,9 @@ impl State {
 
     /// Records the crash (once) from the depths now, and wakes whoever waits for it.
     pub(crate) fn crash(&self, fault: CrashFault) {
+        // Before the dump: a stream that has not yet sent its next token never will, so the
+        // dump is what the clients received (but a token already on its way).
+        self.crashing.store(true, Ordering::SeqCst);
         let now = Instant::now();
         let mut streams: Vec<CrashedStream> = self.with_depths(|depths| {
             depths
@@ -148,6 +154,11 @@ impl State {
             fault,
         });
         self.crash_signal.send_replace(true);
+    }
+
+    /// Whether the server is dying (or dead) of the crash fault.
+    pub(crate) fn is_crashing(&self) -> bool {
+        self.crashing.load(Ordering::SeqCst)
     }
 
     /// The crash, once it happened.

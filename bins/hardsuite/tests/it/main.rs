@@ -1,5 +1,6 @@
 //! Integration tests of `hardsuite`: one binary, one module per concern.
 
+mod charts;
 mod cli;
 mod clustered;
 mod compare;

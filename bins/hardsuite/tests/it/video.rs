@@ -134,7 +134,7 @@ async fn the_probe_runs_vision_video_short_context_and_tool_tasks_together() {
     let context = results.context.as_ref().expect("a context view");
     assert_eq!(context.depths, vernier_tasks::PROBE_CONTEXT_DEPTHS.to_vec());
     let svg = std::fs::read_to_string(out.join("context-heatmap.svg")).expect("the heat map");
-    let labels = rendered_text(&svg);
+    let labels = crate::charts::rendered_text(&svg);
     for depth in vernier_tasks::PROBE_CONTEXT_DEPTHS {
         assert!(
             labels.iter().any(|(text, _)| *text == format!("{depth}%")),
@@ -147,43 +147,12 @@ async fn the_probe_runs_vision_video_short_context_and_tool_tasks_together() {
             .any(|(text, _)| text.starts_with("Needles found")),
         "{labels:?}"
     );
-}
-
-/// Each text of `svg` as laid out in `DejaVu Sans`, asserting that it lies inside the canvas.
-fn rendered_text(svg: &str) -> Vec<(String, [f32; 4])> {
-    use resvg::usvg;
-    fn walk(group: &usvg::Group, out: &mut Vec<(String, [f32; 4])>) {
-        for node in group.children() {
-            match node {
-                usvg::Node::Group(inner) => walk(inner, out),
-                usvg::Node::Text(text) => {
-                    let b = text.abs_bounding_box();
-                    let words: String = text.chunks().iter().map(usvg::TextChunk::text).collect();
-                    out.push((words, [b.left(), b.top(), b.right(), b.bottom()]));
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut options = usvg::Options::default();
-    options.fontdb_mut().load_system_fonts();
-    // `sans-serif` is Arial to the font database unless told otherwise.
-    options.fontdb_mut().set_sans_serif_family("DejaVu Sans");
+    // The run it comes from, as in the sweep's charts: model, server, date.
     assert!(
-        !options.fontdb.is_empty(),
-        "no system fonts: install Debian's fonts-dejavu-core (scripts/test.sh does)"
+        labels.iter().any(|(text, _)| text
+            .starts_with("vernier-sim on the bundled simulator (scripted answers), 20")),
+        "{labels:?}"
     );
-    let tree = usvg::Tree::from_str(svg, &options).expect("valid SVG");
-    let (width, height) = (tree.size().width(), tree.size().height());
-    let mut out = Vec::new();
-    walk(tree.root(), &mut out);
-    for (text, [left, top, right, bottom]) in &out {
-        assert!(
-            *left >= 0.0 && *top >= 0.0 && *right <= width && *bottom <= height,
-            "{text:?} is clipped: [{left}, {top}, {right}, {bottom}] in {width}x{height}"
-        );
-    }
-    out
 }
 
 #[tokio::test]

@@ -357,7 +357,7 @@ fn the_same_configuration_at_two_concurrencies_dies_only_at_the_higher() {
             "--launch",
             &launch,
             "--concurrency",
-            "2, 4",
+            "2,4",
             "--max-tokens",
             "2000",
             "--duration",
