@@ -308,6 +308,8 @@ impl Watcher<'_, '_> {
             }
             Err(_) => {}
         }
+        // The scrape may have taken its whole timeout (a frozen server): judge the stall now.
+        let now = Instant::now();
         let Some(stalled) = self.load.table.stalled_for(now) else {
             return Ok(None);
         };
