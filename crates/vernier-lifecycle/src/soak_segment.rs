@@ -211,7 +211,7 @@ fn progress(
         loaded_s: state.slice_loaded_s + loaded,
     })?;
     ctx.observer.note(&format!(
-        "{}: {} of {} loaded in this slice, {} requests finished, {} tokens, {} deaths",
+        "{}: {} of {} loaded in this slice; since the server was last ready {} requests finished, {} tokens; {} deaths so far",
         arm.name,
         clock(state.slice_loaded_s + loaded),
         clock(state.planned_s),
