@@ -130,15 +130,22 @@ impl LaunchedServer {
         let exited_before_stop = self.exit_status();
         let started = Instant::now();
         let how = if let Some(command) = stop_command {
-            let _ = tokio::process::Command::new("sh")
+            // A stop command that never returns (a stuck daemon) gets the grace, then the
+            // group is signalled as without one.
+            let status = tokio::process::Command::new("sh")
                 .arg("-c")
                 .arg(command)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
-                .status()
-                .await;
-            "stop command"
+                .kill_on_drop(true)
+                .status();
+            if tokio::time::timeout(grace, status).await.is_err() {
+                signal_group(self.pgid, "TERM");
+                "stop command (timed out; then SIGTERM)"
+            } else {
+                "stop command"
+            }
         } else {
             signal_group(self.pgid, "TERM");
             "SIGTERM"

@@ -101,6 +101,7 @@ pub async fn run_soak(
     let mut interrupt = interrupt.unwrap_or_else(vernier_run::never);
     let mut loaded = state.loaded_s;
     let mut deaths = state.deaths;
+    let mut finished = state.finished;
     let mut launches = state.launches;
     let round_s = config.round_seconds();
     let mut round = state.round;
@@ -121,6 +122,7 @@ pub async fn run_soak(
                 slice_loaded_s: 0.0,
                 deaths: deaths[index],
                 planned_s: planned,
+                arm_finished: finished[index],
             };
             end = slice(
                 &ctx,
@@ -132,6 +134,7 @@ pub async fn run_soak(
             .await?;
             loaded[index] = arm_state.arm_loaded_s;
             deaths[index] = arm_state.deaths;
+            finished[index] = arm_state.arm_finished;
             if !matches!(end, SliceEnd::Held) {
                 break 'rounds;
             }
@@ -249,19 +252,7 @@ async fn slice(
     interrupt: &mut Interrupt,
 ) -> Result<SliceEnd, LifecycleError> {
     let launch = ctx.config.servers[arm.server].launch.clone();
-    ctx.writer.append(&SoakJournalLine::SliceStart {
-        arm: arm.name.clone(),
-        round: state.round,
-        unix_ms: unix_ms(),
-        planned_s: state.planned_s,
-    })?;
-    ctx.observer.note(&format!(
-        "{}: round {}, {} of load at {} in flight",
-        arm.name,
-        state.round + 1,
-        clock(state.planned_s),
-        arm.concurrency
-    ));
+    start_slice(ctx, arm, state)?;
     let grace = vernier_run::seconds("--stop-grace", ctx.config.stop_grace_s, true)?;
     let mut reason = "start";
     let end = loop {
@@ -300,9 +291,17 @@ async fn slice(
         };
         let budget = Duration::from_secs_f64((state.planned_s - state.slice_loaded_s).max(0.0));
         let segment =
-            run_segment(ctx, arm, &model, budget, server.as_ref(), *state, interrupt).await?;
+            match run_segment(ctx, arm, &model, budget, server.as_ref(), *state, interrupt).await {
+                Ok(segment) => segment,
+                Err(error) => {
+                    // Stopped the way the user asked (`--stop`), not only by the drop guard.
+                    stop(ctx, arm, server, grace).await?;
+                    return Err(error);
+                }
+            };
         state.slice_loaded_s += segment.loaded_s;
         state.arm_loaded_s += segment.loaded_s;
+        state.arm_finished += segment.finished;
         match segment.end {
             SegmentEnd::Elapsed => {
                 stop(ctx, arm, server, grace).await?;
@@ -346,6 +345,24 @@ async fn slice(
     })?;
     ctx.writer.sync()?;
     Ok(end)
+}
+
+/// Journals a slice's start and says so.
+fn start_slice(ctx: &Context<'_>, arm: &SoakArm, state: &ArmState) -> Result<(), LifecycleError> {
+    ctx.writer.append(&SoakJournalLine::SliceStart {
+        arm: arm.name.clone(),
+        round: state.round,
+        unix_ms: unix_ms(),
+        planned_s: state.planned_s,
+    })?;
+    ctx.observer.note(&format!(
+        "{}: round {}, {} of load at {} in flight",
+        arm.name,
+        state.round + 1,
+        clock(state.planned_s),
+        arm.concurrency
+    ));
+    Ok(())
 }
 
 /// Launches the arm's server (after checking that nothing answers on its port) and journals

@@ -215,6 +215,23 @@ impl SoakConfig {
         vernier_run::seconds("--duration", self.duration_s, false)?;
         if let Some(round) = self.round_s {
             vernier_run::seconds("--round", round, false)?;
+            if round < 1.0 {
+                return invalid(
+                    "--round",
+                    format!(
+                        "{round} s would relaunch the server without end; use 1 s or more (minutes, in practice)"
+                    ),
+                );
+            }
+        }
+        if self.probe_interval_s < 0.01 {
+            return invalid(
+                "--probe-interval",
+                format!(
+                    "{} s is too short to look at anything; use 0.01 s or more",
+                    self.probe_interval_s
+                ),
+            );
         }
         for (value, flag) in [
             (self.ready_timeout_s, "--ready-timeout"),

@@ -44,15 +44,17 @@ impl InFlightTable {
         }
     }
 
-    /// The requests in flight at `at`, and those that failed in the two seconds before it.
+    /// The requests in flight at `at` (sent before it), and those that failed in the two
+    /// seconds before it.
     pub(crate) fn in_flight_at(&self, at: Instant) -> Vec<u64> {
         self.with(|entries| {
             entries
                 .iter()
                 .filter(|(_, entry)| {
-                    entry
-                        .ended_at
-                        .is_none_or(|ended| ended + Duration::from_secs(2) >= at)
+                    entry.started <= at
+                        && entry
+                            .ended_at
+                            .is_none_or(|ended| ended + Duration::from_secs(2) >= at)
                 })
                 .map(|(request, _)| *request)
                 .collect()

@@ -116,6 +116,8 @@ pub(crate) struct Resumed {
     pub(crate) round: usize,
     /// The next request's number.
     pub(crate) next_request: u64,
+    /// Requests of each arm that finished.
+    pub(crate) finished: Vec<u64>,
 }
 
 /// Load held per arm: each slice's last recorded figure (its end, else its last progress line
@@ -130,10 +132,9 @@ pub(crate) fn resumed_state(lines: &[SoakJournalLine], arms: &[SoakArm]) -> Resu
         loaded_s: vec![0.0; arms.len()],
         deaths: vec![0; arms.len()],
         launches: vec![0; arms.len()],
+        finished: vec![0; arms.len()],
         ..Resumed::default()
     };
-    // Load an arm had held at each death (a floor when a kill cut the slice's last lines).
-    let mut death_floor: BTreeMap<usize, f64> = BTreeMap::new();
     for line in lines {
         match line {
             SoakJournalLine::SliceStart { arm, round, .. } => {
@@ -143,13 +144,21 @@ pub(crate) fn resumed_state(lines: &[SoakJournalLine], arms: &[SoakArm]) -> Resu
                     slices.push((i, 0.0));
                 }
             }
-            SoakJournalLine::Progress { arm, loaded_s, .. }
-            | SoakJournalLine::SliceEnd { arm, loaded_s, .. } => {
+            SoakJournalLine::Progress { arm, loaded_s, .. } => {
                 if let Some(slice) = index(arm)
                     .and_then(|i| current.get(&i))
                     .and_then(|slice| slices.get_mut(*slice))
                 {
                     slice.1 = slice.1.max(*loaded_s);
+                }
+            }
+            // The slice's own account at its end is the figure.
+            SoakJournalLine::SliceEnd { arm, loaded_s, .. } => {
+                if let Some(slice) = index(arm)
+                    .and_then(|i| current.get(&i))
+                    .and_then(|slice| slices.get_mut(*slice))
+                {
+                    slice.1 = *loaded_s;
                 }
             }
             SoakJournalLine::Death(record) => {
@@ -158,8 +167,17 @@ pub(crate) fn resumed_state(lines: &[SoakJournalLine], arms: &[SoakArm]) -> Resu
                 }
                 if let Some(i) = index(&record.arm) {
                     state.deaths[i] = state.deaths[i].max(record.number);
-                    let floor = death_floor.entry(i).or_insert(0.0);
-                    *floor = floor.max(record.loaded_s);
+                    // Progress lines written while a hang went unseen count load the death
+                    // takes back: at a death, the slice has held what the record says.
+                    let before: f64 = slices
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, (arm, _))| *arm == i && Some(k) != current.get(&i))
+                        .map(|(_, (_, held))| held)
+                        .sum();
+                    if let Some(slice) = current.get(&i).and_then(|slice| slices.get_mut(*slice)) {
+                        slice.1 = (record.loaded_s - before).max(0.0);
+                    }
                 }
             }
             SoakJournalLine::Launched { arm, .. } => {
@@ -169,6 +187,9 @@ pub(crate) fn resumed_state(lines: &[SoakJournalLine], arms: &[SoakArm]) -> Resu
             }
             SoakJournalLine::Request(request) => {
                 state.next_request = state.next_request.max(request.request + 1);
+                if let (None, Some(i)) = (&request.error, index(&request.arm)) {
+                    state.finished[i] += 1;
+                }
             }
             SoakJournalLine::RequestError { request, .. } => {
                 state.next_request = state.next_request.max(request + 1);
@@ -178,9 +199,6 @@ pub(crate) fn resumed_state(lines: &[SoakJournalLine], arms: &[SoakArm]) -> Resu
     }
     for (i, held) in slices {
         state.loaded_s[i] += held;
-    }
-    for (i, floor) in death_floor {
-        state.loaded_s[i] = state.loaded_s[i].max(floor);
     }
     state
 }

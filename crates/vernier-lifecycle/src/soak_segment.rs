@@ -36,6 +36,8 @@ pub(crate) struct Segment {
     /// Seconds of load held (until the death's first sign, for a death).
     pub(crate) loaded_s: f64,
     pub(crate) end: SegmentEnd,
+    /// Requests that finished.
+    pub(crate) finished: u64,
 }
 
 /// Where the arm stands when the segment starts.
@@ -51,6 +53,8 @@ pub(crate) struct ArmState {
     pub(crate) deaths: usize,
     /// Seconds of load the slice is to hold.
     pub(crate) planned_s: f64,
+    /// Requests of the arm that finished before this segment.
+    pub(crate) arm_finished: u64,
 }
 
 /// The last good `/metrics` scrape.
@@ -85,6 +89,8 @@ struct Watcher<'a, 'c> {
     hang_quiet_until: Instant,
     /// Requests failed in a row with the server up, and the finished count at the last one.
     failed_in_a_row: (u32, u64),
+    /// The first of those failures: if they end in a death, its first sign.
+    first_unconfirmed: Option<Sign>,
 }
 
 /// The shared state of the workers of one segment.
@@ -136,6 +142,9 @@ pub(crate) async fn run_segment(
     let deadline = started + budget;
     let probe_every = Duration::from_secs_f64(ctx.config.probe_interval_s);
     let mut probe_tick = tokio::time::interval_at((started + probe_every).into(), probe_every);
+    // After a slow look (a frozen server's scrape), the next one is a whole interval later,
+    // not a burst: "two refusals in a row" stay an interval apart.
+    probe_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let progress_every = Duration::from_secs(5);
     let mut progress_tick =
         tokio::time::interval_at((started + progress_every).into(), progress_every);
@@ -148,20 +157,47 @@ pub(crate) async fn run_segment(
         health_failures: 0,
         hang_quiet_until: started,
         failed_in_a_row: (0, 0),
+        first_unconfirmed: None,
     };
     let ended = loop {
         tokio::select! {
-            () = tokio::time::sleep_until(deadline.into()) => break None,
+            () = tokio::time::sleep_until(deadline.into()) => {
+                // A death at the very end is still a death: the process, and failures queued.
+                if let Some((status, signal)) = server.and_then(LaunchedServer::exit) {
+                    break Some(Death {
+                        sign: watcher.sign_now(Instant::now()),
+                        signs: vec![format!("the launched process exited: {status}")],
+                        how: DeathKind::Exit { status, signal },
+                    });
+                }
+                let mut ended = None;
+                while let Ok(failure) = failures.try_recv() {
+                    if !matches!(failure.class, FailClass::Rejected(_))
+                        && let Some(death) = watcher.failed(failure).await?
+                    {
+                        ended = Some(death);
+                        break;
+                    }
+                }
+                break ended;
+            }
             () = interrupt.as_mut() => {
                 workers.abort_all();
+                while workers.join_next().await.is_some() {}
                 end_requests(ctx, &load, &settings, "interrupted")?;
                 return Ok(Segment {
                     loaded_s: started.elapsed().as_secs_f64(),
                     end: SegmentEnd::Interrupted,
+                    finished: load.finished.load(Ordering::Relaxed),
                 });
             }
             Some(failure) = failures.recv() => {
-                if let FailClass::Rejected(status) = failure.class {
+                // A refusal before any request finished is the request's shape (a flag); after,
+                // it is the server's doing, counted like any failed request.
+                if let FailClass::Rejected(status) = failure.class
+                    && load.finished.load(Ordering::Relaxed) == 0
+                    && state.arm_finished == 0
+                {
                     workers.abort_all();
                     return Err(rejected(status, &failure.error));
                 }
@@ -178,11 +214,14 @@ pub(crate) async fn run_segment(
         }
     };
     workers.abort_all();
+    // Aborted workers may be mid-poll on another thread: wait until none can still journal.
+    while workers.join_next().await.is_some() {}
     let Some(death) = ended else {
         end_requests(ctx, &load, &settings, "the slice ended")?;
         return Ok(Segment {
             loaded_s: started.elapsed().as_secs_f64(),
             end: SegmentEnd::Elapsed,
+            finished: load.finished.load(Ordering::Relaxed),
         });
     };
     let loaded = death
@@ -194,6 +233,7 @@ pub(crate) async fn run_segment(
     Ok(Segment {
         loaded_s: loaded,
         end: SegmentEnd::Death(Box::new(record)),
+        finished: load.finished.load(Ordering::Relaxed),
     })
 }
 
@@ -246,15 +286,18 @@ impl Watcher<'_, '_> {
         // death too (a server whose engine died behind a live HTTP front).
         let finished = self.load.finished.load(Ordering::Relaxed);
         let (in_a_row, finished_before) = self.failed_in_a_row;
-        let in_a_row = if finished == finished_before {
+        let in_a_row = if finished == finished_before && self.first_unconfirmed.is_some() {
             in_a_row + 1
         } else {
+            self.first_unconfirmed = Some(sign);
             1
         };
         self.failed_in_a_row = (in_a_row, finished);
-        if in_a_row >= (2 * self.arm.concurrency).max(3) {
+        if in_a_row >= (2 * self.arm.concurrency).max(3)
+            && let Some(first) = self.first_unconfirmed.take()
+        {
             return Ok(Some(Death {
-                sign,
+                sign: first,
                 signs: vec![format!(
                     "{in_a_row} requests in a row failed while /health answered, the last: {}",
                     failure.error
@@ -306,7 +349,7 @@ impl Watcher<'_, '_> {
                     }));
                 }
             }
-            Err(_) => {}
+            Err(_) => self.health_failures = 0,
         }
         // The scrape may have taken its whole timeout (a frozen server): judge the stall now.
         let now = Instant::now();

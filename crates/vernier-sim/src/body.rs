@@ -210,18 +210,35 @@ impl EventStream {
                     tokens,
                     spec,
                 } => {
+                    if self.dying(tokens) {
+                        return Poll::Ready(Some(Err(std::io::Error::new(
+                            std::io::ErrorKind::ConnectionAborted,
+                            "simulated crash",
+                        ))));
+                    }
                     self.last_token_deadline = Some(target);
                     self.guard.state().counters.count_step(tokens, spec);
-                    if self.guard.state().config.faults.crash.is_some()
-                        && let Some(record) = self.record.as_ref()
-                    {
-                        self.guard.add_depth(&record.request_id, tokens);
-                    }
                     self.unstamped_tokens = Some(tokens);
                     return Poll::Ready(Some(Ok(self.send(bytes))));
                 }
             }
         }
+    }
+
+    /// With the crash fault: counts this step's tokens in the stream's depth, or, once the
+    /// server is crashing, ends the stream (true) so that no token leaves after the dump.
+    fn dying(&mut self, tokens: u32) -> bool {
+        if self.guard.state().config.faults.crash.is_none() {
+            return false;
+        }
+        let Some(request_id) = self.record.as_ref().map(|r| r.request_id.clone()) else {
+            return false;
+        };
+        if self.guard.add_depth(&request_id, tokens) {
+            return false;
+        }
+        self.finish(false);
+        true
     }
 
     /// A hung engine runs no step: true (with a wake-up armed) while it is hung. Once it runs

@@ -127,11 +127,11 @@ impl State {
 
     /// Records the crash (once) from the depths now, and wakes whoever waits for it.
     pub(crate) fn crash(&self, fault: CrashFault) {
-        // Before the dump: a stream that has not yet sent its next token never will, so the
-        // dump is what the clients received (but a token already on its way).
-        self.crashing.store(true, Ordering::SeqCst);
         let now = Instant::now();
+        // Set under the depths' lock, which every token takes before it is sent: no token
+        // leaves after the dump.
         let mut streams: Vec<CrashedStream> = self.with_depths(|depths| {
+            self.crashing.store(true, Ordering::SeqCst);
             depths
                 .values()
                 .map(|stream| CrashedStream {
@@ -288,20 +288,25 @@ impl RunningGuard {
         taken.is_ok()
     }
 
-    /// Counts `tokens` more sent by this stream (request `request_id`).
-    pub(crate) fn add_depth(&mut self, request_id: &str, tokens: u32) {
+    /// Counts `tokens` more sent by this stream (request `request_id`); `false` (nothing
+    /// counted) once the server is crashing, when the token must not be sent.
+    pub(crate) fn add_depth(&mut self, request_id: &str, tokens: u32) -> bool {
         let key = *self
             .stream
             .get_or_insert_with(|| self.state.next_sequence());
         let Ok(mut depths) = self.state.depths.lock() else {
-            return;
+            return false;
         };
+        if self.state.is_crashing() {
+            return false;
+        }
         let entry = depths.entry(key).or_insert_with(|| StreamDepth {
             request_id: request_id.to_owned(),
             tokens: 0,
             since: Instant::now(),
         });
         entry.tokens += u64::from(tokens);
+        true
     }
 }
 
