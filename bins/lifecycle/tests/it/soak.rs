@@ -161,9 +161,10 @@ fn every_death_is_recorded_with_its_in_flight_requests_and_the_soak_goes_on() {
         assert_eq!(dumped.len(), 3, "{dumped:?}");
         for (ours, theirs) in recorded.iter().zip(&dumped) {
             assert!(*theirs >= 40, "{dumped:?}");
-            // A step may leave between the dump and the cut: at most a couple of tokens more.
+            // No token leaves after the dump, but the last events counted in it may still be in
+            // the server's write buffer when the crash cuts the connection: a few fewer at most.
             assert!(
-                (*theirs..=theirs + 2).contains(ours),
+                (theirs.saturating_sub(3)..=*theirs).contains(ours),
                 "recorded depths {recorded:?}, the simulator's {dumped:?}"
             );
         }
