@@ -149,6 +149,15 @@ pub(crate) fn send(signal: &str, pid: u32) {
         .status();
 }
 
+/// `flags` as owned words, then the output folder (the last flag being `--out`).
+pub(crate) fn words_then(flags: &[&str], out: &Path) -> Vec<String> {
+    flags
+        .iter()
+        .map(|word| (*word).to_owned())
+        .chain([out.display().to_string()])
+        .collect()
+}
+
 /// Whether `out/journal.jsonl` holds `marker`.
 pub(crate) fn journal_has(out: &Path, marker: &str) -> bool {
     std::fs::read_to_string(out.join("journal.jsonl")).is_ok_and(|text| text.contains(marker))

@@ -85,29 +85,18 @@ pub(crate) async fn probe(
 /// The outcome a client error stands for: no connection is `Unreachable`, an error status
 /// `Http`, a client timeout `Timeout`, anything else `Failed` (with the whole cause chain).
 /// A status that says the request itself is wrong (key, model, body), not that the server is
-/// unwell: every 4xx but 408 (timeout) and 429 (too many requests).
-pub(crate) const fn is_configuration_status(status: u16) -> bool {
-    status >= 400 && status < 500 && status != 408 && status != 429
-}
+/// unwell ([`vernier_run::is_refusal`]).
+pub(crate) use vernier_run::is_refusal as is_configuration_status;
 
-/// The flag a configuration status points at.
-pub(crate) const fn configuration_flag(status: u16) -> &'static str {
-    match status {
-        401 | 403 => "--api-key-env",
-        404 => "--model",
-        _ => "--base-url",
-    }
+/// The flag a configuration status points at (`--base-url` when it names none).
+pub(crate) fn configuration_flag(status: u16) -> &'static str {
+    vernier_run::refusal_flag(status).unwrap_or("--base-url")
 }
 
 /// What to change for a configuration status.
-pub(crate) const fn configuration_hint(status: u16) -> &'static str {
-    match status {
-        401 | 403 => {
-            "the server wants an API key: name its variable with --api-key-env (OPENAI_API_KEY is read when set)"
-        }
-        404 => "the model or the path is not served there: check --model and --base-url",
-        _ => "the server refuses the probe itself; check --base-url and --model",
-    }
+pub(crate) fn configuration_hint(status: u16) -> &'static str {
+    vernier_run::refusal_hint(status)
+        .unwrap_or("the server refuses the probe itself; check --base-url and --model")
 }
 
 pub(crate) fn classify(error: &ClientError) -> ProbeOutcome {

@@ -93,10 +93,7 @@ pub async fn run_ready(
     let (config, out, journal, writer, done) = match start {
         ReadyStart::New { config, out } => {
             config.check()?;
-            std::fs::create_dir_all(out.join("logs")).map_err(|source| LifecycleError::Write {
-                path: out.clone(),
-                source,
-            })?;
+            crate::report::make_run_folders(&out)?;
             let journal = out.join("journal.jsonl");
             if journal.exists() {
                 return Err(RunError::JournalExists { out, journal }.into());
@@ -128,10 +125,7 @@ pub async fn run_ready(
             })?;
             let config = flags.session_config(recorded);
             config.check()?;
-            std::fs::create_dir_all(out.join("logs")).map_err(|source| LifecycleError::Write {
-                path: out.clone(),
-                source,
-            })?;
+            crate::report::make_run_folders(&out)?;
             let writer = JournalWriter::open_append(&journal)?;
             writer.append(&ReadyJournalLine::Resumed {
                 unix_ms: unix_ms(),

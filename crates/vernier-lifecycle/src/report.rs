@@ -165,6 +165,15 @@ pub fn summarise(lines: &[ReadyJournalLine], interrupted: bool) -> ReadyRun {
     }
 }
 
+/// Creates a run's output folder and its `logs/` (launched servers' output), for `ready` and
+/// `soak` alike.
+pub(crate) fn make_run_folders(out: &Path) -> Result<(), LifecycleError> {
+    std::fs::create_dir_all(out.join("logs")).map_err(|source| LifecycleError::Write {
+        path: out.to_owned(),
+        source,
+    })
+}
+
 pub(crate) fn write(path: PathBuf, text: &str) -> Result<PathBuf, LifecycleError> {
     vernier_run::write_atomically(&path, text.as_bytes()).map_err(|source| {
         LifecycleError::Write {

@@ -2,7 +2,7 @@
 //! flight, relaunch and go on; several configurations (and concurrencies) take turns in
 //! interleaved slices, so their failure rates can be compared.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
@@ -175,7 +175,7 @@ fn open(start: SoakStart, command_line: &[String]) -> Result<Opened, LifecycleEr
     match start {
         SoakStart::New { config, out } => {
             config.check()?;
-            make_folders(&out)?;
+            crate::report::make_run_folders(&out)?;
             let journal = out.join("journal.jsonl");
             if journal.exists() {
                 return Err(RunError::JournalExists { out, journal }.into());
@@ -207,7 +207,7 @@ fn open(start: SoakStart, command_line: &[String]) -> Result<Opened, LifecycleEr
             })?;
             let config = flags.session_config(recorded);
             config.check()?;
-            make_folders(&out)?;
+            crate::report::make_run_folders(&out)?;
             let writer = JournalWriter::open_append(&journal)?;
             writer.append(&SoakJournalLine::Resumed {
                 unix_ms: unix_ms(),
@@ -217,13 +217,6 @@ fn open(start: SoakStart, command_line: &[String]) -> Result<Opened, LifecycleEr
             Ok((config, out, journal, writer, lines))
         }
     }
-}
-
-fn make_folders(out: &Path) -> Result<(), LifecycleError> {
-    std::fs::create_dir_all(out.join("logs")).map_err(|source| LifecycleError::Write {
-        path: out.to_owned(),
-        source,
-    })
 }
 
 /// The load's client (no first-byte or idle limit: the watch beside it judges a stall), or

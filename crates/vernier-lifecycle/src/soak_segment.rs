@@ -450,11 +450,7 @@ impl Watcher<'_, '_> {
 
 /// A soak request the server refused: the flag that shapes it, and the server's words.
 fn rejected(status: u16, error: &str) -> LifecycleError {
-    let flag = match status {
-        401 | 403 => "--api-key-env",
-        404 => "--model",
-        _ => "--max-tokens or --extra-body",
-    };
+    let flag = vernier_run::refusal_flag(status).unwrap_or("--max-tokens or --extra-body");
     vernier_run::RunError::invalid(
         flag,
         format!("the server refused the soak's request ({error}); every request has this shape, so the soak stops"),

@@ -45,6 +45,7 @@ mod interrupt;
 mod pacing;
 #[cfg(feature = "engine")]
 mod prompt_fit;
+mod refusal;
 mod refused;
 mod resume;
 mod run_path;
@@ -65,6 +66,7 @@ pub use pacing::{
 };
 #[cfg(feature = "engine")]
 pub use prompt_fit::{FitError, Fitted, MAX_COUNTS, fit_units};
+pub use refusal::{is_refusal, refusal_flag, refusal_hint};
 pub use refused::{REFUSABLE, RefusedFields, guarantee_lost, refusable};
 pub use resume::{Setting, SettingKind, check_resume};
 pub use run_path::{run_file_in, run_folder, write_atomically};

@@ -139,14 +139,9 @@ pub(crate) fn classify(error: vernier_openai::ClientError) -> Failure {
         vernier_openai::ClientError::Http {
             status: status @ (400 | 401 | 403 | 404 | 405 | 413 | 422),
             ..
-        } => Failure::Fatal(match status {
-            401 | 403 => format!(
-                "{message} (the server wants an API key: name its variable with --api-key-env; OPENAI_API_KEY is read when set)"
-            ),
-            404 => format!(
-                "{message} (the model or the path is not served there: check --model and --base-url)"
-            ),
-            _ => message,
+        } => Failure::Fatal(match vernier_run::refusal_hint(*status) {
+            Some(hint) => format!("{message}; {hint}"),
+            None => message,
         }),
         _ if vernier_openai::is_rate_limited(&error) => Failure::RateLimited(message, error),
         _ => Failure::Retryable(message),

@@ -14,25 +14,24 @@ const TASKS: [&str; 3] = ["domino-tiling", "last-digits", "knight-path"];
 const SAMPLES: usize = 4;
 
 fn args(base_url: &str, out: &Path) -> Vec<String> {
-    [
-        "run",
-        "--base-url",
-        base_url,
-        "--tasks",
-        &TASKS.join(","),
-        "--samples",
-        "4",
-        "--budget-math",
-        "300",
-        "--idle-timeout",
-        "2",
-        "--quiet",
-        "--out",
-    ]
-    .iter()
-    .map(|word| (*word).to_owned())
-    .chain([out.display().to_string()])
-    .collect()
+    matrix::words_then(
+        &[
+            "run",
+            "--base-url",
+            base_url,
+            "--tasks",
+            &TASKS.join(","),
+            "--samples",
+            "4",
+            "--budget-math",
+            "300",
+            "--idle-timeout",
+            "2",
+            "--quiet",
+            "--out",
+        ],
+        out,
+    )
 }
 
 fn resume(out: &Path, base_url: &str) -> Vec<String> {

@@ -14,31 +14,30 @@ use matrix::Tool;
 const DURATION_S: f64 = 3.0;
 
 fn args(base_url: &str, out: &Path) -> Vec<String> {
-    [
-        "soak",
-        "--base-url",
-        base_url,
-        "--concurrency",
-        "2",
-        "--max-tokens",
-        "2000",
-        "--duration",
-        "3s",
-        "--probe-interval",
-        "0.2",
-        "--hang-after",
-        "1",
-        "--settle",
-        "0.3",
-        "--ready-timeout",
-        "3",
-        "--quiet",
-        "--out",
-    ]
-    .iter()
-    .map(|word| (*word).to_owned())
-    .chain([out.display().to_string()])
-    .collect()
+    matrix::words_then(
+        &[
+            "soak",
+            "--base-url",
+            base_url,
+            "--concurrency",
+            "2",
+            "--max-tokens",
+            "2000",
+            "--duration",
+            "3s",
+            "--probe-interval",
+            "0.2",
+            "--hang-after",
+            "1",
+            "--settle",
+            "0.3",
+            "--ready-timeout",
+            "3",
+            "--quiet",
+            "--out",
+        ],
+        out,
+    )
 }
 
 fn resume(out: &Path, base_url: &str) -> Vec<String> {

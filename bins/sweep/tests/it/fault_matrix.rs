@@ -13,28 +13,27 @@ use matrix::Tool;
 const REPS: usize = 6;
 
 fn args(base_url: &str, out: &Path) -> Vec<String> {
-    [
-        "--base-url",
-        base_url,
-        "--workload",
-        "prose",
-        "--prompt-tokens",
-        "32",
-        "--output-tokens",
-        "200",
-        "--reps",
-        "6",
-        "--warmup",
-        "0",
-        "--idle-timeout-s",
-        "2",
-        "--quiet",
-        "--out",
-    ]
-    .iter()
-    .map(|word| (*word).to_owned())
-    .chain([out.display().to_string()])
-    .collect()
+    matrix::words_then(
+        &[
+            "--base-url",
+            base_url,
+            "--workload",
+            "prose",
+            "--prompt-tokens",
+            "32",
+            "--output-tokens",
+            "200",
+            "--reps",
+            "6",
+            "--warmup",
+            "0",
+            "--idle-timeout-s",
+            "2",
+            "--quiet",
+            "--out",
+        ],
+        out,
+    )
 }
 
 fn resume(out: &Path, base_url: &str) -> Vec<String> {
