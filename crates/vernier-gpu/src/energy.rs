@@ -1,0 +1,298 @@
+//! What a stretch of samples says: energy, power, memory, and energy per token.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sample::{GpuSample, throttle_reason_names};
+
+/// Where a window's energy comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum EnergySource {
+    /// The difference of the GPU's own energy counter between the window's first and last
+    /// samples (NVML's `nvmlDeviceGetTotalEnergyConsumption`, DCGM's
+    /// `DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION`).
+    EnergyCounter,
+    /// Power draw integrated over time by the trapezoid rule between samples.
+    IntegratedPower,
+    /// Some GPUs by their counter, others by integrated power.
+    Mixed,
+}
+
+impl EnergySource {
+    /// How a report names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::EnergyCounter => "energy counter",
+            Self::IntegratedPower => "integrated power",
+            Self::Mixed => "energy counter and integrated power",
+        }
+    }
+}
+
+/// A window of samples summed over every GPU read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct EnergyWindow {
+    /// Samples in the window.
+    pub samples: usize,
+    /// From the first sample to the last, in seconds.
+    pub duration_s: f64,
+    /// Energy over the window in joules, all GPUs together; `None` with fewer than two
+    /// samples or no power reading.
+    pub energy_j: Option<f64>,
+    /// Where `energy_j` comes from.
+    pub energy_source: Option<EnergySource>,
+    /// `energy_j / duration_s`.
+    pub mean_power_w: Option<f64>,
+    /// The highest total power draw in one sample.
+    pub peak_power_w: Option<f64>,
+    /// The highest total memory used in one sample, MiB.
+    pub peak_memory_mib: Option<f64>,
+    /// Mean utilisation over samples and GPUs, percent.
+    pub mean_util_percent: Option<f64>,
+    /// The highest temperature seen, °C.
+    pub max_temperature_c: Option<f64>,
+    /// Clock throttle reasons seen in any sample, by name, with the number of samples.
+    pub throttle_reasons: BTreeMap<String, u32>,
+}
+
+/// Energy per token over a window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PerToken {
+    /// Output tokens generated in the window (the server's count).
+    pub output_tokens: u64,
+    /// Joules per output token.
+    pub joules_per_output_token: f64,
+    /// Output tokens per joule.
+    pub output_tokens_per_joule: f64,
+}
+
+fn max_of(values: impl Iterator<Item = f64>) -> Option<f64> {
+    values.fold(None, |best, value| {
+        Some(best.map_or(value, |best: f64| best.max(value)))
+    })
+}
+
+/// Seconds between two samples' wall clocks.
+fn seconds_between(earlier: u64, later: u64) -> f64 {
+    later.saturating_sub(earlier) as f64 / 1000.0
+}
+
+/// One GPU's energy over `samples`: its counter's rise when it has one in the first and last
+/// samples and it never fell, else its power integrated by the trapezoid rule.
+fn device_energy(samples: &[GpuSample], index: u32) -> Option<(f64, EnergySource)> {
+    let readings: Vec<(u64, Option<f64>, Option<f64>)> = samples
+        .iter()
+        .filter_map(|sample| {
+            let device = sample.devices.iter().find(|device| device.index == index)?;
+            Some((sample.unix_ms, device.energy_mj, device.power_w))
+        })
+        .collect();
+    let counters: Vec<f64> = readings.iter().filter_map(|reading| reading.1).collect();
+    if counters.len() == readings.len()
+        && counters.len() >= 2
+        && counters.windows(2).all(|pair| pair[1] >= pair[0])
+    {
+        let rise_mj = counters[counters.len() - 1] - counters[0];
+        return Some((rise_mj / 1000.0, EnergySource::EnergyCounter));
+    }
+    let powered: Vec<(u64, f64)> = readings
+        .iter()
+        .filter_map(|&(at, _, power)| Some((at, power?)))
+        .collect();
+    if powered.len() < 2 {
+        return None;
+    }
+    let joules = powered
+        .windows(2)
+        .map(|pair| (pair[0].1 + pair[1].1) / 2.0 * seconds_between(pair[0].0, pair[1].0))
+        .sum();
+    Some((joules, EnergySource::IntegratedPower))
+}
+
+impl EnergyWindow {
+    /// The window `samples` span (in the order taken); `None` when there is no sample.
+    pub fn from_samples(samples: &[GpuSample]) -> Option<Self> {
+        let (first, last) = (samples.first()?, samples.last()?);
+        let duration_s = seconds_between(first.unix_ms, last.unix_ms);
+        let mut indices: Vec<u32> = samples
+            .iter()
+            .flat_map(|sample| sample.devices.iter().map(|device| device.index))
+            .collect();
+        indices.sort_unstable();
+        indices.dedup();
+        let per_device: Vec<(f64, EnergySource)> = indices
+            .iter()
+            .filter_map(|&index| device_energy(samples, index))
+            .collect();
+        let (energy_j, energy_source) = if per_device.len() == indices.len() && !indices.is_empty()
+        {
+            let joules: f64 = per_device.iter().map(|(joules, _)| joules).sum();
+            let source = if per_device
+                .iter()
+                .all(|(_, s)| *s == EnergySource::EnergyCounter)
+            {
+                EnergySource::EnergyCounter
+            } else if per_device
+                .iter()
+                .all(|(_, s)| *s == EnergySource::IntegratedPower)
+            {
+                EnergySource::IntegratedPower
+            } else {
+                EnergySource::Mixed
+            };
+            (Some(joules), Some(source))
+        } else {
+            (None, None)
+        };
+        let total = |field: fn(&crate::DeviceSample) -> Option<f64>| {
+            max_of(samples.iter().filter_map(|sample| {
+                let values: Vec<f64> = sample.devices.iter().filter_map(field).collect();
+                (!values.is_empty()).then(|| values.iter().sum())
+            }))
+        };
+        let utils: Vec<f64> = samples
+            .iter()
+            .flat_map(|sample| sample.devices.iter().filter_map(|d| d.util_percent))
+            .collect();
+        let mut throttle_reasons = BTreeMap::new();
+        for sample in samples {
+            let mask = sample
+                .devices
+                .iter()
+                .filter_map(|device| device.throttle_reasons)
+                .fold(0, |mask, bits| mask | bits);
+            for name in throttle_reason_names(mask) {
+                *throttle_reasons.entry(name).or_insert(0) += 1;
+            }
+        }
+        Some(Self {
+            samples: samples.len(),
+            duration_s,
+            energy_j,
+            energy_source,
+            mean_power_w: energy_j
+                .filter(|_| duration_s > 0.0)
+                .map(|joules| joules / duration_s),
+            peak_power_w: total(|device| device.power_w),
+            peak_memory_mib: total(|device| device.memory_used_mib),
+            mean_util_percent: (!utils.is_empty())
+                .then(|| utils.iter().sum::<f64>() / utils.len() as f64),
+            max_temperature_c: max_of(
+                samples
+                    .iter()
+                    .flat_map(|sample| sample.devices.iter().filter_map(|d| d.temperature_c)),
+            ),
+            throttle_reasons,
+        })
+    }
+
+    /// Joules per output token and its inverse for `output_tokens` generated in the window;
+    /// `None` without energy or tokens.
+    pub fn per_token(&self, output_tokens: u64) -> Option<PerToken> {
+        let joules = self.energy_j.filter(|joules| *joules > 0.0)?;
+        if output_tokens == 0 {
+            return None;
+        }
+        let tokens = output_tokens as f64;
+        Some(PerToken {
+            output_tokens,
+            joules_per_output_token: joules / tokens,
+            output_tokens_per_joule: tokens / joules,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DeviceSample;
+
+    fn device(index: u32, power: f64, energy: Option<f64>, memory: f64) -> DeviceSample {
+        let mut sample = DeviceSample::new(index);
+        sample.power_w = Some(power);
+        sample.energy_mj = energy;
+        sample.memory_used_mib = Some(memory);
+        sample
+    }
+
+    #[test]
+    fn the_counter_wins_and_is_summed_over_gpus() {
+        // Two GPUs over 2 s: counters rise 600 000 mJ and 400 000 mJ → 1000 J, 500 W mean.
+        let samples = vec![
+            GpuSample::new(
+                1_000,
+                vec![
+                    device(0, 290.0, Some(5_000_000.0), 100.0),
+                    device(1, 190.0, Some(7_000_000.0), 50.0),
+                ],
+            ),
+            GpuSample::new(
+                2_000,
+                vec![
+                    device(0, 310.0, Some(5_300_000.0), 300.0),
+                    device(1, 210.0, Some(7_200_000.0), 60.0),
+                ],
+            ),
+            GpuSample::new(
+                3_000,
+                vec![
+                    device(0, 300.0, Some(5_600_000.0), 200.0),
+                    device(1, 200.0, Some(7_400_000.0), 70.0),
+                ],
+            ),
+        ];
+        let window = EnergyWindow::from_samples(&samples).expect("a window");
+        assert_eq!(window.energy_source, Some(EnergySource::EnergyCounter));
+        assert!((window.energy_j.expect("energy") - 1_000.0).abs() < 1e-9);
+        assert!((window.mean_power_w.expect("mean") - 500.0).abs() < 1e-9);
+        // Peak total power: 310 + 210 at t = 2 s; peak memory 300 + 60.
+        assert_eq!(window.peak_power_w, Some(520.0));
+        assert_eq!(window.peak_memory_mib, Some(360.0));
+        let per = window.per_token(2_000).expect("per token");
+        assert!((per.joules_per_output_token - 0.5).abs() < 1e-12);
+        assert!((per.output_tokens_per_joule - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn without_a_counter_power_is_integrated() {
+        // Trapezoid: (100 + 200) / 2 × 1 s + (200 + 200) / 2 × 0.5 s = 150 + 100 = 250 J.
+        let samples = vec![
+            GpuSample::new(0, vec![device(0, 100.0, None, 1.0)]),
+            GpuSample::new(1_000, vec![device(0, 200.0, None, 1.0)]),
+            GpuSample::new(1_500, vec![device(0, 200.0, None, 1.0)]),
+        ];
+        let window = EnergyWindow::from_samples(&samples).expect("a window");
+        assert_eq!(window.energy_source, Some(EnergySource::IntegratedPower));
+        assert!((window.energy_j.expect("energy") - 250.0).abs() < 1e-9);
+        assert!((window.mean_power_w.expect("mean") - 250.0 / 1.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_counter_that_falls_is_not_trusted() {
+        // A reset (driver reload) between samples: fall back to power, 2 × 50 W × 1 s = 100 J.
+        let samples = vec![
+            GpuSample::new(0, vec![device(0, 50.0, Some(9_000.0), 1.0)]),
+            GpuSample::new(1_000, vec![device(0, 50.0, Some(10.0), 1.0)]),
+            GpuSample::new(2_000, vec![device(0, 50.0, Some(50_010.0), 1.0)]),
+        ];
+        let window = EnergyWindow::from_samples(&samples).expect("a window");
+        assert_eq!(window.energy_source, Some(EnergySource::IntegratedPower));
+        assert!((window.energy_j.expect("energy") - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn one_sample_gives_peaks_but_no_energy() {
+        let window =
+            EnergyWindow::from_samples(&[GpuSample::new(0, vec![device(0, 80.0, None, 9.0)])])
+                .expect("a window");
+        assert_eq!(window.energy_j, None);
+        assert_eq!(window.peak_power_w, Some(80.0));
+        assert_eq!(window.per_token(100), None);
+        assert_eq!(EnergyWindow::from_samples(&[]), None);
+    }
+}

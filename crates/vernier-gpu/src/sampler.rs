@@ -1,0 +1,233 @@
+//! Choosing a source and sampling it on a thread of its own.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::error::GpuError;
+use crate::identity::{GpuDevice, GpuRecord};
+use crate::sample::{DeviceSample, GpuSample};
+
+/// Somewhere GPUs can be read.
+pub trait GpuSource: Send + std::fmt::Debug {
+    /// How the record names it: `nvml`, or the metrics URL.
+    fn name(&self) -> String;
+    /// Every GPU's identity.
+    fn identity(&mut self) -> Result<Vec<GpuDevice>, GpuError>;
+    /// One reading of every GPU.
+    fn sample(&mut self) -> Result<Vec<DeviceSample>, GpuError>;
+}
+
+/// A source shared by the run and its samplers (one sampler at a time reads it).
+pub type SharedSource = Arc<Mutex<Box<dyn GpuSource>>>;
+
+/// What the user asked for and where the server is.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct GpuChoice {
+    /// `--gpu-metrics-url`: read a DCGM exporter (or the server's Prometheus text) there.
+    pub metrics_url: Option<String>,
+    /// Why NVML is not tried (the server is elsewhere, the simulator uses no GPU, sampling
+    /// was turned off); `None` tries NVML when no URL is given.
+    pub skip_nvml: Option<String>,
+    /// The interval between samples.
+    pub interval: Duration,
+}
+
+impl GpuChoice {
+    /// Read `metrics_url` when given, else NVML unless `skip_nvml` says why not, every
+    /// `interval`.
+    pub fn new(metrics_url: Option<String>, skip_nvml: Option<String>, interval: Duration) -> Self {
+        Self {
+            metrics_url,
+            skip_nvml,
+            interval,
+        }
+    }
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
+}
+
+#[cfg(feature = "nvml")]
+fn nvml_source() -> Result<Box<dyn GpuSource>, GpuError> {
+    Ok(Box::new(crate::nvml::NvmlSource::open()?))
+}
+
+#[cfg(not(feature = "nvml"))]
+fn nvml_source() -> Result<Box<dyn GpuSource>, GpuError> {
+    Err(GpuError::Nvml(
+        "this build has no NVML reader (built without the `nvml` feature)".to_owned(),
+    ))
+}
+
+/// Opens the source `choice` names and reads every GPU's identity once. Never an error: with
+/// nothing read, the record says why and there is no source to sample.
+pub fn open_source(choice: &GpuChoice) -> (Option<SharedSource>, GpuRecord) {
+    let opened: Result<Box<dyn GpuSource>, GpuError> = match (&choice.metrics_url, &choice.skip_nvml) {
+        (Some(url), _) => crate::DcgmSource::new(url).map(|source| Box::new(source) as Box<dyn GpuSource>),
+        (None, Some(why)) => return (None, GpuRecord::none(why.clone())),
+        (None, None) => nvml_source().map_err(|error| {
+            GpuError::Nvml(format!(
+                "{}; for a server on another machine give --gpu-metrics-url http://HOST:9400/metrics",
+                error.to_string().trim_start_matches("NVML: ")
+            ))
+        }),
+    };
+    let mut source = match opened {
+        Ok(source) => source,
+        Err(error) => return (None, GpuRecord::none(error.to_string())),
+    };
+    match source.identity() {
+        Ok(devices) if !devices.is_empty() => {
+            let mut record = GpuRecord::read(source.name(), devices);
+            record.sample_interval_ms =
+                Some(u64::try_from(choice.interval.as_millis()).unwrap_or(u64::MAX));
+            (Some(Arc::new(Mutex::new(source))), record)
+        }
+        Ok(_) => (
+            None,
+            GpuRecord::none(format!("{} lists no GPU", source.name())),
+        ),
+        Err(error) => (None, GpuRecord::none(error.to_string())),
+    }
+}
+
+fn take_sample(source: &SharedSource, samples: &Arc<Mutex<Vec<GpuSample>>>) {
+    let devices = source
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .sample();
+    // A failed reading is left out; the window's figures say how many samples they rest on.
+    if let Ok(devices) = devices {
+        samples
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(GpuSample::new(unix_ms(), devices));
+    }
+}
+
+/// Samples a source every interval on its own thread until [`GpuSampler::finish`]: a reading
+/// at the start, one per interval, and one at the finish, so the window spans the work.
+#[derive(Debug)]
+pub struct GpuSampler {
+    stop: mpsc::Sender<()>,
+    thread: Option<JoinHandle<()>>,
+    source: SharedSource,
+    samples: Arc<Mutex<Vec<GpuSample>>>,
+}
+
+impl GpuSampler {
+    /// Starts sampling `source` every `interval` (at least 10 ms).
+    pub fn start(source: SharedSource, interval: Duration) -> Self {
+        let interval = interval.max(Duration::from_millis(10));
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let (stop, stopped) = mpsc::channel::<()>();
+        take_sample(&source, &samples);
+        let thread = {
+            let (source, samples) = (Arc::clone(&source), Arc::clone(&samples));
+            std::thread::Builder::new()
+                .name("vernier-gpu-sampler".to_owned())
+                .spawn(move || {
+                    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                        take_sample(&source, &samples);
+                    }
+                })
+                .ok()
+        };
+        Self {
+            stop,
+            thread,
+            source,
+            samples,
+        }
+    }
+
+    /// Stops sampling (a blocking join of at most one reading), takes the last reading and
+    /// returns them all in order.
+    pub fn finish(mut self) -> Vec<GpuSample> {
+        let _ = self.stop.send(());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        take_sample(&self.source, &self.samples);
+        std::mem::take(&mut *self.samples.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GPU whose energy counter rises 1 J per reading.
+    #[derive(Debug, Default)]
+    struct Counting {
+        readings: u64,
+    }
+
+    impl GpuSource for Counting {
+        fn name(&self) -> String {
+            "counting".to_owned()
+        }
+        fn identity(&mut self) -> Result<Vec<GpuDevice>, GpuError> {
+            Ok(vec![GpuDevice::new(0, "counting GPU")])
+        }
+        fn sample(&mut self) -> Result<Vec<DeviceSample>, GpuError> {
+            self.readings += 1;
+            let mut sample = DeviceSample::new(0);
+            sample.energy_mj = Some(self.readings as f64 * 1000.0);
+            Ok(vec![sample])
+        }
+    }
+
+    #[test]
+    fn a_sampler_reads_at_start_each_interval_and_finish() {
+        let source: SharedSource = Arc::new(Mutex::new(Box::new(Counting::default())));
+        let sampler = GpuSampler::start(Arc::clone(&source), Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(60));
+        let samples = sampler.finish();
+        // At least the first and the last; the thread's readings in between.
+        assert!(samples.len() >= 3, "{} samples", samples.len());
+        let counters: Vec<f64> = samples
+            .iter()
+            .filter_map(|sample| sample.devices[0].energy_mj)
+            .collect();
+        assert!(counters.windows(2).all(|pair| pair[1] == pair[0] + 1000.0));
+        assert!(
+            samples
+                .windows(2)
+                .all(|pair| pair[1].unix_ms >= pair[0].unix_ms)
+        );
+    }
+
+    #[test]
+    fn nothing_read_is_one_reason_never_an_error() {
+        let skipped = open_source(&GpuChoice::new(
+            None,
+            Some("the simulator uses no GPU".to_owned()),
+            Duration::from_millis(500),
+        ));
+        assert!(skipped.0.is_none());
+        assert_eq!(
+            skipped.1.not_read.as_deref(),
+            Some("the simulator uses no GPU")
+        );
+        let refused = open_source(&GpuChoice::new(
+            Some("https://x/metrics".to_owned()),
+            None,
+            Duration::from_millis(500),
+        ));
+        assert!(refused.0.is_none());
+        assert!(
+            refused.1.summary_line().contains("only plain http://"),
+            "{}",
+            refused.1.summary_line()
+        );
+    }
+}
