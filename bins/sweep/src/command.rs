@@ -142,7 +142,9 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     }
     let context = RunContext::new(command_line)
         .simulator(simulator.is_some())
-        .gpu_info_cmd(args.gpu_info_cmd.clone());
+        .gpu_info_cmd(args.gpu_info_cmd.clone())
+        .gpu_metrics_url(args.gpu_metrics_url.clone())
+        .gpu_sample_interval(std::time::Duration::from_millis(args.gpu_sample_ms));
     let interrupt = vernier_run::signals();
     let result = run_sweep(client, start, context, Arc::new(progress), Some(interrupt)).await;
     if let Some(handle) = simulator {
@@ -227,7 +229,7 @@ fn remove_run(out: &std::path::Path) -> Result<(), SweepError> {
 
 /// Flags that are not configuration fields: how to reach the server and where to write.
 /// Typed beside `--resume` they are used as given (the journal records the new address).
-const NOT_CONFIGURATION: [&str; 10] = [
+const NOT_CONFIGURATION: [&str; 12] = [
     "dry_run",
     "json",
     "overwrite",
@@ -238,6 +240,8 @@ const NOT_CONFIGURATION: [&str; 10] = [
     "resume",
     "out",
     "gpu_info_cmd",
+    "gpu_metrics_url",
+    "gpu_sample_ms",
 ];
 
 /// The configuration field each configuration flag sets (when the names differ).

@@ -57,6 +57,11 @@ pub struct EnergyWindow {
     pub max_temperature_c: Option<f64>,
     /// Clock throttle reasons seen in any sample, by name, with the number of samples.
     pub throttle_reasons: BTreeMap<String, u32>,
+    /// True when three or more samples were all alike: the source refreshes less often than
+    /// it was read (dcgm-exporter collects every 30 s unless run with `-c 1000`), so the
+    /// figures are one reading held, and energy is that power times the window.
+    #[serde(default)]
+    pub unchanging: bool,
 }
 
 /// Energy per token over a window.
@@ -93,9 +98,16 @@ fn device_energy(samples: &[GpuSample], index: u32) -> Option<(f64, EnergySource
         })
         .collect();
     let counters: Vec<f64> = readings.iter().filter_map(|reading| reading.1).collect();
+    // A counter that never moved while the GPU drew power is a stale reading (an exporter
+    // that refreshes less often than it is read), not zero joules.
+    let drew_power = readings
+        .iter()
+        .any(|reading| reading.2.is_some_and(|w| w > 0.0));
+    let rose = counters.last() > counters.first();
     if counters.len() == readings.len()
         && counters.len() >= 2
         && counters.windows(2).all(|pair| pair[1] >= pair[0])
+        && (rose || !drew_power)
     {
         let rise_mj = counters[counters.len() - 1] - counters[0];
         return Some((rise_mj / 1000.0, EnergySource::EnergyCounter));
@@ -170,7 +182,12 @@ impl EnergyWindow {
                 *throttle_reasons.entry(name).or_insert(0) += 1;
             }
         }
+        let unchanging = samples.len() >= 3
+            && samples
+                .windows(2)
+                .all(|pair| pair[0].devices == pair[1].devices);
         Some(Self {
+            unchanging,
             samples: samples.len(),
             duration_s,
             energy_j,
@@ -189,6 +206,47 @@ impl EnergyWindow {
             ),
             throttle_reasons,
         })
+    }
+
+    /// Windows taken apart (a cell measured over a resume) as one: energies, durations and
+    /// samples summed, peaks the highest; `None` when there is none. Energy is known only when
+    /// every window knows it.
+    pub fn combine(windows: &[Self]) -> Option<Self> {
+        let first = windows.first()?;
+        let mut total = first.clone();
+        for window in &windows[1..] {
+            let samples = total.samples + window.samples;
+            total.mean_util_percent = match (total.mean_util_percent, window.mean_util_percent) {
+                (Some(a), Some(b)) if samples > 0 => {
+                    Some((a * total.samples as f64 + b * window.samples as f64) / samples as f64)
+                }
+                (a, b) => a.or(b),
+            };
+            total.samples = samples;
+            total.unchanging &= window.unchanging;
+            total.duration_s += window.duration_s;
+            total.energy_j = total.energy_j.zip(window.energy_j).map(|(a, b)| a + b);
+            total.energy_source = match (total.energy_source, window.energy_source) {
+                (Some(a), Some(b)) if a == b => Some(a),
+                (Some(_), Some(_)) => Some(EnergySource::Mixed),
+                _ => None,
+            };
+            let higher = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            total.peak_power_w = higher(total.peak_power_w, window.peak_power_w);
+            total.peak_memory_mib = higher(total.peak_memory_mib, window.peak_memory_mib);
+            total.max_temperature_c = higher(total.max_temperature_c, window.max_temperature_c);
+            for (name, count) in &window.throttle_reasons {
+                *total.throttle_reasons.entry(name.clone()).or_insert(0) += count;
+            }
+        }
+        total.mean_power_w = total
+            .energy_j
+            .filter(|_| total.duration_s > 0.0)
+            .map(|joules| joules / total.duration_s);
+        Some(total)
     }
 
     /// Joules per output token and its inverse for `output_tokens` generated in the window;
@@ -283,6 +341,53 @@ mod tests {
         let window = EnergyWindow::from_samples(&samples).expect("a window");
         assert_eq!(window.energy_source, Some(EnergySource::IntegratedPower));
         assert!((window.energy_j.expect("energy") - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn windows_apart_add_up() {
+        let a = EnergyWindow::from_samples(&[
+            GpuSample::new(0, vec![device(0, 100.0, Some(0.0), 10.0)]),
+            GpuSample::new(1_000, vec![device(0, 100.0, Some(100_000.0), 20.0)]),
+        ])
+        .expect("first");
+        let b = EnergyWindow::from_samples(&[
+            GpuSample::new(60_000, vec![device(0, 300.0, Some(900_000.0), 5.0)]),
+            GpuSample::new(63_000, vec![device(0, 300.0, Some(1_800_000.0), 5.0)]),
+        ])
+        .expect("second");
+        // 100 J over 1 s and 900 J over 3 s: 1000 J over 4 s (the minute between is not in it).
+        let both = EnergyWindow::combine(&[a, b]).expect("combined");
+        assert_eq!(both.samples, 4);
+        assert!((both.energy_j.expect("energy") - 1_000.0).abs() < 1e-9);
+        assert!((both.mean_power_w.expect("mean") - 250.0).abs() < 1e-9);
+        assert_eq!(both.peak_memory_mib, Some(20.0));
+        assert_eq!(both.peak_power_w, Some(300.0));
+        assert_eq!(EnergyWindow::combine(&[]), None);
+    }
+
+    #[test]
+    fn a_counter_that_never_moves_under_power_is_stale() {
+        // The exporter held one reading: 400 W for 2 s is 800 J, not the counter's 0 J.
+        let held = device(0, 400.0, Some(5_000.0), 1.0);
+        let samples = vec![
+            GpuSample::new(0, vec![held.clone()]),
+            GpuSample::new(1_000, vec![held.clone()]),
+            GpuSample::new(2_000, vec![held]),
+        ];
+        let window = EnergyWindow::from_samples(&samples).expect("a window");
+        assert_eq!(window.energy_source, Some(EnergySource::IntegratedPower));
+        assert!((window.energy_j.expect("energy") - 800.0).abs() < 1e-9);
+        assert!(window.unchanging);
+        // An idle GPU drawing nothing keeps its counter: zero is then the truth.
+        let idle = device(0, 0.0, Some(5_000.0), 1.0);
+        let window = EnergyWindow::from_samples(&[
+            GpuSample::new(0, vec![idle.clone()]),
+            GpuSample::new(1_000, vec![idle]),
+        ])
+        .expect("a window");
+        assert_eq!(window.energy_source, Some(EnergySource::EnergyCounter));
+        assert_eq!(window.energy_j, Some(0.0));
+        assert!(!window.unchanging);
     }
 
     #[test]

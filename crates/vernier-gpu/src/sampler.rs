@@ -124,17 +124,18 @@ pub struct GpuSampler {
 }
 
 impl GpuSampler {
-    /// Starts sampling `source` every `interval` (at least 10 ms).
+    /// Starts sampling `source` every `interval` (at least 10 ms); every reading, the first
+    /// included, is taken on the sampler's thread, so starting never blocks.
     pub fn start(source: SharedSource, interval: Duration) -> Self {
         let interval = interval.max(Duration::from_millis(10));
         let samples = Arc::new(Mutex::new(Vec::new()));
         let (stop, stopped) = mpsc::channel::<()>();
-        take_sample(&source, &samples);
         let thread = {
             let (source, samples) = (Arc::clone(&source), Arc::clone(&samples));
             std::thread::Builder::new()
                 .name("vernier-gpu-sampler".to_owned())
                 .spawn(move || {
+                    take_sample(&source, &samples);
                     while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
                         take_sample(&source, &samples);
                     }

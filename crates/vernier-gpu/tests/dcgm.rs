@@ -1,14 +1,15 @@
 //! The DCGM path against an exporter's text served over loopback, figures checked by hand
 //! from `fixtures/gpu/dcgm-exporter-h100x2.txt`.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use vernier_gpu::{EnergySource, EnergyWindow, GpuChoice, GpuSampler, open_source, parse_dcgm};
 
-const FIXTURE: &str = include_str!("../../../fixtures/gpu/dcgm-exporter-h100x2.txt");
+#[path = "../../../tests/support/dcgm_exporter.rs"]
+mod dcgm_exporter;
+
+use dcgm_exporter::{FIXTURE, JOULES_PER_SCRAPE};
 
 #[test]
 fn the_fixture_reads_as_two_h100s() {
@@ -36,39 +37,10 @@ fn the_fixture_reads_as_two_h100s() {
     assert_eq!(samples[1].throttle_reasons, Some(0));
 }
 
-/// Serves the fixture with both energy counters raised per scrape (GPU 0 by 1 500 mJ, GPU 1
-/// by 1 000 mJ) and records how many scrapes it answered.
-fn exporter() -> (String, Arc<Mutex<u64>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-    let url = format!("http://{}/metrics", listener.local_addr().expect("address"));
-    let scrapes = Arc::new(Mutex::new(0_u64));
-    let served = Arc::clone(&scrapes);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = [0_u8; 1024];
-            let _ = stream.read(&mut request);
-            let k = {
-                let mut count = served.lock().expect("count");
-                *count += 1;
-                *count
-            };
-            let body = FIXTURE
-                .replace(" 81234567890", &format!(" {}", 81_234_567_890 + 1_500 * k))
-                .replace(" 79876543210", &format!(" {}", 79_876_543_210 + 1_000 * k));
-            let answer = format!(
-                "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(answer.as_bytes());
-        }
-    });
-    (url, scrapes)
-}
-
 #[test]
 fn energy_and_joules_per_token_from_a_served_exporter() {
-    let (url, scrapes) = exporter();
+    let exporter = dcgm_exporter::start();
+    let url = exporter.url.clone();
     let (source, record) = open_source(&GpuChoice::new(
         Some(url.clone()),
         None,
@@ -82,11 +54,11 @@ fn energy_and_joules_per_token_from_a_served_exporter() {
             .summary_line()
             .starts_with("GPU: 2 × NVIDIA H100 80GB HBM3, 81072 MiB, driver 550.54.15")
     );
-    let identity_scrapes = *scrapes.lock().expect("count");
+    let identity_scrapes = exporter.scrapes();
     let sampler = GpuSampler::start(source, Duration::from_millis(20));
     std::thread::sleep(Duration::from_millis(150));
     let samples = sampler.finish();
-    let window_scrapes = *scrapes.lock().expect("count") - identity_scrapes;
+    let window_scrapes = exporter.scrapes() - identity_scrapes;
     assert_eq!(
         samples.len() as u64,
         window_scrapes,
@@ -95,7 +67,7 @@ fn energy_and_joules_per_token_from_a_served_exporter() {
     let window = EnergyWindow::from_samples(&samples).expect("a window");
     // By hand: between the window's first and last scrapes the counters rose
     // (scrapes − 1) × (1 500 + 1 000) mJ = (scrapes − 1) × 2.5 J.
-    let expected_j = (window_scrapes - 1) as f64 * 2.5;
+    let expected_j = (window_scrapes - 1) as f64 * JOULES_PER_SCRAPE;
     assert_eq!(window.energy_source, Some(EnergySource::EnergyCounter));
     assert!((window.energy_j.expect("energy") - expected_j).abs() < 1e-6);
     // Peak total power: 412.617 + 398.204 W; peak memory 73201 + 73073 MiB.

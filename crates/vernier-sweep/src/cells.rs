@@ -155,6 +155,10 @@ async fn run_cell_reps(
     let queue = target
         .has_metrics
         .then(|| QueueSampler::start(target.client.clone()));
+    // On its own thread: a reading never waits behind the streams.
+    let gpu = target.gpu.as_ref().map(|(source, interval)| {
+        vernier_gpu::GpuSampler::start(std::sync::Arc::clone(source), *interval)
+    });
     let mut failed_in_a_row = 0;
     let result = async {
         while !finished(config, state, &cell, done) {
@@ -202,6 +206,12 @@ async fn run_cell_reps(
         Some(sampler) => sampler.finish().await,
         None => None,
     };
+    let gpu_samples = match gpu {
+        Some(sampler) => tokio::task::spawn_blocking(move || sampler.finish())
+            .await
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
     let metrics_after = if target.has_metrics {
         metric_sums(&target.client).await.unwrap_or_default()
     } else {
@@ -216,6 +226,7 @@ async fn run_cell_reps(
             scheduler_delay: probed.scheduler_delay,
             timer_overshoot: probed.timer_overshoot,
             queue,
+            gpu_samples,
         })))?;
     result
 }

@@ -125,6 +125,80 @@ impl ResumeFlags {
     }
 }
 
+/// How often the GPUs are sampled unless asked otherwise.
+pub const DEFAULT_GPU_SAMPLE_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Whether `base_url` names this machine (loopback, `localhost` or this host's name), where
+/// NVML sees the server's GPUs.
+fn server_is_local(base_url: &str) -> bool {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = if host.starts_with('[') {
+        host.split(']')
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
+    if host.eq_ignore_ascii_case("localhost") || host == "0.0.0.0" {
+        return true;
+    }
+    if let Ok(address) = host.parse::<std::net::IpAddr>() {
+        return address.is_loopback() || address.is_unspecified();
+    }
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .is_ok_and(|name| name.trim().eq_ignore_ascii_case(host))
+}
+
+/// Which GPU source a run reads: the URL given, else NVML for a server on this machine, else
+/// none with the reason.
+fn gpu_choice(context: &RunContext, base_url: &str) -> vernier_gpu::GpuChoice {
+    let skip = if context.gpu_sample_interval.is_zero() {
+        Some("GPU reading turned off (--gpu-sample-ms 0)".to_owned())
+    } else if context.simulator && context.gpu_metrics_url.is_none() {
+        Some("the bundled simulator uses no GPU".to_owned())
+    } else if !server_is_local(base_url) {
+        Some(format!(
+            "the server at {base_url} is not on this machine; give --gpu-metrics-url http://HOST:9400/metrics (a DCGM exporter beside it) to read its GPUs"
+        ))
+    } else {
+        None
+    };
+    let url = if context.gpu_sample_interval.is_zero() {
+        None
+    } else {
+        context.gpu_metrics_url.clone()
+    };
+    vernier_gpu::GpuChoice::new(url, skip, context.gpu_sample_interval)
+}
+
+/// Opens the run's GPU source off the async threads (NVML's load and an exporter's first read
+/// block); the source to sample and what the environment records.
+async fn open_gpu(
+    context: &RunContext,
+    base_url: &str,
+) -> (
+    Option<(vernier_gpu::SharedSource, Duration)>,
+    vernier_gpu::GpuRecord,
+) {
+    let choice = gpu_choice(context, base_url);
+    let interval = choice.interval;
+    let opened = tokio::task::spawn_blocking(move || vernier_gpu::open_source(&choice)).await;
+    match opened {
+        Ok((source, record)) => (source.map(|source| (source, interval)), record),
+        Err(error) => (
+            None,
+            vernier_gpu::GpuRecord::none(format!("the GPU reader failed: {error}")),
+        ),
+    }
+}
+
 /// The parts of a run that are not its configuration.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -135,6 +209,11 @@ pub struct RunContext {
     pub simulator: bool,
     /// A shell command whose output describes the server's GPU.
     pub gpu_info_cmd: Option<String>,
+    /// `--gpu-metrics-url`: a DCGM exporter (or the server's Prometheus text) to read the
+    /// server's GPUs from; without it, NVML on this machine when the server runs here.
+    pub gpu_metrics_url: Option<String>,
+    /// The interval between GPU samples; zero turns GPU reading off.
+    pub gpu_sample_interval: Duration,
 }
 
 impl RunContext {
@@ -142,8 +221,23 @@ impl RunContext {
     pub fn new(command_line: Vec<String>) -> Self {
         Self {
             command_line,
+            gpu_sample_interval: DEFAULT_GPU_SAMPLE_INTERVAL,
             ..Self::default()
         }
+    }
+
+    /// Reads the server's GPUs from the DCGM exporter (or Prometheus text) at `url`.
+    #[must_use]
+    pub fn gpu_metrics_url(mut self, url: Option<String>) -> Self {
+        self.gpu_metrics_url = url;
+        self
+    }
+
+    /// Samples the GPUs every `interval`; zero reads no GPU at all.
+    #[must_use]
+    pub fn gpu_sample_interval(mut self, interval: Duration) -> Self {
+        self.gpu_sample_interval = interval;
+        self
     }
 
     /// Marks the client as pointing at the in-process simulator.
@@ -392,6 +486,7 @@ fn environment_of(
     model: &str,
     limit: Option<vernier_openai::ContextLimit>,
     metrics: Option<&BTreeMap<String, f64>>,
+    gpu: vernier_gpu::GpuRecord,
 ) -> Environment {
     Environment {
         server: ServerInfo {
@@ -410,6 +505,7 @@ fn environment_of(
         client: environment::client_machine(),
         tool: environment::tool_info(),
         gpu_info: context.gpu_info_cmd.as_deref().map(environment::gpu_info),
+        gpu: Some(gpu),
     }
 }
 
@@ -443,6 +539,8 @@ pub async fn run_sweep(
     let allow_busy = opened.config.allow_busy.unwrap_or(false);
     let (metrics, warnings, generation_counter) =
         read_server_load(&client, allow_busy, observer.as_ref()).await?;
+    let (gpu, gpu_record) = open_gpu(&context, &client.base_url()).await;
+    observer.note(&gpu_record.summary_line());
     let environment = environment_of(
         &client,
         &context,
@@ -450,6 +548,7 @@ pub async fn run_sweep(
         &model.id,
         limit,
         metrics.as_ref(),
+        gpu_record,
     );
     if opened.resumed.is_none() {
         let config = &mut opened.config;
@@ -488,6 +587,7 @@ pub async fn run_sweep(
             pacer: RequestPacer::new(config.max_rps),
             wait_budget: WaitBudget::new(max_wait, vernier_run::unix_ms()),
             runtimes: crate::runtimes::StreamRuntimes::per_core(),
+            gpu,
         },
         record: Record {
             journal: writer,

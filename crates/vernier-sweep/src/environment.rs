@@ -22,6 +22,10 @@ pub struct Environment {
     pub tool: ToolInfo,
     /// Output of `--gpu-info-cmd`, when given.
     pub gpu_info: Option<GpuInfo>,
+    /// The server's GPUs as NVML or `--gpu-metrics-url` described them, or why none was read
+    /// (absent in journals written before GPUs were read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<vernier_gpu::GpuRecord>,
 }
 
 /// Server identity.

@@ -464,6 +464,9 @@ pub struct CellWindow {
     /// The server's queue during the cell, from `/metrics` (absent without known names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueSamples>,
+    /// The GPUs sampled over the window (empty when none was read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_samples: Vec<vernier_gpu::GpuSample>,
 }
 
 /// Where the journal of a run in the folder `out` lives.

@@ -90,8 +90,8 @@ pub use config::{Arrival, CellKey, LoadMode, SweepConfig, Workload};
 pub use dry_run::probe_rates;
 #[cfg(feature = "engine")]
 pub use engine::{
-    ResumeFlags, RunContext, SIMULATOR_BANNER, SweepOutcome, SweepStart, demo_simulator_config,
-    run_sweep, sweep_client,
+    DEFAULT_GPU_SAMPLE_INTERVAL, ResumeFlags, RunContext, SIMULATOR_BANNER, SweepOutcome,
+    SweepStart, demo_simulator_config, run_sweep, sweep_client,
 };
 pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerInfo, ToolInfo};
 pub use error::{StopReason, SweepError};
@@ -115,7 +115,7 @@ pub use report::{
 #[cfg(feature = "engine")]
 pub use resume::read_resumable;
 pub use run_file::{
-    CellSummary, ClientLag, Figures, MedianIntervals, PerRequestSpecDecode,
+    CellGpu, CellSummary, ClientLag, Figures, MedianIntervals, PerRequestSpecDecode,
     RUN_FILE_SCHEMA_VERSION, RateLimited, RunFile, SpecDecode, Spread,
 };
 #[cfg(feature = "engine")]

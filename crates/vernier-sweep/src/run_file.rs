@@ -160,6 +160,22 @@ pub struct CellSummary {
     /// still measured from its own send, so no wait is inside a per-request figure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limited: Option<RateLimited>,
+    /// The GPUs over the cell's measured window: energy, power, memory and energy per output
+    /// token (absent when no GPU was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<CellGpu>,
+}
+
+/// What the GPUs did over a cell's measured repetitions (warm-ups excluded; the idle moments
+/// between repetitions included).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CellGpu {
+    /// Energy, power, memory, utilisation and throttling over the window, all GPUs together.
+    pub window: vernier_gpu::EnergyWindow,
+    /// Joules per output token and output tokens per joule, over the measured requests'
+    /// completion tokens (the server's counts); absent without energy or tokens.
+    pub per_token: Option<vernier_gpu::PerToken>,
 }
 
 /// Waits on rate limits.

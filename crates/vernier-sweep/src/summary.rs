@@ -91,6 +91,7 @@ struct CellAccumulator<'a> {
     queue: Option<QueueSamples>,
     rate_limited: Option<RateLimited>,
     skipped: Option<String>,
+    gpu_windows: Vec<vernier_gpu::EnergyWindow>,
 }
 
 /// Measured attempts that count: status ok in a repetition that finished (a repetition cut
@@ -212,6 +213,17 @@ fn add_load_figures(
     summary.server_queue = cell.queue;
     summary.rate_limited = cell.rate_limited;
     summary.server_clock = crate::offered_load::server_clock(&cell.measured);
+    summary.gpu = vernier_gpu::EnergyWindow::combine(&cell.gpu_windows).map(|window| {
+        let tokens = cell
+            .measured
+            .iter()
+            .filter_map(|attempt| attempt.completion_tokens)
+            .sum();
+        crate::run_file::CellGpu {
+            per_token: window.per_token(tokens),
+            window,
+        }
+    });
     let target = target.filter(|_| summary.n_reps > 0)?;
     let check = crate::offered_load::check_target(target, &cell.measured);
     summary.target_check = Some(check.clone());
@@ -282,6 +294,8 @@ fn accumulate(journal: &LoadedSweepJournal) -> Accumulated<'_> {
                 if window.queue.is_some() {
                     cell.queue = window.queue;
                 }
+                cell.gpu_windows
+                    .extend(vernier_gpu::EnergyWindow::from_samples(&window.gpu_samples));
                 let names = spec_decode_counters(&window.metrics_before);
                 for (slot, name) in cell.spec.iter_mut().zip(names.iter().flatten()) {
                     if let (Some(before), Some(after)) = (
@@ -618,6 +632,7 @@ fn summarise_cell(
         rate_limited: None,
         context_exceeded: None,
         server_clock: None,
+        gpu: None,
     }
 }
 

@@ -5,6 +5,7 @@
 mod arguments;
 mod capture;
 mod fault_matrix;
+mod gpu;
 mod hosted;
 mod resume;
 mod support;

@@ -54,6 +54,10 @@ fn header() -> Vec<String> {
             "decode_tokens_per_s_ci95_high",
             "spec_decode_acceptance_rate",
             "client_lag_p99_us",
+            "gpu_mean_power_w",
+            "gpu_peak_memory_mib",
+            "gpu_energy_j",
+            "gpu_joules_per_output_token",
         ]
         .map(str::to_owned),
     );
@@ -92,6 +96,13 @@ pub fn csv_report(run: &RunFile) -> Result<String, SweepError> {
         row.push(field(interval.map(|i| i.high)));
         row.push(field(cell.spec_decode.and_then(|s| s.acceptance_rate)));
         row.push(field(cell.client_lag.event_processing.map(|l| l.p99_us)));
+        let gpu = cell.gpu.as_ref();
+        row.push(field(gpu.and_then(|g| g.window.mean_power_w)));
+        row.push(field(gpu.and_then(|g| g.window.peak_memory_mib)));
+        row.push(field(gpu.and_then(|g| g.window.energy_j)));
+        row.push(field(
+            gpu.and_then(|g| g.per_token.map(|p| p.joules_per_output_token)),
+        ));
         writer.write_record(&row).map_err(failed)?;
     }
     let bytes = writer

@@ -90,6 +90,9 @@ pub fn markdown_report(run: &RunFile) -> String {
         "- Client: {}, kernel {}, {} ({} logical cores)",
         env.client.os, env.client.kernel, env.client.cpu_model, env.client.logical_cores
     );
+    if let Some(line) = super::gpu::identity_line(run) {
+        let _ = writeln!(out, "- {line}");
+    }
     let _ = writeln!(
         out,
         "- Tool: {} {} (git {})",
@@ -191,6 +194,7 @@ pub fn markdown_report(run: &RunFile) -> String {
          events/s is what a tool counting SSE events as tokens would report."
     );
 
+    out.push_str(&super::gpu::markdown(run));
     let _ = writeln!(out, "\n## Event counting\n");
     let factors: Vec<(&CellSummary, f64)> = run
         .cells

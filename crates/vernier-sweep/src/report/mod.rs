@@ -1,6 +1,7 @@
 //! Reports derived from the run file: terminal table, Markdown, CSV and SVG charts.
 
 mod csv;
+mod gpu;
 mod markdown;
 mod offered_load;
 mod svg;
@@ -17,10 +18,12 @@ use crate::error::SweepError;
 use crate::run_file::RunFile;
 
 /// Every chart of a run: the cells' four (prefill rate and TTFT against prompt length, decode
-/// rate per workload, tokens per event), then the load charts.
+/// rate per workload, tokens per event), then the load charts, then the GPU charts (mean power,
+/// peak memory, energy per output token) when GPUs were read.
 pub fn svg_charts(run: &RunFile) -> Vec<Chart> {
     let mut charts = svg::cell_charts(run);
     charts.extend(offered_load::charts(run));
+    charts.extend(gpu::charts(run));
     charts
 }
 

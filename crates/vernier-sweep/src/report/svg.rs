@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::run_file::{CellSummary, Figures, MedianIntervals, RunFile};
+use crate::run_file::{CellSummary, MedianIntervals, RunFile};
 
 /// One chart file.
 #[derive(Debug, Clone)]
@@ -339,7 +339,7 @@ fn legend(svg: &mut String, names: &[&str]) {
 }
 
 /// A line chart of `series` against evenly spaced x values.
-fn line_chart(labels: &Labels<'_>, series: &[Series]) -> String {
+pub(crate) fn line_chart(labels: &Labels<'_>, series: &[Series]) -> String {
     line_chart_marked(labels, series, &[])
 }
 
@@ -457,12 +457,15 @@ fn series_name(cell: &CellSummary, several_outputs: bool) -> String {
     }
 }
 
-type Figure = fn(&Figures) -> Option<f64>;
 type IntervalOf = fn(&MedianIntervals) -> Option<vernier_stats::Interval>;
 
 /// One series per (workload, load, output length), each point a cell at its target prompt
 /// length, in the order the run configured them.
-fn by_prompt(run: &RunFile, figure: Figure, interval: Option<IntervalOf>) -> Vec<Series> {
+pub(crate) fn by_prompt(
+    run: &RunFile,
+    figure: &dyn Fn(&CellSummary) -> Option<f64>,
+    interval: Option<IntervalOf>,
+) -> Vec<Series> {
     let mut outputs: Vec<u32> = run.cells.iter().map(|c| c.output_tokens).collect();
     outputs.sort_unstable();
     outputs.dedup();
@@ -489,7 +492,7 @@ fn by_prompt(run: &RunFile, figure: Figure, interval: Option<IntervalOf>) -> Vec
     });
     let mut series: Vec<Series> = Vec::new();
     for cell in cells {
-        let Some(y) = figure(&cell.median).filter(|y| y.is_finite()) else {
+        let Some(y) = figure(cell).filter(|y| y.is_finite()) else {
             continue;
         };
         let point = Point {
@@ -547,7 +550,7 @@ pub(crate) fn cell_charts(run: &RunFile) -> Vec<Chart> {
             "prefill tokens/s",
             by_prompt(
                 run,
-                |f| f.prefill_tokens_per_s,
+                &|c| c.median.prefill_tokens_per_s,
                 Some(|i| i.prefill_tokens_per_s),
             ),
         ),
@@ -555,7 +558,7 @@ pub(crate) fn cell_charts(run: &RunFile) -> Vec<Chart> {
             "ttft.svg",
             "Time to first token, median and 95% interval",
             "TTFT ms",
-            by_prompt(run, |f| f.ttft_ms, Some(|i| i.ttft_ms)),
+            by_prompt(run, &|c| c.median.ttft_ms, Some(|i| i.ttft_ms)),
         ),
         chart(
             "decode.svg",
@@ -563,7 +566,7 @@ pub(crate) fn cell_charts(run: &RunFile) -> Vec<Chart> {
             "decode tokens/s",
             by_prompt(
                 run,
-                |f| f.decode_tokens_per_s,
+                &|c| c.median.decode_tokens_per_s,
                 Some(|i| i.decode_tokens_per_s),
             ),
         ),
@@ -571,7 +574,7 @@ pub(crate) fn cell_charts(run: &RunFile) -> Vec<Chart> {
             "tokens_per_event.svg",
             "Tokens per SSE event (event counting under-reports by this factor)",
             "tokens per event",
-            by_prompt(run, |f| f.tokens_per_event, None),
+            by_prompt(run, &|c| c.median.tokens_per_event, None),
         ),
     ]
 }

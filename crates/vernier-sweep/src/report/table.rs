@@ -192,7 +192,7 @@ fn client_reasons(run: &RunFile, reasons: &mut Vec<Reason>) {
 }
 
 /// The cell as one short name: `prose 111/512 c4` (workload, prompt/output, load).
-fn cell_name(cell: &CellSummary) -> String {
+pub(super) fn cell_name(cell: &CellSummary) -> String {
     format!(
         "{} {}/{} {}",
         cell.workload,
@@ -210,13 +210,13 @@ fn load(cell: &CellSummary) -> String {
 }
 
 /// A rate with decimals only where they matter: `1143`, `85.2`, `3.41`.
-fn rate(value: Option<f64>) -> String {
+pub(super) fn rate(value: Option<f64>) -> String {
     value.map_or_else(|| "—".to_owned(), vernier_cli::figure)
 }
 
 /// Rows with their first column left-aligned and the rest right-aligned, a rule under the
 /// header.
-fn aligned(rows: &[Vec<String>]) -> String {
+pub(super) fn aligned(rows: &[Vec<String>]) -> String {
     let columns = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..columns)
         .map(|column| {
@@ -323,6 +323,10 @@ pub fn terminal_table(run: &RunFile) -> String {
     let mut out = aligned(&speed);
     out.push('\n');
     out.push_str(&aligned(&latency));
+    if let Some(gpu) = super::gpu::terminal(run) {
+        out.push('\n');
+        out.push_str(&gpu);
+    }
     if let Some(lag) = run.client_lag.event_processing {
         let _ = writeln!(
             out,

@@ -1,0 +1,149 @@
+//! The server's GPUs in a sweep: read from a DCGM exporter's text served over loopback, sampled
+//! over each cell, with energy and joules per output token checked by hand; and the one line a
+//! run without GPUs carries.
+
+use std::time::Duration;
+
+use vernier_sim::{SimConfig, TokensPerEvent};
+
+use crate::support::{run_sweep, start_sim};
+
+#[path = "../../../../tests/support/dcgm_exporter.rs"]
+mod dcgm_exporter;
+
+fn quick_sim() -> SimConfig {
+    SimConfig::builder()
+        .tokens_per_event(TokensPerEvent::Fixed(2))
+        .decode_step(Duration::from_millis(4))
+        .build()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cell_reports_the_exporters_energy_per_output_token() {
+    let exporter = dcgm_exporter::start();
+    let sim = start_sim(quick_sim()).await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let outcome = run_sweep(
+        &sim.base_url(),
+        out.path(),
+        &[
+            "--workload",
+            "prose",
+            "--prompt-tokens",
+            "64",
+            "--output-tokens",
+            "40",
+            "--concurrency",
+            "2",
+            "--reps",
+            "3",
+            "--gpu-metrics-url",
+            &exporter.url,
+            "--gpu-sample-ms",
+            "20",
+        ],
+    )
+    .await
+    .expect("the sweep runs");
+    sim.shutdown().await;
+    let run = &outcome.run;
+    let gpu = run.environment.gpu.as_ref().expect("the GPUs are recorded");
+    assert_eq!(gpu.source.as_deref(), Some(exporter.url.as_str()));
+    assert_eq!(gpu.devices.len(), 2);
+    assert_eq!(gpu.devices[0].name, "NVIDIA H100 80GB HBM3");
+    assert_eq!(gpu.sample_interval_ms, Some(20));
+    let cell = &run.cells[0];
+    let cell_gpu = cell.gpu.as_ref().expect("the cell has GPU figures");
+    // Every scrape after the one that read the identity is one of the cell's samples.
+    let samples = exporter.scrapes() - 1;
+    assert_eq!(cell_gpu.window.samples as u64, samples);
+    // By hand: the counters rose 2.5 J between consecutive scrapes, over (samples − 1) gaps.
+    let energy = (samples - 1) as f64 * dcgm_exporter::JOULES_PER_SCRAPE;
+    assert!((cell_gpu.window.energy_j.expect("energy") - energy).abs() < 1e-6);
+    assert_eq!(
+        cell_gpu.window.energy_source,
+        Some(vernier_gpu::EnergySource::EnergyCounter)
+    );
+    // The simulator writes exactly the 40 tokens asked for (forced length): 3 reps × 2 streams.
+    let per = cell_gpu.per_token.expect("joules per token");
+    assert_eq!(per.output_tokens, 3 * 2 * 40);
+    assert!((per.joules_per_output_token - energy / 240.0).abs() < 1e-9);
+    assert!((per.output_tokens_per_joule - 240.0 / energy).abs() < 1e-9);
+    // Peak memory: 73201 + 73073 MiB from the exporter's text.
+    assert_eq!(cell_gpu.window.peak_memory_mib, Some(146_274.0));
+    let report = std::fs::read_to_string(out.path().join("report.md")).expect("report");
+    assert!(report.contains("- GPU: 2 × NVIDIA H100 80GB HBM3, 81072 MiB, driver 550.54.15"));
+    assert!(report.contains("## GPU energy"));
+    assert!(report.contains("clocks held back: sw_power_cap"));
+    for chart in ["gpu_power.svg", "gpu_memory.svg", "energy_per_token.svg"] {
+        let svg = std::fs::read_to_string(out.path().join(chart)).expect("the chart is written");
+        assert!(svg.contains("<circle"), "{chart} plots the cell");
+    }
+    let csv = std::fs::read_to_string(out.path().join("report.csv")).expect("csv");
+    assert!(
+        csv.lines()
+            .next()
+            .is_some_and(|h| h.ends_with("gpu_joules_per_output_token"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_without_gpus_says_so_in_one_line() {
+    let sim = start_sim(quick_sim()).await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let outcome = run_sweep(
+        &sim.base_url(),
+        out.path(),
+        &[
+            "--workload",
+            "prose",
+            "--prompt-tokens",
+            "64",
+            "--output-tokens",
+            "16",
+            "--reps",
+            "1",
+        ],
+    )
+    .await
+    .expect("the sweep runs");
+    sim.shutdown().await;
+    let gpu = outcome.run.environment.gpu.as_ref().expect("a GPU record");
+    assert!(outcome.run.cells.iter().all(|cell| cell.gpu.is_none()) || !gpu.devices.is_empty());
+    let report = std::fs::read_to_string(out.path().join("report.md")).expect("report");
+    if gpu.devices.is_empty() {
+        // A machine without an NVIDIA driver (CI): NVML's absence is named, never an error.
+        assert!(
+            report.contains("- GPU: none read (NVML: libnvidia-ml could not be loaded"),
+            "{report}"
+        );
+        assert!(!out.path().join("gpu_power.svg").exists());
+    }
+    // Turned off: nothing is read and the reason says how.
+    let off = tempfile::tempdir().expect("temporary folder");
+    let sim = start_sim(quick_sim()).await;
+    let outcome = run_sweep(
+        &sim.base_url(),
+        off.path(),
+        &[
+            "--workload",
+            "prose",
+            "--prompt-tokens",
+            "64",
+            "--output-tokens",
+            "16",
+            "--reps",
+            "1",
+            "--gpu-sample-ms",
+            "0",
+        ],
+    )
+    .await
+    .expect("the sweep runs");
+    sim.shutdown().await;
+    let gpu = outcome.run.environment.gpu.as_ref().expect("a GPU record");
+    assert_eq!(
+        gpu.not_read.as_deref(),
+        Some("GPU reading turned off (--gpu-sample-ms 0)")
+    );
+}
