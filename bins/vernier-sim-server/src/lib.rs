@@ -23,6 +23,10 @@ pub struct Args {
     /// Served model id.
     #[arg(long, default_value = "vernier-sim")]
     pub model: String,
+    /// The path `/v1/models` states as the model's `root` (what vLLM loaded under
+    /// `--served-model-name`); default: the served id.
+    #[arg(long, value_name = "PATH")]
+    pub model_root: Option<String>,
     /// Context length.
     #[arg(long, default_value_t = 32_768)]
     pub max_model_len: u32,
@@ -129,6 +133,7 @@ pub fn config(args: &Args) -> Result<SimConfig, SimError> {
         .faults(faults)
         .bind(SocketAddr::new(args.host, args.port))
         .model(args.model.clone())
+        .model_root(args.model_root.clone())
         .max_model_len(args.max_model_len)
         .tokens_per_event(tokens_per_event)
         .prefill_tokens_per_s(args.prefill_rate)

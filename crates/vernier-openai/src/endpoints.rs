@@ -65,6 +65,12 @@ pub struct ServerIdentity {
     pub props_json: Option<Value>,
     /// `GET /get_server_info` (`SGLang`), probed only when `/version` answered.
     pub server_info_json: Option<Value>,
+    /// `GET /get_model_info` (`SGLang`: the model path it loaded), probed only when
+    /// `/version` answered.
+    pub model_info_json: Option<Value>,
+    /// `GET /server_info` (vLLM in its development mode: its whole configuration), probed
+    /// only when `/version` answered.
+    pub vllm_server_info_json: Option<Value>,
     /// The software, inferred from the above.
     pub kind: ServerKind,
 }
@@ -227,10 +233,14 @@ impl Client {
         };
         let version_json = probe("version").await;
         let props_json = probe("props").await;
-        let server_info_json = if version_json.is_some() {
-            probe("get_server_info").await
+        let (server_info_json, model_info_json, vllm_server_info_json) = if version_json.is_some() {
+            (
+                probe("get_server_info").await,
+                probe("get_model_info").await,
+                probe("server_info").await,
+            )
         } else {
-            None
+            (None, None, None)
         };
         let kind = infer_kind(
             server_header.as_deref(),
@@ -243,6 +253,8 @@ impl Client {
             version_json,
             props_json,
             server_info_json,
+            model_info_json,
+            vllm_server_info_json,
             kind,
         }
     }

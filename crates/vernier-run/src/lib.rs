@@ -54,6 +54,7 @@ mod simulator;
 #[cfg(feature = "engine")]
 mod target;
 mod verdict;
+mod weights;
 
 pub use clock::{ClockAnchor, MAX_SECONDS, seconds, unix_ms, utc_folder_name, utc_minute};
 pub use error::{RunError, StopReason};
@@ -75,12 +76,14 @@ pub use simulator::InProcessSimulator;
 #[cfg(feature = "engine")]
 pub use target::{
     ClientOptions, DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, ResolvedModel, api_key_source,
-    build_client, fingerprint, identity_changes, kind_name, resolve_model, trim_base_url,
+    build_client, fingerprint, identity_changes, kind_name, loaded_weights, resolve_model,
+    trim_base_url,
 };
 pub use verdict::{
     CLIENT_LAG_P99_US, COALESCED_FIRST_TOKEN_SHARE, INFRA_INVALID_SHARE, Reason, Verdict,
     VerdictLevel, share,
 };
+pub use weights::{LoadedWeights, file_type_precisions, name_mismatch, precisions_named};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

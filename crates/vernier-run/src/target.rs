@@ -271,3 +271,88 @@ pub fn fingerprint(model: &str, identity: &ServerIdentity) -> ServerFingerprint 
         identity.version_json.as_ref().map(ToString::to_string),
     )
 }
+
+/// What the server states it loaded for `model` (its `/v1/models` entry among `listed`, and
+/// `identity`'s `/props`, `/get_model_info` and launch settings), with the served-name check.
+pub fn loaded_weights(
+    model: &str,
+    listed: &[ModelInfo],
+    identity: &ServerIdentity,
+) -> crate::LoadedWeights {
+    let entry = listed.iter().find(|entry| entry.id == model);
+    let text = |value: Option<&serde_json::Value>| {
+        value
+            .and_then(serde_json::Value::as_str)
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned)
+    };
+    let props = identity.props_json.as_ref();
+    let model_info = identity.model_info_json.as_ref();
+    let (loaded_from, stated_by) = if let Some(root) = text(entry.and_then(|e| e.extra.get("root")))
+    {
+        (Some(root), Some("/v1/models root".to_owned()))
+    } else if let Some(path) = text(props.and_then(|p| p.get("model_path"))) {
+        (Some(path), Some("/props model_path".to_owned()))
+    } else if let Some(path) = text(model_info.and_then(|m| m.get("model_path"))) {
+        (Some(path), Some("/get_model_info model_path".to_owned()))
+    } else {
+        (None, None)
+    };
+    let file_type = text(props.and_then(|p| p.get("model_ftype"))).or_else(|| {
+        text(
+            entry
+                .and_then(|e| e.extra.get("meta"))
+                .and_then(|meta| meta.get("ftype")),
+        )
+    });
+    let mut weights = crate::LoadedWeights::new(model, loaded_from, stated_by, file_type);
+    if let Some(entry) = entry {
+        weights.stated.push((
+            "/v1/models".to_owned(),
+            serde_json::to_value(entry).unwrap_or(serde_json::Value::Null),
+        ));
+    }
+    if let Some(info) = model_info {
+        weights
+            .stated
+            .push(("/get_model_info".to_owned(), info.clone()));
+    }
+    weights.launch_flags = identity
+        .server_info_json
+        .clone()
+        .or_else(|| identity.vllm_server_info_json.clone());
+    weights
+}
+
+#[cfg(test)]
+mod weights_tests {
+    use super::*;
+
+    #[test]
+    fn a_real_llama_server_states_its_path_and_file_type() {
+        // Recorded from llama-server b11434 serving gemma-3-270m-q4_k_m.gguf.
+        let props: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../fixtures/real-transcripts/llama-server-b11434/props.json"
+        ))
+        .expect("props");
+        let models: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../fixtures/real-transcripts/llama-server-b11434/models.json"
+        ))
+        .expect("models");
+        let listed: Vec<ModelInfo> =
+            serde_json::from_value(models["data"].clone()).expect("model entries");
+        let mut identity = ServerIdentity::default();
+        identity.props_json = Some(props);
+        let weights = loaded_weights("gemma-3-270m-q4_k_m", &listed, &identity);
+        assert_eq!(
+            weights.loaded_from.as_deref(),
+            Some("/work/steering/lab/models/gemma-3-270m-q4_k_m.gguf")
+        );
+        assert_eq!(weights.stated_by.as_deref(), Some("/props model_path"));
+        assert_eq!(weights.file_type.as_deref(), Some("Q4_K - Medium"));
+        assert_eq!(weights.mismatch, None);
+        // The same server under `--alias gemma`: the file type alone names Q4_K_M.
+        let aliased = loaded_weights("gemma", &listed, &identity);
+        assert!(aliased.mismatch.is_some());
+    }
+}

@@ -185,6 +185,9 @@ impl Faults {
 pub struct SimConfig {
     /// Served model id (default `"vernier-sim"`); other ids get 404.
     pub model: String,
+    /// The path `/v1/models` states as the model's `root`, as vLLM does for the weights it
+    /// loaded under `--served-model-name` (default: the served id).
+    pub model_root: Option<String>,
     /// Context length reported by `/v1/models` and `/tokenize`, and enforced (default 32768).
     pub max_model_len: u32,
     /// Listening address (default `127.0.0.1:0`, an ephemeral port).
@@ -264,6 +267,7 @@ impl Default for SimConfig {
     fn default() -> Self {
         Self {
             model: "vernier-sim".to_owned(),
+            model_root: None,
             max_model_len: 32_768,
             bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             prefill_tokens_per_s: 5000.0,
@@ -353,6 +357,8 @@ macro_rules! setters {
 
 impl SimConfigBuilder {
     setters! {
+        /// Sets [`SimConfig::model_root`].
+        model_root: Option<String>,
         /// Sets [`SimConfig::max_model_len`].
         max_model_len: u32,
         /// Sets [`SimConfig::bind`].

@@ -173,7 +173,7 @@ fn models(state: &State) -> Reply {
                 "object": "model",
                 "created": state.created_unix_s,
                 "owned_by": "vernier",
-                "root": model,
+                "root": state.config.model_root.as_deref().unwrap_or(model),
                 "parent": null,
                 "max_model_len": state.config.max_model_len,
             }],

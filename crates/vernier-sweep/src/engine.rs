@@ -483,7 +483,7 @@ fn environment_of(
     client: &Client,
     context: &RunContext,
     identity: &vernier_openai::ServerIdentity,
-    model: &str,
+    model: &vernier_run::ResolvedModel,
     limit: Option<vernier_openai::ContextLimit>,
     metrics: Option<&BTreeMap<String, f64>>,
     gpu: vernier_gpu::GpuRecord,
@@ -498,8 +498,13 @@ fn environment_of(
             props: identity.props_json.clone(),
         },
         model: ServedModel {
-            id: model.to_owned(),
+            id: model.id.clone(),
             max_model_len: limit.map(|limit| limit.tokens),
+            weights: Some(vernier_run::loaded_weights(
+                &model.id,
+                &model.listed,
+                identity,
+            )),
         },
         metrics_at_start: metrics.cloned().unwrap_or_default(),
         client: environment::client_machine(),
@@ -545,11 +550,19 @@ pub async fn run_sweep(
         &client,
         &context,
         &identity,
-        &model.id,
+        &model,
         limit,
         metrics.as_ref(),
         gpu_record,
     );
+    if let Some(mismatch) = environment
+        .model
+        .weights
+        .as_ref()
+        .and_then(|weights| weights.mismatch.as_ref())
+    {
+        observer.warn(&format!("served name and weights disagree: {mismatch}"));
+    }
     if opened.resumed.is_none() {
         let config = &mut opened.config;
         config.model.clone_from(&model.id);

@@ -54,6 +54,10 @@ pub struct ServedModel {
     pub id: String,
     /// Maximum context, when the server says.
     pub max_model_len: Option<u64>,
+    /// What the server states it loaded, and whether the served name agrees (absent in
+    /// journals written before it was read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<vernier_run::LoadedWeights>,
 }
 
 /// The client machine.

@@ -147,3 +147,86 @@ async fn a_run_without_gpus_says_so_in_one_line() {
         Some("GPU reading turned off (--gpu-sample-ms 0)")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fp8_weights_served_under_the_bf16_name_are_flagged() {
+    // The seed's case: vLLM serving `Qwen/Qwen3-8B` (the BF16 model's name) over FP8 weights,
+    // which only `/v1/models`' `root` reveals.
+    let sim = start_sim(
+        SimConfig::builder()
+            .model("Qwen/Qwen3-8B")
+            .model_root(Some("/models/Qwen3-8B-FP8".to_owned()))
+            .decode_step(Duration::from_millis(2))
+            .build(),
+    )
+    .await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let outcome = run_sweep(
+        &sim.base_url(),
+        out.path(),
+        &[
+            "--workload",
+            "prose",
+            "--prompt-tokens",
+            "64",
+            "--output-tokens",
+            "8",
+            "--reps",
+            "1",
+        ],
+    )
+    .await
+    .expect("the sweep runs");
+    sim.shutdown().await;
+    let weights = outcome
+        .run
+        .environment
+        .model
+        .weights
+        .as_ref()
+        .expect("weights recorded");
+    assert_eq!(weights.loaded_from.as_deref(), Some("/models/Qwen3-8B-FP8"));
+    assert_eq!(weights.stated_by.as_deref(), Some("/v1/models root"));
+    let mismatch = weights.mismatch.as_deref().expect("the names disagree");
+    assert!(
+        mismatch.contains("`Qwen/Qwen3-8B`") && mismatch.contains("FP8"),
+        "{mismatch}"
+    );
+    let report = std::fs::read_to_string(out.path().join("report.md")).expect("report");
+    assert!(report.contains("**Served name and weights disagree:**"));
+    // The same server over weights its name describes is not flagged.
+    let sim = start_sim(
+        SimConfig::builder()
+            .model("Qwen/Qwen3-8B-FP8")
+            .model_root(Some("/models/Qwen3-8B-FP8".to_owned()))
+            .decode_step(Duration::from_millis(2))
+            .build(),
+    )
+    .await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let outcome = run_sweep(
+        &sim.base_url(),
+        out.path(),
+        &[
+            "--workload",
+            "prose",
+            "--prompt-tokens",
+            "64",
+            "--output-tokens",
+            "8",
+            "--reps",
+            "1",
+        ],
+    )
+    .await
+    .expect("the sweep runs");
+    sim.shutdown().await;
+    let weights = outcome
+        .run
+        .environment
+        .model
+        .weights
+        .as_ref()
+        .expect("weights recorded");
+    assert_eq!(weights.mismatch, None);
+}

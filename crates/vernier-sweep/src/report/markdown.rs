@@ -84,6 +84,12 @@ pub fn markdown_report(run: &RunFile) -> String {
         );
     }
     let _ = writeln!(out, "- Model: `{}`{max_context}", env.model.id);
+    if let Some(weights) = &env.model.weights {
+        let _ = writeln!(out, "- Weights: {}", weights.describe());
+        if let Some(mismatch) = &weights.mismatch {
+            let _ = writeln!(out, "- **Served name and weights disagree:** {mismatch}");
+        }
+    }
     let _ = writeln!(out, "- Server: {}{version}", env.server.kind);
     let _ = writeln!(
         out,

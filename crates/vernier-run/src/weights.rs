@@ -1,0 +1,262 @@
+//! What the server says it really loaded, beside the name it serves: the seed's FP8 weights
+//! served under the BF16 model's name, which nothing in an API answer reveals.
+//!
+//! Read from what each server states: vLLM's `/v1/models` `root` (the path or repository it
+//! loaded; `id` is `--served-model-name`), llama.cpp's `/props` `model_path` and `model_ftype`
+//! (the GGUF's `general.file_type`, named), `SGLang`'s `/get_model_info` `model_path`. The
+//! precision each names is compared: a served name that names another precision than the
+//! weights, or none where the weights name one, is flagged.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The weights a server states it loaded, and whether its served name agrees.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LoadedWeights {
+    /// The name requests use.
+    pub served_name: String,
+    /// The path or repository the server loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_from: Option<String>,
+    /// Which answer stated it (`/v1/models root`, `/props model_path`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_by: Option<String>,
+    /// The weights' file type as the server names it (llama.cpp's `model_ftype`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_type: Option<String>,
+    /// Everything else the server stated about the model (`/v1/models`' entry, `SGLang`'s
+    /// `/get_model_info`), as answered.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stated: Vec<(String, Value)>,
+    /// The server's own launch settings where it shows them (`SGLang`'s `/get_server_info`,
+    /// vLLM's `/server_info` in its development mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_flags: Option<Value>,
+    /// Why the served name and the loaded weights disagree, when they do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatch: Option<String>,
+}
+
+impl LoadedWeights {
+    /// The weights behind `served_name`, loaded from `loaded_from` (stated by `stated_by`) with
+    /// the file type `file_type`; the name check is made here.
+    pub fn new(
+        served_name: impl Into<String>,
+        loaded_from: Option<String>,
+        stated_by: Option<String>,
+        file_type: Option<String>,
+    ) -> Self {
+        let served_name = served_name.into();
+        let mismatch = name_mismatch(&served_name, loaded_from.as_deref(), file_type.as_deref());
+        Self {
+            served_name,
+            loaded_from,
+            stated_by,
+            file_type,
+            stated: Vec::new(),
+            launch_flags: None,
+            mismatch,
+        }
+    }
+
+    /// One line for a report: `loaded from /models/x (stated by …), file type Q4_1`.
+    pub fn describe(&self) -> String {
+        let mut line = match (&self.loaded_from, &self.stated_by) {
+            (Some(path), Some(by)) => format!("loaded from `{path}` ({by})"),
+            (Some(path), None) => format!("loaded from `{path}`"),
+            (None, _) => "the server does not say what it loaded".to_owned(),
+        };
+        if let Some(file_type) = &self.file_type {
+            line.push_str(&format!(", file type {file_type}"));
+        }
+        line
+    }
+}
+
+/// Every spelling of a precision or quantisation, by the name it is reported under.
+const PRECISIONS: [(&str, &[&str]); 12] = [
+    ("FP32", &["fp32", "f32", "float32"]),
+    ("FP16", &["fp16", "f16", "float16", "half"]),
+    ("BF16", &["bf16", "bfloat16"]),
+    (
+        "FP8",
+        &[
+            "fp8",
+            "f8",
+            "float8",
+            "e4m3",
+            "e5m2",
+            "fp8_e4m3",
+            "fp8_dynamic",
+        ],
+    ),
+    ("INT8", &["int8", "w8a8", "8bit", "w8a16"]),
+    ("INT4", &["int4", "w4a16", "4bit", "w4a8"]),
+    ("AWQ", &["awq"]),
+    ("GPTQ", &["gptq"]),
+    ("NVFP4", &["nvfp4"]),
+    ("MXFP4", &["mxfp4"]),
+    ("NF4", &["nf4", "bnb"]),
+    ("EXL2", &["exl2"]),
+];
+
+/// A GGUF quantisation type (`q4_k_m`, `q8_0`, `iq2_xxs`), upper-cased.
+fn gguf_type(token: &str) -> Option<String> {
+    let body = token
+        .strip_prefix("iq")
+        .or_else(|| token.strip_prefix('q'))?;
+    let bits = body.chars().next()?;
+    (bits.is_ascii_digit() && body.len() >= 2 && body[1..].starts_with('_'))
+        .then(|| token.to_ascii_uppercase())
+}
+
+/// The precisions `text` names, by their reported names.
+pub fn precisions_named(text: &str) -> BTreeSet<String> {
+    let lower = text.to_ascii_lowercase();
+    let tokens: Vec<&str> = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|token| !token.is_empty())
+        .collect();
+    let mut named = BTreeSet::new();
+    for token in &tokens {
+        // "FP8-Dynamic" and "fp8_dynamic" alike; "w8a8" inside "…-w8a8-int8".
+        for (name, spellings) in PRECISIONS {
+            if spellings.contains(token) {
+                named.insert(name.to_owned());
+            }
+        }
+        if let Some(quant) = gguf_type(token) {
+            named.insert(quant);
+        }
+    }
+    named
+}
+
+/// llama.cpp's file-type name (`Q4_K - Medium`, `all F32`, `IQ2_XXS - 2.0625 bpw`) as the
+/// precision names [`precisions_named`] gives.
+pub fn file_type_precisions(file_type: &str) -> BTreeSet<String> {
+    let lower = file_type.to_ascii_lowercase();
+    let normalised = lower
+        .replace(" - medium", "_m")
+        .replace(" - small", "_s")
+        .replace(" - large", "_l")
+        .replace("all f32", "f32");
+    let head = normalised.split(" - ").next().unwrap_or_default();
+    precisions_named(head)
+}
+
+/// Why `served_name` disagrees with weights loaded from `loaded_from` of type `file_type`:
+/// both name precisions and share none, or the weights name one and the served name none.
+pub fn name_mismatch(
+    served_name: &str,
+    loaded_from: Option<&str>,
+    file_type: Option<&str>,
+) -> Option<String> {
+    let mut loaded = loaded_from.map(precisions_named).unwrap_or_default();
+    if let Some(file_type) = file_type {
+        loaded.extend(file_type_precisions(file_type));
+    }
+    if loaded.is_empty() {
+        return None;
+    }
+    let served = precisions_named(served_name);
+    if !served.is_disjoint(&loaded) {
+        return None;
+    }
+    let loaded_names = loaded.into_iter().collect::<Vec<_>>().join("/");
+    let source = match (loaded_from, file_type) {
+        (Some(path), Some(file_type)) => format!("`{path}` ({file_type})"),
+        (Some(path), None) => format!("`{path}`"),
+        (None, Some(file_type)) => format!("file type {file_type}"),
+        (None, None) => String::new(),
+    };
+    Some(if served.is_empty() {
+        format!(
+            "the server serves `{served_name}`, a name that says no precision, but loaded {loaded_names} weights from {source}: the figures are for {loaded_names}"
+        )
+    } else {
+        format!(
+            "the server serves `{served_name}`, which names {}, but loaded {loaded_names} weights from {source}: the figures are for {loaded_names}",
+            served.into_iter().collect::<Vec<_>>().join("/")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    #[test]
+    fn precisions_are_read_from_names_and_paths() {
+        assert_eq!(precisions_named("/models/Qwen3-8B-FP8"), set(&["FP8"]));
+        assert_eq!(
+            precisions_named("RedHatAI/Llama-3.1-8B-Instruct-FP8-dynamic"),
+            set(&["FP8"])
+        );
+        assert_eq!(
+            precisions_named("Qwen/Qwen3-30B-A3B-GPTQ-Int4"),
+            set(&["GPTQ", "INT4"])
+        );
+        assert_eq!(
+            precisions_named("SmolLM2-135M-Instruct.Q4_1.gguf"),
+            set(&["Q4_1"])
+        );
+        assert_eq!(precisions_named("gemma-3-270m-q4_k_m"), set(&["Q4_K_M"]));
+        assert_eq!(precisions_named("Qwen/Qwen3-8B"), set(&[]));
+        // "8b" and "a3b" are sizes, not precisions.
+        assert_eq!(precisions_named("qwen3-30b-a3b"), set(&[]));
+    }
+
+    #[test]
+    fn llama_cpp_file_types_read_as_the_names_do() {
+        // llama.cpp's llama_model_ftype_name: "Q4_K - Medium", "all F32", "IQ2_XXS - 2.0625 bpw".
+        assert_eq!(file_type_precisions("Q4_K - Medium"), set(&["Q4_K_M"]));
+        assert_eq!(file_type_precisions("Q4_1"), set(&["Q4_1"]));
+        assert_eq!(file_type_precisions("all F32"), set(&["FP32"]));
+        assert_eq!(file_type_precisions("BF16"), set(&["BF16"]));
+        assert_eq!(
+            file_type_precisions("IQ2_XXS - 2.0625 bpw"),
+            set(&["IQ2_XXS"])
+        );
+    }
+
+    #[test]
+    fn a_name_that_hides_or_contradicts_the_weights_is_flagged() {
+        // The seed: FP8 weights served under the BF16 model's name.
+        let hidden =
+            name_mismatch("Qwen/Qwen3-8B", Some("/models/Qwen3-8B-FP8"), None).expect("flagged");
+        assert!(
+            hidden.contains("says no precision") && hidden.contains("FP8"),
+            "{hidden}"
+        );
+        let contradicted =
+            name_mismatch("qwen3-8b-bf16", Some("/models/Qwen3-8B-FP8"), None).expect("flagged");
+        assert!(
+            contradicted.contains("names BF16") && contradicted.contains("loaded FP8"),
+            "{contradicted}"
+        );
+        // Agreeing names and paths that say nothing are not flagged.
+        assert_eq!(
+            name_mismatch(
+                "gemma-3-270m-q4_k_m",
+                Some("/m/gemma-3-270m-q4_k_m.gguf"),
+                Some("Q4_K - Medium")
+            ),
+            None
+        );
+        assert_eq!(
+            name_mismatch("Qwen/Qwen3-8B", Some("Qwen/Qwen3-8B"), None),
+            None
+        );
+        assert_eq!(name_mismatch("my-alias", None, None), None);
+        // A llama-server alias over a Q4_1 file: the file type alone is enough to flag.
+        assert!(name_mismatch("smollm", None, Some("Q4_1")).is_some());
+    }
+}
