@@ -64,6 +64,57 @@ pub struct EnergyWindow {
     pub unchanging: bool,
 }
 
+/// What the GPUs did over a stretch of work (a sweep's cell, a suite): the window, and the
+/// energy per output token of the work's completion tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct WorkEnergy {
+    /// Energy, power, memory, utilisation and throttling over the window, all GPUs together.
+    pub window: EnergyWindow,
+    /// Joules per output token and output tokens per joule, over the work's completion tokens
+    /// (the server's counts); absent without energy or tokens.
+    pub per_token: Option<PerToken>,
+}
+
+impl WorkEnergy {
+    /// The windows (one per session of the work; a resumed run has several) combined, with
+    /// `output_tokens` generated in them; `None` without a window.
+    pub fn of(windows: &[EnergyWindow], output_tokens: u64) -> Option<Self> {
+        let window = EnergyWindow::combine(windows)?;
+        Some(Self {
+            per_token: window.per_token(output_tokens),
+            window,
+        })
+    }
+
+    /// One line: `812 J over 9.6 s (mean 84 W, peak 120 W, peak memory 3.2 GiB), 0.41 J per
+    /// output token (1 980 tokens), from the energy counter`.
+    pub fn describe(&self) -> String {
+        let window = &self.window;
+        let figure = |value: Option<f64>, decimals: usize, unit: &str| {
+            value.map_or_else(|| "—".to_owned(), |v| format!("{v:.decimals$}{unit}"))
+        };
+        let mut line = format!(
+            "{} over {:.1} s (mean {}, peak {}, peak memory {})",
+            figure(window.energy_j, 0, " J"),
+            window.duration_s,
+            figure(window.mean_power_w, 0, " W"),
+            figure(window.peak_power_w, 0, " W"),
+            figure(window.peak_memory_mib.map(|mib| mib / 1024.0), 1, " GiB"),
+        );
+        if let Some(per) = self.per_token {
+            line.push_str(&format!(
+                ", {:.3} J per output token ({} tokens, {:.2} tokens per joule)",
+                per.joules_per_output_token, per.output_tokens, per.output_tokens_per_joule
+            ));
+        }
+        if let Some(source) = window.energy_source {
+            line.push_str(&format!(", from the {}", source.label()));
+        }
+        line
+    }
+}
+
 /// Energy per token over a window.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]

@@ -25,10 +25,10 @@ mod sample;
 mod sampler;
 
 pub use dcgm::{DcgmSource, parse_dcgm};
-pub use energy::{EnergySource, EnergyWindow, PerToken};
+pub use energy::{EnergySource, EnergyWindow, PerToken, WorkEnergy};
 pub use error::GpuError;
 pub use identity::{GpuDevice, GpuRecord};
 #[cfg(feature = "nvml")]
 pub use nvml::NvmlSource;
 pub use sample::{DeviceSample, GpuSample, throttle_reason_names};
-pub use sampler::{GpuChoice, GpuSampler, GpuSource, SharedSource, open_source};
+pub use sampler::{GpuChoice, GpuSampler, GpuSource, SharedSource, open_source, server_is_local};

@@ -47,6 +47,64 @@ impl GpuChoice {
     }
 }
 
+impl GpuChoice {
+    /// The source a run against `base_url` reads: `metrics_url` when given, else NVML for a
+    /// server on this machine; nothing (with the reason) for the bundled simulator, a server
+    /// elsewhere, or a zero `interval` (reading turned off).
+    pub fn for_server(
+        base_url: &str,
+        simulator: bool,
+        metrics_url: Option<String>,
+        interval: Duration,
+    ) -> Self {
+        let skip = if interval.is_zero() {
+            Some("GPU reading turned off (--gpu-sample-ms 0)".to_owned())
+        } else if simulator && metrics_url.is_none() {
+            Some("the bundled simulator uses no GPU".to_owned())
+        } else if !server_is_local(base_url) {
+            Some(format!(
+                "the server at {base_url} is not on this machine; give --gpu-metrics-url http://HOST:9400/metrics (a DCGM exporter beside it) to read its GPUs"
+            ))
+        } else {
+            None
+        };
+        let url = if interval.is_zero() {
+            None
+        } else {
+            metrics_url
+        };
+        Self::new(url, skip, interval)
+    }
+}
+
+/// Whether `base_url` names this machine (loopback, `localhost` or this host's name), where
+/// NVML sees the server's GPUs.
+pub fn server_is_local(base_url: &str) -> bool {
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or_default();
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = if host.starts_with('[') {
+        host.split(']')
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches('[')
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
+    if host.eq_ignore_ascii_case("localhost") || host == "0.0.0.0" {
+        return true;
+    }
+    if let Ok(address) = host.parse::<std::net::IpAddr>() {
+        return address.is_loopback() || address.is_unspecified();
+    }
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .is_ok_and(|name| name.trim().eq_ignore_ascii_case(host))
+}
+
 fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -204,6 +262,55 @@ mod tests {
             samples
                 .windows(2)
                 .all(|pair| pair[1].unix_ms >= pair[0].unix_ms)
+        );
+    }
+
+    #[test]
+    fn nvml_is_tried_only_for_a_server_on_this_machine() {
+        for local in [
+            "http://127.0.0.1:8000/v1",
+            "http://localhost:8080",
+            "http://[::1]:9000",
+            "http://user@127.0.0.2:1",
+        ] {
+            assert!(server_is_local(local), "{local}");
+        }
+        for remote in [
+            "http://10.1.2.3:8000",
+            "https://api.example.invalid/v1",
+            "http://[2001:db8::1]:80",
+        ] {
+            assert!(!server_is_local(remote), "{remote}");
+        }
+        let second = Duration::from_secs(1);
+        let remote = GpuChoice::for_server("http://10.1.2.3:8000", false, None, second);
+        assert!(
+            remote
+                .skip_nvml
+                .as_deref()
+                .is_some_and(|why| why.contains("--gpu-metrics-url"))
+        );
+        let simulated = GpuChoice::for_server("http://127.0.0.1:1", true, None, second);
+        assert_eq!(
+            simulated.skip_nvml.as_deref(),
+            Some("the bundled simulator uses no GPU")
+        );
+        let off = GpuChoice::for_server(
+            "http://127.0.0.1:1",
+            false,
+            Some("http://x:9400".to_owned()),
+            Duration::ZERO,
+        );
+        assert_eq!(off.metrics_url, None);
+        let exporter = GpuChoice::for_server(
+            "http://10.1.2.3:8000",
+            false,
+            Some("http://x:9400/metrics".to_owned()),
+            second,
+        );
+        assert_eq!(
+            exporter.metrics_url.as_deref(),
+            Some("http://x:9400/metrics")
         );
     }
 

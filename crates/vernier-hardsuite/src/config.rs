@@ -160,6 +160,11 @@ pub struct RunConfig {
     pub adaptive_concurrency: bool,
     /// A PEM file of CA certificates to trust beside the built-in roots.
     pub ca_cert: Option<std::path::PathBuf>,
+    /// A DCGM exporter (or Prometheus endpoint with DCGM's names) to read the server's GPUs
+    /// from; without it, NVML on this machine when the server runs here.
+    pub gpu_metrics_url: Option<String>,
+    /// Milliseconds between GPU samples over the run; 0 reads no GPU.
+    pub gpu_sample_ms: u64,
 }
 
 impl Default for RunConfig {
@@ -186,6 +191,8 @@ impl Default for RunConfig {
             max_wait_secs: None,
             adaptive_concurrency: false,
             ca_cert: None,
+            gpu_metrics_url: None,
+            gpu_sample_ms: 500,
         }
     }
 }

@@ -74,6 +74,39 @@ struct Target {
     fingerprint: ServerFingerprint,
     /// The KV cache the server's requests share, where its identity says.
     shared_capacity: Option<vernier_openai::SharedCapacity>,
+    /// The server's GPUs: the source to sample and the interval, and what was read.
+    gpu: (
+        Option<(vernier_gpu::SharedSource, Duration)>,
+        vernier_gpu::GpuRecord,
+    ),
+    /// What the server states it loaded.
+    weights: vernier_run::LoadedWeights,
+}
+
+/// Opens the server's GPUs (NVML for a server here, else `--gpu-metrics-url`) off the async
+/// threads: NVML's load and an exporter's first read block.
+async fn open_gpu(
+    config: &RunConfig,
+    base_url: &str,
+    simulated: bool,
+) -> (
+    Option<(vernier_gpu::SharedSource, Duration)>,
+    vernier_gpu::GpuRecord,
+) {
+    let interval = Duration::from_millis(config.gpu_sample_ms);
+    let choice = vernier_gpu::GpuChoice::for_server(
+        base_url,
+        simulated,
+        config.gpu_metrics_url.clone(),
+        interval,
+    );
+    match tokio::task::spawn_blocking(move || vernier_gpu::open_source(&choice)).await {
+        Ok((source, record)) => (source.map(|source| (source, interval)), record),
+        Err(error) => (
+            None,
+            vernier_gpu::GpuRecord::none(format!("the GPU reader failed: {error}")),
+        ),
+    }
 }
 
 /// Connects to the server the configuration names (or starts the in-process simulator),
@@ -114,27 +147,36 @@ async fn connect(
             None => config.model.clone(),
         };
         let resumed = previous.map(|_| journal_path);
-        let model = vernier_run::resolve_model(&client, wanted.as_deref(), resumed)
-            .await?
-            .id;
+        let resolved = vernier_run::resolve_model(&client, wanted.as_deref(), resumed).await?;
+        let model = resolved.id.clone();
         let identity = client.server_identity().await;
+        let weights = vernier_run::loaded_weights(&model, &resolved.listed, &identity);
         let fingerprint = vernier_run::fingerprint(&model, &identity);
         let shared_capacity = vernier_openai::shared_capacity(&identity);
         if let Some(recorded) = previous.and_then(|journal| journal.header.server.as_ref()) {
             vernier_run::check_same_server(journal_path, recorded, &fingerprint)?;
         }
-        Ok::<_, HardsuiteError>((client, model, fingerprint, shared_capacity))
+        Ok::<_, HardsuiteError>((client, model, fingerprint, shared_capacity, weights))
     }
     .await;
     match target {
-        Ok((client, model, fingerprint, shared_capacity)) => Ok(Target {
-            simulator,
-            base_url,
-            client,
-            model,
-            fingerprint,
-            shared_capacity,
-        }),
+        Ok((client, model, fingerprint, shared_capacity, weights)) => {
+            let gpu = open_gpu(config, &base_url, settings.simulated).await;
+            observer.note(&gpu.1.summary_line());
+            if let Some(mismatch) = &weights.mismatch {
+                observer.warn(&format!("served name and weights disagree: {mismatch}"));
+            }
+            Ok(Target {
+                simulator,
+                base_url,
+                client,
+                model,
+                fingerprint,
+                shared_capacity,
+                gpu,
+                weights,
+            })
+        }
         Err(error) => {
             if let Some(simulator) = simulator {
                 simulator.shutdown().await;
@@ -185,6 +227,8 @@ pub async fn run_suite_until(
         model,
         fingerprint,
         shared_capacity,
+        gpu,
+        weights,
     } = connect(
         config,
         &settings,
@@ -221,6 +265,8 @@ pub async fn run_suite_until(
             base_url,
             fingerprint,
             shared_capacity,
+            gpu,
+            weights,
             previous: previous.as_ref(),
             out_dir,
             journal_path,
@@ -248,6 +294,11 @@ struct RunPlan<'a> {
     base_url: String,
     fingerprint: ServerFingerprint,
     shared_capacity: Option<vernier_openai::SharedCapacity>,
+    gpu: (
+        Option<(vernier_gpu::SharedSource, Duration)>,
+        vernier_gpu::GpuRecord,
+    ),
+    weights: vernier_run::LoadedWeights,
     previous: Option<&'a LoadedHardsuiteJournal>,
     out_dir: PathBuf,
     journal_path: PathBuf,
@@ -268,45 +319,23 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
     let context_sizer = context_sizer(&plan).await;
     let room = crate::room::Room::new(capacity.map(|capacity| capacity.tokens));
     let runner = runner(&plan, journal, replies, context_sizer, room);
-    let main_jobs: Vec<(usize, u32)> = plan
-        .suite
-        .tasks
-        .iter()
-        .enumerate()
-        .flat_map(|(index, task)| {
-            (0..plan.settings.samples)
-                .filter(|sample| {
-                    !finished.contains(&(task.id.clone(), *sample, AttemptPhase::Main))
-                })
-                .map(move |sample| (index, sample))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let mut end = run_phase(
-        &runner,
-        plan.suite,
-        &main_jobs,
-        (AttemptPhase::Main, None),
-        config.concurrency,
-        &mut plan.interrupt,
-    )
-    .await?;
-    if end == PhaseEnd::Finished
-        && let Some(budget) = plan.settings.rerun_budget
-    {
-        let loaded = read_hardsuite_journal(&journal_path)?;
-        let so_far = ResultsFile::from_loaded(&loaded);
-        let rerun_jobs = cut_off_jobs(plan.suite, &so_far, &finished);
-        end = run_phase(
-            &runner,
-            plan.suite,
-            &rerun_jobs,
-            (AttemptPhase::Rerun, Some(budget)),
-            config.concurrency,
-            &mut plan.interrupt,
-        )
-        .await?;
+    // The GPUs are sampled on their own thread over this session's work.
+    let sampler =
+        plan.gpu.0.as_ref().map(|(source, interval)| {
+            vernier_gpu::GpuSampler::start(Arc::clone(source), *interval)
+        });
+    let end = run_phases(&mut plan, &runner, &finished, &journal_path).await;
+    if let Some(sampler) = sampler {
+        let samples = tokio::task::spawn_blocking(move || sampler.finish())
+            .await
+            .unwrap_or_default();
+        if !samples.is_empty() {
+            runner
+                .journal
+                .append(&HardsuiteJournalLine::GpuWindow { samples })?;
+        }
     }
+    let end = end?;
     if end == PhaseEnd::Finished {
         check_identity_at_end(&plan, &runner.journal).await?;
     }
@@ -355,6 +384,56 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
             )
         }),
     })
+}
+
+/// Runs the main phase and, when asked and it finished, the re-run of the cut-off tasks.
+async fn run_phases(
+    plan: &mut RunPlan<'_>,
+    runner: &Runner<'_>,
+    finished: &HashSet<(String, u32, AttemptPhase)>,
+    journal_path: &Path,
+) -> Result<PhaseEnd, HardsuiteError> {
+    let config = plan.config;
+    let main_jobs: Vec<(usize, u32)> = plan
+        .suite
+        .tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(index, task)| {
+            (0..plan.settings.samples)
+                .filter(|sample| {
+                    !finished.contains(&(task.id.clone(), *sample, AttemptPhase::Main))
+                })
+                .map(move |sample| (index, sample))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut end = run_phase(
+        runner,
+        plan.suite,
+        &main_jobs,
+        (AttemptPhase::Main, None),
+        config.concurrency,
+        &mut plan.interrupt,
+    )
+    .await?;
+    if end == PhaseEnd::Finished
+        && let Some(budget) = plan.settings.rerun_budget
+    {
+        let loaded = read_hardsuite_journal(journal_path)?;
+        let so_far = ResultsFile::from_loaded(&loaded);
+        let rerun_jobs = cut_off_jobs(plan.suite, &so_far, finished);
+        end = run_phase(
+            runner,
+            plan.suite,
+            &rerun_jobs,
+            (AttemptPhase::Rerun, Some(budget)),
+            config.concurrency,
+            &mut plan.interrupt,
+        )
+        .await?;
+    }
+    Ok(end)
 }
 
 /// The runner of the plan's attempts, writing to `journal` and `replies`.
@@ -693,6 +772,8 @@ fn open_journal(
             grader_image: plan.grader.as_ref().map(|g| g.image_digest().to_owned()),
             command_line: plan.command_line.clone(),
             server: Some(plan.fingerprint.clone()),
+            gpu: Some(plan.gpu.1.clone()),
+            weights: Some(plan.weights.clone()),
             started_unix_ms: unix_ms(),
             draw: plan.settings.draw,
             instances: plan

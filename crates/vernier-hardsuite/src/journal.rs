@@ -179,6 +179,13 @@ pub struct RunHeader {
     /// written before it was recorded); a resumed run must find the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<vernier_run::ServerFingerprint>,
+    /// The server's GPUs, or why none was read (absent in journals written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<vernier_gpu::GpuRecord>,
+    /// What the server states it loaded, with the served-name check (absent in journals
+    /// written before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<vernier_run::LoadedWeights>,
     /// Level and seed the bundled suite was drawn at (absent for a suite file, and in
     /// journals written before levels existed, whose bundled suite is level 2, seed 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -429,6 +436,11 @@ pub enum HardsuiteJournalLine {
         /// Wall-clock time, milliseconds since the Unix epoch.
         at_unix_ms: u64,
     },
+    /// The GPUs sampled over one session of the run (a resumed run has one per session).
+    GpuWindow {
+        /// The samples, in order.
+        samples: Vec<vernier_gpu::GpuSample>,
+    },
     /// The server asked again who it is once every try had run.
     IdentityChecked {
         /// What changed since the header's `server` (empty when nothing did).
@@ -450,6 +462,8 @@ pub struct LoadedHardsuiteJournal {
     pub n_resumes: usize,
     /// What the end-of-run identity checks found changed, each once.
     pub identity_changes: Vec<String>,
+    /// The GPU windows, one per session that sampled.
+    pub gpu_windows: Vec<vernier_gpu::EnergyWindow>,
 }
 
 /// Reads a journal. A last line without its newline is what a crash leaves (each line is written
@@ -465,6 +479,7 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
     let mut attempts = Vec::new();
     let mut n_resumes = 0;
     let mut identity_changes: Vec<String> = Vec::new();
+    let mut gpu_windows = Vec::new();
     // Where each try was seen: its attempt, its try number and the run segment (a resume
     // starts a new one: journals written before resumes numbered on restarted at 1).
     let mut seen: HashMap<(String, u32, AttemptPhase, u32, usize), usize> = HashMap::new();
@@ -502,6 +517,9 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
             }
             HardsuiteJournalLine::Attempt(attempt) => attempts.push(attempt),
             HardsuiteJournalLine::Resumed { .. } => n_resumes += 1,
+            HardsuiteJournalLine::GpuWindow { samples } => {
+                gpu_windows.extend(vernier_gpu::EnergyWindow::from_samples(&samples));
+            }
             HardsuiteJournalLine::IdentityChecked { changes, .. } => {
                 for change in changes {
                     if !identity_changes.contains(&change) {
@@ -531,6 +549,7 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
         attempts,
         n_resumes,
         identity_changes,
+        gpu_windows,
     })
 }
 

@@ -387,6 +387,35 @@ fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
     }
 }
 
+/// The server's GPUs, the weights it states it loaded (and a disagreement with the served
+/// name), and the GPUs' energy over the run; nothing for results written before they were read.
+fn write_machine_markdown(out: &mut String, results: &ResultsFile) {
+    let mut lines = Vec::new();
+    if let Some(weights) = &results.weights {
+        lines.push(format!("- Weights: {}", weights.describe()));
+        if let Some(mismatch) = &weights.mismatch {
+            lines.push(format!(
+                "- **Served name and weights disagree:** {mismatch}"
+            ));
+        }
+    }
+    if let Some(gpu) = &results.gpu {
+        lines.push(format!("- {}", gpu.summary_line()));
+    }
+    if let Some(energy) = &results.energy {
+        lines.push(format!(
+            "- GPU energy over the run (every try, warm or not; all GPUs): {}",
+            energy.describe()
+        ));
+    }
+    for line in &lines {
+        let _ = writeln!(out, "{line}");
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(out);
+    }
+}
+
 /// The Markdown report (`report.md`).
 pub fn render_markdown(results: &ResultsFile) -> String {
     let mut out = String::new();
@@ -397,6 +426,7 @@ pub fn render_markdown(results: &ResultsFile) -> String {
     let _ = writeln!(out);
     let _ = writeln!(out, "> {}", noise_sentence(results));
     let _ = writeln!(out);
+    write_machine_markdown(&mut out, results);
     let _ = writeln!(out, "## Scores");
     let _ = writeln!(out);
     if let Some(note) = clustered_note(results) {

@@ -225,6 +225,16 @@ pub struct ResultsFile {
     /// The run's verdict with each reason ([`crate::suite_validity`]).
     #[serde(default)]
     pub validity: vernier_run::Verdict,
+    /// The server's GPUs, or why none was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<vernier_gpu::GpuRecord>,
+    /// What the GPUs did over the run's sessions, with joules per output token of every try's
+    /// completion tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<vernier_gpu::WorkEnergy>,
+    /// What the server states it loaded, with the served-name check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<vernier_run::LoadedWeights>,
 }
 
 /// The requests in flight kept within the KV cache the server's requests share.
@@ -404,6 +414,9 @@ impl ResultsFile {
             dataset,
             dataset_record: header.dataset.as_deref().cloned(),
             validity: vernier_run::Verdict::default(),
+            gpu: header.gpu.clone(),
+            energy: None,
+            weights: header.weights.clone(),
         }
         .with_validity()
     }
@@ -424,6 +437,12 @@ impl ResultsFile {
         results
             .identity_changes
             .clone_from(&loaded.identity_changes);
+        let tokens = loaded
+            .attempts
+            .iter()
+            .filter_map(|attempt| attempt.completion_tokens)
+            .sum();
+        results.energy = vernier_gpu::WorkEnergy::of(&loaded.gpu_windows, tokens);
         results.with_validity()
     }
 

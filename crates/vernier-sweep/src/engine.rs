@@ -128,56 +128,6 @@ impl ResumeFlags {
 /// How often the GPUs are sampled unless asked otherwise.
 pub const DEFAULT_GPU_SAMPLE_INTERVAL: Duration = Duration::from_millis(500);
 
-/// Whether `base_url` names this machine (loopback, `localhost` or this host's name), where
-/// NVML sees the server's GPUs.
-fn server_is_local(base_url: &str) -> bool {
-    let rest = base_url
-        .split_once("://")
-        .map_or(base_url, |(_, rest)| rest);
-    let authority = rest.split('/').next().unwrap_or_default();
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let host = if host.starts_with('[') {
-        host.split(']')
-            .next()
-            .unwrap_or_default()
-            .trim_start_matches('[')
-    } else {
-        host.split(':').next().unwrap_or_default()
-    };
-    if host.eq_ignore_ascii_case("localhost") || host == "0.0.0.0" {
-        return true;
-    }
-    if let Ok(address) = host.parse::<std::net::IpAddr>() {
-        return address.is_loopback() || address.is_unspecified();
-    }
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .is_ok_and(|name| name.trim().eq_ignore_ascii_case(host))
-}
-
-/// Which GPU source a run reads: the URL given, else NVML for a server on this machine, else
-/// none with the reason.
-fn gpu_choice(context: &RunContext, base_url: &str) -> vernier_gpu::GpuChoice {
-    let skip = if context.gpu_sample_interval.is_zero() {
-        Some("GPU reading turned off (--gpu-sample-ms 0)".to_owned())
-    } else if context.simulator && context.gpu_metrics_url.is_none() {
-        Some("the bundled simulator uses no GPU".to_owned())
-    } else if !server_is_local(base_url) {
-        Some(format!(
-            "the server at {base_url} is not on this machine; give --gpu-metrics-url http://HOST:9400/metrics (a DCGM exporter beside it) to read its GPUs"
-        ))
-    } else {
-        None
-    };
-    let url = if context.gpu_sample_interval.is_zero() {
-        None
-    } else {
-        context.gpu_metrics_url.clone()
-    };
-    vernier_gpu::GpuChoice::new(url, skip, context.gpu_sample_interval)
-}
-
 /// Opens the run's GPU source off the async threads (NVML's load and an exporter's first read
 /// block); the source to sample and what the environment records.
 async fn open_gpu(
@@ -187,7 +137,12 @@ async fn open_gpu(
     Option<(vernier_gpu::SharedSource, Duration)>,
     vernier_gpu::GpuRecord,
 ) {
-    let choice = gpu_choice(context, base_url);
+    let choice = vernier_gpu::GpuChoice::for_server(
+        base_url,
+        context.simulator,
+        context.gpu_metrics_url.clone(),
+        context.gpu_sample_interval,
+    );
     let interval = choice.interval;
     let opened = tokio::task::spawn_blocking(move || vernier_gpu::open_source(&choice)).await;
     match opened {

@@ -167,16 +167,8 @@ pub struct CellSummary {
 }
 
 /// What the GPUs did over a cell's measured repetitions (warm-ups excluded; the idle moments
-/// between repetitions included).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CellGpu {
-    /// Energy, power, memory, utilisation and throttling over the window, all GPUs together.
-    pub window: vernier_gpu::EnergyWindow,
-    /// Joules per output token and output tokens per joule, over the measured requests'
-    /// completion tokens (the server's counts); absent without energy or tokens.
-    pub per_token: Option<vernier_gpu::PerToken>,
-}
+/// between repetitions included), with joules per output token of its measured requests.
+pub type CellGpu = vernier_gpu::WorkEnergy;
 
 /// Waits on rate limits.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -213,17 +213,12 @@ fn add_load_figures(
     summary.server_queue = cell.queue;
     summary.rate_limited = cell.rate_limited;
     summary.server_clock = crate::offered_load::server_clock(&cell.measured);
-    summary.gpu = vernier_gpu::EnergyWindow::combine(&cell.gpu_windows).map(|window| {
-        let tokens = cell
-            .measured
-            .iter()
-            .filter_map(|attempt| attempt.completion_tokens)
-            .sum();
-        crate::run_file::CellGpu {
-            per_token: window.per_token(tokens),
-            window,
-        }
-    });
+    let tokens = cell
+        .measured
+        .iter()
+        .filter_map(|attempt| attempt.completion_tokens)
+        .sum();
+    summary.gpu = vernier_gpu::WorkEnergy::of(&cell.gpu_windows, tokens);
     let target = target.filter(|_| summary.n_reps > 0)?;
     let check = crate::offered_load::check_target(target, &cell.measured);
     summary.target_check = Some(check.clone());

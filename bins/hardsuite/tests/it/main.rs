@@ -10,6 +10,7 @@ mod dataset_files;
 mod evidence;
 mod exit_codes;
 mod fault_matrix;
+mod gpu;
 mod hosted;
 mod levels;
 mod llama;
