@@ -2,6 +2,8 @@
 //! with both GPUs' energy counters raised at every scrape (GPU 0 by 1 500 mJ, GPU 1 by
 //! 1 000 mJ, so 2.5 J between two scrapes), and counts the scrapes it answered.
 
+#![allow(dead_code, reason = "each test binary uses part of it")]
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use vernier_hardsuite::{
     ContextSelection, HardsuiteOutcome, RunConfig, RunObserver, RunTarget, SilentObserver,
@@ -49,6 +49,17 @@ pub struct BatteryTarget {
     pub api_key_env: Option<String>,
     /// A CA certificate to trust.
     pub ca_cert: Option<PathBuf>,
+    /// A DCGM exporter to read the server's GPUs from (without it: NVML for a server here).
+    pub gpu_metrics_url: Option<String>,
+    /// Milliseconds between GPU samples (`None`: 500; 0 reads no GPU).
+    pub gpu_sample_ms: Option<u64>,
+}
+
+impl BatteryTarget {
+    /// The interval between GPU samples.
+    fn gpu_sample_ms(&self) -> u64 {
+        self.gpu_sample_ms.unwrap_or(500)
+    }
 }
 
 impl BatteryTarget {
@@ -583,8 +594,10 @@ async fn run_sweep_part(
             plumbing.target.api_key_env.as_deref(),
             plumbing.target.ca_cert.as_deref(),
         )?;
-        let context =
-            RunContext::new(plumbing.command_line.to_vec()).simulator(simulator.is_some());
+        let context = RunContext::new(plumbing.command_line.to_vec())
+            .simulator(simulator.is_some())
+            .gpu_metrics_url(plumbing.target.gpu_metrics_url.clone())
+            .gpu_sample_interval(Duration::from_millis(plumbing.target.gpu_sample_ms()));
         vernier_sweep::run_sweep(
             client,
             start,
@@ -614,6 +627,9 @@ async fn run_suite_part(
     run.base_url.clone_from(&plumbing.target.base_url);
     run.api_key_env.clone_from(&plumbing.target.api_key_env);
     run.ca_cert.clone_from(&plumbing.target.ca_cert);
+    run.gpu_metrics_url
+        .clone_from(&plumbing.target.gpu_metrics_url);
+    run.gpu_sample_ms = plumbing.target.gpu_sample_ms();
     run.model = model.or_else(|| config.model.clone());
     run.samples = Some(config.suite_samples);
     run.concurrency = if part == Part::SuiteBatched {

@@ -446,6 +446,28 @@ fn environment_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifferenc
             |gpu| gpu.stdout.trim().to_owned(),
         )
     };
+    let read = |record: &Option<vernier_gpu::GpuRecord>| {
+        record
+            .as_ref()
+            .filter(|record| !record.devices.is_empty())
+            .map(vernier_gpu::GpuRecord::summary_line)
+    };
+    if let (Some(gpu_a), Some(gpu_b)) = (read(&env_a.gpu), read(&env_b.gpu))
+        && gpu_a != gpu_b
+    {
+        push(format!("GPUs: A {gpu_a}; B {gpu_b}"), false);
+    }
+    let weights = |model: &vernier_sweep::ServedModel| {
+        model
+            .weights
+            .as_ref()
+            .and_then(|weights| weights.file_type.clone())
+    };
+    if let (Some(type_a), Some(type_b)) = (weights(&env_a.model), weights(&env_b.model))
+        && type_a != type_b
+    {
+        push(format!("weights' file type: A {type_a}, B {type_b}"), false);
+    }
     if gpu(&env_a.gpu_info) != gpu(&env_b.gpu_info) {
         push(
             format!(

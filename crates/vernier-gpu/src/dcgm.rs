@@ -74,9 +74,20 @@ fn series(line: &str) -> Option<Series> {
     })
 }
 
+/// A reading as a whole number: values here are non-negative and below DCGM's blank values
+/// (9e18, filtered out when read), so the cast keeps them.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "clamped to 0 ..= 9e18 first"
+)]
+fn whole(value: f64) -> u64 {
+    value.round().clamp(0.0, 9.0e18) as u64
+}
+
 /// `12040` (DCGM's CUDA driver version) as `12.4`.
 fn cuda_version(value: f64) -> String {
-    let value = value as u64;
+    let value = whole(value);
     format!("{}.{}", value / 1000, (value % 1000) / 10)
 }
 
@@ -127,18 +138,22 @@ pub fn parse_dcgm(text: &str) -> (Vec<GpuDevice>, Vec<DeviceSample>) {
             "DCGM_FI_DEV_SM_CLOCK" => sample.sm_clock_mhz = Some(value),
             "DCGM_FI_DEV_GPU_TEMP" => sample.temperature_c = Some(value),
             "DCGM_FI_DEV_CLOCKS_EVENT_REASONS" | "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS" => {
-                sample.throttle_reasons = Some(value as u64);
+                sample.throttle_reasons = Some(whole(value));
             }
             "DCGM_FI_DEV_POWER_MGMT_LIMIT" | "DCGM_FI_DEV_ENFORCED_POWER_LIMIT" => {
                 device.power_limit_w = Some(value);
             }
-            "DCGM_FI_DEV_MAX_SM_CLOCK" => device.max_sm_clock_mhz = Some(value as u32),
-            "DCGM_FI_DEV_MAX_MEM_CLOCK" => device.max_memory_clock_mhz = Some(value as u32),
-            "DCGM_FI_DEV_FB_TOTAL" => device.memory_total_mib = Some(value as u64),
+            "DCGM_FI_DEV_MAX_SM_CLOCK" => {
+                device.max_sm_clock_mhz = u32::try_from(whole(value)).ok();
+            }
+            "DCGM_FI_DEV_MAX_MEM_CLOCK" => {
+                device.max_memory_clock_mhz = u32::try_from(whole(value)).ok();
+            }
+            "DCGM_FI_DEV_FB_TOTAL" => device.memory_total_mib = Some(whole(value)),
             "DCGM_FI_CUDA_DRIVER_VERSION" => device.cuda_version = Some(cuda_version(value)),
             "DCGM_FI_DEV_CUDA_COMPUTE_CAPABILITY" => {
                 // DCGM packs it as major << 16 | minor.
-                let packed = value as u64;
+                let packed = whole(value);
                 device.compute_capability = Some(format!("{}.{}", packed >> 16, packed & 0xffff));
             }
             _ => {}
@@ -151,10 +166,10 @@ pub fn parse_dcgm(text: &str) -> (Vec<GpuDevice>, Vec<DeviceSample>) {
                 && let (Some(used), Some(free)) = (sample.memory_used_mib, fb_free)
             {
                 // Total as DCGM's own dashboards take it: used + free (reserved memory aside).
-                device.memory_total_mib = Some((used + free) as u64);
+                device.memory_total_mib = Some(whole(used + free));
             }
             if device.name.is_empty() {
-                device.name = "unnamed GPU".to_owned();
+                "unnamed GPU".clone_into(&mut device.name);
             }
             (device, sample)
         })

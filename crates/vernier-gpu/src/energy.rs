@@ -1,6 +1,7 @@
 //! What a stretch of samples says: energy, power, memory, and energy per token.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
@@ -103,13 +104,14 @@ impl WorkEnergy {
             figure(window.peak_memory_mib.map(|mib| mib / 1024.0), 1, " GiB"),
         );
         if let Some(per) = self.per_token {
-            line.push_str(&format!(
+            let _ = write!(
+                line,
                 ", {:.3} J per output token ({} tokens, {:.2} tokens per joule)",
                 per.joules_per_output_token, per.output_tokens, per.output_tokens_per_joule
-            ));
+            );
         }
         if let Some(source) = window.energy_source {
-            line.push_str(&format!(", from the {}", source.label()));
+            let _ = write!(line, ", from the {}", source.label());
         }
         line
     }
@@ -172,7 +174,7 @@ fn device_energy(samples: &[GpuSample], index: u32) -> Option<(f64, EnergySource
     }
     let joules = powered
         .windows(2)
-        .map(|pair| (pair[0].1 + pair[1].1) / 2.0 * seconds_between(pair[0].0, pair[1].0))
+        .map(|pair| f64::midpoint(pair[0].1, pair[1].1) * seconds_between(pair[0].0, pair[1].0))
         .sum();
     Some((joules, EnergySource::IntegratedPower))
 }

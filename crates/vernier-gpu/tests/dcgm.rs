@@ -57,14 +57,14 @@ fn energy_and_joules_per_token_from_a_served_exporter() {
     let identity_scrapes = exporter.scrapes();
     let sampler = GpuSampler::start(source, Duration::from_millis(20));
     std::thread::sleep(Duration::from_millis(150));
-    let samples = sampler.finish();
+    let taken = sampler.finish();
     let window_scrapes = exporter.scrapes() - identity_scrapes;
     assert_eq!(
-        samples.len() as u64,
+        taken.len() as u64,
         window_scrapes,
         "every scrape is one sample"
     );
-    let window = EnergyWindow::from_samples(&samples).expect("a window");
+    let window = EnergyWindow::from_samples(&taken).expect("a window");
     // By hand: between the window's first and last scrapes the counters rose
     // (scrapes − 1) × (1 500 + 1 000) mJ = (scrapes − 1) × 2.5 J.
     let expected_j = (window_scrapes - 1) as f64 * JOULES_PER_SCRAPE;
@@ -75,7 +75,7 @@ fn energy_and_joules_per_token_from_a_served_exporter() {
     assert_eq!(window.peak_memory_mib, Some(146_274.0));
     assert_eq!(
         window.throttle_reasons.get("sw_power_cap").copied(),
-        Some(samples.len() as u32)
+        u32::try_from(taken.len()).ok()
     );
     // 1 000 output tokens: joules per token is the energy over 1 000.
     let per = window.per_token(1_000).expect("per token");

@@ -255,7 +255,8 @@ pub async fn run_suite_until(
             ));
             true
         };
-        run_on_server(RunPlan {
+        // Boxed: the run's state is large, and the caller's future stays small.
+        Box::pin(run_on_server(RunPlan {
             config,
             command_line,
             suite: &suite,
@@ -274,7 +275,7 @@ pub async fn run_suite_until(
             self_checked,
             observer,
             interrupt,
-        })
+        }))
         .await
     }
     .await;
@@ -326,13 +327,13 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
         });
     let end = run_phases(&mut plan, &runner, &finished, &journal_path).await;
     if let Some(sampler) = sampler {
-        let samples = tokio::task::spawn_blocking(move || sampler.finish())
+        let gpu_samples = tokio::task::spawn_blocking(move || sampler.finish())
             .await
             .unwrap_or_default();
-        if !samples.is_empty() {
-            runner
-                .journal
-                .append(&HardsuiteJournalLine::GpuWindow { samples })?;
+        if !gpu_samples.is_empty() {
+            runner.journal.append(&HardsuiteJournalLine::GpuWindow {
+                samples: gpu_samples,
+            })?;
         }
     }
     let end = end?;
@@ -772,8 +773,8 @@ fn open_journal(
             grader_image: plan.grader.as_ref().map(|g| g.image_digest().to_owned()),
             command_line: plan.command_line.clone(),
             server: Some(plan.fingerprint.clone()),
-            gpu: Some(plan.gpu.1.clone()),
-            weights: Some(plan.weights.clone()),
+            gpu: Some(Box::new(plan.gpu.1.clone())),
+            weights: Some(Box::new(plan.weights.clone())),
             started_unix_ms: unix_ms(),
             draw: plan.settings.draw,
             instances: plan

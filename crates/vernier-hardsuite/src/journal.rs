@@ -181,11 +181,11 @@ pub struct RunHeader {
     pub server: Option<vernier_run::ServerFingerprint>,
     /// The server's GPUs, or why none was read (absent in journals written before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<vernier_gpu::GpuRecord>,
+    pub gpu: Option<Box<vernier_gpu::GpuRecord>>,
     /// What the server states it loaded, with the served-name check (absent in journals
     /// written before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weights: Option<vernier_run::LoadedWeights>,
+    pub weights: Option<Box<vernier_run::LoadedWeights>>,
     /// Level and seed the bundled suite was drawn at (absent for a suite file, and in
     /// journals written before levels existed, whose bundled suite is level 2, seed 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -418,14 +418,13 @@ fn write_machine_markdown(out: &mut String, results: &ResultsFile) {
 
 /// The Markdown report (`report.md`).
 pub fn render_markdown(results: &ResultsFile) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "# hardsuite: {}", results.model);
-    let _ = writeln!(out);
-    let _ = writeln!(out, "**{}**\n", results.validity.line());
-    let _ = writeln!(out, "{}.", headline(results));
-    let _ = writeln!(out);
-    let _ = writeln!(out, "> {}", noise_sentence(results));
-    let _ = writeln!(out);
+    let mut out = format!(
+        "# hardsuite: {}\n\n**{}**\n\n{}.\n\n> {}\n\n",
+        results.model,
+        results.validity.line(),
+        headline(results),
+        noise_sentence(results)
+    );
     write_machine_markdown(&mut out, results);
     let _ = writeln!(out, "## Scores");
     let _ = writeln!(out);

@@ -414,9 +414,9 @@ impl ResultsFile {
             dataset,
             dataset_record: header.dataset.as_deref().cloned(),
             validity: vernier_run::Verdict::default(),
-            gpu: header.gpu.clone(),
+            gpu: header.gpu.as_deref().cloned(),
             energy: None,
-            weights: header.weights.clone(),
+            weights: header.weights.as_deref().cloned(),
         }
         .with_validity()
     }

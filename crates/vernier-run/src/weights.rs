@@ -8,6 +8,7 @@
 //! weights, or none where the weights name one, is flagged.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -70,7 +71,7 @@ impl LoadedWeights {
             (None, _) => "the server does not say what it loaded".to_owned(),
         };
         if let Some(file_type) = &self.file_type {
-            line.push_str(&format!(", file type {file_type}"));
+            let _ = write!(line, ", file type {file_type}");
         }
         line
     }

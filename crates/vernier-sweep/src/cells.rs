@@ -113,6 +113,62 @@ pub(crate) fn skip_cell(
     Ok(())
 }
 
+/// What watches a cell's measured repetitions beside the streams: the scheduler probe, the
+/// server's queue and the GPUs.
+struct Watchers {
+    probe: SchedulerProbe,
+    queue: Option<QueueSampler>,
+    gpu: Option<vernier_gpu::GpuSampler>,
+}
+
+impl Watchers {
+    fn start(target: &crate::parts::Target) -> Self {
+        // The probe runs where the events are read: once a second on every stream runtime,
+        // or (events timed in user space) every millisecond on the first, so that it never
+        // wakes idle runtimes a thousand times a second.
+        let runtimes = target
+            .runtimes
+            .as_ref()
+            .map_or(&[][..], |runtimes| runtimes.handles());
+        let probe = if target.kernel_rx {
+            SchedulerProbe::start(crate::probe::SPARSE, runtimes)
+        } else {
+            SchedulerProbe::start(crate::probe::DENSE, &runtimes[..runtimes.len().min(1)])
+        };
+        Self {
+            probe,
+            queue: target
+                .has_metrics
+                .then(|| QueueSampler::start(target.client.clone())),
+            // On its own thread: a reading never waits behind the streams.
+            gpu: target.gpu.as_ref().map(|(source, interval)| {
+                vernier_gpu::GpuSampler::start(Arc::clone(source), *interval)
+            }),
+        }
+    }
+
+    async fn finish(
+        self,
+    ) -> (
+        crate::probe::ProbeResult,
+        Option<crate::journal::QueueSamples>,
+        Vec<vernier_gpu::GpuSample>,
+    ) {
+        let probed = self.probe.finish().await;
+        let queue = match self.queue {
+            Some(sampler) => sampler.finish().await,
+            None => None,
+        };
+        let gpu_samples = match self.gpu {
+            Some(sampler) => tokio::task::spawn_blocking(move || sampler.finish())
+                .await
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        (probed, queue, gpu_samples)
+    }
+}
+
 async fn run_cell_reps(
     sweep: &Arc<Sweep>,
     state: &mut ResumeState,
@@ -140,25 +196,7 @@ async fn run_cell_reps(
     } else {
         BTreeMap::new()
     };
-    // The probe runs where the events are read: once a second on every stream runtime, or
-    // (events timed in user space) every millisecond on the first, so that it never wakes
-    // idle runtimes a thousand times a second.
-    let runtimes = target
-        .runtimes
-        .as_ref()
-        .map_or(&[][..], |runtimes| runtimes.handles());
-    let probe = if target.kernel_rx {
-        SchedulerProbe::start(crate::probe::SPARSE, runtimes)
-    } else {
-        SchedulerProbe::start(crate::probe::DENSE, &runtimes[..runtimes.len().min(1)])
-    };
-    let queue = target
-        .has_metrics
-        .then(|| QueueSampler::start(target.client.clone()));
-    // On its own thread: a reading never waits behind the streams.
-    let gpu = target.gpu.as_ref().map(|(source, interval)| {
-        vernier_gpu::GpuSampler::start(std::sync::Arc::clone(source), *interval)
-    });
+    let watchers = Watchers::start(target);
     let mut failed_in_a_row = 0;
     let result = async {
         while !finished(config, state, &cell, done) {
@@ -201,17 +239,7 @@ async fn run_cell_reps(
         Ok(())
     }
     .await;
-    let probed = probe.finish().await;
-    let queue = match queue {
-        Some(sampler) => sampler.finish().await,
-        None => None,
-    };
-    let gpu_samples = match gpu {
-        Some(sampler) => tokio::task::spawn_blocking(move || sampler.finish())
-            .await
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
+    let (probed, queue, gpu_samples) = watchers.finish().await;
     let metrics_after = if target.has_metrics {
         metric_sums(&target.client).await.unwrap_or_default()
     } else {

@@ -282,6 +282,67 @@ fn acceptance_row(a: &Side, b: &Side) -> Option<GlanceRow> {
     })
 }
 
+/// GPU energy per output token in the busiest cell both sweeps measured it in (lower is
+/// better; one window per cell, so no interval), and the mean power there.
+fn energy_rows(versus: &Versus, a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
+    let (Some(sweep_a), Some(sweep_b)) = (a.sweep.as_ref(), b.sweep.as_ref()) else {
+        return;
+    };
+    let same = |x: &vernier_sweep::CellSummary, y: &vernier_sweep::CellSummary| {
+        (
+            x.workload,
+            x.prompt_tokens_target,
+            x.output_tokens,
+            x.concurrency,
+        ) == (
+            y.workload,
+            y.prompt_tokens_target,
+            y.output_tokens,
+            y.concurrency,
+        ) && x.rate_per_s.map(f64::to_bits) == y.rate_per_s.map(f64::to_bits)
+    };
+    let pair = sweep_a
+        .run
+        .cells
+        .iter()
+        .filter_map(|cell_a| {
+            let per_a = cell_a.gpu.as_ref()?.per_token?;
+            let cell_b = sweep_b
+                .run
+                .cells
+                .iter()
+                .find(|cell_b| same(cell_a, cell_b))?;
+            let per_b = cell_b.gpu.as_ref()?.per_token?;
+            Some((cell_a, per_a, per_b))
+        })
+        .max_by_key(|(cell, ..)| (cell.concurrency, cell.prompt_tokens_target));
+    let Some((cell, per_a, per_b)) = pair else {
+        return;
+    };
+    let (x, y) = (per_a.joules_per_output_token, per_b.joules_per_output_token);
+    out.push(GlanceRow {
+        dimension: format!(
+            "GPU energy, J per output token ({} {}/{} c{})",
+            cell.workload, cell.prompt_tokens_target, cell.output_tokens, cell.concurrency
+        ),
+        a: format!("{x:.3}"),
+        b: format!("{y:.3}"),
+        comparison: if y > 0.0 {
+            times(x / y)
+        } else {
+            "—".to_owned()
+        },
+        interval: "—".to_owned(),
+        ahead: match x.total_cmp(&y) {
+            std::cmp::Ordering::Less => "A (?)",
+            std::cmp::Ordering::Greater => "B (?)",
+            std::cmp::Ordering::Equal => "—",
+        }
+        .to_owned(),
+        confounded_by: confound(versus, "speed"),
+    });
+}
+
 /// Time to ready, launch to health and to the first token (lower is better; medians, no
 /// interval over so few launches).
 fn ready_rows(a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
@@ -351,6 +412,7 @@ pub(crate) fn glance(versus: &Versus, a: &Side, b: &Side) -> Vec<GlanceRow> {
     if let Some(row) = acceptance_row(a, b) {
         out.push(row);
     }
+    energy_rows(versus, a, b, &mut out);
     let longest = |side: &Side| {
         side.suites
             .get(&crate::config::Part::Context)
