@@ -13,6 +13,8 @@
 //!
 //! No async runtime: the sampler is a plain thread and the exporter is read with one blocking
 //! HTTP/1.0 request per sample.
+#![warn(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod dcgm;
 mod energy;
@@ -32,3 +34,8 @@ pub use identity::{GpuDevice, GpuRecord};
 pub use nvml::NvmlSource;
 pub use sample::{DeviceSample, GpuSample, throttle_reason_names};
 pub use sampler::{GpuChoice, GpuSampler, GpuSource, SharedSource, open_source, server_is_local};
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

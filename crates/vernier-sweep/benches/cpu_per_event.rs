@@ -83,6 +83,7 @@ fn serve() {
             return;
         };
         println!("{}", sim.base_url());
+        println!("{}", exporter());
         let _ = std::io::stdout().flush();
         let _ = tokio::task::spawn_blocking(|| {
             let mut line = String::new();
@@ -95,9 +96,38 @@ fn serve() {
     });
 }
 
+/// A DCGM exporter's text (`fixtures/gpu`) served on loopback from the simulator's process, so
+/// that its CPU is not counted: the GPU source the sampling rows read. Returns its URL.
+fn exporter() -> String {
+    const TEXT: &str = include_str!("../../../fixtures/gpu/dcgm-exporter-h100x2.txt");
+    let Ok(listener) = std::net::TcpListener::bind("127.0.0.1:0") else {
+        return String::new();
+    };
+    let url = listener
+        .local_addr()
+        .map(|address| format!("http://{address}/metrics"))
+        .unwrap_or_default();
+    std::thread::spawn(move || {
+        for (k, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0_u8; 1024];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let body = TEXT.replace(" 81234567890", &format!(" {}", 81_234_567_890 + 1_500 * k));
+            let _ = write!(
+                stream,
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    url
+}
+
 struct Simulator {
     child: std::process::Child,
     base_url: String,
+    /// The exporter beside it.
+    gpu_url: String,
 }
 
 impl Simulator {
@@ -118,13 +148,14 @@ impl Simulator {
             .stdout(Stdio::piped())
             .spawn()
             .expect("start the simulator process");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("its stdout"))
-            .read_line(&mut line)
-            .expect("its URL");
+        let mut reader = std::io::BufReader::new(child.stdout.take().expect("its stdout"));
+        let (mut line, mut gpu) = (String::new(), String::new());
+        reader.read_line(&mut line).expect("its URL");
+        reader.read_line(&mut gpu).expect("its exporter's URL");
         Self {
             child,
             base_url: line.trim().to_owned(),
+            gpu_url: gpu.trim().to_owned(),
         }
     }
 }
@@ -317,6 +348,7 @@ fn sweep(
     streams: u32,
     reps: u32,
     lean: bool,
+    gpu_url: Option<&str>,
     out: &std::path::Path,
 ) -> f64 {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -345,7 +377,14 @@ fn sweep(
     let outcome = runtime.block_on(run_sweep(
         client,
         start,
-        RunContext::default(),
+        // GPU sampling off, or 10 times a second from the exporter (the sweep's default is 2).
+        RunContext::default()
+            .gpu_metrics_url(gpu_url.map(str::to_owned))
+            .gpu_sample_interval(if gpu_url.is_some() {
+                Duration::from_millis(100)
+            } else {
+                Duration::ZERO
+            }),
         Arc::new(QuietObserver),
         None,
     ));
@@ -447,6 +486,7 @@ fn accuracy_under_load(streams: u32, tokens: u64, out: &std::path::Path) -> Accu
         streams,
         (8 / streams).max(2),
         false,
+        None,
         out,
     );
     drop(burners);
@@ -525,11 +565,11 @@ fn many_streams(scale: u64, short_tokens: u64, out: &std::path::Path, row: &Row)
     let mut many = Vec::new();
     for (streams, tokens) in [(64_u32, 400 / scale), (256, 100 / scale.min(10))] {
         let long = (
-            sweep(&sim.base_url, tokens, streams, 1, false, out),
+            sweep(&sim.base_url, tokens, streams, 1, false, None, out),
             events(tokens, u64::from(streams)),
         );
         let short = (
-            sweep(&sim.base_url, short_tokens, streams, 1, false, out),
+            sweep(&sim.base_url, short_tokens, streams, 1, false, None, out),
             events(short_tokens, u64::from(streams)),
         );
         many.push(row("sweep stream path", u64::from(streams), long, short));
@@ -686,6 +726,11 @@ fn print_ratios(one: &[(&'static str, Vec<f64>)]) {
             "against curl -N on the same events (goal for the sweep: at most 1.5x): sweep {sweep}; measure {measure}, sweep with lean events (no per-event token ids or usage) {lean}"
         );
     }
+    if let Some(sampled) = ratio("sweep, GPU sampled 10/s", "sweep stream path") {
+        println!(
+            "the sweep with its GPUs sampled 10 times a second against sampling off (goal: 1.00x, within the rounds' spread): {sampled}"
+        );
+    }
     if let (Some(measure), Some(sweep), Some(lean)) = (
         ratio("measure", "bare tokio read"),
         ratio("sweep stream path", "bare tokio read"),
@@ -757,11 +802,16 @@ fn main() {
     paths.push(("measure", Box::new(|t| Some(measure(url, t)))));
     paths.push((
         "sweep stream path",
-        Box::new(|t| Some(sweep(url, t, 1, 1, false, &out))),
+        Box::new(|t| Some(sweep(url, t, 1, 1, false, None, &out))),
     ));
     paths.push((
         "sweep, lean events",
-        Box::new(|t| Some(sweep(url, t, 1, 1, true, &out))),
+        Box::new(|t| Some(sweep(url, t, 1, 1, true, None, &out))),
+    ));
+    let gpu_url = sim.gpu_url.as_str();
+    paths.push((
+        "sweep, GPU sampled 10/s",
+        Box::new(|t| Some(sweep(url, t, 1, 1, false, Some(gpu_url), &out))),
     ));
     let one = one_stream(&paths, tokens, rounds);
     drop(paths);

@@ -155,7 +155,7 @@ async fn open_gpu(
 }
 
 /// The parts of a run that are not its configuration.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RunContext {
     /// The command line as typed (recorded, and used for the resume command).
@@ -171,12 +171,25 @@ pub struct RunContext {
     pub gpu_sample_interval: Duration,
 }
 
+impl Default for RunContext {
+    /// No command line, a server (not the simulator), GPUs sampled every
+    /// [`DEFAULT_GPU_SAMPLE_INTERVAL`].
+    fn default() -> Self {
+        Self {
+            command_line: Vec::new(),
+            simulator: false,
+            gpu_info_cmd: None,
+            gpu_metrics_url: None,
+            gpu_sample_interval: DEFAULT_GPU_SAMPLE_INTERVAL,
+        }
+    }
+}
+
 impl RunContext {
     /// A context with the command line `command_line`.
     pub fn new(command_line: Vec<String>) -> Self {
         Self {
             command_line,
-            gpu_sample_interval: DEFAULT_GPU_SAMPLE_INTERVAL,
             ..Self::default()
         }
     }

@@ -148,43 +148,48 @@ async fn a_run_without_gpus_says_so_in_one_line() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fp8_weights_served_under_the_bf16_name_are_flagged() {
-    // The seed's case: vLLM serving `Qwen/Qwen3-8B` (the BF16 model's name) over FP8 weights,
-    // which only `/v1/models`' `root` reveals.
+/// A short sweep of a simulated vLLM serving `model` over weights at `root`: what the run
+/// recorded of the weights, and its report.
+async fn weights_of(model: &str, root: &str) -> (vernier_run::LoadedWeights, String) {
     let sim = start_sim(
         SimConfig::builder()
-            .model("Qwen/Qwen3-8B")
-            .model_root(Some("/models/Qwen3-8B-FP8".to_owned()))
+            .model(model)
+            .model_root(Some(root.to_owned()))
             .decode_step(Duration::from_millis(2))
             .build(),
     )
     .await;
     let out = tempfile::tempdir().expect("temporary folder");
-    let outcome = run_sweep(
-        &sim.base_url(),
-        out.path(),
-        &[
-            "--workload",
-            "prose",
-            "--prompt-tokens",
-            "64",
-            "--output-tokens",
-            "8",
-            "--reps",
-            "1",
-        ],
-    )
-    .await
-    .expect("the sweep runs");
+    let flags = [
+        "--workload",
+        "prose",
+        "--prompt-tokens",
+        "64",
+        "--output-tokens",
+        "8",
+        "--reps",
+        "1",
+    ];
+    let outcome = run_sweep(&sim.base_url(), out.path(), &flags)
+        .await
+        .expect("the sweep runs");
     sim.shutdown().await;
     let weights = outcome
         .run
         .environment
         .model
         .weights
-        .as_ref()
+        .clone()
         .expect("weights recorded");
+    let report = std::fs::read_to_string(out.path().join("report.md")).expect("report");
+    (weights, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fp8_weights_served_under_the_bf16_name_are_flagged() {
+    // The seed's case: vLLM serving `Qwen/Qwen3-8B` (the BF16 model's name) over FP8 weights,
+    // which only `/v1/models`' `root` reveals.
+    let (weights, report) = weights_of("Qwen/Qwen3-8B", "/models/Qwen3-8B-FP8").await;
     assert_eq!(weights.loaded_from.as_deref(), Some("/models/Qwen3-8B-FP8"));
     assert_eq!(weights.stated_by.as_deref(), Some("/v1/models root"));
     let mismatch = weights.mismatch.as_deref().expect("the names disagree");
@@ -192,41 +197,9 @@ async fn fp8_weights_served_under_the_bf16_name_are_flagged() {
         mismatch.contains("`Qwen/Qwen3-8B`") && mismatch.contains("FP8"),
         "{mismatch}"
     );
-    let report = std::fs::read_to_string(out.path().join("report.md")).expect("report");
     assert!(report.contains("**Served name and weights disagree:**"));
     // The same server over weights its name describes is not flagged.
-    let sim = start_sim(
-        SimConfig::builder()
-            .model("Qwen/Qwen3-8B-FP8")
-            .model_root(Some("/models/Qwen3-8B-FP8".to_owned()))
-            .decode_step(Duration::from_millis(2))
-            .build(),
-    )
-    .await;
-    let out = tempfile::tempdir().expect("temporary folder");
-    let outcome = run_sweep(
-        &sim.base_url(),
-        out.path(),
-        &[
-            "--workload",
-            "prose",
-            "--prompt-tokens",
-            "64",
-            "--output-tokens",
-            "8",
-            "--reps",
-            "1",
-        ],
-    )
-    .await
-    .expect("the sweep runs");
-    sim.shutdown().await;
-    let weights = outcome
-        .run
-        .environment
-        .model
-        .weights
-        .as_ref()
-        .expect("weights recorded");
+    let (weights, report) = weights_of("Qwen/Qwen3-8B-FP8", "/models/Qwen3-8B-FP8").await;
     assert_eq!(weights.mismatch, None);
+    assert!(!report.contains("disagree"));
 }

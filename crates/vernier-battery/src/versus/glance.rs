@@ -282,6 +282,16 @@ fn acceptance_row(a: &Side, b: &Side) -> Option<GlanceRow> {
     })
 }
 
+/// Who is ahead where lower is better and there is no interval: `A (?)`, `B (?)` or `—`.
+fn lower_ahead(a: f64, b: f64) -> String {
+    match a.total_cmp(&b) {
+        std::cmp::Ordering::Less => "A (?)",
+        std::cmp::Ordering::Greater => "B (?)",
+        std::cmp::Ordering::Equal => "—",
+    }
+    .to_owned()
+}
+
 /// GPU energy per output token in the busiest cell both sweeps measured it in (lower is
 /// better; one window per cell, so no interval), and the mean power there.
 fn energy_rows(versus: &Versus, a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
@@ -333,12 +343,7 @@ fn energy_rows(versus: &Versus, a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
             "—".to_owned()
         },
         interval: "—".to_owned(),
-        ahead: match x.total_cmp(&y) {
-            std::cmp::Ordering::Less => "A (?)",
-            std::cmp::Ordering::Greater => "B (?)",
-            std::cmp::Ordering::Equal => "—",
-        }
-        .to_owned(),
+        ahead: lower_ahead(x, y),
         confounded_by: confound(versus, "speed"),
     });
 }
@@ -377,12 +382,7 @@ fn ready_rows(a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
                 "—".to_owned()
             },
             interval: "—".to_owned(),
-            ahead: match x.total_cmp(&y) {
-                std::cmp::Ordering::Less => "A (?)",
-                std::cmp::Ordering::Greater => "B (?)",
-                std::cmp::Ordering::Equal => "—",
-            }
-            .to_owned(),
+            ahead: lower_ahead(x, y),
             confounded_by: None,
         });
     }

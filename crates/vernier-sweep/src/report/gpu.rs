@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::number;
-use super::svg::{Chart, Labels, by_prompt, line_chart, subtitle};
+use super::svg::{Chart, by_prompt, prompt_chart, subtitle};
 use crate::run_file::{CellSummary, RunFile};
 
 /// `GPU: 2 × NVIDIA H100 …, read through nvml` or `GPU: none read (why)`; `None` for a run
@@ -146,17 +146,14 @@ pub(crate) fn charts(run: &RunFile) -> Vec<Chart> {
     let chart = |file_name: &'static str,
                  title: &str,
                  y: &str,
-                 figure: &dyn Fn(&CellSummary) -> Option<f64>| Chart {
-        file_name,
-        svg: line_chart(
-            &Labels {
-                title,
-                subtitle: &subtitle,
-                x: "prompt tokens asked for (even spacing)",
-                y,
-            },
+                 figure: &dyn Fn(&CellSummary) -> Option<f64>| {
+        prompt_chart(
+            file_name,
+            title,
+            &subtitle,
+            y,
             &by_prompt(run, figure, None),
-        ),
+        )
     };
     vec![
         chart(

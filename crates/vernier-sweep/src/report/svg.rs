@@ -339,7 +339,7 @@ fn legend(svg: &mut String, names: &[&str]) {
 }
 
 /// A line chart of `series` against evenly spaced x values.
-pub(crate) fn line_chart(labels: &Labels<'_>, series: &[Series]) -> String {
+fn line_chart(labels: &Labels<'_>, series: &[Series]) -> String {
     line_chart_marked(labels, series, &[])
 }
 
@@ -515,6 +515,28 @@ pub(crate) fn by_prompt(
     series
 }
 
+/// A chart of `series` against the prompt length asked for.
+pub(crate) fn prompt_chart(
+    file_name: &'static str,
+    title: &str,
+    subtitle: &str,
+    y: &str,
+    series: &[Series],
+) -> Chart {
+    Chart {
+        file_name,
+        svg: line_chart(
+            &Labels {
+                title,
+                subtitle,
+                x: "prompt tokens asked for (even spacing)",
+                y,
+            },
+            series,
+        ),
+    }
+}
+
 /// The cells' four charts: prefill rate, TTFT, decode rate and tokens per event, each against
 /// the prompt length asked for, one series per workload and load.
 pub(crate) fn cell_charts(run: &RunFile) -> Vec<Chart> {
@@ -531,17 +553,8 @@ pub(crate) fn cell_charts(run: &RunFile) -> Vec<Chart> {
         format!("tokens: {}", names.join("+"))
     };
     let subtitle = subtitle(run);
-    let chart = |file_name: &'static str, title: &str, y: &str, series: Vec<Series>| Chart {
-        file_name,
-        svg: line_chart(
-            &Labels {
-                title,
-                subtitle: &subtitle,
-                x: "prompt tokens asked for (even spacing)",
-                y,
-            },
-            &series,
-        ),
+    let chart = |file_name: &'static str, title: &str, y: &str, series: Vec<Series>| {
+        prompt_chart(file_name, title, &subtitle, y, &series)
     };
     vec![
         chart(
