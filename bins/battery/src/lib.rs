@@ -108,6 +108,14 @@ pub struct RunArgs {
         help_heading = "Server"
     )]
     pub gpu_sample_ms: u64,
+    /// Only these GPUs (by index) serve the server measured, e.g. `0,1`.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Server"
+    )]
+    pub gpus: Option<Vec<u32>>,
     /// The battery's shape: `seed` (the seeds' four prompt lengths, prose and code, 1 and 8
     /// streams; the whole hard suite; probe; long context) or `quick` (two short prompt
     /// lengths, 1 and 4 streams; the suite's math and tool tasks).
@@ -318,6 +326,7 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, 
     target.ca_cert.clone_from(&args.ca_cert);
     target.gpu_metrics_url.clone_from(&args.gpu_metrics_url);
     target.gpu_sample_ms = Some(args.gpu_sample_ms);
+    target.gpus.clone_from(&args.gpus);
     if target.base_url.is_none() && !args.quiet {
         vernier_cli::note(
             "No --base-url given: every part runs the bundled simulator in-process; the figures describe the simulator, not a server.",

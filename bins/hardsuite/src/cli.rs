@@ -267,6 +267,14 @@ pub struct RunArgs {
         help_heading = "Server"
     )]
     pub gpu_sample_ms: u64,
+    /// Only these GPUs (by index) serve the server measured, e.g. `0,1`.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Server"
+    )]
+    pub gpus: Option<Vec<u32>>,
     /// The most requests per second to start, for endpoints with a request-rate limit.
     #[arg(long, value_name = "N", help_heading = "Hosted endpoints")]
     pub max_rps: Option<f64>,
@@ -591,6 +599,7 @@ impl RunArgs {
         config.max_rps = self.max_rps;
         config.gpu_metrics_url.clone_from(&self.gpu_metrics_url);
         config.gpu_sample_ms = self.gpu_sample_ms;
+        config.gpus.clone_from(&self.gpus);
         config.max_wait_secs = self.max_wait;
         config.adaptive_concurrency = self.adaptive_concurrency;
         let target = match &self.resume {

@@ -190,6 +190,15 @@ pub struct Args {
         help_heading = "Server"
     )]
     pub gpu_sample_ms: u64,
+    /// Only these GPUs (by index, as NVML or the exporter numbers them) serve the server
+    /// measured, e.g. `0,1`; the others are left out of energy and power.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Server"
+    )]
+    pub gpus: Option<Vec<u32>>,
     /// Seconds without a stream event before the server's generation counter is checked.
     #[arg(long, default_value_t = 60.0, help_heading = "Server")]
     pub idle_timeout_s: f64,

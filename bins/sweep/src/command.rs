@@ -144,7 +144,8 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
         .simulator(simulator.is_some())
         .gpu_info_cmd(args.gpu_info_cmd.clone())
         .gpu_metrics_url(args.gpu_metrics_url.clone())
-        .gpu_sample_interval(std::time::Duration::from_millis(args.gpu_sample_ms));
+        .gpu_sample_interval(std::time::Duration::from_millis(args.gpu_sample_ms))
+        .gpus(args.gpus.clone());
     let interrupt = vernier_run::signals();
     let result = run_sweep(client, start, context, Arc::new(progress), Some(interrupt)).await;
     if let Some(handle) = simulator {
@@ -229,7 +230,7 @@ fn remove_run(out: &std::path::Path) -> Result<(), SweepError> {
 
 /// Flags that are not configuration fields: how to reach the server and where to write.
 /// Typed beside `--resume` they are used as given (the journal records the new address).
-const NOT_CONFIGURATION: [&str; 12] = [
+const NOT_CONFIGURATION: [&str; 13] = [
     "dry_run",
     "json",
     "overwrite",
@@ -242,6 +243,7 @@ const NOT_CONFIGURATION: [&str; 12] = [
     "gpu_info_cmd",
     "gpu_metrics_url",
     "gpu_sample_ms",
+    "gpus",
 ];
 
 /// The configuration field each configuration flag sets (when the names differ).

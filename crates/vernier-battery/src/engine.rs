@@ -53,6 +53,8 @@ pub struct BatteryTarget {
     pub gpu_metrics_url: Option<String>,
     /// Milliseconds between GPU samples (`None`: 500; 0 reads no GPU).
     pub gpu_sample_ms: Option<u64>,
+    /// Only these GPUs (by index) serve the server; `None`: every GPU read.
+    pub gpus: Option<Vec<u32>>,
 }
 
 impl BatteryTarget {
@@ -597,7 +599,8 @@ async fn run_sweep_part(
         let context = RunContext::new(plumbing.command_line.to_vec())
             .simulator(simulator.is_some())
             .gpu_metrics_url(plumbing.target.gpu_metrics_url.clone())
-            .gpu_sample_interval(Duration::from_millis(plumbing.target.gpu_sample_ms()));
+            .gpu_sample_interval(Duration::from_millis(plumbing.target.gpu_sample_ms()))
+            .gpus(plumbing.target.gpus.clone());
         vernier_sweep::run_sweep(
             client,
             start,
@@ -630,6 +633,7 @@ async fn run_suite_part(
     run.gpu_metrics_url
         .clone_from(&plumbing.target.gpu_metrics_url);
     run.gpu_sample_ms = plumbing.target.gpu_sample_ms();
+    run.gpus.clone_from(&plumbing.target.gpus);
     run.model = model.or_else(|| config.model.clone());
     run.samples = Some(config.suite_samples);
     run.concurrency = if part == Part::SuiteBatched {

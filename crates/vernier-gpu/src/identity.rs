@@ -101,6 +101,9 @@ pub struct GpuRecord {
     /// The interval between samples, in milliseconds, when sampling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample_interval_ms: Option<u64>,
+    /// How the GPUs were cut to the server's (`--gpus 0,1 (of 8 read)`), when they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected_by: Option<String>,
 }
 
 impl GpuRecord {
@@ -130,7 +133,11 @@ impl GpuRecord {
                 self.not_read.as_deref().unwrap_or("no source was given")
             );
         }
-        let source = self.source.as_deref().unwrap_or("unknown source");
+        let source = match (&self.source, &self.selected_by) {
+            (Some(source), Some(selected)) => format!("{source}, {selected}"),
+            (Some(source), None) => source.clone(),
+            (None, _) => "an unknown source".to_owned(),
+        };
         let first = &self.devices[0];
         let same = self
             .devices

@@ -33,6 +33,8 @@ pub struct GpuChoice {
     pub skip_nvml: Option<String>,
     /// The interval between samples.
     pub interval: Duration,
+    /// `--gpus`: only these GPUs (by the source's index) are the server's; `None`: all.
+    pub only: Option<Vec<u32>>,
 }
 
 impl GpuChoice {
@@ -43,11 +45,20 @@ impl GpuChoice {
             metrics_url,
             skip_nvml,
             interval,
+            only: None,
         }
     }
 }
 
 impl GpuChoice {
+    /// Reads only the GPUs `only` names (the server's, on a machine shared with others);
+    /// `None` reads them all.
+    #[must_use]
+    pub fn only(mut self, only: Option<Vec<u32>>) -> Self {
+        self.only = only;
+        self
+    }
+
     /// The source a run against `base_url` reads: `metrics_url` when given, else NVML for a
     /// server on this machine; nothing (with the reason) for the bundled simulator, a server
     /// elsewhere, or a zero `interval` (reading turned off).
@@ -142,18 +153,60 @@ pub fn open_source(choice: &GpuChoice) -> (Option<SharedSource>, GpuRecord) {
         Ok(source) => source,
         Err(error) => return (None, GpuRecord::none(error.to_string())),
     };
+    let mut selected_by = None;
+    if let Some(only) = &choice.only {
+        let all = match source.identity() {
+            Ok(devices) => devices.len(),
+            Err(error) => return (None, GpuRecord::none(error.to_string())),
+        };
+        let names: Vec<String> = only.iter().map(ToString::to_string).collect();
+        selected_by = Some(format!("--gpus {} (of {all} read)", names.join(",")));
+        source = Box::new(Only {
+            inner: source,
+            only: only.clone(),
+        });
+    }
     match source.identity() {
         Ok(devices) if !devices.is_empty() => {
             let mut record = GpuRecord::read(source.name(), devices);
+            record.selected_by = selected_by;
             record.sample_interval_ms =
                 Some(u64::try_from(choice.interval.as_millis()).unwrap_or(u64::MAX));
             (Some(Arc::new(Mutex::new(source))), record)
         }
         Ok(_) => (
             None,
-            GpuRecord::none(format!("{} lists no GPU", source.name())),
+            GpuRecord::none(match selected_by {
+                Some(selected) => format!("{} lists none of {selected}", source.name()),
+                None => format!("{} lists no GPU", source.name()),
+            }),
         ),
         Err(error) => (None, GpuRecord::none(error.to_string())),
+    }
+}
+
+/// A source cut to the GPUs the server uses.
+#[derive(Debug)]
+struct Only {
+    inner: Box<dyn GpuSource>,
+    only: Vec<u32>,
+}
+
+impl GpuSource for Only {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn identity(&mut self) -> Result<Vec<GpuDevice>, GpuError> {
+        let mut devices = self.inner.identity()?;
+        devices.retain(|device| self.only.contains(&device.index));
+        Ok(devices)
+    }
+
+    fn sample(&mut self) -> Result<Vec<DeviceSample>, GpuError> {
+        let mut devices = self.inner.sample()?;
+        devices.retain(|device| self.only.contains(&device.index));
+        Ok(devices)
     }
 }
 

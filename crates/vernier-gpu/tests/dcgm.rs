@@ -115,3 +115,46 @@ fn nvml_is_read_or_its_absence_is_named() {
         );
     }
 }
+
+#[test]
+fn only_the_servers_gpus_are_counted() {
+    let exporter = dcgm_exporter::start();
+    let choice = GpuChoice::new(Some(exporter.url.clone()), None, Duration::from_millis(20))
+        .only(Some(vec![1]));
+    let (source, record) = open_source(&choice);
+    let source = source.expect("the exporter is read");
+    assert_eq!(record.devices.len(), 1);
+    assert_eq!(record.devices[0].index, 1);
+    assert!(
+        record.summary_line().ends_with(", --gpus 1 (of 2 read)"),
+        "{}",
+        record.summary_line()
+    );
+    let before = exporter.scrapes();
+    let sampler = GpuSampler::start(source, Duration::from_millis(20));
+    std::thread::sleep(Duration::from_millis(100));
+    let taken = sampler.finish();
+    let scrapes = exporter.scrapes() - before;
+    assert!(
+        taken
+            .iter()
+            .all(|sample| sample.devices.len() == 1 && sample.devices[0].index == 1)
+    );
+    // GPU 1 alone: its counter rises 1 000 mJ a scrape; its power is 398.204 W.
+    let window = EnergyWindow::from_samples(&taken).expect("a window");
+    assert!((window.energy_j.expect("energy") - (scrapes - 1) as f64).abs() < 1e-6);
+    assert_eq!(window.peak_power_w, Some(398.204));
+    // A GPU the source does not have: nothing is read, and the reason names the flag.
+    let (none, record) = open_source(
+        &GpuChoice::new(Some(exporter.url.clone()), None, Duration::from_millis(20))
+            .only(Some(vec![7])),
+    );
+    assert!(none.is_none());
+    assert!(
+        record
+            .summary_line()
+            .contains("lists none of --gpus 7 (of 2 read)"),
+        "{}",
+        record.summary_line()
+    );
+}

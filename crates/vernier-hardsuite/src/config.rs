@@ -165,6 +165,8 @@ pub struct RunConfig {
     pub gpu_metrics_url: Option<String>,
     /// Milliseconds between GPU samples over the run; 0 reads no GPU.
     pub gpu_sample_ms: u64,
+    /// Only these GPUs (by index) serve the server; `None`: every GPU read.
+    pub gpus: Option<Vec<u32>>,
 }
 
 impl Default for RunConfig {
@@ -193,6 +195,7 @@ impl Default for RunConfig {
             ca_cert: None,
             gpu_metrics_url: None,
             gpu_sample_ms: 500,
+            gpus: None,
         }
     }
 }

@@ -99,7 +99,8 @@ async fn open_gpu(
         simulated,
         config.gpu_metrics_url.clone(),
         interval,
-    );
+    )
+    .only(config.gpus.clone());
     match tokio::task::spawn_blocking(move || vernier_gpu::open_source(&choice)).await {
         Ok((source, record)) => (source.map(|source| (source, interval)), record),
         Err(error) => (

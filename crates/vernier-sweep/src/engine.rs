@@ -142,7 +142,8 @@ async fn open_gpu(
         context.simulator,
         context.gpu_metrics_url.clone(),
         context.gpu_sample_interval,
-    );
+    )
+    .only(context.gpus.clone());
     let interval = choice.interval;
     let opened = tokio::task::spawn_blocking(move || vernier_gpu::open_source(&choice)).await;
     match opened {
@@ -169,6 +170,9 @@ pub struct RunContext {
     pub gpu_metrics_url: Option<String>,
     /// The interval between GPU samples; zero turns GPU reading off.
     pub gpu_sample_interval: Duration,
+    /// `--gpus`: the server's GPUs by index, on a machine whose other GPUs serve others
+    /// (`None`: every GPU read).
+    pub gpus: Option<Vec<u32>>,
 }
 
 impl Default for RunContext {
@@ -181,6 +185,7 @@ impl Default for RunContext {
             gpu_info_cmd: None,
             gpu_metrics_url: None,
             gpu_sample_interval: DEFAULT_GPU_SAMPLE_INTERVAL,
+            gpus: None,
         }
     }
 }
@@ -198,6 +203,13 @@ impl RunContext {
     #[must_use]
     pub fn gpu_metrics_url(mut self, url: Option<String>) -> Self {
         self.gpu_metrics_url = url;
+        self
+    }
+
+    /// Reads only the GPUs `gpus` names (by index); `None` reads every GPU.
+    #[must_use]
+    pub fn gpus(mut self, gpus: Option<Vec<u32>>) -> Self {
+        self.gpus = gpus;
         self
     }
 
