@@ -11,7 +11,7 @@ use crate::error::GpuError;
 use crate::http::{self, HttpUrl};
 use crate::identity::GpuDevice;
 use crate::sample::DeviceSample;
-use crate::sampler::GpuSource;
+use crate::source::GpuSource;
 
 /// One series: its name, labels and value.
 struct Series {

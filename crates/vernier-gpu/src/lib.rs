@@ -25,6 +25,7 @@ mod identity;
 mod nvml;
 mod sample;
 mod sampler;
+mod source;
 
 pub use dcgm::{DcgmSource, parse_dcgm};
 pub use energy::{EnergySource, EnergyWindow, PerToken, WorkEnergy};
@@ -33,7 +34,8 @@ pub use identity::{GpuDevice, GpuRecord};
 #[cfg(feature = "nvml")]
 pub use nvml::NvmlSource;
 pub use sample::{DeviceSample, GpuSample, throttle_reason_names};
-pub use sampler::{GpuChoice, GpuSampler, GpuSource, SharedSource, open_source, server_is_local};
+pub use sampler::{GpuChoice, GpuSampler, SharedSource, open_source, server_is_local};
+pub use source::GpuSource;
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

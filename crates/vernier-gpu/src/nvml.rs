@@ -8,7 +8,7 @@ use nvml_wrapper::error::NvmlError;
 use crate::error::GpuError;
 use crate::identity::GpuDevice;
 use crate::sample::DeviceSample;
-use crate::sampler::GpuSource;
+use crate::source::GpuSource;
 
 fn nvml_error(error: &NvmlError) -> GpuError {
     match error {

@@ -8,16 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::error::GpuError;
 use crate::identity::{GpuDevice, GpuRecord};
 use crate::sample::{DeviceSample, GpuSample};
-
-/// Somewhere GPUs can be read.
-pub trait GpuSource: Send + std::fmt::Debug {
-    /// How the record names it: `nvml`, or the metrics URL.
-    fn name(&self) -> String;
-    /// Every GPU's identity.
-    fn identity(&mut self) -> Result<Vec<GpuDevice>, GpuError>;
-    /// One reading of every GPU.
-    fn sample(&mut self) -> Result<Vec<DeviceSample>, GpuError>;
-}
+use crate::source::GpuSource;
 
 /// A source shared by the run and its samplers (one sampler at a time reads it).
 pub type SharedSource = Arc<Mutex<Box<dyn GpuSource>>>;

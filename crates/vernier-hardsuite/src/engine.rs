@@ -83,33 +83,6 @@ struct Target {
     weights: vernier_run::LoadedWeights,
 }
 
-/// Opens the server's GPUs (NVML for a server here, else `--gpu-metrics-url`) off the async
-/// threads: NVML's load and an exporter's first read block.
-async fn open_gpu(
-    config: &RunConfig,
-    base_url: &str,
-    simulated: bool,
-) -> (
-    Option<(vernier_gpu::SharedSource, Duration)>,
-    vernier_gpu::GpuRecord,
-) {
-    let interval = Duration::from_millis(config.gpu_sample_ms);
-    let choice = vernier_gpu::GpuChoice::for_server(
-        base_url,
-        simulated,
-        config.gpu_metrics_url.clone(),
-        interval,
-    )
-    .only(config.gpus.clone());
-    match tokio::task::spawn_blocking(move || vernier_gpu::open_source(&choice)).await {
-        Ok((source, record)) => (source.map(|source| (source, interval)), record),
-        Err(error) => (
-            None,
-            vernier_gpu::GpuRecord::none(format!("the GPU reader failed: {error}")),
-        ),
-    }
-}
-
 /// Connects to the server the configuration names (or starts the in-process simulator),
 /// resolves the model with the one rule of every engine, and on a resume refuses a server that
 /// is not the one the journal measured.
@@ -162,7 +135,7 @@ async fn connect(
     .await;
     match target {
         Ok((client, model, fingerprint, shared_capacity, weights)) => {
-            let gpu = open_gpu(config, &base_url, settings.simulated).await;
+            let gpu = crate::gpu_run::open_gpu(config, &base_url, settings.simulated).await;
             observer.note(&gpu.1.summary_line());
             if let Some(mismatch) = &weights.mismatch {
                 observer.warn(&format!("served name and weights disagree: {mismatch}"));
@@ -322,21 +295,9 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
     let room = crate::room::Room::new(capacity.map(|capacity| capacity.tokens));
     let runner = runner(&plan, journal, replies, context_sizer, room);
     // The GPUs are sampled on their own thread over this session's work.
-    let sampler =
-        plan.gpu.0.as_ref().map(|(source, interval)| {
-            vernier_gpu::GpuSampler::start(Arc::clone(source), *interval)
-        });
+    let sampler = crate::gpu_run::start(plan.gpu.0.as_ref());
     let end = run_phases(&mut plan, &runner, &finished, &journal_path).await;
-    if let Some(sampler) = sampler {
-        let gpu_samples = tokio::task::spawn_blocking(move || sampler.finish())
-            .await
-            .unwrap_or_default();
-        if !gpu_samples.is_empty() {
-            runner.journal.append(&HardsuiteJournalLine::GpuWindow {
-                samples: gpu_samples,
-            })?;
-        }
-    }
+    crate::gpu_run::finish(sampler, &runner.journal).await?;
     let end = end?;
     if end == PhaseEnd::Finished {
         check_identity_at_end(&plan, &runner.journal).await?;

@@ -65,6 +65,8 @@ mod demo;
 #[cfg(feature = "engine")]
 mod engine;
 mod error;
+#[cfg(feature = "engine")]
+mod gpu_run;
 mod journal;
 mod ladder;
 #[cfg(feature = "engine")]

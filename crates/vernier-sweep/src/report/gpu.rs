@@ -34,8 +34,8 @@ fn rows(run: &RunFile) -> Vec<Vec<String>> {
             let window = &gpu.window;
             let per = gpu.per_token;
             Some(vec![
-                super::table::cell_name(cell),
-                super::table::rate(
+                super::text::cell_name(cell),
+                super::text::rate(
                     cell.aggregate
                         .as_ref()
                         .and_then(|a| a.median.output_tokens_per_s),
@@ -74,7 +74,7 @@ pub(crate) fn terminal(run: &RunFile) -> Option<String> {
     }
     let mut all = vec![HEADER.map(str::to_owned).to_vec()];
     all.extend(rows);
-    Some(super::table::aligned(&all))
+    Some(super::text::aligned(&all))
 }
 
 /// The Markdown section, empty when no cell has GPU figures.
@@ -108,7 +108,7 @@ pub(crate) fn markdown(run: &RunFile) -> String {
             notes.push(format!(
                 "{}: all {} GPU readings were alike: the source refreshes less often than it was read (dcgm-exporter \
                  collects every 30 s unless started with `-c 1000`); its energy is one power reading times the window",
-                super::table::cell_name(cell),
+                super::text::cell_name(cell),
                 gpu.window.samples
             ));
         }
@@ -122,7 +122,7 @@ pub(crate) fn markdown(run: &RunFile) -> String {
         if !throttled.is_empty() {
             notes.push(format!(
                 "{}: clocks held back: {}",
-                super::table::cell_name(cell),
+                super::text::cell_name(cell),
                 throttled.join(", ")
             ));
         }

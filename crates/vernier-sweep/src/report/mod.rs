@@ -6,6 +6,7 @@ mod markdown;
 mod offered_load;
 mod svg;
 mod table;
+mod text;
 
 use std::path::{Path, PathBuf};
 
