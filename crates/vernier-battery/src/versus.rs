@@ -377,6 +377,56 @@ fn sweep_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifference> {
     differences
 }
 
+/// The GPUs (by model and count) and the weights' file types, where both runs read them and
+/// they differ.
+fn accelerator_differences(
+    env_a: &vernier_sweep::Environment,
+    env_b: &vernier_sweep::Environment,
+) -> Vec<String> {
+    let mut differences = Vec::new();
+    // The GPUs by model and count: memory figures and the source's name differ between NVML
+    // and an exporter reading the same GPUs.
+    let read = |record: &Option<vernier_gpu::GpuRecord>| {
+        record
+            .as_ref()
+            .filter(|record| !record.devices.is_empty())
+            .map(|record| {
+                let mut names: Vec<&str> = record
+                    .devices
+                    .iter()
+                    .map(|device| device.name.as_str())
+                    .collect();
+                names.sort_unstable();
+                let mut counted: Vec<String> = Vec::new();
+                for name in names.iter().copied() {
+                    let n = names.iter().filter(|other| **other == name).count();
+                    let entry = format!("{n} × {name}");
+                    if !counted.contains(&entry) {
+                        counted.push(entry);
+                    }
+                }
+                counted.join(" + ")
+            })
+    };
+    if let (Some(gpu_a), Some(gpu_b)) = (read(&env_a.gpu), read(&env_b.gpu))
+        && gpu_a != gpu_b
+    {
+        differences.push(format!("GPUs: A {gpu_a}; B {gpu_b}"));
+    }
+    let weights = |model: &vernier_sweep::ServedModel| {
+        model
+            .weights
+            .as_ref()
+            .and_then(|weights| weights.file_type.clone())
+    };
+    if let (Some(type_a), Some(type_b)) = (weights(&env_a.model), weights(&env_b.model))
+        && type_a != type_b
+    {
+        differences.push(format!("weights' file type: A {type_a}, B {type_b}"));
+    }
+    differences
+}
+
 /// The server, the model file, the client machine and the GPU: what a comparison is about,
 /// named, confounding nothing.
 fn environment_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifference> {
@@ -446,27 +496,8 @@ fn environment_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifferenc
             |gpu| gpu.stdout.trim().to_owned(),
         )
     };
-    let read = |record: &Option<vernier_gpu::GpuRecord>| {
-        record
-            .as_ref()
-            .filter(|record| !record.devices.is_empty())
-            .map(vernier_gpu::GpuRecord::summary_line)
-    };
-    if let (Some(gpu_a), Some(gpu_b)) = (read(&env_a.gpu), read(&env_b.gpu))
-        && gpu_a != gpu_b
-    {
-        push(format!("GPUs: A {gpu_a}; B {gpu_b}"), false);
-    }
-    let weights = |model: &vernier_sweep::ServedModel| {
-        model
-            .weights
-            .as_ref()
-            .and_then(|weights| weights.file_type.clone())
-    };
-    if let (Some(type_a), Some(type_b)) = (weights(&env_a.model), weights(&env_b.model))
-        && type_a != type_b
-    {
-        push(format!("weights' file type: A {type_a}, B {type_b}"), false);
+    for what in accelerator_differences(env_a, env_b) {
+        push(what, false);
     }
     if gpu(&env_a.gpu_info) != gpu(&env_b.gpu_info) {
         push(

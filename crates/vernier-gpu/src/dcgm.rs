@@ -63,8 +63,12 @@ fn series(line: &str) -> Option<Series> {
         (BTreeMap::new(), &line[name_end..])
     };
     let value: f64 = rest.split_whitespace().next()?.parse().ok()?;
-    // DCGM's "blank" values (9223372036854775794 and its neighbours) mean "not available".
-    if !value.is_finite() || value >= 9.0e18 {
+    // DCGM's "blank" values mean "not available": the int64 ones (9223372036854775794 and
+    // its neighbours), the int32 ones (2147483632 to 2147483647) and the fp64 ones (2^47 and
+    // just above).
+    let int32_blank = (2_147_483_632.0..=2_147_483_647.0).contains(&value);
+    let fp64_blank = (140_737_488_355_328.0..140_737_488_355_400.0).contains(&value);
+    if !value.is_finite() || value >= 9.0e18 || int32_blank || fp64_blank {
         return None;
     }
     Some(Series {
@@ -96,6 +100,10 @@ pub fn parse_dcgm(text: &str) -> (Vec<GpuDevice>, Vec<DeviceSample>) {
     let mut devices: BTreeMap<u32, (GpuDevice, DeviceSample, Option<f64>)> = BTreeMap::new();
     for series in text.lines().filter_map(series) {
         if !series.name.starts_with("DCGM_FI_") {
+            continue;
+        }
+        // A MIG instance's series (`GPU_I_ID`) would overwrite its whole GPU's.
+        if series.labels.contains_key("GPU_I_ID") {
             continue;
         }
         let Some(index) = series
@@ -228,6 +236,9 @@ mod tests {
 # HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).
 DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",modelName="A \"quoted\" GPU"} 61
 DCGM_FI_DEV_MEMORY_TEMP{gpu="1",UUID="GPU-b"} 9223372036854775794
+DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-b"} 140737488355328
+DCGM_FI_DEV_SM_CLOCK{gpu="1",UUID="GPU-b"} 2147483632
+DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",GPU_I_ID="3",GPU_I_PROFILE="1g.10gb"} 99
 DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",modelName="NVIDIA L4"} 40 1700000000000
 DCGM_FI_DEV_CUDA_COMPUTE_CAPABILITY{gpu="0"} 524288
 DCGM_FI_CUDA_DRIVER_VERSION{gpu="0"} 12040
@@ -239,7 +250,13 @@ vllm:num_requests_running{model_name="m"} 3
         assert_eq!(devices[0].compute_capability.as_deref(), Some("8.0"));
         assert_eq!(devices[0].cuda_version.as_deref(), Some("12.4"));
         assert_eq!(devices[1].name, "A \"quoted\" GPU");
-        assert_eq!(samples[1].temperature_c, Some(61.0));
+        assert_eq!(
+            samples[1].temperature_c,
+            Some(61.0),
+            "a MIG series is not the GPU's"
+        );
+        assert_eq!(samples[1].power_w, None, "DCGM's fp64 blank");
+        assert_eq!(samples[1].sm_clock_mhz, None, "DCGM's int32 blank");
         assert_eq!(samples[0].temperature_c, Some(40.0));
     }
 }

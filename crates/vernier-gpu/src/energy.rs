@@ -39,6 +39,12 @@ impl EnergySource {
 pub struct EnergyWindow {
     /// Samples in the window.
     pub samples: usize,
+    /// Wall clock of the first sample (milliseconds since the Unix epoch).
+    #[serde(default)]
+    pub start_unix_ms: u64,
+    /// Wall clock of the last sample.
+    #[serde(default)]
+    pub end_unix_ms: u64,
     /// From the first sample to the last, in seconds.
     pub duration_s: f64,
     /// Energy over the window in joules, all GPUs together; `None` with fewer than two
@@ -63,6 +69,11 @@ pub struct EnergyWindow {
     /// figures are one reading held, and energy is that power times the window.
     #[serde(default)]
     pub unchanging: bool,
+    /// How many times a reading changed from one sample to the next: a source that refreshes
+    /// less often than it is read changes rarely, and its energy may belong partly to the
+    /// time before the window.
+    #[serde(default)]
+    pub changes: usize,
 }
 
 /// What the GPUs did over a stretch of work (a sweep's cell, a suite): the window, and the
@@ -75,6 +86,11 @@ pub struct WorkEnergy {
     /// Joules per output token and output tokens per joule, over the work's completion tokens
     /// (the server's counts); absent without energy or tokens.
     pub per_token: Option<PerToken>,
+    /// The requests the windows cover and all the work's requests, when some ran with no GPU
+    /// sampled (a session interrupted before its samples were journalled, or resumed without
+    /// a GPU source): `per_token` is over the covered ones only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covered_requests: Option<(u64, u64)>,
 }
 
 impl WorkEnergy {
@@ -85,7 +101,49 @@ impl WorkEnergy {
         Some(Self {
             per_token: window.per_token(output_tokens),
             window,
+            covered_requests: None,
         })
+    }
+
+    /// Notes that the windows cover `covered` of the work's `total` requests (kept only when
+    /// some are not covered).
+    #[must_use]
+    pub fn covering(mut self, covered: u64, total: u64) -> Self {
+        self.covered_requests = (covered < total).then_some((covered, total));
+        self
+    }
+
+    /// What makes these figures doubtful, one sentence each: readings that never changed or
+    /// changed too rarely (a source refreshing less often than it was read), GPUs idle while
+    /// the work generated tokens (not the server's?), requests no GPU sample covered.
+    pub fn warnings(&self) -> Vec<String> {
+        let window = &self.window;
+        let mut warnings = Vec::new();
+        if window.unchanging {
+            warnings.push(format!(
+                "all {} GPU readings were alike: the source refreshes less often than it was read (dcgm-exporter collects every 30 s unless started with `-c 1000`); its energy is one power reading times the window",
+                window.samples
+            ));
+        } else if window.samples >= 4 && window.changes < 2 {
+            warnings.push(format!(
+                "the GPU readings changed {} time(s) over {} samples: the source refreshes less often than it was read, so part of this energy may belong to the time before the window (dcgm-exporter: start it with `-c 1000`)",
+                window.changes, window.samples
+            ));
+        }
+        if let (Some(util), Some(per)) = (window.mean_util_percent, self.per_token)
+            && util < 1.0
+        {
+            warnings.push(format!(
+                "the GPUs read were idle (mean utilisation {util:.1}%) while the work generated {} tokens: they may not be the server's (a server reached through a tunnel is not on this machine: give --gpu-metrics-url, or --gpus for the server's own)",
+                per.output_tokens
+            ));
+        }
+        if let Some((covered, total)) = self.covered_requests {
+            warnings.push(format!(
+                "the GPU samples cover {covered} of {total} requests (the rest ran in a session without GPU readings); the energy per token is over those {covered}"
+            ));
+        }
+        warnings
     }
 
     /// One line: `812 J over 9.6 s (mean 84 W, peak 120 W, peak memory 3.2 GiB), 0.41 J per
@@ -235,12 +293,15 @@ impl EnergyWindow {
                 *throttle_reasons.entry(name).or_insert(0) += 1;
             }
         }
-        let unchanging = samples.len() >= 3
-            && samples
-                .windows(2)
-                .all(|pair| pair[0].devices == pair[1].devices);
+        let changes = samples
+            .windows(2)
+            .filter(|pair| pair[0].devices != pair[1].devices)
+            .count();
         Some(Self {
-            unchanging,
+            unchanging: samples.len() >= 3 && changes == 0,
+            changes,
+            start_unix_ms: first.unix_ms,
+            end_unix_ms: last.unix_ms,
             samples: samples.len(),
             duration_s,
             energy_j,
@@ -277,6 +338,9 @@ impl EnergyWindow {
             };
             total.samples = samples;
             total.unchanging &= window.unchanging;
+            total.changes += window.changes;
+            total.start_unix_ms = total.start_unix_ms.min(window.start_unix_ms);
+            total.end_unix_ms = total.end_unix_ms.max(window.end_unix_ms);
             total.duration_s += window.duration_s;
             total.energy_j = total.energy_j.zip(window.energy_j).map(|(a, b)| a + b);
             total.energy_source = match (total.energy_source, window.energy_source) {

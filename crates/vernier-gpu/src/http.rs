@@ -5,11 +5,11 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::GpuError;
 
-/// How long a connect or a read may take.
+/// How long a connect, and the whole exchange after it, may take.
 const TIMEOUT: Duration = Duration::from_secs(2);
 /// The largest answer read (a DCGM exporter on 8 GPUs writes about 100 KiB).
 const MAX_BODY: u64 = 16 * 1024 * 1024;
@@ -34,20 +34,27 @@ impl HttpUrl {
         let (authority, path) = rest
             .find('/')
             .map_or((rest, "/metrics"), |at| (&rest[..at], &rest[at..]));
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((host, port)) if !host.ends_with(']') || authority.starts_with('[') => {
-                let port = port
-                    .parse::<u16>()
-                    .map_err(|_| bad("the port is not a number from 1 to 65535"))?;
-                (host, port)
+        // `[::1]:9400`, `[::1]`, `host:9400`, `host`.
+        let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
+            let (host, rest) = bracketed
+                .split_once(']')
+                .ok_or_else(|| bad("an IPv6 address needs its closing ]"))?;
+            match rest.strip_prefix(':') {
+                Some(port) => (host, port),
+                None if rest.is_empty() => (host, "80"),
+                None => return Err(bad("after ] comes :PORT or the path")),
             }
-            _ => (authority, 80),
+        } else {
+            authority.rsplit_once(':').unwrap_or((authority, "80"))
         };
+        let port = port
+            .parse::<u16>()
+            .map_err(|_| bad("the port is not a number from 1 to 65535"))?;
         if host.is_empty() {
             return Err(bad("no host given; write http://HOST:PORT/metrics"));
         }
         Ok(Self {
-            host: host.trim_matches(['[', ']']).to_owned(),
+            host: host.to_owned(),
             port,
             path: path.to_owned(),
         })
@@ -60,29 +67,40 @@ pub(crate) fn get(url: &HttpUrl, display: &str) -> Result<String, GpuError> {
         url: display.to_owned(),
         detail,
     };
-    let address = (url.host.as_str(), url.port)
+    let addresses: Vec<_> = (url.host.as_str(), url.port)
         .to_socket_addrs()
         .map_err(|error| fail(format!("cannot resolve {}: {error}", url.host)))?
-        .next()
-        .ok_or_else(|| fail(format!("{} resolves to no address", url.host)))?;
-    let mut stream = TcpStream::connect_timeout(&address, TIMEOUT)
-        .map_err(|error| fail(format!("cannot connect: {error}")))?;
+        .collect();
+    // Every address the name resolves to, in turn.
+    let mut last_error = format!("{} resolves to no address", url.host);
+    let mut connected = None;
+    for address in &addresses {
+        match TcpStream::connect_timeout(address, TIMEOUT) {
+            Ok(stream) => {
+                connected = Some(stream);
+                break;
+            }
+            Err(error) => last_error = format!("cannot connect to {address}: {error}"),
+        }
+    }
+    let mut stream = connected.ok_or_else(|| fail(last_error))?;
+    let deadline = Instant::now() + TIMEOUT;
     stream
-        .set_read_timeout(Some(TIMEOUT))
-        .and_then(|()| stream.set_write_timeout(Some(TIMEOUT)))
+        .set_write_timeout(Some(TIMEOUT))
         .map_err(|error| fail(error.to_string()))?;
+    let host = if url.host.contains(':') {
+        format!("[{}]", url.host)
+    } else {
+        url.host.clone()
+    };
     let request = format!(
-        "GET {} HTTP/1.0\r\nHost: {}:{}\r\nAccept: text/plain\r\nUser-Agent: vernier-gpu\r\n\r\n",
-        url.path, url.host, url.port
+        "GET {} HTTP/1.0\r\nHost: {host}:{}\r\nAccept: text/plain\r\nConnection: close\r\nUser-Agent: vernier-gpu\r\n\r\n",
+        url.path, url.port
     );
     stream
         .write_all(request.as_bytes())
         .map_err(|error| fail(format!("cannot send the request: {error}")))?;
-    let mut answer = Vec::new();
-    stream
-        .take(MAX_BODY)
-        .read_to_end(&mut answer)
-        .map_err(|error| fail(format!("reading the answer: {error}")))?;
+    let answer = read_answer(&mut stream, deadline).map_err(fail)?;
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut response = httparse::Response::new(&mut headers);
     let httparse::Status::Complete(body_at) = response
@@ -110,6 +128,53 @@ pub(crate) fn get(url: &HttpUrl, display: &str) -> Result<String, GpuError> {
     Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
+/// Reads the answer until the server closes, its `Content-Length` is in, or `deadline`
+/// passes (an exporter that trickles bytes cannot hold the sampler past it).
+fn read_answer(stream: &mut TcpStream, deadline: Instant) -> Result<Vec<u8>, String> {
+    let mut answer = Vec::new();
+    let mut buffer = [0_u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!("no whole answer within {} s", TIMEOUT.as_secs()));
+        }
+        stream
+            .set_read_timeout(Some(left))
+            .map_err(|error| error.to_string())?;
+        let n = match stream.read(&mut buffer) {
+            Ok(n) => n,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(format!("reading the answer: {error}")),
+        };
+        if n == 0 {
+            return Ok(answer);
+        }
+        answer.extend_from_slice(&buffer[..n]);
+        if answer.len() as u64 > MAX_BODY {
+            return Err(format!("the answer is over {MAX_BODY} bytes"));
+        }
+        if complete(&answer) {
+            return Ok(answer);
+        }
+    }
+}
+
+/// Whether `answer` holds its headers and all the body its `Content-Length` announces.
+fn complete(answer: &[u8]) -> bool {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut response = httparse::Response::new(&mut headers);
+    let Ok(httparse::Status::Complete(body_at)) = response.parse(answer) else {
+        return false;
+    };
+    response
+        .headers
+        .iter()
+        .find(|header| header.name.eq_ignore_ascii_case("content-length"))
+        .and_then(|header| std::str::from_utf8(header.value).ok())
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .is_some_and(|length| answer.len() >= body_at.saturating_add(length))
+}
+
 /// The data of a chunked body (what arrived of it).
 fn dechunk(mut body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -120,11 +185,14 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
             break;
         };
         let start = line_end + 2;
-        if size == 0 || start + size > body.len() {
+        let Some(end) = start.checked_add(size).filter(|end| *end <= body.len()) else {
+            break;
+        };
+        if size == 0 {
             break;
         }
-        out.extend_from_slice(&body[start..start + size]);
-        body = body.get(start + size + 2..).unwrap_or_default();
+        out.extend_from_slice(&body[start..end]);
+        body = body.get(end + 2..).unwrap_or_default();
     }
     out
 }
@@ -147,9 +215,36 @@ mod tests {
         assert_eq!(bare.path, "/metrics");
         let v6 = HttpUrl::parse("http://[::1]:9400/m").expect("IPv6");
         assert_eq!((v6.host.as_str(), v6.port), ("::1", 9400));
+        let v6 = HttpUrl::parse("http://[::1]/m").expect("IPv6 without a port");
+        assert_eq!(
+            (v6.host.as_str(), v6.port, v6.path.as_str()),
+            ("::1", 80, "/m")
+        );
         let https = HttpUrl::parse("https://x/metrics").expect_err("https is refused");
         assert!(https.to_string().contains("only plain http://"));
         assert!(HttpUrl::parse("http://x:port/").is_err());
+    }
+
+    #[test]
+    fn a_kept_alive_answer_ends_at_its_content_length() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = HttpUrl::parse(&format!(
+            "http://{}/metrics",
+            listener.local_addr().expect("address")
+        ))
+        .expect("url");
+        std::thread::spawn(move || {
+            if let Ok((mut stream, _)) = listener.accept() {
+                let mut request = [0_u8; 512];
+                let _ = stream.read(&mut request);
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+                // The connection stays open well past the reader's deadline.
+                std::thread::sleep(Duration::from_secs(5));
+            }
+        });
+        let started = Instant::now();
+        assert_eq!(get(&url, "test").expect("the answer"), "hello");
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
@@ -158,5 +253,7 @@ mod tests {
             dechunk(b"4\r\nDCGM\r\n3;x=1\r\n_FI\r\n0\r\n\r\n"),
             b"DCGM_FI"
         );
+        // A size that would overflow ends the body instead of panicking.
+        assert_eq!(dechunk(b"ffffffffffffffff\r\nx\r\n"), b"");
     }
 }

@@ -50,10 +50,10 @@ impl GpuSource for NvmlSource {
         });
         let mut devices = Vec::new();
         for index in 0..self.count {
-            let device = self
-                .nvml
-                .device_by_index(index)
-                .map_err(|error| nvml_error(&error))?;
+            // A GPU NVML cannot open (fallen off the bus, say) is left out; the others are read.
+            let Ok(device) = self.nvml.device_by_index(index) else {
+                continue;
+            };
             let mut gpu = GpuDevice::new(
                 index,
                 device.name().unwrap_or_else(|_| "unnamed GPU".to_owned()),
@@ -86,10 +86,9 @@ impl GpuSource for NvmlSource {
     fn sample(&mut self) -> Result<Vec<DeviceSample>, GpuError> {
         let mut samples = Vec::new();
         for index in 0..self.count {
-            let device = self
-                .nvml
-                .device_by_index(index)
-                .map_err(|error| nvml_error(&error))?;
+            let Ok(device) = self.nvml.device_by_index(index) else {
+                continue;
+            };
             let mut sample = DeviceSample::new(index);
             sample.power_w = device
                 .power_usage()

@@ -464,6 +464,9 @@ pub struct LoadedHardsuiteJournal {
     pub identity_changes: Vec<String>,
     /// The GPU windows, one per session that sampled.
     pub gpu_windows: Vec<vernier_gpu::EnergyWindow>,
+    /// The tries made in sessions that journalled a GPU window: how many, and their completion
+    /// tokens (a session interrupted before its window was written has tries and no energy).
+    pub gpu_covered: (u64, u64),
 }
 
 /// Reads a journal. A last line without its newline is what a crash leaves (each line is written
@@ -480,6 +483,8 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
     let mut n_resumes = 0;
     let mut identity_changes: Vec<String> = Vec::new();
     let mut gpu_windows = Vec::new();
+    // This session's tries and their tokens, and those of sessions with a GPU window.
+    let (mut session, mut gpu_covered) = ((0_u64, 0_u64), (0_u64, 0_u64));
     // Where each try was seen: its attempt, its try number and the run segment (a resume
     // starts a new one: journals written before resumes numbered on restarted at 1).
     let mut seen: HashMap<(String, u32, AttemptPhase, u32, usize), usize> = HashMap::new();
@@ -515,10 +520,22 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
                     message: "a second header line".to_owned(),
                 });
             }
-            HardsuiteJournalLine::Attempt(attempt) => attempts.push(attempt),
-            HardsuiteJournalLine::Resumed { .. } => n_resumes += 1,
+            HardsuiteJournalLine::Attempt(attempt) => {
+                session.0 += 1;
+                session.1 += attempt.completion_tokens.unwrap_or(0);
+                attempts.push(attempt);
+            }
+            HardsuiteJournalLine::Resumed { .. } => {
+                n_resumes += 1;
+                session = (0, 0);
+            }
             HardsuiteJournalLine::GpuWindow { samples } => {
-                gpu_windows.extend(vernier_gpu::EnergyWindow::from_samples(&samples));
+                if let Some(window) = vernier_gpu::EnergyWindow::from_samples(&samples) {
+                    gpu_windows.push(window);
+                    gpu_covered.0 += session.0;
+                    gpu_covered.1 += session.1;
+                }
+                session = (0, 0);
             }
             HardsuiteJournalLine::IdentityChecked { changes, .. } => {
                 for change in changes {
@@ -550,6 +567,7 @@ pub fn read_hardsuite_journal(path: &Path) -> Result<LoadedHardsuiteJournal, Har
         n_resumes,
         identity_changes,
         gpu_windows,
+        gpu_covered,
     })
 }
 

@@ -404,9 +404,12 @@ fn write_machine_markdown(out: &mut String, results: &ResultsFile) {
     }
     if let Some(energy) = &results.energy {
         lines.push(format!(
-            "- GPU energy over the run (every try, warm or not; all GPUs): {}",
+            "- GPU energy over the run (every try, retried or not; all GPUs): {}",
             energy.describe()
         ));
+        for warning in energy.warnings() {
+            lines.push(format!("- GPU: {warning}"));
+        }
     }
     for line in &lines {
         let _ = writeln!(out, "{line}");

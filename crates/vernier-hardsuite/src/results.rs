@@ -437,12 +437,9 @@ impl ResultsFile {
         results
             .identity_changes
             .clone_from(&loaded.identity_changes);
-        let tokens = loaded
-            .attempts
-            .iter()
-            .filter_map(|attempt| attempt.completion_tokens)
-            .sum();
-        results.energy = vernier_gpu::WorkEnergy::of(&loaded.gpu_windows, tokens);
+        let (covered, tokens) = loaded.gpu_covered;
+        results.energy = vernier_gpu::WorkEnergy::of(&loaded.gpu_windows, tokens)
+            .map(|energy| energy.covering(covered, loaded.attempts.len() as u64));
         results.with_validity()
     }
 

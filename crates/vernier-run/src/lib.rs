@@ -83,7 +83,9 @@ pub use verdict::{
     CLIENT_LAG_P99_US, COALESCED_FIRST_TOKEN_SHARE, INFRA_INVALID_SHARE, Reason, Verdict,
     VerdictLevel, share,
 };
-pub use weights::{LoadedWeights, file_type_precisions, name_mismatch, precisions_named};
+pub use weights::{
+    LoadedWeights, file_type_precisions, name_mismatch, precisions_named, redact_secrets,
+};
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -317,10 +317,12 @@ pub fn loaded_weights(
             .stated
             .push(("/get_model_info".to_owned(), info.clone()));
     }
+    // Kept without their secrets: SGLang's server arguments hold its `api_key`.
     weights.launch_flags = identity
         .server_info_json
         .clone()
-        .or_else(|| identity.vllm_server_info_json.clone());
+        .or_else(|| identity.vllm_server_info_json.clone())
+        .map(crate::redact_secrets);
     weights
 }
 

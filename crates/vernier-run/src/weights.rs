@@ -77,6 +77,46 @@ impl LoadedWeights {
     }
 }
 
+/// Whether a launch setting named `key` holds a secret (`api_key`, `admin_api_key`,
+/// `hf_token`, `ssl_keyfile_password`, …): its value is never written anywhere.
+fn secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.ends_with("_key")
+        || key == "key"
+        || key.contains("api_key")
+        || key.contains("secret")
+        || key.contains("password")
+        || key == "token"
+        || key.ends_with("auth_token")
+        || key.ends_with("access_token")
+        || key.ends_with("hf_token")
+}
+
+/// `value` with every secret setting's value replaced by `"[redacted]"` (null and empty
+/// values are kept: they say the setting is not set).
+pub fn redact_secrets(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, value)| {
+                    let kept = match &value {
+                        Value::Null => true,
+                        Value::String(text) => text.is_empty(),
+                        _ => false,
+                    };
+                    if secret_key(&key) && !kept && !value.is_object() {
+                        (key, Value::String("[redacted]".to_owned()))
+                    } else {
+                        (key, redact_secrets(value))
+                    }
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(redact_secrets).collect()),
+        other => other,
+    }
+}
+
 /// Every spelling of a precision or quantisation, by the name it is reported under.
 const PRECISIONS: [(&str, &[&str]); 12] = [
     ("FP32", &["fp32", "f32", "float32"]),
@@ -114,27 +154,46 @@ fn gguf_type(token: &str) -> Option<String> {
         .then(|| token.to_ascii_uppercase())
 }
 
-/// The precisions `text` names, by their reported names.
+/// The precisions `text` names, by their reported names. AWQ and GPTQ weights are 4-bit
+/// integers, so they name INT4 too.
 pub fn precisions_named(text: &str) -> BTreeSet<String> {
     let lower = text.to_ascii_lowercase();
-    let tokens: Vec<&str> = lower
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|token| !token.is_empty())
-        .collect();
     let mut named = BTreeSet::new();
-    for token in &tokens {
-        // "FP8-Dynamic" and "fp8_dynamic" alike; "w8a8" inside "…-w8a8-int8".
+    // Words split at `_` too ("llama3_8b_fp8"); a GGUF type keeps its underscores ("Q4_K_M").
+    for token in lower.split(|c: char| !c.is_ascii_alphanumeric()) {
         for (name, spellings) in PRECISIONS {
-            if spellings.contains(token) {
+            if spellings.contains(&token) {
                 named.insert(name.to_owned());
             }
         }
-        if let Some(quant) = gguf_type(token) {
-            named.insert(quant);
+    }
+    for token in lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        let mut parts: Vec<&str> = token.split('_').collect();
+        // "instruct_q4_k_m" ends in a GGUF type: try each tail.
+        while !parts.is_empty() {
+            if let Some(quant) = gguf_type(&parts.join("_")) {
+                named.insert(quant);
+                break;
+            }
+            parts.remove(0);
         }
+    }
+    if named.contains("AWQ") || named.contains("GPTQ") {
+        named.insert("INT4".to_owned());
     }
     named
 }
+
+/// The last two parts of a path (`/models/fp16/Qwen3-8B-FP8` → `fp16/Qwen3-8B-FP8`): folders
+/// further up name where weights are kept, not what they are.
+fn last_parts(path: &str) -> String {
+    let parts: Vec<&str> = path.trim_end_matches('/').rsplit('/').take(2).collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+/// Precisions a served name that names none is taken to mean: the model's own (full-width
+/// weights, or gpt-oss's native MXFP4).
+const UNNAMED_MEANS: [&str; 4] = ["BF16", "FP16", "FP32", "MXFP4"];
 
 /// llama.cpp's file-type name (`Q4_K - Medium`, `all F32`, `IQ2_XXS - 2.0625 bpw`) as the
 /// precision names [`precisions_named`] gives.
@@ -156,7 +215,9 @@ pub fn name_mismatch(
     loaded_from: Option<&str>,
     file_type: Option<&str>,
 ) -> Option<String> {
-    let mut loaded = loaded_from.map(precisions_named).unwrap_or_default();
+    let mut loaded = loaded_from
+        .map(|path| precisions_named(&last_parts(path)))
+        .unwrap_or_default();
     if let Some(file_type) = file_type {
         loaded.extend(file_type_precisions(file_type));
     }
@@ -165,6 +226,13 @@ pub fn name_mismatch(
     }
     let served = precisions_named(served_name);
     if !served.is_disjoint(&loaded) {
+        return None;
+    }
+    if served.is_empty()
+        && loaded
+            .iter()
+            .all(|name| UNNAMED_MEANS.contains(&name.as_str()))
+    {
         return None;
     }
     let loaded_names = loaded.into_iter().collect::<Vec<_>>().join("/");
@@ -195,6 +263,23 @@ mod tests {
     }
 
     #[test]
+    fn secrets_in_launch_settings_are_never_kept() {
+        let flags = serde_json::json!({
+            "api_key": "zq1", "admin_api_key": "zq2", "hf_token": "zq3", "max_total_tokens": 8192,
+            "tokenizer_path": "/m", "ssl_keyfile": null, "nested": {"ssl_keyfile_password": "zq4"},
+            "list": [{"secret": "zq5"}], "served_model_name": "q"
+        });
+        let kept = redact_secrets(flags);
+        for secret in ["zq1", "zq2", "zq3", "zq4", "zq5"] {
+            assert!(!kept.to_string().contains(secret), "{secret} in {kept}");
+        }
+        assert_eq!(kept["max_total_tokens"], 8192);
+        assert_eq!(kept["tokenizer_path"], "/m");
+        assert_eq!(kept["ssl_keyfile"], Value::Null);
+        assert_eq!(kept["api_key"], "[redacted]");
+    }
+
+    #[test]
     fn precisions_are_read_from_names_and_paths() {
         assert_eq!(precisions_named("/models/Qwen3-8B-FP8"), set(&["FP8"]));
         assert_eq!(
@@ -213,6 +298,16 @@ mod tests {
         assert_eq!(precisions_named("Qwen/Qwen3-8B"), set(&[]));
         // "8b" and "a3b" are sizes, not precisions.
         assert_eq!(precisions_named("qwen3-30b-a3b"), set(&[]));
+        assert_eq!(precisions_named("Mixtral-8x7B-Instruct"), set(&[]));
+        assert_eq!(precisions_named("/models/llama3_8b_fp8"), set(&["FP8"]));
+        assert_eq!(
+            precisions_named("Llama-3.1-8B-Instruct_Q4_K_M.gguf"),
+            set(&["Q4_K_M"])
+        );
+        assert_eq!(
+            precisions_named("Llama-3.1-8B-Instruct-AWQ"),
+            set(&["AWQ", "INT4"])
+        );
     }
 
     #[test]
@@ -257,6 +352,21 @@ mod tests {
             None
         );
         assert_eq!(name_mismatch("my-alias", None, None), None);
+        // A name without precision over the model's own BF16 or gpt-oss's native MXFP4.
+        assert_eq!(name_mismatch("Qwen3-8B", None, Some("BF16")), None);
+        assert_eq!(
+            name_mismatch("gpt-oss-20b", Some("/m/gpt-oss-20b-mxfp4"), None),
+            None
+        );
+        // AWQ is 4-bit integer; the folder the weights sit in names no precision.
+        assert_eq!(
+            name_mismatch("qwen3-8b-int4", Some("Qwen/Qwen3-8B-AWQ"), None),
+            None
+        );
+        assert_eq!(
+            name_mismatch("Qwen3-8B", Some("/models/fp16/Qwen3-8B"), None),
+            None
+        );
         // A llama-server alias over a Q4_1 file: the file type alone is enough to flag.
         assert!(name_mismatch("smollm", None, Some("Q4_1")).is_some());
     }

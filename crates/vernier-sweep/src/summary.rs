@@ -213,12 +213,24 @@ fn add_load_figures(
     summary.server_queue = cell.queue;
     summary.rate_limited = cell.rate_limited;
     summary.server_clock = crate::offered_load::server_clock(&cell.measured);
-    let tokens = cell
+    // Only the requests that ended inside a sampled window count: a session interrupted
+    // before its samples were journalled, or resumed without a GPU source, has tokens and no
+    // energy.
+    let covered: Vec<&&Attempt> = cell
         .measured
+        .iter()
+        .filter(|attempt| {
+            cell.gpu_windows.iter().any(|window| {
+                (window.start_unix_ms..=window.end_unix_ms).contains(&attempt.unix_ms)
+            })
+        })
+        .collect();
+    let tokens = covered
         .iter()
         .filter_map(|attempt| attempt.completion_tokens)
         .sum();
-    summary.gpu = vernier_gpu::WorkEnergy::of(&cell.gpu_windows, tokens);
+    summary.gpu = vernier_gpu::WorkEnergy::of(&cell.gpu_windows, tokens)
+        .map(|energy| energy.covering(covered.len() as u64, cell.measured.len() as u64));
     let target = target.filter(|_| summary.n_reps > 0)?;
     let check = crate::offered_load::check_target(target, &cell.measured);
     summary.target_check = Some(check.clone());

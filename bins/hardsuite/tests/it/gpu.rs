@@ -60,4 +60,31 @@ async fn a_suite_reports_the_exporters_energy_per_output_token() {
         report.contains("- Weights: loaded from `vernier-sim` (/v1/models root)"),
         "{report}"
     );
+    // A later session that journalled no GPU window (interrupted before its samples were
+    // written, or resumed with reading off): its tries count nowhere in the energy per token.
+    let journal = out.join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).expect("journal");
+    let attempt = text
+        .lines()
+        .find(|line| line.contains("\"type\":\"attempt\""))
+        .expect("an attempt line");
+    std::fs::write(
+        &journal,
+        format!("{text}{{\"type\":\"resumed\",\"kept_attempts\":3,\"at_unix_ms\":1}}\n{attempt}\n"),
+    )
+    .expect("append a session");
+    let again = vernier_hardsuite::ResultsFile::load(&journal).expect("results from the journal");
+    let energy = again.energy.expect("energy");
+    let n_tries = crate::json_lines(&out.join("journal.jsonl"))
+        .iter()
+        .filter(|line| line["type"] == "attempt")
+        .count() as u64;
+    assert_eq!(energy.covered_requests, Some((n_tries - 1, n_tries)));
+    assert_eq!(energy.per_token.expect("per token").output_tokens, tokens);
+    assert!(
+        energy
+            .warnings()
+            .iter()
+            .any(|w| w.contains(&format!("cover {} of {n_tries}", n_tries - 1)))
+    );
 }

@@ -104,13 +104,8 @@ pub(crate) fn markdown(run: &RunFile) -> String {
     let mut notes = Vec::new();
     for cell in measured(run) {
         let Some(gpu) = &cell.gpu else { continue };
-        if gpu.window.unchanging {
-            notes.push(format!(
-                "{}: all {} GPU readings were alike: the source refreshes less often than it was read (dcgm-exporter \
-                 collects every 30 s unless started with `-c 1000`); its energy is one power reading times the window",
-                super::text::cell_name(cell),
-                gpu.window.samples
-            ));
+        for warning in gpu.warnings() {
+            notes.push(format!("{}: {warning}", super::text::cell_name(cell)));
         }
         let throttled: Vec<String> = gpu
             .window
