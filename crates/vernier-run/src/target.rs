@@ -318,10 +318,26 @@ pub fn loaded_weights(
             .push(("/get_model_info".to_owned(), info.clone()));
     }
     // Kept without their secrets: SGLang's server arguments hold its `api_key`.
+    // llama.cpp shows no flags, but `/props` carries what they set: the slots (`-np`), each
+    // slot's context and sampling defaults, the build.
+    let llama_settings = props.map(|props| {
+        let kept: serde_json::Map<String, serde_json::Value> = [
+            "total_slots",
+            "default_generation_settings",
+            "build_info",
+            "model_alias",
+            "modalities",
+        ]
+        .iter()
+        .filter_map(|key| Some(((*key).to_owned(), props.get(*key)?.clone())))
+        .collect();
+        serde_json::Value::Object(kept)
+    });
     weights.launch_flags = identity
         .server_info_json
         .clone()
         .or_else(|| identity.vllm_server_info_json.clone())
+        .or(llama_settings)
         .map(crate::redact_secrets);
     weights
 }
@@ -353,6 +369,11 @@ mod weights_tests {
         assert_eq!(weights.stated_by.as_deref(), Some("/props model_path"));
         assert_eq!(weights.file_type.as_deref(), Some("Q4_K - Medium"));
         assert_eq!(weights.mismatch, None);
+        // What llama.cpp's flags set, as `/props` shows it: 4 slots (`-np 4`), its build.
+        let flags = weights.launch_flags.as_ref().expect("settings from /props");
+        assert_eq!(flags["total_slots"], 4);
+        assert_eq!(flags["build_info"], "b11434-unknown");
+        assert!(flags.get("chat_template").is_none());
         // The same server under `--alias gemma`: the file type alone names Q4_K_M.
         let aliased = loaded_weights("gemma", &listed, &identity);
         assert!(aliased.mismatch.is_some());
