@@ -96,26 +96,9 @@ pub struct RunArgs {
     /// A CA certificate (PEM) to trust for HTTPS.
     #[arg(long, help_heading = "Server")]
     pub ca_cert: Option<PathBuf>,
-    /// Read the server's GPUs from this DCGM exporter, e.g. `http://gpu-node:9400/metrics`
-    /// (run it with `-c 1000`); without it, a server on this machine is read through NVML.
-    #[arg(long, value_name = "URL", help_heading = "Server")]
-    pub gpu_metrics_url: Option<String>,
-    /// Milliseconds between GPU samples over each part; 0 reads no GPU.
-    #[arg(
-        long,
-        value_name = "MS",
-        default_value_t = 500,
-        help_heading = "Server"
-    )]
-    pub gpu_sample_ms: u64,
-    /// Only these GPUs (by index) serve the server measured, e.g. `0,1`.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        help_heading = "Server"
-    )]
-    pub gpus: Option<Vec<u32>>,
+    /// The server's GPUs: `--gpu-metrics-url`, `--gpu-sample-ms`, `--gpus`.
+    #[command(flatten)]
+    pub gpu: vernier_gpu::GpuArgs,
     /// The battery's shape: `seed` (the seeds' four prompt lengths, prose and code, 1 and 8
     /// streams; the whole hard suite; probe; long context) or `quick` (two short prompt
     /// lengths, 1 and 4 streams; the suite's math and tool tasks).
@@ -324,9 +307,9 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, 
     let mut target = BatteryTarget::new(args.base_url.clone());
     target.api_key_env.clone_from(&args.api_key_env);
     target.ca_cert.clone_from(&args.ca_cert);
-    target.gpu_metrics_url.clone_from(&args.gpu_metrics_url);
-    target.gpu_sample_ms = Some(args.gpu_sample_ms);
-    target.gpus.clone_from(&args.gpus);
+    target.gpu_metrics_url.clone_from(&args.gpu.gpu_metrics_url);
+    target.gpu_sample_ms = Some(args.gpu.gpu_sample_ms);
+    target.gpus.clone_from(&args.gpu.gpus);
     if target.base_url.is_none() && !args.quiet {
         vernier_cli::note(
             "No --base-url given: every part runs the bundled simulator in-process; the figures describe the simulator, not a server.",

@@ -254,27 +254,9 @@ pub struct RunArgs {
     /// `HTTP_PROXY` and `NO_PROXY` are honoured, never for a server on a loopback address.
     #[arg(long, value_name = "FILE", help_heading = "Server")]
     pub ca_cert: Option<PathBuf>,
-    /// Read the server's GPUs from this DCGM exporter (or Prometheus endpoint with DCGM's
-    /// names), e.g. `http://gpu-node:9400/metrics`; run the exporter with `-c 1000`. Without
-    /// it, a server on this machine is read through NVML.
-    #[arg(long, value_name = "URL", help_heading = "Server")]
-    pub gpu_metrics_url: Option<String>,
-    /// Milliseconds between GPU samples over the run (power, energy, memory); 0 reads no GPU.
-    #[arg(
-        long,
-        value_name = "MS",
-        default_value_t = 500,
-        help_heading = "Server"
-    )]
-    pub gpu_sample_ms: u64,
-    /// Only these GPUs (by index) serve the server measured, e.g. `0,1`.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        help_heading = "Server"
-    )]
-    pub gpus: Option<Vec<u32>>,
+    /// The server's GPUs: `--gpu-metrics-url`, `--gpu-sample-ms`, `--gpus`.
+    #[command(flatten)]
+    pub gpu: vernier_gpu::GpuArgs,
     /// The most requests per second to start, for endpoints with a request-rate limit.
     #[arg(long, value_name = "N", help_heading = "Hosted endpoints")]
     pub max_rps: Option<f64>,
@@ -597,9 +579,9 @@ impl RunArgs {
         config.skip_self_check = self.skip_self_check;
         config.ca_cert.clone_from(&self.ca_cert);
         config.max_rps = self.max_rps;
-        config.gpu_metrics_url.clone_from(&self.gpu_metrics_url);
-        config.gpu_sample_ms = self.gpu_sample_ms;
-        config.gpus.clone_from(&self.gpus);
+        config.gpu_metrics_url.clone_from(&self.gpu.gpu_metrics_url);
+        config.gpu_sample_ms = self.gpu.gpu_sample_ms;
+        config.gpus.clone_from(&self.gpu.gpus);
         config.max_wait_secs = self.max_wait;
         config.adaptive_concurrency = self.adaptive_concurrency;
         let target = match &self.resume {

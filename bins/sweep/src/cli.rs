@@ -176,29 +176,9 @@ pub struct Args {
     /// A shell command whose output describes the server's GPU, e.g. `nvidia-smi -q`.
     #[arg(long, help_heading = "Server")]
     pub gpu_info_cmd: Option<String>,
-    /// Read the server's GPUs from this DCGM exporter (or Prometheus endpoint with DCGM's
-    /// names), e.g. `http://gpu-node:9400/metrics`; run the exporter with `-c 1000` so it
-    /// refreshes every second. Without it, a server on this machine is read through NVML.
-    #[arg(long, value_name = "URL", help_heading = "Server")]
-    pub gpu_metrics_url: Option<String>,
-    /// Milliseconds between GPU samples over each cell (power, energy, memory, clocks); 0
-    /// reads no GPU.
-    #[arg(
-        long,
-        value_name = "MS",
-        default_value_t = 500,
-        help_heading = "Server"
-    )]
-    pub gpu_sample_ms: u64,
-    /// Only these GPUs (by index, as NVML or the exporter numbers them) serve the server
-    /// measured, e.g. `0,1`; the others are left out of energy and power.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        help_heading = "Server"
-    )]
-    pub gpus: Option<Vec<u32>>,
+    /// The server's GPUs: `--gpu-metrics-url`, `--gpu-sample-ms`, `--gpus`.
+    #[command(flatten)]
+    pub gpu: vernier_gpu::GpuArgs,
     /// Seconds without a stream event before the server's generation counter is checked.
     #[arg(long, default_value_t = 60.0, help_heading = "Server")]
     pub idle_timeout_s: f64,

@@ -143,9 +143,9 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     let context = RunContext::new(command_line)
         .simulator(simulator.is_some())
         .gpu_info_cmd(args.gpu_info_cmd.clone())
-        .gpu_metrics_url(args.gpu_metrics_url.clone())
-        .gpu_sample_interval(std::time::Duration::from_millis(args.gpu_sample_ms))
-        .gpus(args.gpus.clone());
+        .gpu_metrics_url(args.gpu.gpu_metrics_url.clone())
+        .gpu_sample_interval(args.gpu.interval())
+        .gpus(args.gpu.gpus.clone());
     let interrupt = vernier_run::signals();
     let result = run_sweep(client, start, context, Arc::new(progress), Some(interrupt)).await;
     if let Some(handle) = simulator {

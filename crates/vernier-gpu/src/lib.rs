@@ -16,6 +16,8 @@
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(feature = "cli")]
+mod cli;
 mod dcgm;
 mod energy;
 mod error;
@@ -27,6 +29,8 @@ mod sample;
 mod sampler;
 mod source;
 
+#[cfg(feature = "cli")]
+pub use cli::GpuArgs;
 pub use dcgm::{DcgmSource, parse_dcgm};
 pub use energy::{EnergySource, EnergyWindow, PerToken, WorkEnergy};
 pub use error::GpuError;

@@ -87,29 +87,33 @@ async fn a_cell_reports_the_exporters_energy_per_output_token() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_without_gpus_says_so_in_one_line() {
+/// A one-cell sweep of the simulator with `extra` flags: the run and its folder.
+async fn short_run(extra: &[&str]) -> (vernier_sweep::RunFile, tempfile::TempDir) {
     let sim = start_sim(quick_sim()).await;
     let out = tempfile::tempdir().expect("temporary folder");
-    let outcome = run_sweep(
-        &sim.base_url(),
-        out.path(),
-        &[
-            "--workload",
-            "prose",
-            "--prompt-tokens",
-            "64",
-            "--output-tokens",
-            "16",
-            "--reps",
-            "1",
-        ],
-    )
-    .await
-    .expect("the sweep runs");
+    let mut flags = vec![
+        "--workload",
+        "prose",
+        "--prompt-tokens",
+        "64",
+        "--output-tokens",
+        "16",
+        "--reps",
+        "1",
+    ];
+    flags.extend_from_slice(extra);
+    let outcome = run_sweep(&sim.base_url(), out.path(), &flags)
+        .await
+        .expect("the sweep runs");
     sim.shutdown().await;
-    let gpu = outcome.run.environment.gpu.as_ref().expect("a GPU record");
-    assert!(outcome.run.cells.iter().all(|cell| cell.gpu.is_none()) || !gpu.devices.is_empty());
+    (outcome.run, out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_without_gpus_says_so_in_one_line() {
+    let (run, out) = short_run(&[]).await;
+    let gpu = run.environment.gpu.as_ref().expect("a GPU record");
+    assert!(run.cells.iter().all(|cell| cell.gpu.is_none()) || !gpu.devices.is_empty());
     let report = std::fs::read_to_string(out.path().join("report.md")).expect("report");
     if gpu.devices.is_empty() {
         // A machine without an NVIDIA driver (CI): NVML's absence is named, never an error.
@@ -120,28 +124,8 @@ async fn a_run_without_gpus_says_so_in_one_line() {
         assert!(!out.path().join("gpu_power.svg").exists());
     }
     // Turned off: nothing is read and the reason says how.
-    let off = tempfile::tempdir().expect("temporary folder");
-    let sim = start_sim(quick_sim()).await;
-    let outcome = run_sweep(
-        &sim.base_url(),
-        off.path(),
-        &[
-            "--workload",
-            "prose",
-            "--prompt-tokens",
-            "64",
-            "--output-tokens",
-            "16",
-            "--reps",
-            "1",
-            "--gpu-sample-ms",
-            "0",
-        ],
-    )
-    .await
-    .expect("the sweep runs");
-    sim.shutdown().await;
-    let gpu = outcome.run.environment.gpu.as_ref().expect("a GPU record");
+    let (run, _out) = short_run(&["--gpu-sample-ms", "0"]).await;
+    let gpu = run.environment.gpu.as_ref().expect("a GPU record");
     assert_eq!(
         gpu.not_read.as_deref(),
         Some("GPU reading turned off (--gpu-sample-ms 0)")
