@@ -127,16 +127,54 @@ pub(crate) async fn run_rate_rep(
     );
     // A short lead so the first request is not late by the set-up itself.
     let origin = Instant::now() + Duration::from_millis(20);
+    let due: Vec<Instant> = offsets
+        .iter()
+        .map(|offset| origin + Duration::from_secs_f64(*offset))
+        .collect();
+    // The schedule is kept by a thread of its own sleeping to each instant (the kernel's
+    // high-resolution timer), not by the runtime's timer, which rounds every deadline up to
+    // its next millisecond and fires behind the streams' reads: each instant reaches the
+    // sending loop through a channel the moment it is due.
+    let (tick, mut ticks) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
+    let pacer = {
+        let due = due.clone();
+        std::thread::Builder::new()
+            .name("vernier-open-loop".to_owned())
+            .spawn(move || {
+                for (index, scheduled) in due.into_iter().enumerate() {
+                    let wait = scheduled.saturating_duration_since(Instant::now());
+                    if !wait.is_zero() {
+                        std::thread::sleep(wait);
+                    }
+                    if tick.send((index, scheduled)).is_err() {
+                        return;
+                    }
+                }
+            })
+    };
     let mut set = tokio::task::JoinSet::new();
     let mut result = RepResult::default();
-    for (index, offset) in offsets.iter().enumerate() {
-        let scheduled = origin + Duration::from_secs_f64(*offset);
-        tokio::time::sleep_until(scheduled.into()).await;
+    let thread_keeps_time = pacer.is_ok();
+    let mut index = 0;
+    while index < due.len() {
+        let tick = if thread_keeps_time {
+            ticks.recv().await
+        } else {
+            None
+        };
+        // Without the pacing thread (it could not start), the runtime's timer keeps time.
+        let (at, scheduled) = if let Some(tick) = tick {
+            tick
+        } else {
+            tokio::time::sleep_until(due[index].into()).await;
+            (index, due[index])
+        };
+        index = at + 1;
         let job = StreamJob {
             cell,
             phase: RepPhase::Measured,
             rep,
-            stream: u32::try_from(index).unwrap_or(u32::MAX),
+            stream: u32::try_from(at).unwrap_or(u32::MAX),
             n_units,
             sequence: None,
             scheduled: Some(scheduled),
