@@ -75,10 +75,7 @@ struct Target {
     /// The KV cache the server's requests share, where its identity says.
     shared_capacity: Option<vernier_openai::SharedCapacity>,
     /// The server's GPUs: the source to sample and the interval, and what was read.
-    gpu: (
-        Option<(vernier_gpu::SharedSource, Duration)>,
-        vernier_gpu::GpuRecord,
-    ),
+    gpu: vernier_run::OpenedGpu,
     /// What the server states it loaded.
     weights: vernier_run::LoadedWeights,
 }
@@ -124,7 +121,7 @@ async fn connect(
         let resolved = vernier_run::resolve_model(&client, wanted.as_deref(), resumed).await?;
         let model = resolved.id.clone();
         let identity = client.server_identity().await;
-        let weights = vernier_run::loaded_weights(&model, &resolved.listed, &identity);
+        let weights = vernier_run::read_loaded_weights(&client, &resolved, &identity).await;
         let fingerprint = vernier_run::fingerprint(&model, &identity);
         let shared_capacity = vernier_openai::shared_capacity(&identity);
         if let Some(recorded) = previous.and_then(|journal| journal.header.server.as_ref()) {
@@ -136,9 +133,9 @@ async fn connect(
     match target {
         Ok((client, model, fingerprint, shared_capacity, weights)) => {
             let gpu = crate::gpu_run::open_gpu(config, &base_url, settings.simulated).await;
-            observer.note(&gpu.1.summary_line());
-            if let Some(mismatch) = &weights.mismatch {
-                observer.warn(&format!("served name and weights disagree: {mismatch}"));
+            observer.note(&gpu.record.summary_line());
+            if let Some(warning) = weights.warning() {
+                observer.warn(&warning);
             }
             Ok(Target {
                 simulator,
@@ -269,10 +266,7 @@ struct RunPlan<'a> {
     base_url: String,
     fingerprint: ServerFingerprint,
     shared_capacity: Option<vernier_openai::SharedCapacity>,
-    gpu: (
-        Option<(vernier_gpu::SharedSource, Duration)>,
-        vernier_gpu::GpuRecord,
-    ),
+    gpu: vernier_run::OpenedGpu,
     weights: vernier_run::LoadedWeights,
     previous: Option<&'a LoadedHardsuiteJournal>,
     out_dir: PathBuf,
@@ -295,7 +289,7 @@ async fn run_on_server(mut plan: RunPlan<'_>) -> Result<HardsuiteOutcome, Hardsu
     let room = crate::room::Room::new(capacity.map(|capacity| capacity.tokens));
     let runner = runner(&plan, journal, replies, context_sizer, room);
     // The GPUs are sampled on their own thread over this session's work.
-    let sampler = crate::gpu_run::start(plan.gpu.0.as_ref());
+    let sampler = plan.gpu.start_sampling();
     let end = run_phases(&mut plan, &runner, &finished, &journal_path).await;
     crate::gpu_run::finish(sampler, &runner.journal).await?;
     let end = end?;
@@ -735,7 +729,7 @@ fn open_journal(
             grader_image: plan.grader.as_ref().map(|g| g.image_digest().to_owned()),
             command_line: plan.command_line.clone(),
             server: Some(plan.fingerprint.clone()),
-            gpu: Some(Box::new(plan.gpu.1.clone())),
+            gpu: Some(Box::new(plan.gpu.record.clone())),
             weights: Some(Box::new(plan.weights.clone())),
             started_unix_ms: unix_ms(),
             draw: plan.settings.draw,

@@ -65,14 +65,18 @@ pub struct ServerIdentity {
     pub props_json: Option<Value>,
     /// `GET /get_server_info` (`SGLang`), probed only when `/version` answered.
     pub server_info_json: Option<Value>,
-    /// `GET /get_model_info` (`SGLang`: the model path it loaded), probed only when
-    /// `/version` answered.
-    pub model_info_json: Option<Value>,
-    /// `GET /server_info` (vLLM in its development mode: its whole configuration), probed
-    /// only when `/version` answered.
-    pub vllm_server_info_json: Option<Value>,
     /// The software, inferred from the above.
     pub kind: ServerKind,
+}
+
+/// What a vLLM or `SGLang` server states of the model it loaded, beyond its identity.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ModelStatements {
+    /// `GET /get_model_info` (`SGLang`: the model path it loaded).
+    pub model_info_json: Option<Value>,
+    /// `GET /server_info` (vLLM in its development mode: its whole configuration).
+    pub vllm_server_info_json: Option<Value>,
 }
 
 fn tokens_of(value: &Value) -> Option<Vec<u32>> {
@@ -233,14 +237,10 @@ impl Client {
         };
         let version_json = probe("version").await;
         let props_json = probe("props").await;
-        let (server_info_json, model_info_json, vllm_server_info_json) = if version_json.is_some() {
-            (
-                probe("get_server_info").await,
-                probe("get_model_info").await,
-                probe("server_info").await,
-            )
+        let server_info_json = if version_json.is_some() {
+            probe("get_server_info").await
         } else {
-            (None, None, None)
+            None
         };
         let kind = infer_kind(
             server_header.as_deref(),
@@ -253,9 +253,29 @@ impl Client {
             version_json,
             props_json,
             server_info_json,
-            model_info_json,
-            vllm_server_info_json,
             kind,
+        }
+    }
+
+    /// Probes `/get_model_info` and `/server_info` for a server whose identity answered
+    /// `/version` (vLLM, `SGLang`), and nothing for any other: what it states of the weights it
+    /// loaded beyond its identity, read once where a run records them (not with every identity
+    /// check).
+    pub async fn model_statements(&self, identity: &ServerIdentity) -> ModelStatements {
+        if identity.version_json.is_none() {
+            return ModelStatements::default();
+        }
+        let probe = async |path: &str| -> Option<Value> {
+            let (status, _, body) = self.get_raw(path).await.ok()?;
+            status
+                .is_success()
+                .then(|| serde_json::from_slice::<Value>(&body).ok())
+                .flatten()
+                .filter(Value::is_object)
+        };
+        ModelStatements {
+            model_info_json: probe("get_model_info").await,
+            vllm_server_info_json: probe("server_info").await,
         }
     }
 }

@@ -78,7 +78,7 @@ pub use context::{
     says_context_exceeded, shared_capacity,
 };
 pub use deadline::LazyTimer;
-pub use endpoints::{ModelInfo, ServerIdentity, ServerKind, Tokenized};
+pub use endpoints::{ModelInfo, ModelStatements, ServerIdentity, ServerKind, Tokenized};
 pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, ClientError, TimeoutKind};
 pub use kernel_stamps::kernel_rx_available;

@@ -38,6 +38,8 @@
 
 mod clock;
 mod error;
+#[cfg(feature = "engine")]
+mod gpu;
 mod identity;
 #[cfg(feature = "engine")]
 mod interrupt;
@@ -58,6 +60,8 @@ mod weights;
 
 pub use clock::{ClockAnchor, MAX_SECONDS, seconds, unix_ms, utc_folder_name, utc_minute};
 pub use error::{RunError, StopReason};
+#[cfg(feature = "engine")]
+pub use gpu::{OpenedGpu, finish_sampling};
 pub use identity::{ServerFingerprint, check_same_server};
 #[cfg(feature = "engine")]
 pub use interrupt::{Interrupt, never, signals};
@@ -76,8 +80,8 @@ pub use simulator::InProcessSimulator;
 #[cfg(feature = "engine")]
 pub use target::{
     ClientOptions, DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, ResolvedModel, api_key_source,
-    build_client, fingerprint, identity_changes, kind_name, loaded_weights, resolve_model,
-    trim_base_url,
+    build_client, fingerprint, identity_changes, kind_name, loaded_weights, read_loaded_weights,
+    resolve_model, trim_base_url,
 };
 pub use verdict::{
     CLIENT_LAG_P99_US, COALESCED_FIRST_TOKEN_SHARE, INFRA_INVALID_SHARE, Reason, Verdict,

@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use vernier_openai::{Client, ClientBuilder, ModelInfo, ServerIdentity, ServerKind, Timeouts};
+use vernier_openai::{
+    Client, ClientBuilder, ModelInfo, ModelStatements, ServerIdentity, ServerKind, Timeouts,
+};
 
 use crate::error::RunError;
 use crate::identity::ServerFingerprint;
@@ -272,12 +274,25 @@ pub fn fingerprint(model: &str, identity: &ServerIdentity) -> ServerFingerprint 
     )
 }
 
-/// What the server states it loaded for `model` (its `/v1/models` entry among `listed`, and
-/// `identity`'s `/props`, `/get_model_info` and launch settings), with the served-name check.
+/// What the server states it loaded for `model` ([`loaded_weights`]), its model statements
+/// read from it once here.
+pub async fn read_loaded_weights(
+    client: &Client,
+    model: &ResolvedModel,
+    identity: &ServerIdentity,
+) -> crate::LoadedWeights {
+    let statements = client.model_statements(identity).await;
+    loaded_weights(&model.id, &model.listed, identity, &statements)
+}
+
+/// What the server states it loaded for `model` (its `/v1/models` entry among `listed`,
+/// `identity`'s `/props` and launch settings, and `statements`' `/get_model_info`), with the
+/// served-name check.
 pub fn loaded_weights(
     model: &str,
     listed: &[ModelInfo],
     identity: &ServerIdentity,
+    statements: &ModelStatements,
 ) -> crate::LoadedWeights {
     let entry = listed.iter().find(|entry| entry.id == model);
     let text = |value: Option<&serde_json::Value>| {
@@ -287,7 +302,7 @@ pub fn loaded_weights(
             .map(str::to_owned)
     };
     let props = identity.props_json.as_ref();
-    let model_info = identity.model_info_json.as_ref();
+    let model_info = statements.model_info_json.as_ref();
     let (loaded_from, stated_by) = if let Some(root) = text(entry.and_then(|e| e.extra.get("root")))
     {
         (Some(root), Some("/v1/models root".to_owned()))
@@ -336,7 +351,7 @@ pub fn loaded_weights(
     weights.launch_flags = identity
         .server_info_json
         .clone()
-        .or_else(|| identity.vllm_server_info_json.clone())
+        .or_else(|| statements.vllm_server_info_json.clone())
         .or(llama_settings)
         .map(crate::redact_secrets);
     weights
@@ -361,7 +376,8 @@ mod weights_tests {
             serde_json::from_value(models["data"].clone()).expect("model entries");
         let mut identity = ServerIdentity::default();
         identity.props_json = Some(props);
-        let weights = loaded_weights("gemma-3-270m-q4_k_m", &listed, &identity);
+        let none = ModelStatements::default();
+        let weights = loaded_weights("gemma-3-270m-q4_k_m", &listed, &identity, &none);
         assert_eq!(
             weights.loaded_from.as_deref(),
             Some("/work/steering/lab/models/gemma-3-270m-q4_k_m.gguf")
@@ -375,7 +391,7 @@ mod weights_tests {
         assert_eq!(flags["build_info"], "b11434-unknown");
         assert!(flags.get("chat_template").is_none());
         // The same server under `--alias gemma`: the file type alone names Q4_K_M.
-        let aliased = loaded_weights("gemma", &listed, &identity);
+        let aliased = loaded_weights("gemma", &listed, &identity, &none);
         assert!(aliased.mismatch.is_some());
     }
 }

@@ -63,6 +63,13 @@ impl LoadedWeights {
         }
     }
 
+    /// The warning a run gives at its start when the served name and the weights disagree.
+    pub fn warning(&self) -> Option<String> {
+        self.mismatch
+            .as_ref()
+            .map(|mismatch| format!("served name and weights disagree: {mismatch}"))
+    }
+
     /// One line for a report: `loaded from /models/x (stated by …), file type Q4_1`.
     pub fn describe(&self) -> String {
         let mut line = match (&self.loaded_from, &self.stated_by) {

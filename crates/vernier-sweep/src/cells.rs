@@ -141,9 +141,7 @@ impl Watchers {
                 .has_metrics
                 .then(|| QueueSampler::start(target.client.clone())),
             // On its own thread: a reading never waits behind the streams.
-            gpu: target.gpu.as_ref().map(|(source, interval)| {
-                vernier_gpu::GpuSampler::start(Arc::clone(source), *interval)
-            }),
+            gpu: target.gpu.start_sampling(),
         }
     }
 
@@ -159,12 +157,7 @@ impl Watchers {
             Some(sampler) => sampler.finish().await,
             None => None,
         };
-        let gpu_samples = match self.gpu {
-            Some(sampler) => tokio::task::spawn_blocking(move || sampler.finish())
-                .await
-                .unwrap_or_default(),
-            None => Vec::new(),
-        };
+        let gpu_samples = vernier_run::finish_sampling(self.gpu).await;
         (probed, queue, gpu_samples)
     }
 }

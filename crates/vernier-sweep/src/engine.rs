@@ -128,33 +128,6 @@ impl ResumeFlags {
 /// How often the GPUs are sampled unless asked otherwise.
 pub const DEFAULT_GPU_SAMPLE_INTERVAL: Duration = Duration::from_millis(500);
 
-/// Opens the run's GPU source off the async threads (NVML's load and an exporter's first read
-/// block); the source to sample and what the environment records.
-async fn open_gpu(
-    context: &RunContext,
-    base_url: &str,
-) -> (
-    Option<(vernier_gpu::SharedSource, Duration)>,
-    vernier_gpu::GpuRecord,
-) {
-    let choice = vernier_gpu::GpuChoice::for_server(
-        base_url,
-        context.simulator,
-        context.gpu_metrics_url.clone(),
-        context.gpu_sample_interval,
-    )
-    .only(context.gpus.clone());
-    let interval = choice.interval;
-    let opened = tokio::task::spawn_blocking(move || vernier_gpu::open_source(&choice)).await;
-    match opened {
-        Ok((source, record)) => (source.map(|source| (source, interval)), record),
-        Err(error) => (
-            None,
-            vernier_gpu::GpuRecord::none(format!("the GPU reader failed: {error}")),
-        ),
-    }
-}
-
 /// The parts of a run that are not its configuration.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -458,13 +431,45 @@ fn watchdog_of(config: &SweepConfig) -> Result<Watchdog, SweepError> {
     })
 }
 
+/// The model as served (with the weights the server states) and the server's GPUs, each said
+/// in one line where it matters: the GPUs always, a name that hides its weights as a warning.
+async fn read_machine(
+    client: &Client,
+    context: &RunContext,
+    model: &vernier_run::ResolvedModel,
+    identity: &vernier_openai::ServerIdentity,
+    limit: Option<vernier_openai::ContextLimit>,
+    observer: &dyn SweepObserver,
+) -> (ServedModel, vernier_run::OpenedGpu) {
+    let gpu = vernier_run::OpenedGpu::open(
+        vernier_gpu::GpuChoice::for_server(
+            &client.base_url(),
+            context.simulator,
+            context.gpu_metrics_url.clone(),
+            context.gpu_sample_interval,
+        )
+        .only(context.gpus.clone()),
+    )
+    .await;
+    observer.note(&gpu.record.summary_line());
+    let weights = vernier_run::read_loaded_weights(client, model, identity).await;
+    if let Some(warning) = weights.warning() {
+        observer.warn(&warning);
+    }
+    let served = ServedModel {
+        id: model.id.clone(),
+        max_model_len: limit.map(|limit| limit.tokens),
+        weights: Some(weights),
+    };
+    (served, gpu)
+}
+
 /// What a run records about where it happened.
 fn environment_of(
     client: &Client,
     context: &RunContext,
     identity: &vernier_openai::ServerIdentity,
-    model: &vernier_run::ResolvedModel,
-    limit: Option<vernier_openai::ContextLimit>,
+    model: ServedModel,
     metrics: Option<&BTreeMap<String, f64>>,
     gpu: vernier_gpu::GpuRecord,
 ) -> Environment {
@@ -477,15 +482,7 @@ fn environment_of(
             version: identity.version_json.clone(),
             props: identity.props_json.clone(),
         },
-        model: ServedModel {
-            id: model.id.clone(),
-            max_model_len: limit.map(|limit| limit.tokens),
-            weights: Some(vernier_run::loaded_weights(
-                &model.id,
-                &model.listed,
-                identity,
-            )),
-        },
+        model,
         metrics_at_start: metrics.cloned().unwrap_or_default(),
         client: environment::client_machine(),
         tool: environment::tool_info(),
@@ -524,25 +521,23 @@ pub async fn run_sweep(
     let allow_busy = opened.config.allow_busy.unwrap_or(false);
     let (metrics, warnings, generation_counter) =
         read_server_load(&client, allow_busy, observer.as_ref()).await?;
-    let (gpu, gpu_record) = open_gpu(&context, &client.base_url()).await;
-    observer.note(&gpu_record.summary_line());
+    let (served, gpu) = read_machine(
+        &client,
+        &context,
+        &model,
+        &identity,
+        limit,
+        observer.as_ref(),
+    )
+    .await;
     let environment = environment_of(
         &client,
         &context,
         &identity,
-        &model,
-        limit,
+        served,
         metrics.as_ref(),
-        gpu_record,
+        gpu.record.clone(),
     );
-    if let Some(mismatch) = environment
-        .model
-        .weights
-        .as_ref()
-        .and_then(|weights| weights.mismatch.as_ref())
-    {
-        observer.warn(&format!("served name and weights disagree: {mismatch}"));
-    }
     if opened.resumed.is_none() {
         let config = &mut opened.config;
         config.model.clone_from(&model.id);

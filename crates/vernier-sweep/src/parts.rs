@@ -35,8 +35,8 @@ pub(crate) struct Target {
     pub(crate) wait_budget: WaitBudget,
     /// The measured streams' own single-threaded runtimes (`None`: the run's runtime).
     pub(crate) runtimes: Option<StreamRuntimes>,
-    /// The GPUs to sample over each cell and the interval (`None` when none was read).
-    pub(crate) gpu: Option<(vernier_gpu::SharedSource, std::time::Duration)>,
+    /// The GPUs to sample over each cell.
+    pub(crate) gpu: vernier_run::OpenedGpu,
 }
 
 impl Target {
