@@ -282,14 +282,32 @@ fn acceptance_row(a: &Side, b: &Side) -> Option<GlanceRow> {
     })
 }
 
-/// Who is ahead where lower is better and there is no interval: `A (?)`, `B (?)` or `—`.
-fn lower_ahead(a: f64, b: f64) -> String {
-    match a.total_cmp(&b) {
-        std::cmp::Ordering::Less => "A (?)",
-        std::cmp::Ordering::Greater => "B (?)",
-        std::cmp::Ordering::Equal => "—",
+/// A row where lower is better and there is no interval: the ratio A/B, and who is ahead
+/// marked `(?)`.
+fn lower_is_better_row(
+    dimension: String,
+    (x, y): (f64, f64),
+    text: fn(f64) -> String,
+    confounded_by: Option<String>,
+) -> GlanceRow {
+    GlanceRow {
+        dimension,
+        a: text(x),
+        b: text(y),
+        comparison: if y > 0.0 {
+            times(x / y)
+        } else {
+            "—".to_owned()
+        },
+        interval: "—".to_owned(),
+        ahead: match x.total_cmp(&y) {
+            std::cmp::Ordering::Less => "A (?)",
+            std::cmp::Ordering::Greater => "B (?)",
+            std::cmp::Ordering::Equal => "—",
+        }
+        .to_owned(),
+        confounded_by,
     }
-    .to_owned()
 }
 
 /// GPU energy per output token in the busiest cell both sweeps measured it in (lower is
@@ -329,23 +347,15 @@ fn energy_rows(versus: &Versus, a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
     let Some((cell, per_a, per_b)) = pair else {
         return;
     };
-    let (x, y) = (per_a.joules_per_output_token, per_b.joules_per_output_token);
-    out.push(GlanceRow {
-        dimension: format!(
+    out.push(lower_is_better_row(
+        format!(
             "GPU energy, J per output token ({} {}/{} c{})",
             cell.workload, cell.prompt_tokens_target, cell.output_tokens, cell.concurrency
         ),
-        a: format!("{x:.3}"),
-        b: format!("{y:.3}"),
-        comparison: if y > 0.0 {
-            times(x / y)
-        } else {
-            "—".to_owned()
-        },
-        interval: "—".to_owned(),
-        ahead: lower_ahead(x, y),
-        confounded_by: confound(versus, "speed"),
-    });
+        (per_a.joules_per_output_token, per_b.joules_per_output_token),
+        |joules| format!("{joules:.3}"),
+        confound(versus, "speed"),
+    ));
 }
 
 /// Time to ready, launch to health and to the first token (lower is better; medians, no
@@ -369,22 +379,15 @@ fn ready_rows(a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
         let (Some(x), Some(y)) = (value_a, value_b) else {
             continue;
         };
-        out.push(GlanceRow {
-            dimension: format!(
+        out.push(lower_is_better_row(
+            format!(
                 "{label} (medians of {} and {} launches)",
                 ready_a.n, ready_b.n
             ),
-            a: figure(x),
-            b: figure(y),
-            comparison: if y > 0.0 {
-                times(x / y)
-            } else {
-                "—".to_owned()
-            },
-            interval: "—".to_owned(),
-            ahead: lower_ahead(x, y),
-            confounded_by: None,
-        });
+            (x, y),
+            figure,
+            None,
+        ));
     }
 }
 
