@@ -96,31 +96,13 @@ fn serve() {
     });
 }
 
+#[path = "../../../tests/support/dcgm_exporter.rs"]
+mod dcgm_exporter;
+
 /// A DCGM exporter's text (`fixtures/gpu`) served on loopback from the simulator's process, so
 /// that its CPU is not counted: the GPU source the sampling rows read. Returns its URL.
 fn exporter() -> String {
-    const TEXT: &str = include_str!("../../../fixtures/gpu/dcgm-exporter-h100x2.txt");
-    let Ok(listener) = std::net::TcpListener::bind("127.0.0.1:0") else {
-        return String::new();
-    };
-    let url = listener
-        .local_addr()
-        .map(|address| format!("http://{address}/metrics"))
-        .unwrap_or_default();
-    std::thread::spawn(move || {
-        for (k, stream) in listener.incoming().enumerate() {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = [0_u8; 1024];
-            let _ = std::io::Read::read(&mut stream, &mut request);
-            let body = TEXT.replace(" 81234567890", &format!(" {}", 81_234_567_890 + 1_500 * k));
-            let _ = write!(
-                stream,
-                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    url
+    dcgm_exporter::start().url
 }
 
 struct Simulator {
