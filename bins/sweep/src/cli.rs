@@ -15,6 +15,9 @@ Examples:
   sweep --base-url https://api.example.com --model m --max-rps 2 --reps 3   (key from OPENAI_API_KEY)
   sweep --base-url http://127.0.0.1:8080 --target 'ttft_p90<=1s,decode_p10>=20'   capacity at a target
   sweep --resume sweep-out/2026-12-03T09-30-00/journal.jsonl                 continue an interrupted run
+  sweep --base-url http://10.0.0.5:8000 --rate 4000 --duration 60 --shard 0/4 --start-at 2026-12-04T18:00:00Z
+                                                     shard 0 of 4 (one per load machine); then
+  sweep merge merged/ shard-0/ shard-1/ shard-2/ shard-3/                   one run from the shards
 
 The default prompt lengths (111, 364, 5378 and 10714 tokens) are those of a published
 prefill/decode comparison of two models on one machine: from a chat turn to a long document,
@@ -196,6 +199,23 @@ pub struct Args {
     /// No progress bar and no notes on stderr (warnings are still printed).
     #[arg(long, help_heading = "Output")]
     pub quiet: bool,
+    /// Run shard I of N of this configuration (from 0, e.g. `0/4`): the open-loop arrivals
+    /// numbered I mod N of the seeded schedule, or the steady slots numbered I mod N; the
+    /// shards' union is the one-machine run. Merge the shards with `sweep merge`.
+    #[arg(long, value_name = "I/N", help_heading = "Shards")]
+    pub shard: Option<vernier_sweep::Shard>,
+    /// The instant every shard starts its measured work (RFC 3339, e.g.
+    /// `2026-12-04T18:00:00Z`); each shard waits for it after its set-up.
+    #[arg(long, value_name = "INSTANT", value_parser = vernier_run::parse_rfc3339_ms, help_heading = "Shards")]
+    pub start_at: Option<u64>,
+    /// How late, in seconds, a shard may reach `--start-at` before it fails.
+    #[arg(long, default_value_t = 2.0, help_heading = "Shards")]
+    pub start_tolerance: f64,
+    /// Seconds between one measured repetition's sending and the next one's start: every
+    /// shard starts its repetitions on one grid (one gap after `--start-at`, for the
+    /// warm-ups, then every duration plus gap).
+    #[arg(long, default_value_t = 10.0, help_heading = "Shards")]
+    pub shard_gap: f64,
     /// Testing only: send prompts without the opening nonce and without cache defeats, so a
     /// prefix cache can hit.
     #[arg(long, hide = true)]
@@ -222,6 +242,56 @@ pub enum SweepCommand {
         /// The stream within the repetition (from 1).
         #[arg(long, default_value_t = 1)]
         stream: u32,
+    },
+    /// Merge the run folders of one configuration's shards (`--shard I/N`) into one run in
+    /// OUT: every request pooled, throughput over the union of the shards' windows, each
+    /// shard's lateness; a shard missing, failed or of another run makes the run invalid.
+    Merge {
+        /// The merged run's folder (new).
+        out: PathBuf,
+        /// The shards' run folders (or journals).
+        #[arg(required = true, value_name = "SHARD_DIR")]
+        shards: Vec<PathBuf>,
+        /// Print the merged run file to stdout instead of the tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a Kubernetes Indexed Job that runs N shards of a sweep together (one pod per
+    /// shard, its completion index the shard), e.g. `sweep shard-job --shards 4 --image
+    /// vernier-sweep:0.1.0 --claim sweep-results -- --base-url http://vllm:8000 --rate 4000
+    /// --duration 60 | kubectl apply -f -`.
+    ShardJob {
+        /// How many shards (pods).
+        #[arg(long)]
+        shards: u32,
+        /// The image holding sweep as its entry point (deploy/k8s/build-image.sh).
+        #[arg(long)]
+        image: String,
+        /// The persistent volume claim the shards write their run folders to.
+        #[arg(long)]
+        claim: String,
+        /// The Job's name.
+        #[arg(long, default_value = "vernier-sweep")]
+        name: String,
+        /// The namespace [default: the current one].
+        #[arg(long)]
+        namespace: Option<String>,
+        /// The agreed start (RFC 3339) [default: now plus `--start-in`].
+        #[arg(long, value_parser = vernier_run::parse_rfc3339_ms)]
+        start_at: Option<u64>,
+        /// Seconds from now to the start, when `--start-at` is not given: time for the pods to
+        /// be scheduled, pull the image and set up.
+        #[arg(long, default_value_t = 120)]
+        start_in: u64,
+        /// CPU per shard, in cores (its request and limit).
+        #[arg(long, default_value = "1")]
+        cpu: String,
+        /// Memory per shard (its request and limit).
+        #[arg(long, default_value = "512Mi")]
+        memory: String,
+        /// The sweep's own flags, after `--`, the same for every shard.
+        #[arg(last = true, required = true)]
+        sweep_args: Vec<String>,
     },
     /// Print a shell completion script, e.g. `sweep completions bash >
     /// ~/.local/share/bash-completion/completions/sweep`.

@@ -9,7 +9,7 @@ use vernier_sweep::{
     sweep_client,
 };
 
-use crate::cli::{Args, Cli};
+use crate::cli::{Args, Cli, SweepCommand};
 use crate::progress::Progress;
 
 fn invalid(what: &str, detail: String) -> SweepError {
@@ -81,6 +81,7 @@ pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
     config.max_wait_s = args.max_wait;
     config.max_load = args.max_load;
     config.label.clone_from(&args.label);
+    config.shard = args.shard;
     config.check()?;
     Ok(config)
 }
@@ -145,7 +146,12 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
         .gpu_info_cmd(args.gpu_info_cmd.clone())
         .gpu_metrics_url(args.gpu.gpu_metrics_url.clone())
         .gpu_sample_interval(args.gpu.interval())
-        .gpus(args.gpu.gpus.clone());
+        .gpus(args.gpu.gpus.clone())
+        .shard_start(
+            args.start_at,
+            vernier_run::seconds("--start-tolerance", args.start_tolerance, true)?,
+            vernier_run::seconds("--shard-gap", args.shard_gap, true)?,
+        );
     let interrupt = vernier_run::signals();
     let result = run_sweep(client, start, context, Arc::new(progress), Some(interrupt)).await;
     if let Some(handle) = simulator {
@@ -230,7 +236,10 @@ fn remove_run(out: &std::path::Path) -> Result<(), SweepError> {
 
 /// Flags that are not configuration fields: how to reach the server and where to write.
 /// Typed beside `--resume` they are used as given (the journal records the new address).
-const NOT_CONFIGURATION: [&str; 13] = [
+const NOT_CONFIGURATION: [&str; 16] = [
+    "start_at",
+    "start_tolerance",
+    "shard_gap",
     "dry_run",
     "json",
     "overwrite",
@@ -278,4 +287,30 @@ fn resume_flags(cli: &Cli) -> Result<ResumeFlags, SweepError> {
         .map(|flag| field_of(flag).to_owned())
         .collect();
     Ok(ResumeFlags::new(config, fields))
+}
+
+/// `sweep shard-job`: the Kubernetes Indexed Job for the shards, as YAML.
+pub fn shard_job(args: &Args) -> Result<String, SweepError> {
+    let Some(SweepCommand::ShardJob {
+        shards,
+        image,
+        claim,
+        name,
+        namespace,
+        start_at,
+        start_in,
+        cpu,
+        memory,
+        sweep_args,
+    }) = &args.command
+    else {
+        return Err(invalid("shard-job", "not the shard-job command".to_owned()));
+    };
+    let start = start_at.unwrap_or_else(|| vernier_run::unix_ms() + start_in.saturating_mul(1000));
+    let mut job = vernier_sweep::ShardJob::new(name, image, *shards, start, claim);
+    job.namespace.clone_from(namespace);
+    job.sweep_args.clone_from(sweep_args);
+    job.cpu.clone_from(cpu);
+    job.memory.clone_from(memory);
+    vernier_sweep::render_shard_job(&job)
 }

@@ -20,4 +20,4 @@ mod command;
 mod progress;
 
 pub use cli::{Args, Cli, SweepCommand};
-pub use command::{dry_run, run};
+pub use command::{dry_run, run, shard_job};

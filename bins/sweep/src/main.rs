@@ -50,10 +50,50 @@ fn completions(shell: clap_complete::Shell) -> ExitCode {
     print(&String::from_utf8_lossy(&script), "the completions")
 }
 
+/// `sweep merge`: the merged run's table (or run file), where its files are, and its verdict.
+fn merge(out: &std::path::Path, shards: &[std::path::PathBuf], json: bool) -> ExitCode {
+    let command_line: Vec<String> = std::env::args().collect();
+    let outcome = match vernier_sweep::merge_shards(out, shards, command_line) {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            report_error(&error);
+            return exit(error.exit_code());
+        }
+    };
+    let text = if json {
+        match serde_json::to_string_pretty(&outcome.run) {
+            Ok(text) => text + "\n",
+            Err(error) => {
+                note(&format!(
+                    "error: failed to write the run file as JSON: {error}"
+                ));
+                return exit(exit_code::FAILURE);
+            }
+        }
+    } else {
+        vernier_sweep::terminal_table(&outcome.run)
+    };
+    if let Err(error) = write_stdout(&text) {
+        note(&format!("error: failed to write the table: {error}"));
+        return exit(exit_code::FAILURE);
+    }
+    note(&format!("run file: {}", outcome.files.run_file.display()));
+    note(&format!("report:   {}", outcome.files.markdown.display()));
+    note(&format!("journal:  {}", outcome.journal.display()));
+    exit(exit_code::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = sweep::Cli::parse_from(std::env::args_os());
     match &cli.args.command {
         Some(sweep::SweepCommand::Completions { shell }) => return completions(*shell),
+        Some(sweep::SweepCommand::Merge { out, shards, json }) => {
+            return merge(out, shards, *json);
+        }
+        Some(sweep::SweepCommand::ShardJob { .. }) => {
+            let job = sweep::shard_job(&cli.args);
+            return print_or_fail(job, "the Job");
+        }
         Some(sweep::SweepCommand::Show {
             out,
             cell,

@@ -48,6 +48,103 @@ fn utc_parts(unix_ms: u64) -> (i64, i64, i64, u64, u64, u64) {
     (year, month, day, hour, minute, second)
 }
 
+/// `unix_ms` as an RFC 3339 instant in UTC with milliseconds, `2026-12-02T23:16:21.250Z`.
+pub fn rfc3339_ms(unix_ms: u64) -> String {
+    let (year, month, day, hour, minute, second) = utc_parts(unix_ms);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{:03}Z",
+        unix_ms % 1000
+    )
+}
+
+/// Days from 1970-01-01 to a civil date (proleptic Gregorian), after H. Hinnant's
+/// `days_from_civil`.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_index = if month > 2 { month - 3 } else { month + 9 };
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// An RFC 3339 instant (`2026-12-04T18:00:00Z`, `2026-12-04T19:00:00.5+01:00`; `T` or a space
+/// between date and time, fractions to the millisecond) in milliseconds since the Unix epoch;
+/// the error says what is wrong with `text`.
+pub fn parse_rfc3339_ms(text: &str) -> Result<u64, String> {
+    let bad = |why: &str| {
+        format!("{text:?} is not an RFC 3339 instant ({why}); give e.g. 2026-12-04T18:00:00Z")
+    };
+    let bytes = text.trim().as_bytes();
+    let number = |from: usize, len: usize| -> Result<i64, String> {
+        let part = bytes
+            .get(from..from + len)
+            .ok_or_else(|| bad("too short"))?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return Err(bad("a digit is missing"));
+        }
+        std::str::from_utf8(part)
+            .ok()
+            .and_then(|digits| digits.parse::<i64>().ok())
+            .ok_or_else(|| bad("a digit is missing"))
+    };
+    let separator = |at: usize, allowed: &[u8]| -> Result<(), String> {
+        match bytes.get(at) {
+            Some(found) if allowed.contains(found) => Ok(()),
+            _ => Err(bad("a separator is missing")),
+        }
+    };
+    let (year, month, day) = (number(0, 4)?, number(5, 2)?, number(8, 2)?);
+    separator(4, b"-")?;
+    separator(7, b"-")?;
+    separator(10, b"Tt ")?;
+    let (hour, minute, second) = (number(11, 2)?, number(14, 2)?, number(17, 2)?);
+    separator(13, b":")?;
+    separator(16, b":")?;
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        _ => return Err(bad("the month is not 01 to 12")),
+    };
+    if !(1..=days_in_month).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+        return Err(bad("a field is out of range"));
+    }
+    let mut at = 19;
+    let mut millis = 0;
+    if bytes.get(at) == Some(&b'.') {
+        at += 1;
+        let digits = bytes[at..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits == 0 {
+            return Err(bad("a fraction has no digits"));
+        }
+        for (place, scale) in [100, 10, 1].into_iter().enumerate() {
+            if place < digits {
+                millis += (i64::from(bytes[at + place]) - i64::from(b'0')) * scale;
+            }
+        }
+        at += digits;
+    }
+    let offset_minutes = match bytes.get(at) {
+        Some(b'Z' | b'z') if at + 1 == bytes.len() => 0,
+        Some(sign @ (b'+' | b'-')) if at + 6 == bytes.len() => {
+            separator(at + 3, b":")?;
+            let minutes = number(at + 1, 2)? * 60 + number(at + 4, 2)?;
+            if *sign == b'+' { minutes } else { -minutes }
+        }
+        _ => return Err(bad("it needs a zone: Z or an offset such as +01:00")),
+    };
+    let seconds =
+        days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second.min(59)
+            - offset_minutes * 60;
+    u64::try_from(seconds * 1000 + millis).map_err(|_| bad("it is before 1970"))
+}
+
 /// One reading of the monotonic and the wall clock together, so that every instant of a run
 /// maps to the wall clock by the same offset (differences stay exact durations).
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +188,37 @@ mod tests {
         assert_eq!(utc_minute(951_782_400_000), "2000-02-29 00:00 UTC");
         assert_eq!(utc_minute(0), "1970-01-01 00:00 UTC");
         assert_eq!(utc_folder_name(1_796_253_381_000), "2026-12-02T23-16-21");
+    }
+
+    #[test]
+    fn rfc3339_instants_agree_with_gnu_date() {
+        // Golden values from GNU coreutils: `date -u -d '2026-12-02T23:16:21Z' +%s` and
+        // `date -u -d '2000-02-29T12:00:00+02:30' +%s`.
+        assert_eq!(
+            parse_rfc3339_ms("2026-12-02T23:16:21Z"),
+            Ok(1_796_253_381_000)
+        );
+        assert_eq!(
+            parse_rfc3339_ms("2026-12-02 23:16:21.25z"),
+            Ok(1_796_253_381_250)
+        );
+        assert_eq!(
+            parse_rfc3339_ms("2000-02-29T12:00:00+02:30"),
+            Ok(951_816_600_000)
+        );
+        assert_eq!(parse_rfc3339_ms("1970-01-01T00:00:00.123456Z"), Ok(123));
+        assert_eq!(rfc3339_ms(1_796_253_381_250), "2026-12-02T23:16:21.250Z");
+        for bad in [
+            "2026-12-02T23:16:21",
+            "2026-13-02T23:16:21Z",
+            "2025-02-29T00:00:00Z",
+            "tomorrow",
+            "2026-12-02T23:16Z",
+            "1969-12-31T23:59:59Z",
+        ] {
+            let error = parse_rfc3339_ms(bad).expect_err(bad);
+            assert!(error.contains("2026-12-04T18:00:00Z"), "{error}");
+        }
     }
 
     #[test]

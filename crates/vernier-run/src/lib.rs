@@ -58,7 +58,10 @@ mod target;
 mod verdict;
 mod weights;
 
-pub use clock::{ClockAnchor, MAX_SECONDS, seconds, unix_ms, utc_folder_name, utc_minute};
+pub use clock::{
+    ClockAnchor, MAX_SECONDS, parse_rfc3339_ms, rfc3339_ms, seconds, unix_ms, utc_folder_name,
+    utc_minute,
+};
 pub use error::{RunError, StopReason};
 #[cfg(feature = "engine")]
 pub use gpu::{OpenedGpu, finish_sampling};

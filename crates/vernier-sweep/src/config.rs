@@ -312,6 +312,10 @@ pub struct SweepConfig {
     pub prompt_set_sha256: String,
     /// Free-form label.
     pub label: Option<String>,
+    /// `--shard I/N`: this run is shard `I` of `N` of the configuration (absent for a run on
+    /// one machine, and in a merged run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Default for SweepConfig {
@@ -356,6 +360,7 @@ impl Default for SweepConfig {
             max_wait_s: None,
             prompt_set_sha256: String::new(),
             label: None,
+            shard: None,
         }
     }
 }
@@ -406,7 +411,11 @@ impl SweepConfig {
                 "give a temperature of 0 or more, e.g. 0",
             ));
         }
-        self.check_load()
+        self.check_load()?;
+        match self.shard {
+            Some(shard) => crate::shard::check_shard(self, shard),
+            None => Ok(()),
+        }
     }
 
     /// The checks of load, pacing and the capacity search.

@@ -146,6 +146,12 @@ pub struct RunContext {
     /// `--gpus`: the server's GPUs by index, on a machine whose other GPUs serve others
     /// (`None`: every GPU read).
     pub gpus: Option<Vec<u32>>,
+    /// `--start-at`: a shard's measured work starts at this instant, ms since the Unix epoch.
+    pub start_at_unix_ms: Option<u64>,
+    /// `--start-tolerance`: how late a shard may reach `start_at` before it fails.
+    pub start_tolerance: Duration,
+    /// `--shard-gap`: the pause between a shard's measured repetitions on the shared grid.
+    pub shard_gap: Duration,
 }
 
 impl Default for RunContext {
@@ -159,6 +165,9 @@ impl Default for RunContext {
             gpu_metrics_url: None,
             gpu_sample_interval: DEFAULT_GPU_SAMPLE_INTERVAL,
             gpus: None,
+            start_at_unix_ms: None,
+            start_tolerance: crate::shard_clock::DEFAULT_START_TOLERANCE,
+            shard_gap: crate::shard_clock::DEFAULT_SHARD_GAP,
         }
     }
 }
@@ -197,6 +206,21 @@ impl RunContext {
     #[must_use]
     pub fn simulator(mut self, simulator: bool) -> Self {
         self.simulator = simulator;
+        self
+    }
+
+    /// A shard's start (`--start-at`, ms since the Unix epoch), the lateness it may have
+    /// (`--start-tolerance`) and the pause between its repetitions (`--shard-gap`).
+    #[must_use]
+    pub fn shard_start(
+        mut self,
+        start_at_unix_ms: Option<u64>,
+        tolerance: Duration,
+        gap: Duration,
+    ) -> Self {
+        self.start_at_unix_ms = start_at_unix_ms;
+        self.start_tolerance = tolerance;
+        self.shard_gap = gap;
         self
     }
 
@@ -506,6 +530,22 @@ pub async fn run_sweep(
     // The journal is checked before any network work.
     let mut opened = open_start(start)?;
     let watchdog = watchdog_of(&opened.config)?;
+    if context.start_at_unix_ms.is_some() && opened.config.shard.is_none() {
+        return Err(SweepError::invalid(
+            "--start-at",
+            "it starts a shard at an agreed instant; give --shard I/N as well, or drop --start-at",
+        ));
+    }
+    if let Some(shard) = opened.config.shard
+        && context.simulator
+    {
+        return Err(SweepError::invalid(
+            "--shard",
+            format!(
+                "shard {shard} would measure a simulator of its own: shards must share one server; give --base-url (start vernier-sim-server for a simulator they share)"
+            ),
+        ));
+    }
     let resumed_journal = opened.resumed.as_ref().map(|(path, ..)| path.clone());
     let model = vernier_run::resolve_model(
         &client,
@@ -519,8 +559,18 @@ pub async fn run_sweep(
     // sent; the rest is measured.
     let too_long = cells_too_long(&opened.config, limit)?;
     let allow_busy = opened.config.allow_busy.unwrap_or(false);
-    let (metrics, warnings, generation_counter) =
-        read_server_load(&client, allow_busy, observer.as_ref()).await?;
+    // The other shards' requests look like another user's: a shard cannot refuse them.
+    let (metrics, mut warnings, generation_counter) = read_server_load(
+        &client,
+        allow_busy || opened.config.shard.is_some(),
+        observer.as_ref(),
+    )
+    .await?;
+    if let Some(shard) = opened.config.shard.filter(|_| !allow_busy) {
+        warnings.push(format!(
+            "shard {shard}: the busy check cannot tell the other shards' requests from another user's, so it was not applied; nothing else should use the server during the run"
+        ));
+    }
     let (served, gpu) = read_machine(
         &client,
         &context,
@@ -586,19 +636,41 @@ pub async fn run_sweep(
             captured: Mutex::new(BTreeMap::new()),
             measured: Mutex::new(BTreeMap::new()),
         },
+        grid: crate::shard_clock::RepGrid::new(
+            Duration::try_from_secs_f64(config.duration_s.unwrap_or(0.0)).unwrap_or_default(),
+            context.shard_gap,
+        ),
         plan: Plan::new(config, watchdog),
     });
+    let start_plan = crate::shard_clock::StartPlan {
+        start_at_unix_ms: context.start_at_unix_ms,
+        tolerance: context.start_tolerance,
+        gap: context.shard_gap,
+    };
 
     finish(
         sweep,
         state,
-        too_long,
+        Ends {
+            too_long,
+            start_plan,
+            started_as: &started_as,
+            journal_path: &journal_path,
+            out: &opened.out,
+        },
         interrupt,
-        &started_as,
-        &journal_path,
-        &opened.out,
     )
     .await
+}
+
+/// What a run's end needs beside the sweep: the cells left out, a shard's start, the identity
+/// to check again, and where the journal and reports go.
+struct Ends<'a> {
+    too_long: BTreeMap<(u32, u32), String>,
+    start_plan: crate::shard_clock::StartPlan,
+    started_as: &'a ServerFingerprint,
+    journal_path: &'a Path,
+    out: &'a Path,
 }
 
 /// Runs the cells (or the capacity search) until done or interrupted, then writes the run file
@@ -606,12 +678,16 @@ pub async fn run_sweep(
 async fn finish(
     sweep: Arc<Sweep>,
     mut state: ResumeState,
-    too_long: BTreeMap<(u32, u32), String>,
+    ends: Ends<'_>,
     interrupt: Option<Interrupt>,
-    started_as: &ServerFingerprint,
-    journal_path: &Path,
-    out: &Path,
 ) -> Result<SweepOutcome, SweepError> {
+    let Ends {
+        too_long,
+        start_plan,
+        started_as,
+        journal_path,
+        out,
+    } = ends;
     let observer = Arc::clone(&sweep.record.observer);
     let work = async {
         for cell in sweep.plan.config.cells() {
@@ -621,6 +697,7 @@ async fn finish(
         }
         crate::calibrate::calibrate_all(&sweep.target, &sweep.plan, &sweep.record, &mut state)
             .await?;
+        crate::shard_clock::start_shard(&sweep, start_plan).await?;
         if sweep.plan.config.is_search() {
             crate::capacity_search::search(&sweep, &mut state).await?;
         } else {

@@ -40,6 +40,10 @@ pub enum SweepJournalLine {
     CellSkipped(CellSkipped),
     /// The server asked again who it is at the end of the work.
     IdentityChecked(IdentityChecked),
+    /// A shard (`--shard I/N`) reached its start instant, with its clock against the server's.
+    ShardStart(Box<crate::shard::ShardStart>),
+    /// A merged run (`sweep merge`): the shards it was built from.
+    Merged(Box<crate::shard::MergedFrom>),
 }
 
 /// The server's identity read again at the end of a run's work and compared with the one
@@ -295,6 +299,9 @@ pub struct Attempt {
     /// byte.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<String>,
+    /// The shard (`--shard I/N`) that sent the request, by number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<u32>,
 }
 
 /// One body frame of a captured response: when it was read, and its bytes (as text when they

@@ -56,7 +56,9 @@ mod environment;
 mod error;
 mod interval;
 mod journal;
+mod k8s;
 mod lag;
+mod merge;
 mod observer;
 mod offered_load;
 #[cfg(feature = "engine")]
@@ -76,6 +78,9 @@ mod resume;
 mod run_file;
 #[cfg(feature = "engine")]
 mod runtimes;
+mod shard;
+#[cfg(feature = "engine")]
+mod shard_clock;
 #[cfg(feature = "engine")]
 mod show;
 #[cfg(feature = "engine")]
@@ -101,7 +106,9 @@ pub use journal::{
     RequestSpecDecode, Resumed, SWEEP_JOURNAL_VERSION, SearchDone, ServerTimings, Status,
     StreamCapture, SweepJournalLine, Timeline, TimelineClock, journal_path, read_sweep_journal,
 };
+pub use k8s::{ShardJob, render_shard_job};
 pub use lag::{LagHistogram, LagSummary};
+pub use merge::{MergeOutcome, merge_shards};
 pub use observer::{QuietObserver, SweepObserver};
 pub use offered_load::{
     Aggregate, Capacity, CapacityStep, Lateness, PartCheck, ServerClock, TargetCheck, Throughput,
@@ -118,6 +125,11 @@ pub use run_file::{
     CellGpu, CellSummary, ClientLag, Figures, MedianIntervals, PerRequestSpecDecode,
     RUN_FILE_SCHEMA_VERSION, RateLimited, RunFile, SpecDecode, Spread,
 };
+pub use shard::{
+    ClockOffset, MAX_SHARDS, MergedFrom, Shard, ShardFigures, ShardSource, ShardStart, ShardsReport,
+};
+#[cfg(feature = "engine")]
+pub use shard_clock::{DEFAULT_SHARD_GAP, DEFAULT_START_TOLERANCE};
 #[cfg(feature = "engine")]
 pub use show::render_show;
 pub use summary::summarise;

@@ -26,9 +26,21 @@ pub(crate) async fn run_steady_rep(
     rep: u32,
     n_units: usize,
 ) -> Result<RepResult, SweepError> {
-    let deadline = Instant::now() + duration(&sweep.plan.config);
+    // A shard starts on the shared grid and runs its own slots, by their one-machine numbers.
+    let start = match sweep.grid.next_origin() {
+        Some(origin) => {
+            tokio::time::sleep_until(origin.into()).await;
+            origin
+        }
+        None => Instant::now(),
+    };
+    let deadline = start + duration(&sweep.plan.config);
+    let slots = sweep.plan.config.shard.map_or_else(
+        || (0..cell.concurrency).collect(),
+        |shard| shard.slots(cell.concurrency),
+    );
     let mut set = tokio::task::JoinSet::new();
-    for slot in 0..cell.concurrency {
+    for slot in slots {
         let sweep = Arc::clone(sweep);
         set.spawn(async move {
             let mut result = RepResult::default();
@@ -125,11 +137,18 @@ pub(crate) async fn run_rate_rep(
         duration(config).as_secs_f64(),
         schedule_seed(config, &cell, rep),
     );
-    // A short lead so the first request is not late by the set-up itself.
-    let origin = Instant::now() + Duration::from_millis(20);
-    let due: Vec<Instant> = offsets
+    // A short lead so the first request is not late by the set-up itself; a shard's schedule
+    // starts on the shared grid, and it sends its own arrivals of the one-machine schedule.
+    let origin = sweep
+        .grid
+        .next_origin()
+        .unwrap_or_else(|| Instant::now() + Duration::from_millis(20));
+    let shard = config.shard;
+    let due: Vec<(usize, Instant)> = offsets
         .iter()
-        .map(|offset| origin + Duration::from_secs_f64(*offset))
+        .enumerate()
+        .filter(|(index, _)| shard.is_none_or(|shard| shard.owns(*index)))
+        .map(|(index, offset)| (index, origin + Duration::from_secs_f64(*offset)))
         .collect();
     // The schedule is kept by a thread of its own sleeping to each instant (the kernel's
     // high-resolution timer), not by the runtime's timer, which rounds every deadline up to
@@ -141,7 +160,7 @@ pub(crate) async fn run_rate_rep(
         std::thread::Builder::new()
             .name("vernier-open-loop".to_owned())
             .spawn(move || {
-                for (index, scheduled) in due.into_iter().enumerate() {
+                for (index, scheduled) in due {
                     let wait = scheduled.saturating_duration_since(Instant::now());
                     if !wait.is_zero() {
                         std::thread::sleep(wait);
@@ -155,8 +174,8 @@ pub(crate) async fn run_rate_rep(
     let mut set = tokio::task::JoinSet::new();
     let mut result = RepResult::default();
     let thread_keeps_time = pacer.is_ok();
-    let mut index = 0;
-    while index < due.len() {
+    let mut next = 0;
+    while next < due.len() {
         let tick = if thread_keeps_time {
             ticks.recv().await
         } else {
@@ -166,10 +185,10 @@ pub(crate) async fn run_rate_rep(
         let (at, scheduled) = if let Some(tick) = tick {
             tick
         } else {
-            tokio::time::sleep_until(due[index].into()).await;
-            (index, due[index])
+            tokio::time::sleep_until(due[next].1.into()).await;
+            due[next]
         };
-        index = at + 1;
+        next += 1;
         let job = StreamJob {
             cell,
             phase: RepPhase::Measured,

@@ -229,6 +229,8 @@ pub(crate) struct Sweep {
     pub(crate) target: Target,
     pub(crate) plan: Plan,
     pub(crate) record: Record,
+    /// A shard's measured repetitions start on this grid (empty on one machine).
+    pub(crate) grid: crate::shard_clock::RepGrid,
 }
 
 impl std::fmt::Debug for Sweep {

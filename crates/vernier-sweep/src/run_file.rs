@@ -66,6 +66,9 @@ pub struct RunFile {
     /// before it was recorded.
     #[serde(default)]
     pub validity: vernier_run::Verdict,
+    /// A sharded run's shards (`--shard`), or a merged run's (`sweep merge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<crate::shard::ShardsReport>,
 }
 
 /// One cell's figures.

@@ -181,6 +181,7 @@ fn attempt_line(job: &StreamJob, attempt: u32, nonce: Option<String>) -> Attempt
         wait: None,
         server_timings: None,
         capture: None,
+        shard: None,
     }
 }
 
@@ -286,6 +287,7 @@ pub(crate) async fn run_stream(
         let capture = job.phase == RepPhase::Measured && record.capture_turn(job.cell);
         let result = measure_on_runtime(&sweep, &request, capture).await;
         let mut line = attempt_line(&job, attempt, nonce);
+        line.shard = sweep.plan.config.shard.map(|shard| shard.index);
         let (failure, lag) = match result {
             Ok(measured) => {
                 let decode_rate = measured.measurement.decode_tokens_per_s;

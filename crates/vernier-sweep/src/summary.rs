@@ -439,6 +439,7 @@ pub fn summarise(journal: &LoadedSweepJournal) -> Option<RunFile> {
             .collect(),
         identity_changes: identity_changes(journal),
         validity: vernier_run::Verdict::default(),
+        shards: crate::merge::shards_report(journal, complete),
     };
     run.validity = crate::report::validity(&run);
     Some(run)

@@ -8,5 +8,6 @@ mod fault_matrix;
 mod gpu;
 mod hosted;
 mod resume;
+mod shards;
 mod support;
 mod surface;

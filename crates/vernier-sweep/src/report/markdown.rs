@@ -201,6 +201,7 @@ pub fn markdown_report(run: &RunFile) -> String {
     );
 
     out.push_str(&super::gpu::markdown(run));
+    out.push_str(&super::shards::markdown(run));
     let _ = writeln!(out, "\n## Event counting\n");
     let factors: Vec<(&CellSummary, f64)> = run
         .cells

@@ -4,6 +4,7 @@ mod csv;
 mod gpu;
 mod markdown;
 mod offered_load;
+mod shards;
 mod svg;
 mod table;
 mod text;

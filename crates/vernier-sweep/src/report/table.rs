@@ -25,6 +25,18 @@ pub fn validity(run: &RunFile) -> Verdict {
     server_reasons(run, &mut reasons);
     coverage_reasons(run, &mut reasons);
     client_reasons(run, &mut reasons);
+    if let Some(shards) = &run.shards {
+        for detail in &shards.invalid {
+            reasons.push(Reason::new("shards", VerdictLevel::Invalid, detail.clone()));
+        }
+        for detail in &shards.questionable {
+            reasons.push(Reason::new(
+                "shards",
+                VerdictLevel::Questionable,
+                detail.clone(),
+            ));
+        }
+    }
     Verdict::from_reasons(reasons)
 }
 
@@ -269,6 +281,10 @@ pub fn terminal_table(run: &RunFile) -> String {
     if let Some(gpu) = super::gpu::terminal(run) {
         out.push('\n');
         out.push_str(&gpu);
+    }
+    if let Some(shards) = super::shards::terminal(run) {
+        out.push('\n');
+        out.push_str(&shards);
     }
     if let Some(lag) = run.client_lag.event_processing {
         let _ = writeln!(

@@ -1,0 +1,472 @@
+//! `sweep merge`: one run from the journals of a configuration's shards. Every measured
+//! request of every shard goes into one journal, so each figure is computed from the pooled
+//! requests (percentiles of the union, never averages of the shards' percentiles) and each
+//! repetition's throughput over the union of the shards' windows; the merge checks that the
+//! shards ran the same configuration against the same server, and a shard that is missing,
+//! failed or ran something else makes the merged run `invalid`, naming it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::config::{CellKey, SweepConfig, Workload};
+use crate::error::SweepError;
+use crate::journal::{
+    Attempt, CellWindow, Header, LoadedSweepJournal, RepDone, RepPhase, SweepJournalLine,
+    read_sweep_journal,
+};
+use crate::report::{ReportFiles, write_reports};
+use crate::run_file::RunFile;
+use crate::shard::{MergedFrom, ShardFigures, ShardSource, ShardStart, ShardsReport};
+use crate::summary::{counted_attempts, summarise};
+
+/// Clocks further apart than this (beyond their own uncertainty) make a merged run
+/// questionable: the shards' schedules may be misaligned by as much.
+const CLOCK_SPREAD_MS: f64 = 50.0;
+
+/// A merged run: its run file, the reports written from it and its journal.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct MergeOutcome {
+    /// The merged run file.
+    pub run: RunFile,
+    /// The files written into the output folder.
+    pub files: ReportFiles,
+    /// The merged journal.
+    pub journal: PathBuf,
+}
+
+/// One shard's journal, read.
+struct ShardRun {
+    folder: PathBuf,
+    journal: LoadedSweepJournal,
+    header: Header,
+    index: u32,
+    count: u32,
+}
+
+/// What the merge found wrong, sorted by weight.
+#[derive(Default)]
+struct Findings {
+    invalid: Vec<String>,
+    questionable: Vec<String>,
+}
+
+/// Reads every folder's journal; one that cannot be read or is not a shard's is a finding.
+fn read_shards(folders: &[PathBuf], findings: &mut Findings) -> Vec<ShardRun> {
+    let mut runs = Vec::new();
+    for folder in folders {
+        let path = vernier_run::run_file_in(folder, "journal.jsonl");
+        let journal = match read_sweep_journal(&path) {
+            Ok(journal) => journal,
+            Err(error) => {
+                findings.invalid.push(format!(
+                    "{} holds no shard's journal: {}",
+                    folder.display(),
+                    vernier_cli::one_line(&error)
+                ));
+                continue;
+            }
+        };
+        let Some(header) = journal.header().cloned() else {
+            findings.invalid.push(format!(
+                "{} has a journal without its header line",
+                path.display()
+            ));
+            continue;
+        };
+        let Some(shard) = header.config.shard else {
+            findings.invalid.push(format!(
+                "{} is not a shard's run (it was run without --shard)",
+                folder.display()
+            ));
+            continue;
+        };
+        runs.push(ShardRun {
+            folder: vernier_run::run_folder(folder),
+            journal,
+            header,
+            index: shard.index,
+            count: shard.count,
+        });
+    }
+    runs.sort_by_key(|run| run.index);
+    runs
+}
+
+/// The configuration without its shard: what every shard must share.
+fn unsharded(config: &SweepConfig) -> SweepConfig {
+    SweepConfig {
+        shard: None,
+        ..config.clone()
+    }
+}
+
+/// Keeps the shards of one run: the first shard's count, configuration and server; a shard of
+/// another, or a number twice, is a finding and left out.
+fn same_run(runs: Vec<ShardRun>, findings: &mut Findings) -> Vec<ShardRun> {
+    let Some(first) = runs.first() else {
+        return runs;
+    };
+    let config = unsharded(&first.header.config);
+    let (count, server) = (first.count, server_of(&first.header));
+    let mut kept: Vec<ShardRun> = Vec::new();
+    for run in runs {
+        let name = format!("shard {} ({})", run.index, run.folder.display());
+        if run.count != count {
+            findings.invalid.push(format!(
+                "{name} is one of {} shards, the others of {count}",
+                run.count
+            ));
+            continue;
+        }
+        let differences = config.differences(&unsharded(&run.header.config));
+        if !differences.is_empty() {
+            findings.invalid.push(format!(
+                "{name} ran another configuration: {}",
+                differences.join("; ")
+            ));
+            continue;
+        }
+        if server_of(&run.header) != server {
+            findings.invalid.push(format!(
+                "{name} measured another server: {} (the others {})",
+                server_of(&run.header),
+                server
+            ));
+            continue;
+        }
+        if let Some(twin) = kept.iter().find(|k| k.index == run.index) {
+            findings.invalid.push(format!(
+                "shard {} appears twice, in {} and {}; the second was left out",
+                run.index,
+                twin.folder.display(),
+                run.folder.display()
+            ));
+            continue;
+        }
+        kept.push(run);
+    }
+    kept
+}
+
+/// The server as a run names it: address, kind, version and model.
+fn server_of(header: &Header) -> String {
+    let env = &header.environment;
+    format!(
+        "{} {}{} serving {}",
+        env.server.base_url,
+        env.server.kind,
+        crate::report::server_version(env),
+        env.model.id
+    )
+}
+
+/// The start line of a shard's journal (the last, after a resume).
+fn start_of(journal: &LoadedSweepJournal) -> Option<ShardStart> {
+    journal.lines.iter().rev().find_map(|line| match line {
+        SweepJournalLine::ShardStart(start) => Some((**start).clone()),
+        _ => None,
+    })
+}
+
+/// Calibrations every shard must share: the same corpus units for each prompt length.
+fn check_calibrations(runs: &[ShardRun], findings: &mut Findings) {
+    let mut sized: BTreeMap<(Workload, u32), (u32, usize)> = BTreeMap::new();
+    for run in runs {
+        for line in &run.journal.lines {
+            if let SweepJournalLine::Calibration(c) = line {
+                let key = (c.workload, c.prompt_tokens_target);
+                match sized.get(&key) {
+                    Some(&(index, units)) if units != c.n_units => findings.invalid.push(format!(
+                        "shard {} sized {} prompts of {} tokens to {} corpus units and shard {index} to {units}: their prompts differ",
+                        run.index, c.workload, c.prompt_tokens_target, c.n_units
+                    )),
+                    Some(_) => {}
+                    None => {
+                        sized.insert(key, (run.index, c.n_units));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The shards' clocks against the server's: further apart than their uncertainty allows and
+/// [`CLOCK_SPREAD_MS`], the schedules may be misaligned.
+fn check_clocks(sources: &[ShardSource], findings: &mut Findings) {
+    let clocks: Vec<(u32, f64, f64)> = sources
+        .iter()
+        .filter_map(|s| {
+            let clock = s.start.as_ref()?.clock.as_ref()?;
+            Some((s.index, clock.offset_ms, clock.uncertainty_ms))
+        })
+        .collect();
+    let low = clocks.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    let high = clocks.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+    if let (Some(low), Some(high)) = (low, high) {
+        let spread = high.1 - low.1;
+        if spread > CLOCK_SPREAD_MS + low.2 + high.2 {
+            findings.questionable.push(format!(
+                "the shards' clocks disagree by {spread:.0} ms against the server's (shard {} {:+.0} ms, shard {} {:+.0} ms): their schedules and the union window may be off by as much; synchronise the machines' clocks (NTP)",
+                low.0, low.1, high.0, high.1
+            ));
+        }
+    }
+    for source in sources {
+        if let Some(start) = &source.start
+            && start.start_at_unix_ms.is_none()
+        {
+            findings.questionable.push(format!(
+                "shard {} had no --start-at: the shards started when each was ready, not together",
+                source.index
+            ));
+        }
+    }
+}
+
+/// The merged journal's lines: a header for the whole configuration, the merge's line, the
+/// calibrations, every measured request of every shard, the repetitions' counts summed, and
+/// one window per cell (the first shard's server counters, every shard's client lag).
+fn merged_lines(
+    runs: &[ShardRun],
+    merged: MergedFrom,
+    command_line: Vec<String>,
+) -> Vec<SweepJournalLine> {
+    let mut header = runs[0].header.clone();
+    header.config = unsharded(&header.config);
+    header.command_line = command_line;
+    header.started_unix_ms = runs
+        .iter()
+        .map(|run| run.header.started_unix_ms)
+        .min()
+        .unwrap_or(header.started_unix_ms);
+    for run in &runs[1..] {
+        for warning in &run.header.warnings {
+            if !header.warnings.contains(warning) {
+                header.warnings.push(warning.clone());
+            }
+        }
+    }
+    let mut lines = vec![
+        SweepJournalLine::Header(Box::new(header)),
+        SweepJournalLine::Merged(Box::new(merged)),
+    ];
+    let mut reps: BTreeMap<(CellKey, u32), RepDone> = BTreeMap::new();
+    let mut windows: BTreeMap<CellKey, CellWindow> = BTreeMap::new();
+    let mut skipped = BTreeSet::new();
+    for (place, run) in runs.iter().enumerate() {
+        for line in &run.journal.lines {
+            match line {
+                SweepJournalLine::Calibration(_) if place == 0 => lines.push(line.clone()),
+                SweepJournalLine::Attempt(attempt) if attempt.phase == RepPhase::Measured => {
+                    let mut attempt: Attempt = (**attempt).clone();
+                    attempt.shard = Some(run.index);
+                    lines.push(SweepJournalLine::Attempt(Box::new(attempt)));
+                }
+                SweepJournalLine::RepDone(done) => {
+                    let sum = reps.entry((done.cell, done.rep)).or_insert(RepDone {
+                        n_ok: 0,
+                        n_failed: 0,
+                        ..*done
+                    });
+                    sum.n_ok += done.n_ok;
+                    sum.n_failed += done.n_failed;
+                }
+                SweepJournalLine::CellWindow(window) => match windows.get_mut(&window.cell) {
+                    Some(kept) => {
+                        kept.scheduler_delay.merge(&window.scheduler_delay);
+                        kept.timer_overshoot.merge(&window.timer_overshoot);
+                    }
+                    None => {
+                        windows.insert(window.cell, (**window).clone());
+                    }
+                },
+                SweepJournalLine::CellSkipped(skip) if skipped.insert(skip.cell) => {
+                    lines.push(line.clone());
+                }
+                SweepJournalLine::Resumed(_)
+                | SweepJournalLine::FieldDropped(_)
+                | SweepJournalLine::IdentityChecked(_) => lines.push(line.clone()),
+                _ => {}
+            }
+        }
+    }
+    lines.extend(reps.into_values().map(SweepJournalLine::RepDone));
+    lines.extend(
+        windows
+            .into_values()
+            .map(|window| SweepJournalLine::CellWindow(Box::new(window))),
+    );
+    lines
+}
+
+/// Builds one run in `out` from the shards' run folders (or journals) `folders`: the merged
+/// journal, its run file and reports. A shard missing, failed, or of another configuration or
+/// server makes the run `invalid` and is named; no readable shard at all is an error.
+pub fn merge_shards(
+    out: &Path,
+    folders: &[PathBuf],
+    command_line: Vec<String>,
+) -> Result<MergeOutcome, SweepError> {
+    let journal_path = crate::journal::journal_path(out);
+    if journal_path.exists() {
+        return Err(SweepError::invalid(
+            "OUT",
+            format!(
+                "{} already holds a run ({}); merge into a new folder",
+                out.display(),
+                journal_path.display()
+            ),
+        ));
+    }
+    let mut findings = Findings::default();
+    let runs = same_run(read_shards(folders, &mut findings), &mut findings);
+    let Some(first) = runs.first() else {
+        return Err(SweepError::invalid(
+            "SHARD_DIR",
+            format!(
+                "no folder given holds a shard's run: {}",
+                findings.invalid.join("; ")
+            ),
+        ));
+    };
+    let count = first.count;
+    let present: BTreeSet<u32> = runs.iter().map(|run| run.index).collect();
+    let missing: Vec<u32> = (0..count).filter(|i| !present.contains(i)).collect();
+    for index in &missing {
+        findings.invalid.push(format!(
+            "shard {index} of {count} is missing: no folder given holds it, so the merged run lacks its share of the load"
+        ));
+    }
+    check_calibrations(&runs, &mut findings);
+    let sources: Vec<ShardSource> = runs
+        .iter()
+        .map(|run| {
+            let complete = summarise(&run.journal).is_some_and(|r| r.complete);
+            let start = start_of(&run.journal);
+            if !complete {
+                findings.invalid.push(format!(
+                    "shard {} ({}) did not finish every repetition{}",
+                    run.index,
+                    run.folder.display(),
+                    match &start {
+                        None => ": it never reached its start".to_owned(),
+                        Some(s) if s.late_ms > s.tolerance_ms => format!(
+                            ": it reached its start {:.0} ms late (tolerance {:.0} ms)",
+                            s.late_ms, s.tolerance_ms
+                        ),
+                        Some(_) => String::new(),
+                    }
+                ));
+            }
+            ShardSource {
+                index: run.index,
+                folder: run.folder.display().to_string(),
+                start,
+                complete,
+            }
+        })
+        .collect();
+    check_clocks(&sources, &mut findings);
+    let merged = MergedFrom {
+        count,
+        shards: sources,
+        missing,
+        invalid: findings.invalid,
+        questionable: findings.questionable,
+        unix_ms: vernier_run::unix_ms(),
+    };
+    let lines = merged_lines(&runs, merged, command_line);
+    write_journal(out, &journal_path, &lines)?;
+    let loaded = LoadedSweepJournal {
+        lines,
+        valid_len: 0,
+        torn_tail: false,
+    };
+    let run = summarise(&loaded).ok_or_else(|| SweepError::JournalParse {
+        path: journal_path.clone(),
+        line: 1,
+        detail: "the merged journal has no header".to_owned(),
+    })?;
+    let files = write_reports(&run, out)?;
+    Ok(MergeOutcome {
+        run,
+        files,
+        journal: journal_path,
+    })
+}
+
+fn write_journal(out: &Path, path: &Path, lines: &[SweepJournalLine]) -> Result<(), SweepError> {
+    let fail = |source: std::io::Error| SweepError::WriteReport {
+        path: path.to_owned(),
+        source,
+    };
+    std::fs::create_dir_all(out).map_err(fail)?;
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&serde_json::to_string(line).map_err(|e| fail(std::io::Error::other(e)))?);
+        text.push('\n');
+    }
+    vernier_run::write_atomically(path, text.as_bytes()).map_err(fail)
+}
+
+/// The shards of a run, from its journal: every shard of a merged run, or a shard's own.
+pub(crate) fn shards_report(journal: &LoadedSweepJournal, complete: bool) -> Option<ShardsReport> {
+    let counted = counted_attempts(journal);
+    let figures =
+        |index: u32, folder: Option<String>, start: Option<ShardStart>, complete: bool| {
+            let attempts: Vec<&Attempt> = counted
+                .values()
+                .flatten()
+                .copied()
+                .filter(|a| a.shard.is_none_or(|s| s == index))
+                .collect();
+            let mut lag = crate::lag::LagHistogram::new();
+            for attempt in &attempts {
+                lag.merge(&attempt.client_lag);
+            }
+            ShardFigures {
+                index,
+                folder,
+                start,
+                n_ok: attempts.len() as u64,
+                lateness: crate::offered_load::lateness(&attempts).filter(|l| l.n_requests > 0),
+                event_lag_p99_us: lag.quantile_us(0.99),
+                complete,
+            }
+        };
+    let merged = journal.lines.iter().find_map(|line| match line {
+        SweepJournalLine::Merged(merged) => Some(merged),
+        _ => None,
+    });
+    if let Some(merged) = merged {
+        return Some(ShardsReport {
+            count: merged.count,
+            merged: true,
+            shards: merged
+                .shards
+                .iter()
+                .map(|s| figures(s.index, Some(s.folder.clone()), s.start.clone(), s.complete))
+                .collect(),
+            missing: merged.missing.clone(),
+            invalid: merged.invalid.clone(),
+            questionable: merged.questionable.clone(),
+        });
+    }
+    let shard = journal.header()?.config.shard?;
+    let start = start_of(journal);
+    let mut questionable = Vec::new();
+    if start.as_ref().is_some_and(|s| s.start_at_unix_ms.is_none()) {
+        questionable.push(format!(
+            "shard {shard} had no --start-at: it started when it was ready, not with the others"
+        ));
+    }
+    Some(ShardsReport {
+        count: shard.count,
+        merged: false,
+        shards: vec![figures(shard.index, None, start, complete)],
+        missing: Vec::new(),
+        invalid: Vec::new(),
+        questionable,
+    })
+}
