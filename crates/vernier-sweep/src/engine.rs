@@ -515,6 +515,54 @@ fn environment_of(
     }
 }
 
+/// What a shard cannot do: start at an instant without being a shard, or measure a
+/// simulator of its own.
+fn check_shard_context(config: &SweepConfig, context: &RunContext) -> Result<(), SweepError> {
+    if context.start_at_unix_ms.is_some() && config.shard.is_none() {
+        return Err(SweepError::invalid(
+            "--start-at",
+            "it starts a shard at an agreed instant; give --shard I/N as well, or drop --start-at",
+        ));
+    }
+    if let Some(shard) = config.shard
+        && context.simulator
+    {
+        return Err(SweepError::invalid(
+            "--shard",
+            format!(
+                "shard {shard} would measure a simulator of its own: shards must share one server; give --base-url (start vernier-sim-server for a simulator they share)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// [`read_server_load`] as the configuration asks: a shard does not refuse a busy server (the
+/// other shards' requests look like another user's), and says so.
+async fn read_load_for(
+    client: &Client,
+    config: &SweepConfig,
+    observer: &dyn SweepObserver,
+) -> Result<
+    (
+        Option<BTreeMap<String, f64>>,
+        Vec<String>,
+        Option<&'static str>,
+    ),
+    SweepError,
+> {
+    let allow_busy = config.allow_busy.unwrap_or(false);
+    // The other shards' requests look like another user's: a shard cannot refuse them.
+    let (metrics, mut warnings, generation_counter) =
+        read_server_load(client, allow_busy || config.shard.is_some(), observer).await?;
+    if let Some(shard) = config.shard.filter(|_| !allow_busy) {
+        warnings.push(format!(
+            "shard {shard}: the busy check cannot tell the other shards' requests from another user's, so it was not applied; nothing else should use the server during the run"
+        ));
+    }
+    Ok((metrics, warnings, generation_counter))
+}
+
 /// Runs a sweep: a new run or a resumed one ([`SweepStart`]) against `client`, reporting
 /// progress to `observer`; `interrupt`, when it completes, stops the run early (what was
 /// measured is reported). The journal is the source of truth; the run file and reports are
@@ -530,22 +578,7 @@ pub async fn run_sweep(
     // The journal is checked before any network work.
     let mut opened = open_start(start)?;
     let watchdog = watchdog_of(&opened.config)?;
-    if context.start_at_unix_ms.is_some() && opened.config.shard.is_none() {
-        return Err(SweepError::invalid(
-            "--start-at",
-            "it starts a shard at an agreed instant; give --shard I/N as well, or drop --start-at",
-        ));
-    }
-    if let Some(shard) = opened.config.shard
-        && context.simulator
-    {
-        return Err(SweepError::invalid(
-            "--shard",
-            format!(
-                "shard {shard} would measure a simulator of its own: shards must share one server; give --base-url (start vernier-sim-server for a simulator they share)"
-            ),
-        ));
-    }
+    check_shard_context(&opened.config, &context)?;
     let resumed_journal = opened.resumed.as_ref().map(|(path, ..)| path.clone());
     let model = vernier_run::resolve_model(
         &client,
@@ -558,19 +591,8 @@ pub async fn run_sweep(
     // Cells that cannot fit the server's context are named and left out before anything is
     // sent; the rest is measured.
     let too_long = cells_too_long(&opened.config, limit)?;
-    let allow_busy = opened.config.allow_busy.unwrap_or(false);
-    // The other shards' requests look like another user's: a shard cannot refuse them.
-    let (metrics, mut warnings, generation_counter) = read_server_load(
-        &client,
-        allow_busy || opened.config.shard.is_some(),
-        observer.as_ref(),
-    )
-    .await?;
-    if let Some(shard) = opened.config.shard.filter(|_| !allow_busy) {
-        warnings.push(format!(
-            "shard {shard}: the busy check cannot tell the other shards' requests from another user's, so it was not applied; nothing else should use the server during the run"
-        ));
-    }
+    let (metrics, warnings, generation_counter) =
+        read_load_for(&client, &opened.config, observer.as_ref()).await?;
     let (served, gpu) = read_machine(
         &client,
         &context,
@@ -636,24 +658,15 @@ pub async fn run_sweep(
             captured: Mutex::new(BTreeMap::new()),
             measured: Mutex::new(BTreeMap::new()),
         },
-        grid: crate::shard_clock::RepGrid::new(
-            Duration::try_from_secs_f64(config.duration_s.unwrap_or(0.0)).unwrap_or_default(),
-            context.shard_gap,
-        ),
+        grid: crate::shard_clock::RepGrid::new(config.duration_s, context.shard_gap),
         plan: Plan::new(config, watchdog),
     });
-    let start_plan = crate::shard_clock::StartPlan {
-        start_at_unix_ms: context.start_at_unix_ms,
-        tolerance: context.start_tolerance,
-        gap: context.shard_gap,
-    };
-
     finish(
         sweep,
         state,
         Ends {
             too_long,
-            start_plan,
+            start_plan: crate::shard_clock::StartPlan::of(&context, resumed_journal.is_some()),
             started_as: &started_as,
             journal_path: &journal_path,
             out: &opened.out,

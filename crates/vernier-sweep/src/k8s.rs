@@ -142,10 +142,12 @@ pub fn render_shard_job(job: &ShardJob) -> Result<String, SweepError> {
         "--quiet".to_owned(),
     ];
     args.extend(job.sweep_args.iter().cloned());
-    let args: String = args
-        .iter()
-        .map(|arg| format!("            - {}\n", quoted(arg)))
-        .collect();
+    let args = args.iter().fold(String::new(), |mut out, arg| {
+        out.push_str("            - ");
+        out.push_str(&quoted(arg));
+        out.push('\n');
+        out
+    });
     let namespace = job
         .namespace
         .as_deref()
@@ -178,6 +180,12 @@ pub fn render_shard_job(job: &ShardJob) -> Result<String, SweepError> {
          \x20       app.kubernetes.io/instance: {name}\n\
          \x20   spec:\n\
          \x20     restartPolicy: Never\n\
+         \x20     # The image runs as nobody; the volume is made writable for its group.\n\
+         \x20     securityContext:\n\
+         \x20       runAsNonRoot: true\n\
+         \x20       runAsUser: 65534\n\
+         \x20       runAsGroup: 65534\n\
+         \x20       fsGroup: 65534\n\
          \x20     # One shard per node where the cluster has nodes to spare.\n\
          \x20     topologySpreadConstraints:\n\
          \x20       - maxSkew: 1\n\

@@ -29,6 +29,21 @@ pub(crate) struct StartPlan {
     pub(crate) start_at_unix_ms: Option<u64>,
     pub(crate) tolerance: Duration,
     pub(crate) gap: Duration,
+    /// A resumed run: an instant already past (the one its resume command repeats) is
+    /// dropped, and the shard starts at once.
+    pub(crate) resumed: bool,
+}
+
+impl StartPlan {
+    /// The start the run's context asks for.
+    pub(crate) fn of(context: &crate::engine::RunContext, resumed: bool) -> Self {
+        Self {
+            start_at_unix_ms: context.start_at_unix_ms,
+            tolerance: context.start_tolerance,
+            gap: context.shard_gap,
+            resumed,
+        }
+    }
 }
 
 /// The wall-clock instants the measured repetitions of a sharded run start at: one gap after
@@ -42,7 +57,9 @@ pub(crate) struct RepGrid {
 }
 
 impl RepGrid {
-    pub(crate) fn new(duration: Duration, gap: Duration) -> Self {
+    /// The grid of repetitions lasting `duration_s` (none: a burst) with `gap` between them.
+    pub(crate) fn new(duration_s: Option<f64>, gap: Duration) -> Self {
+        let duration = Duration::try_from_secs_f64(duration_s.unwrap_or(0.0)).unwrap_or_default();
         Self {
             base_unix_ns: OnceLock::new(),
             period: duration + gap,
@@ -148,11 +165,22 @@ async fn clock_offset(client: &Client) -> Result<ClockOffset, String> {
 /// Starts this shard: reads its clock against the server's, waits for the agreed instant,
 /// journals the start and sets the repetitions' grid; too late to the instant, it journals
 /// the start and fails.
-pub(crate) async fn start_shard(sweep: &Sweep, plan: StartPlan) -> Result<(), SweepError> {
+pub(crate) async fn start_shard(sweep: &Sweep, mut plan: StartPlan) -> Result<(), SweepError> {
     let Some(shard) = sweep.plan.config.shard else {
         return Ok(());
     };
     let record = &sweep.record;
+    if plan.resumed
+        && let Some(at) = plan
+            .start_at_unix_ms
+            .filter(|at| *at < vernier_run::unix_ms())
+    {
+        record.observer.warn(&format!(
+            "shard {shard}: the start {} has passed; this resumed shard starts now, out of step with the others (give every resumed shard a new --start-at to keep them together)",
+            vernier_run::rfc3339_ms(at)
+        ));
+        plan.start_at_unix_ms = None;
+    }
     let (clock, clock_note) = match clock_offset(&sweep.target.client).await {
         Ok(offset) => {
             record.observer.note(&format!(
@@ -241,8 +269,23 @@ mod tests {
     }
 
     #[test]
+    fn the_date_header_is_read_as_uvicorn_writes_it_and_its_absence_is_seen() {
+        // The header of a recorded uvicorn answer (llama-cpp-python 0.3.36,
+        // shared/fixtures/real-transcripts/.../chat-stream-usage.headers); the second from
+        // GNU date: `date -u -d 'Sun, 29 Nov 2026 17:27:49 GMT' +%s`.
+        let mut headers = http::HeaderMap::new();
+        headers.insert(
+            http::header::DATE,
+            http::HeaderValue::from_static("Sun, 29 Nov 2026 17:27:49 GMT"),
+        );
+        assert_eq!(date_seconds(&headers), Some(1_795_973_269));
+        // llama-server b11434's answers carry no Date header (the recordings' headers).
+        assert_eq!(date_seconds(&http::HeaderMap::new()), None);
+    }
+
+    #[test]
     fn the_grid_starts_each_repetition_one_period_after_the_last() {
-        let grid = RepGrid::new(Duration::from_secs(3), Duration::from_secs(2));
+        let grid = RepGrid::new(Some(3.0), Duration::from_secs(2));
         assert!(grid.next_origin().is_none(), "no grid before the start");
         let base = now_unix_ns() + 60_000_000_000;
         grid.base_unix_ns.set(base).expect("set once");

@@ -116,62 +116,41 @@ fn reasons(run: &Value) -> String {
     run["validity"]["reasons"].to_string()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_shards_merged_match_one_process_at_the_same_rate() {
-    let sim = start_sim(SimConfig::default()).await;
-    let base_url = sim.base_url().to_owned();
-    let dir = tempfile::tempdir().expect("temporary folder");
-    let folder = |name: &str| dir.path().join(name);
-    let (single, merged) = (folder("single"), folder("merged"));
-    let shards: Vec<PathBuf> = (0..4).map(|i| folder(&format!("shard-{i}"))).collect();
-    let jobs = {
-        let (base_url, single, shards, merged) = (
-            base_url.clone(),
-            single.clone(),
-            shards.clone(),
-            merged.clone(),
-        );
-        tokio::task::spawn_blocking(move || {
-            let mut one = load(&base_url);
-            one.extend(["--out".to_owned(), single.display().to_string()]);
-            finished(sweep(&one), "the one-process run");
-            // Every shard waits for one instant, far enough ahead for their set-up.
-            let start = vernier_run::rfc3339_ms(vernier_run::unix_ms() + 12_000);
-            let children: Vec<_> = shards
-                .iter()
-                .enumerate()
-                .map(|(i, out)| {
-                    let mut args = load(&base_url);
-                    args.extend([
-                        "--shard".to_owned(),
-                        format!("{i}/4"),
-                        "--start-at".to_owned(),
-                        start.clone(),
-                        "--out".to_owned(),
-                        out.display().to_string(),
-                    ]);
-                    sweep(&args)
-                })
-                .collect();
-            for (i, child) in children.into_iter().enumerate() {
-                finished(child, &format!("shard {i}"));
-            }
-            let mut merge = vec!["merge".to_owned(), merged.display().to_string()];
-            merge.extend(shards.iter().map(|s| s.display().to_string()));
-            finished(sweep(&merge), "sweep merge")
+/// The one-process run, then four shards started together, then their merge: its output.
+fn run_both(base_url: &str, single: &Path, shards: &[PathBuf], merged: &Path) -> Output {
+    let mut one = load(base_url);
+    one.extend(["--out".to_owned(), single.display().to_string()]);
+    finished(sweep(&one), "the one-process run");
+    // Every shard waits for one instant, far enough ahead for their set-up.
+    let start = vernier_run::rfc3339_ms(vernier_run::unix_ms() + 12_000);
+    let children: Vec<_> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, out)| {
+            let mut args = load(base_url);
+            args.extend([
+                "--shard".to_owned(),
+                format!("{i}/4"),
+                "--start-at".to_owned(),
+                start.clone(),
+                "--out".to_owned(),
+                out.display().to_string(),
+            ]);
+            sweep(&args)
         })
-    };
-    let merge_output = jobs.await.expect("the runs");
-    let table = String::from_utf8_lossy(&merge_output.stdout);
-    assert!(table.contains("shard 3/4:"), "{table}");
-    let (one, all) = (run_file(&single), run_file(&merged));
-    assert_eq!(all["validity"]["verdict"], "valid", "{}", reasons(&all));
-    assert_eq!(all["shards"]["count"], 4);
-    assert_eq!(all["shards"]["merged"], true);
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        finished(child, &format!("shard {i}"));
+    }
+    let mut merge = vec!["merge".to_owned(), merged.display().to_string()];
+    merge.extend(shards.iter().map(|s| s.display().to_string()));
+    finished(sweep(&merge), "sweep merge")
+}
 
-    // The union of the shards' schedules is the one-process schedule: the same arrivals in
-    // every repetition, at the same offsets (each process anchors its wall clock once, so the
-    // instants agree to well under a millisecond).
+/// The union of the shards' schedules is the one-process schedule: the same arrivals in every
+/// repetition, at the same offsets (each process anchors its wall clock once, so the instants
+/// agree to well under a millisecond).
+fn check_schedules(single: &Path, merged: &Path) {
     let (a, b) = (
         schedules(&single.join("journal.jsonl")),
         schedules(&merged.join("journal.jsonl")),
@@ -192,7 +171,12 @@ async fn four_shards_merged_match_one_process_at_the_same_rate() {
             );
         }
     }
-    // Every shard sent its share, on time, and the shares add up.
+}
+
+/// Every shard sent its share, on time, and the shares add up; the figures agree within their
+/// own intervals: aggregate output and request rates over each repetition's window (the union
+/// of the shards'), TTFT and decode rate medians.
+fn check_figures(one: &Value, all: &Value) {
     let mut total = 0;
     for shard in all["shards"]["shards"].as_array().expect("shards") {
         let index = shard["index"].as_u64().expect("index");
@@ -205,8 +189,6 @@ async fn four_shards_merged_match_one_process_at_the_same_rate() {
     let (cell_one, cell_all) = (&one["cells"][0], &all["cells"][0]);
     assert_eq!(cell_all["n_ok"], cell_one["n_ok"]);
     assert_eq!(Some(total), cell_one["n_ok"].as_u64());
-    // The figures agree within their own intervals: aggregate output and request rates over
-    // each repetition's window (the union of the shards'), TTFT and decode rate medians.
     for figure in ["output_tokens_per_s", "requests_per_s"] {
         let (x, y) = (
             &cell_one["aggregate"]["interval_95"][figure],
@@ -221,17 +203,30 @@ async fn four_shards_merged_match_one_process_at_the_same_rate() {
         );
         assert!(overlap(x, y), "{figure}: one process {x}, merged {y}");
     }
+}
 
-    // Without shard 3 the merged run is invalid, and says which shard is missing.
-    let partial = folder("partial");
-    let status = Command::new(SWEEP)
+/// `sweep merge OUT SHARDS…`, which must exit 0 whatever it finds; the run file it wrote.
+fn merge_into(out: &Path, shards: &[&Path]) -> Value {
+    let output = Command::new(SWEEP)
         .arg("merge")
-        .arg(&partial)
-        .args(&shards[..3])
+        .arg(out)
+        .args(shards)
         .output()
-        .expect("merge three");
-    assert!(status.status.success());
-    let run = run_file(&partial);
+        .expect("run sweep merge");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    run_file(out)
+}
+
+/// Without shard 3 the merged run is invalid and says which shard is missing; a shard of
+/// another configuration (its journal says 5 repetitions) is left out, named.
+fn check_bad_merges(dir: &Path, shards: &[PathBuf]) {
+    let first_three: Vec<&Path> = shards[..3].iter().map(PathBuf::as_path).collect();
+    let partial = dir.join("partial");
+    let run = merge_into(&partial, &first_three);
     assert_eq!(run["validity"]["verdict"], "invalid");
     assert!(
         reasons(&run).contains("shard 3 of 4 is missing"),
@@ -244,24 +239,16 @@ async fn four_shards_merged_match_one_process_at_the_same_rate() {
             .contains("| 3 | **missing** |")
     );
 
-    // A shard of another configuration (its journal says 5 repetitions) is left out, named.
-    let stranger = folder("stranger");
+    let stranger = dir.join("stranger");
     std::fs::create_dir_all(&stranger).expect("folder");
     let journal = std::fs::read_to_string(shards[3].join("journal.jsonl")).expect("journal");
     let (header, rest) = journal.split_once('\n').expect("a header line");
     let mut header: Value = serde_json::from_str(header).expect("header");
     header["config"]["reps"] = Value::from(5);
     std::fs::write(stranger.join("journal.jsonl"), format!("{header}\n{rest}")).expect("write");
-    let mixed = folder("mixed");
-    let output = Command::new(SWEEP)
-        .arg("merge")
-        .arg(&mixed)
-        .args(&shards[..3])
-        .arg(&stranger)
-        .output()
-        .expect("merge");
-    assert!(output.status.success());
-    let run = run_file(&mixed);
+    let mut mixed_in = first_three;
+    mixed_in.push(&stranger);
+    let run = merge_into(&dir.join("mixed"), &mixed_in);
     assert_eq!(run["validity"]["verdict"], "invalid");
     let why = reasons(&run);
     assert!(
@@ -269,6 +256,32 @@ async fn four_shards_merged_match_one_process_at_the_same_rate() {
         "{why}"
     );
     assert!(why.contains("shard 3 of 4 is missing"), "{why}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_shards_merged_match_one_process_at_the_same_rate() {
+    let sim = start_sim(SimConfig::default()).await;
+    let base_url = sim.base_url();
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let (single, merged) = (dir.path().join("single"), dir.path().join("merged"));
+    let shards: Vec<PathBuf> = (0..4)
+        .map(|i| dir.path().join(format!("shard-{i}")))
+        .collect();
+    let merge_output = {
+        let (single, shards, merged) = (single.clone(), shards.clone(), merged.clone());
+        tokio::task::spawn_blocking(move || run_both(&base_url, &single, &shards, &merged))
+            .await
+            .expect("the runs")
+    };
+    let table = String::from_utf8_lossy(&merge_output.stdout);
+    assert!(table.contains("shard 3/4:"), "{table}");
+    let (one, all) = (run_file(&single), run_file(&merged));
+    assert_eq!(all["validity"]["verdict"], "valid", "{}", reasons(&all));
+    assert_eq!(all["shards"]["count"], 4);
+    assert_eq!(all["shards"]["merged"], true);
+    check_schedules(&single, &merged);
+    check_figures(&one, &all);
+    check_bad_merges(dir.path(), &shards);
     sim.shutdown().await;
 }
 
@@ -317,4 +330,119 @@ fn loads_shards_cannot_split_and_a_private_simulator_are_refused() {
         &["--shard", "0/2", "--start-at", "tomorrow", "--out", &out],
         "--start-at",
     );
+}
+
+/// `kubernetes-validate` (`VERNIER_K8S_VALIDATE`, or else `scripts/k8s-validate.sh --check`);
+/// missing, the test fails loudly unless `VERNIER_SKIP_K8S_VALIDATE=1` skips it on purpose.
+fn k8s_validator() -> Option<String> {
+    if std::env::var("VERNIER_SKIP_K8S_VALIDATE").as_deref() == Ok("1") {
+        return None;
+    }
+    if let Ok(tool) = std::env::var("VERNIER_K8S_VALIDATE") {
+        return Some(tool);
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/k8s-validate.sh");
+    let printed = Command::new("bash")
+        .arg(&script)
+        .arg("--check")
+        .output()
+        .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
+        .unwrap_or_default();
+    match printed
+        .lines()
+        .find_map(|line| line.strip_prefix("VERNIER_K8S_VALIDATE="))
+    {
+        Some(tool) => Some(tool.to_owned()),
+        None => panic!(
+            "the Job's schema check needs kubernetes-validate: run `eval \"$(scripts/k8s-validate.sh)\"` first \
+             (it installs and caches it), or set VERNIER_SKIP_K8S_VALIDATE=1 to skip on purpose"
+        ),
+    }
+}
+
+/// Runs the validator on `manifest` in strict mode (unknown fields refused): its output, and
+/// whether it passed.
+fn validate(tool: &str, manifest: &Path) -> (bool, String) {
+    let output = Command::new(tool)
+        .args(["--strict", "--kubernetes-version", "1.33.0"])
+        .arg(manifest)
+        .output()
+        .expect("run kubernetes-validate");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+#[test]
+fn the_shard_job_renders_from_a_configuration_and_passes_the_kubernetes_schema() {
+    // The configuration of deploy/k8s/sweep-shards.yaml, which must be this command's output.
+    let output = Command::new(SWEEP)
+        .args([
+            "shard-job",
+            "--shards",
+            "4",
+            "--image",
+            "vernier-sweep:0.1.0",
+            "--claim",
+            "sweep-results",
+            "--start-at",
+            "2026-12-04T18:00:00Z",
+            "--",
+            "--base-url",
+            "http://vllm.inference.svc:8000",
+            "--rate",
+            "4000",
+            "--duration",
+            "60",
+            "--prompt-tokens",
+            "1k",
+            "--output-tokens",
+            "256",
+            "--workload",
+            "prose",
+            "--reps",
+            "3",
+        ])
+        .output()
+        .expect("run sweep shard-job");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rendered = String::from_utf8(output.stdout).expect("YAML is text");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/k8s/sweep-shards.yaml");
+    let kept = std::fs::read_to_string(&example).expect("read the example");
+    assert_eq!(
+        rendered, kept,
+        "deploy/k8s/sweep-shards.yaml is not what `sweep shard-job` renders: render it again"
+    );
+    for needed in [
+        "completionMode: Indexed",
+        "- \"$(JOB_COMPLETION_INDEX)/4\"",
+        "- \"2026-12-04T18:00:00.000Z\"",
+        "- \"/results/shard-$(JOB_COMPLETION_INDEX)\"",
+        "claimName: \"sweep-results\"",
+    ] {
+        assert!(rendered.contains(needed), "{needed} missing:\n{rendered}");
+    }
+    let Some(tool) = k8s_validator() else {
+        return;
+    };
+    let (passed, said) = validate(&tool, &example);
+    assert!(passed, "the Job fails the Kubernetes schema: {said}");
+    // The control: the same check refuses a Job with a field Kubernetes does not have, so a
+    // pass above means something.
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(
+        &broken,
+        rendered.replace("completionMode:", "completionMod:"),
+    )
+    .expect("write");
+    let (passed, said) = validate(&tool, &broken);
+    assert!(!passed, "a misspelt field passed the schema check: {said}");
 }
