@@ -413,7 +413,7 @@ impl SweepConfig {
         }
         self.check_load()?;
         match self.shard {
-            Some(shard) => crate::shard::check_shard(self, shard),
+            Some(shard) => check_shard(self, shard),
             None => Ok(()),
         }
     }
@@ -556,6 +556,37 @@ impl SweepConfig {
     }
 }
 
+/// The loads a shard cannot take, refused before anything is sent: each needs one process to
+/// see every request.
+fn check_shard(config: &SweepConfig, shard: crate::shard::Shard) -> Result<(), SweepError> {
+    let refuse = |detail: String| Err(SweepError::invalid("--shard", detail));
+    if config.is_search() {
+        return refuse(
+            "a capacity search (--target) chooses each load from the last one's figures, which one process must see whole; run the search on one machine, then shard the load it found with --rate or --load steady".to_owned(),
+        );
+    }
+    if config.until_ci_percent.is_some() {
+        return refuse(
+            "--until-ci decides each cell's repetitions from its own figures, which shards cannot share; give a fixed --reps".to_owned(),
+        );
+    }
+    match config.load {
+        LoadMode::Burst => refuse(
+            "a burst starts its streams together at one barrier inside one process; shard steady load (--load steady --duration S) or open-loop load (--rate R --duration S)".to_owned(),
+        ),
+        LoadMode::Steady => {
+            if let Some(&low) = config.concurrency.iter().find(|&&c| c < shard.count) {
+                return refuse(format!(
+                    "--concurrency {low} cannot be split over {} shards with a stream each; give each shard at least one stream (a concurrency of {} or more) or fewer shards",
+                    shard.count, shard.count
+                ));
+            }
+            Ok(())
+        }
+        LoadMode::Rate => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -684,5 +715,42 @@ mod tests {
                 "idle_timeout_s: journal 60.0, now 5.0".to_owned(),
             ]
         );
+    }
+
+    #[test]
+    fn loads_one_process_must_see_whole_are_refused_with_the_reason() {
+        let shard = crate::shard::Shard::new(0, 4).expect("a shard");
+        let refused = |config: &SweepConfig| match check_shard(config, shard) {
+            Err(SweepError::Run(vernier_run::RunError::InvalidArgument { what, detail })) => {
+                assert_eq!(what, "--shard");
+                detail
+            }
+            other => panic!("not refused: {other:?}"),
+        };
+        assert!(refused(&SweepConfig::default()).contains("barrier"));
+        let steady = SweepConfig {
+            load: LoadMode::Steady,
+            duration_s: Some(10.0),
+            concurrency: vec![8, 2],
+            ..SweepConfig::default()
+        };
+        assert!(refused(&steady).contains("--concurrency 2"));
+        let rate = SweepConfig {
+            load: LoadMode::Rate,
+            rates_per_s: vec![40.0],
+            duration_s: Some(10.0),
+            ..SweepConfig::default()
+        };
+        assert!(check_shard(&rate, shard).is_ok());
+        let search = SweepConfig {
+            capacity_target: Some("ttft_p90<=1s".to_owned()),
+            ..rate.clone()
+        };
+        assert!(refused(&search).contains("capacity search"));
+        let until = SweepConfig {
+            until_ci_percent: Some(2.0),
+            ..rate
+        };
+        assert!(refused(&until).contains("--until-ci"));
     }
 }

@@ -47,7 +47,10 @@ mod capacity_target;
 mod cells;
 mod config;
 #[cfg(feature = "engine")]
+mod context;
+#[cfg(feature = "engine")]
 mod corpus;
+mod counted;
 #[cfg(feature = "engine")]
 mod dry_run;
 #[cfg(feature = "engine")]
@@ -82,6 +85,9 @@ mod shard;
 #[cfg(feature = "engine")]
 mod shard_clock;
 #[cfg(feature = "engine")]
+mod shard_grid;
+mod shard_report;
+#[cfg(feature = "engine")]
 mod show;
 #[cfg(feature = "engine")]
 mod stream;
@@ -91,6 +97,8 @@ mod watchdog;
 
 pub use capacity_target::{Target, TargetMetric, TargetPart};
 pub use config::{Arrival, CellKey, LoadMode, SweepConfig, Workload};
+#[cfg(feature = "engine")]
+pub use context::{DEFAULT_SHARD_GAP, DEFAULT_START_TOLERANCE};
 #[cfg(feature = "engine")]
 pub use dry_run::probe_rates;
 #[cfg(feature = "engine")]
@@ -125,11 +133,8 @@ pub use run_file::{
     CellGpu, CellSummary, ClientLag, Figures, MedianIntervals, PerRequestSpecDecode,
     RUN_FILE_SCHEMA_VERSION, RateLimited, RunFile, SpecDecode, Spread,
 };
-pub use shard::{
-    ClockOffset, MAX_SHARDS, MergedFrom, Shard, ShardFigures, ShardSource, ShardStart, ShardsReport,
-};
-#[cfg(feature = "engine")]
-pub use shard_clock::{DEFAULT_SHARD_GAP, DEFAULT_START_TOLERANCE};
+pub use shard::{ClockOffset, MAX_SHARDS, MergedFrom, Shard, ShardSource, ShardStart};
+pub use shard_report::{ShardFigures, ShardsReport};
 #[cfg(feature = "engine")]
 pub use show::render_show;
 pub use summary::summarise;

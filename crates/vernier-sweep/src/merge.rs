@@ -16,8 +16,9 @@ use crate::journal::{
 };
 use crate::report::{ReportFiles, write_reports};
 use crate::run_file::RunFile;
-use crate::shard::{MergedFrom, ShardFigures, ShardSource, ShardStart, ShardsReport};
-use crate::summary::{counted_attempts, summarise};
+use crate::shard::{MergedFrom, ShardSource};
+use crate::shard_report::start_of;
+use crate::summary::summarise;
 
 /// Clocks further apart than this (beyond their own uncertainty) make a merged run
 /// questionable: the shards' schedules may be misaligned by as much.
@@ -159,14 +160,6 @@ fn server_of(header: &Header) -> String {
         crate::report::server_version(env),
         env.model.id
     )
-}
-
-/// The start line of a shard's journal (the last, after a resume).
-fn start_of(journal: &LoadedSweepJournal) -> Option<ShardStart> {
-    journal.lines.iter().rev().find_map(|line| match line {
-        SweepJournalLine::ShardStart(start) => Some((**start).clone()),
-        _ => None,
-    })
 }
 
 /// Calibrations every shard must share: the same corpus units for each prompt length.
@@ -408,65 +401,4 @@ fn write_journal(out: &Path, path: &Path, lines: &[SweepJournalLine]) -> Result<
         text.push('\n');
     }
     vernier_run::write_atomically(path, text.as_bytes()).map_err(fail)
-}
-
-/// The shards of a run, from its journal: every shard of a merged run, or a shard's own.
-pub(crate) fn shards_report(journal: &LoadedSweepJournal, complete: bool) -> Option<ShardsReport> {
-    let counted = counted_attempts(journal);
-    let figures =
-        |index: u32, folder: Option<String>, start: Option<ShardStart>, complete: bool| {
-            let attempts: Vec<&Attempt> = counted
-                .values()
-                .flatten()
-                .copied()
-                .filter(|a| a.shard.is_none_or(|s| s == index))
-                .collect();
-            let mut lag = crate::lag::LagHistogram::new();
-            for attempt in &attempts {
-                lag.merge(&attempt.client_lag);
-            }
-            ShardFigures {
-                index,
-                folder,
-                start,
-                n_ok: attempts.len() as u64,
-                lateness: crate::offered_load::lateness(&attempts).filter(|l| l.n_requests > 0),
-                event_lag_p99_us: lag.quantile_us(0.99),
-                complete,
-            }
-        };
-    let merged = journal.lines.iter().find_map(|line| match line {
-        SweepJournalLine::Merged(merged) => Some(merged),
-        _ => None,
-    });
-    if let Some(merged) = merged {
-        return Some(ShardsReport {
-            count: merged.count,
-            merged: true,
-            shards: merged
-                .shards
-                .iter()
-                .map(|s| figures(s.index, Some(s.folder.clone()), s.start.clone(), s.complete))
-                .collect(),
-            missing: merged.missing.clone(),
-            invalid: merged.invalid.clone(),
-            questionable: merged.questionable.clone(),
-        });
-    }
-    let shard = journal.header()?.config.shard?;
-    let start = start_of(journal);
-    let mut questionable = Vec::new();
-    if start.as_ref().is_some_and(|s| s.start_at_unix_ms.is_none()) {
-        questionable.push(format!(
-            "shard {shard} had no --start-at: it started when it was ready, not with the others"
-        ));
-    }
-    Some(ShardsReport {
-        count: shard.count,
-        merged: false,
-        shards: vec![figures(shard.index, None, start, complete)],
-        missing: Vec::new(),
-        invalid: Vec::new(),
-        questionable,
-    })
 }

@@ -230,7 +230,7 @@ pub(crate) struct Sweep {
     pub(crate) plan: Plan,
     pub(crate) record: Record,
     /// A shard's measured repetitions start on this grid (empty on one machine).
-    pub(crate) grid: crate::shard_clock::RepGrid,
+    pub(crate) grid: crate::shard_grid::RepGrid,
 }
 
 impl std::fmt::Debug for Sweep {

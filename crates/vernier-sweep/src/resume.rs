@@ -65,7 +65,7 @@ impl ResumeState {
                 _ => {}
             }
         }
-        for (cell, attempts) in summary::counted_attempts(journal) {
+        for (cell, attempts) in crate::counted::counted_attempts(journal) {
             state
                 .decode_rates
                 .insert(cell, summary::decode_rates(&attempts));

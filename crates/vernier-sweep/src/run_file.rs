@@ -68,7 +68,7 @@ pub struct RunFile {
     pub validity: vernier_run::Verdict,
     /// A sharded run's shards (`--shard`), or a merged run's (`sweep merge`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shards: Option<crate::shard::ShardsReport>,
+    pub shards: Option<crate::shard_report::ShardsReport>,
 }
 
 /// One cell's figures.

@@ -8,10 +8,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{LoadMode, SweepConfig};
-use crate::error::SweepError;
-use crate::offered_load::Lateness;
-
 /// The most shards one run may have.
 pub const MAX_SHARDS: u32 = 4096;
 
@@ -63,37 +59,6 @@ impl std::str::FromStr for Shard {
         let index: u32 = index.trim().parse().map_err(|_| bad())?;
         let count: u32 = count.trim().parse().map_err(|_| bad())?;
         Self::new(index, count).ok_or_else(bad)
-    }
-}
-
-/// The loads a shard cannot take, refused before anything is sent: each needs one process to
-/// see every request.
-pub(crate) fn check_shard(config: &SweepConfig, shard: Shard) -> Result<(), SweepError> {
-    let refuse = |detail: String| Err(SweepError::invalid("--shard", detail));
-    if config.is_search() {
-        return refuse(
-            "a capacity search (--target) chooses each load from the last one's figures, which one process must see whole; run the search on one machine, then shard the load it found with --rate or --load steady".to_owned(),
-        );
-    }
-    if config.until_ci_percent.is_some() {
-        return refuse(
-            "--until-ci decides each cell's repetitions from its own figures, which shards cannot share; give a fixed --reps".to_owned(),
-        );
-    }
-    match config.load {
-        LoadMode::Burst => refuse(
-            "a burst starts its streams together at one barrier inside one process; shard steady load (--load steady --duration S) or open-loop load (--rate R --duration S)".to_owned(),
-        ),
-        LoadMode::Steady => {
-            if let Some(&low) = config.concurrency.iter().find(|&&c| c < shard.count) {
-                return refuse(format!(
-                    "--concurrency {low} cannot be split over {} shards with a stream each; give each shard at least one stream (a concurrency of {} or more) or fewer shards",
-                    shard.count, shard.count
-                ));
-            }
-            Ok(())
-        }
-        LoadMode::Rate => Ok(()),
     }
 }
 
@@ -171,51 +136,6 @@ pub struct MergedFrom {
     pub unix_ms: u64,
 }
 
-/// One shard's figures in a run file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ShardFigures {
-    /// The shard's number.
-    pub index: u32,
-    /// Its run folder (merged runs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub folder: Option<String>,
-    /// Its start.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<ShardStart>,
-    /// Measured requests that finished.
-    pub n_ok: u64,
-    /// How late its open-loop requests went out against the schedule.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lateness: Option<Lateness>,
-    /// Its own client lag: p99 of the delay between an event's arrival and its reading, µs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event_lag_p99_us: Option<f64>,
-    /// Whether it ran every repetition.
-    pub complete: bool,
-}
-
-/// The shards of a run: this shard alone (a shard's own run file) or every shard merged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ShardsReport {
-    /// How many shards the configuration was split into.
-    pub count: u32,
-    /// True for a merged run (`sweep merge`).
-    pub merged: bool,
-    /// The shards' figures, by number.
-    pub shards: Vec<ShardFigures>,
-    /// Shard numbers missing from a merged run.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<u32>,
-    /// What makes the run invalid.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub invalid: Vec<String>,
-    /// What a reader must weigh.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub questionable: Vec<String>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,42 +162,5 @@ mod tests {
         assert_eq!(arrivals, (0..100).collect::<Vec<_>>());
         let slots: Vec<Vec<u32>> = shards.iter().map(|shard| shard.slots(8)).collect();
         assert_eq!(slots, vec![vec![0, 3, 6], vec![1, 4, 7], vec![2, 5]]);
-    }
-
-    #[test]
-    fn loads_one_process_must_see_whole_are_refused_with_the_reason() {
-        let shard = Shard { index: 0, count: 4 };
-        let refused = |config: &SweepConfig| match check_shard(config, shard) {
-            Err(SweepError::Run(vernier_run::RunError::InvalidArgument { what, detail })) => {
-                assert_eq!(what, "--shard");
-                detail
-            }
-            other => panic!("not refused: {other:?}"),
-        };
-        assert!(refused(&SweepConfig::default()).contains("barrier"));
-        let steady = SweepConfig {
-            load: LoadMode::Steady,
-            duration_s: Some(10.0),
-            concurrency: vec![8, 2],
-            ..SweepConfig::default()
-        };
-        assert!(refused(&steady).contains("--concurrency 2"));
-        let rate = SweepConfig {
-            load: LoadMode::Rate,
-            rates_per_s: vec![40.0],
-            duration_s: Some(10.0),
-            ..SweepConfig::default()
-        };
-        assert!(check_shard(&rate, shard).is_ok());
-        let search = SweepConfig {
-            capacity_target: Some("ttft_p90<=1s".to_owned()),
-            ..rate.clone()
-        };
-        assert!(refused(&search).contains("capacity search"));
-        let until = SweepConfig {
-            until_ci_percent: Some(2.0),
-            ..rate
-        };
-        assert!(refused(&until).contains("--until-ci"));
     }
 }

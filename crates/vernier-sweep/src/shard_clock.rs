@@ -2,9 +2,7 @@
 //! headers), the wait for the agreed instant (`--start-at`), and the grid every shard's
 //! measured repetitions start on, so that the shards' schedules line up on the wall clock.
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use vernier_openai::Client;
 
@@ -12,12 +10,8 @@ use crate::error::SweepError;
 use crate::journal::SweepJournalLine;
 use crate::parts::Sweep;
 use crate::shard::{ClockOffset, ShardStart};
+use crate::shard_grid::{instant_of_unix_ns, now_unix_ns};
 
-/// The lateness to `--start-at` allowed unless asked otherwise.
-pub const DEFAULT_START_TOLERANCE: Duration = Duration::from_secs(2);
-/// The pause between one measured repetition's sending and the next one's start on the grid,
-/// unless asked otherwise: room for the last requests' answers and the next cell's warm-up.
-pub const DEFAULT_SHARD_GAP: Duration = Duration::from_secs(10);
 /// How long the clock probe looks for the server's next second at most.
 const PROBE_SPAN: Duration = Duration::from_millis(2500);
 /// The pause between two clock probes.
@@ -36,60 +30,13 @@ pub(crate) struct StartPlan {
 
 impl StartPlan {
     /// The start the run's context asks for.
-    pub(crate) fn of(context: &crate::engine::RunContext, resumed: bool) -> Self {
+    pub(crate) fn of(context: &crate::context::RunContext, resumed: bool) -> Self {
         Self {
             start_at_unix_ms: context.start_at_unix_ms,
             tolerance: context.start_tolerance,
             gap: context.shard_gap,
             resumed,
         }
-    }
-}
-
-/// The wall-clock instants the measured repetitions of a sharded run start at: one gap after
-/// the start, then one period (the duration and the gap) after another, in the order the
-/// repetitions run, the same in every shard.
-#[derive(Debug)]
-pub(crate) struct RepGrid {
-    base_unix_ns: OnceLock<u64>,
-    period: Duration,
-    next: AtomicU32,
-}
-
-impl RepGrid {
-    /// The grid of repetitions lasting `duration_s` (none: a burst) with `gap` between them.
-    pub(crate) fn new(duration_s: Option<f64>, gap: Duration) -> Self {
-        let duration = Duration::try_from_secs_f64(duration_s.unwrap_or(0.0)).unwrap_or_default();
-        Self {
-            base_unix_ns: OnceLock::new(),
-            period: duration + gap,
-            next: AtomicU32::new(0),
-        }
-    }
-
-    /// The instant the next measured repetition starts at; `None` for a run on one machine.
-    pub(crate) fn next_origin(&self) -> Option<Instant> {
-        let base = *self.base_unix_ns.get()?;
-        let k = self.next.fetch_add(1, Ordering::Relaxed);
-        let at = base.saturating_add(u64::try_from((self.period * k).as_nanos()).ok()?);
-        Some(instant_of_unix_ns(at))
-    }
-}
-
-fn now_unix_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
-/// The monotonic instant of a wall-clock time (a past time maps to a past instant).
-fn instant_of_unix_ns(unix_ns: u64) -> Instant {
-    let (now, now_ns) = (Instant::now(), now_unix_ns());
-    if unix_ns >= now_ns {
-        now + Duration::from_nanos(unix_ns - now_ns)
-    } else {
-        now.checked_sub(Duration::from_nanos(now_ns - unix_ns))
-            .unwrap_or(now)
     }
 }
 
@@ -236,7 +183,7 @@ pub(crate) async fn start_shard(sweep: &Sweep, mut plan: StartPlan) -> Result<()
         .start_at_unix_ms
         .map_or(began_ns, |at| at.saturating_mul(1_000_000))
         .saturating_add(u64::try_from(plan.gap.as_nanos()).unwrap_or(u64::MAX));
-    let _ = sweep.grid.base_unix_ns.set(base_ns);
+    sweep.grid.start_at(base_ns);
     Ok(())
 }
 
@@ -281,19 +228,5 @@ mod tests {
         assert_eq!(date_seconds(&headers), Some(1_795_973_269));
         // llama-server b11434's answers carry no Date header (the recordings' headers).
         assert_eq!(date_seconds(&http::HeaderMap::new()), None);
-    }
-
-    #[test]
-    fn the_grid_starts_each_repetition_one_period_after_the_last() {
-        let grid = RepGrid::new(Some(3.0), Duration::from_secs(2));
-        assert!(grid.next_origin().is_none(), "no grid before the start");
-        let base = now_unix_ns() + 60_000_000_000;
-        grid.base_unix_ns.set(base).expect("set once");
-        let first = grid.next_origin().expect("first");
-        let second = grid.next_origin().expect("second");
-        let apart = second.duration_since(first).as_secs_f64();
-        assert!((apart - 5.0).abs() < 0.01, "{apart}");
-        let lead = first.duration_since(Instant::now()).as_secs_f64();
-        assert!((lead - 60.0).abs() < 0.5, "{lead}");
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::number;
 use crate::run_file::RunFile;
-use crate::shard::ShardFigures;
+use crate::shard_report::ShardFigures;
 
 /// The start of a shard in words: how late it began, and its clock against the server's.
 fn start(shard: &ShardFigures) -> (String, String) {
