@@ -67,6 +67,10 @@ for dir in bin sbin lib lib64; do
     fi
 done
 install -D -m 0755 "$binary" "$root/usr/local/bin/sweep"
+# The release profile keeps debug information for local profiling; the image does not need it.
+if command -v strip >/dev/null 2>&1; then
+    strip --strip-debug "$root/usr/local/bin/sweep"
+fi
 mkdir -p "$root/etc" "$root/tmp" "$root/results" "$root/proc" "$root/sys" "$root/dev"
 chmod 1777 "$root/tmp"
 chown 65534:65534 "$root/results"
