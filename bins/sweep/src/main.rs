@@ -50,6 +50,28 @@ fn completions(shell: clap_complete::Shell) -> ExitCode {
     print(&String::from_utf8_lossy(&script), "the completions")
 }
 
+/// The run's table, or its run file with `--json`, on stdout; a failure to write it is said
+/// and is the exit code.
+fn print_run(run: &vernier_sweep::RunFile, json: bool) -> Result<(), ExitCode> {
+    let text = if json {
+        match serde_json::to_string_pretty(run) {
+            Ok(text) => text + "\n",
+            Err(error) => {
+                note(&format!(
+                    "error: failed to write the run file as JSON: {error}"
+                ));
+                return Err(exit(exit_code::FAILURE));
+            }
+        }
+    } else {
+        vernier_sweep::terminal_table(run)
+    };
+    write_stdout(&text).map_err(|error| {
+        note(&format!("error: failed to write the table: {error}"));
+        exit(exit_code::FAILURE)
+    })
+}
+
 /// `sweep merge`: the merged run's table (or run file), where its files are, and its verdict.
 fn merge(out: &std::path::Path, shards: &[std::path::PathBuf], json: bool) -> ExitCode {
     let command_line: Vec<String> = std::env::args().collect();
@@ -60,22 +82,8 @@ fn merge(out: &std::path::Path, shards: &[std::path::PathBuf], json: bool) -> Ex
             return exit(error.exit_code());
         }
     };
-    let text = if json {
-        match serde_json::to_string_pretty(&outcome.run) {
-            Ok(text) => text + "\n",
-            Err(error) => {
-                note(&format!(
-                    "error: failed to write the run file as JSON: {error}"
-                ));
-                return exit(exit_code::FAILURE);
-            }
-        }
-    } else {
-        vernier_sweep::terminal_table(&outcome.run)
-    };
-    if let Err(error) = write_stdout(&text) {
-        note(&format!("error: failed to write the table: {error}"));
-        return exit(exit_code::FAILURE);
+    if let Err(code) = print_run(&outcome.run, json) {
+        return code;
     }
     note(&format!("run file: {}", outcome.files.run_file.display()));
     note(&format!("report:   {}", outcome.files.markdown.display()));
@@ -117,22 +125,8 @@ fn main() -> ExitCode {
     let json = cli.args.json;
     match runtime.block_on(sweep::run(cli, command_line)) {
         Ok(outcome) => {
-            let text = if json {
-                match serde_json::to_string_pretty(&outcome.run) {
-                    Ok(text) => text + "\n",
-                    Err(error) => {
-                        note(&format!(
-                            "error: failed to write the run file as JSON: {error}"
-                        ));
-                        return exit(exit_code::FAILURE);
-                    }
-                }
-            } else {
-                vernier_sweep::terminal_table(&outcome.run)
-            };
-            if let Err(error) = write_stdout(&text) {
-                note(&format!("error: failed to write the table: {error}"));
-                return exit(exit_code::FAILURE);
+            if let Err(code) = print_run(&outcome.run, json) {
+                return code;
             }
             note(&format!("run file: {}", outcome.files.run_file.display()));
             note(&format!("report:   {}", outcome.files.markdown.display()));

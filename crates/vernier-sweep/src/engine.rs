@@ -236,6 +236,14 @@ fn cells_too_long(
     Ok(too_long)
 }
 
+/// What `/metrics` says before the run: its sums (none without `/metrics`), the set-up
+/// warnings, and the generation counter the watchdog can read.
+type ServerLoad = (
+    Option<BTreeMap<String, f64>>,
+    Vec<String>,
+    Option<&'static str>,
+);
+
 /// What `/metrics` says before the run: its sums, the set-up warnings, and the generation
 /// counter the watchdog can read. A busy server is refused unless `allow_busy`; a server whose
 /// `/metrics` has none of the known names is not taken for idle (the run file says so).
@@ -243,14 +251,7 @@ async fn read_server_load(
     client: &Client,
     allow_busy: bool,
     observer: &dyn SweepObserver,
-) -> Result<
-    (
-        Option<BTreeMap<String, f64>>,
-        Vec<String>,
-        Option<&'static str>,
-    ),
-    SweepError,
-> {
+) -> Result<ServerLoad, SweepError> {
     let metrics = crate::cells::metric_sums(client).await;
     let mut warnings = Vec::new();
     match metrics.as_ref().and_then(vernier_openai::server_load) {
@@ -437,14 +438,7 @@ async fn read_load_for(
     client: &Client,
     config: &SweepConfig,
     observer: &dyn SweepObserver,
-) -> Result<
-    (
-        Option<BTreeMap<String, f64>>,
-        Vec<String>,
-        Option<&'static str>,
-    ),
-    SweepError,
-> {
+) -> Result<ServerLoad, SweepError> {
     let allow_busy = config.allow_busy.unwrap_or(false);
     // The other shards' requests look like another user's: a shard cannot refuse them.
     let (metrics, mut warnings, generation_counter) =

@@ -207,17 +207,9 @@ fn check_figures(one: &Value, all: &Value) {
 
 /// `sweep merge OUT SHARDS…`, which must exit 0 whatever it finds; the run file it wrote.
 fn merge_into(out: &Path, shards: &[&Path]) -> Value {
-    let output = Command::new(SWEEP)
-        .arg("merge")
-        .arg(out)
-        .args(shards)
-        .output()
-        .expect("run sweep merge");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let mut args = vec!["merge".to_owned(), out.display().to_string()];
+    args.extend(shards.iter().map(|shard| shard.display().to_string()));
+    finished(sweep(&args), "sweep merge");
     run_file(out)
 }
 
@@ -408,11 +400,7 @@ fn the_shard_job_renders_from_a_configuration_and_passes_the_kubernetes_schema()
         ])
         .output()
         .expect("run sweep shard-job");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert!(output.status.success(), "{output:?}");
     let rendered = String::from_utf8(output.stdout).expect("YAML is text");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/k8s/sweep-shards.yaml");
     let kept = std::fs::read_to_string(&example).expect("read the example");
