@@ -29,11 +29,9 @@ pub(crate) fn serve_when_asked() {
     ));
 }
 
-/// A port that was free a moment ago.
-pub(crate) fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
-}
+#[path = "free_port.rs"]
+mod ports;
+pub(crate) use ports::free_port;
 
 /// The simulator in a process of its own.
 pub(crate) struct SimChild {

@@ -402,3 +402,125 @@ fn write_journal(out: &Path, path: &Path, lines: &[SweepJournalLine]) -> Result<
     }
     vernier_run::write_atomically(path, text.as_bytes()).map_err(fail)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::Calibration;
+    use crate::shard::{ClockOffset, Shard, ShardStart};
+
+    fn source(index: u32, offset_ms: f64, start_at: Option<u64>) -> ShardSource {
+        ShardSource {
+            index,
+            folder: format!("shard-{index}"),
+            start: Some(ShardStart {
+                shard: Shard { index, count: 3 },
+                start_at_unix_ms: start_at,
+                began_unix_ms: 0,
+                late_ms: 0.0,
+                tolerance_ms: 2000.0,
+                gap_s: 10.0,
+                clock: Some(ClockOffset {
+                    method: "date_header_second_edge".to_owned(),
+                    offset_ms,
+                    uncertainty_ms: 5.0,
+                    n_probes: 50,
+                }),
+                clock_note: None,
+            }),
+            complete: true,
+        }
+    }
+
+    #[test]
+    fn clocks_apart_beyond_their_uncertainty_make_the_merge_questionable() {
+        // 58 ms apart with 5 ms uncertainty each: within 50 + 5 + 5.
+        let mut findings = Findings::default();
+        check_clocks(
+            &[source(0, 1.0, Some(1)), source(1, 59.0, Some(1))],
+            &mut findings,
+        );
+        assert!(
+            findings.questionable.is_empty(),
+            "{:?}",
+            findings.questionable
+        );
+        // 120 ms apart: the schedules may be off by as much.
+        check_clocks(
+            &[
+                source(0, -20.0, Some(1)),
+                source(1, 3.0, Some(1)),
+                source(2, 100.0, Some(1)),
+            ],
+            &mut findings,
+        );
+        assert_eq!(findings.questionable.len(), 1);
+        assert!(
+            findings.questionable[0].contains("disagree by 120 ms")
+                && findings.questionable[0].contains("shard 0 -20 ms, shard 2 +100 ms"),
+            "{}",
+            findings.questionable[0]
+        );
+        let mut findings = Findings::default();
+        check_clocks(&[source(0, 0.0, None)], &mut findings);
+        assert!(findings.questionable[0].contains("shard 0 had no --start-at"));
+    }
+
+    fn shard_with_units(index: u32, n_units: usize) -> ShardRun {
+        let config = SweepConfig {
+            shard: Shard::new(index, 2),
+            ..SweepConfig::default()
+        };
+        let header = Header {
+            journal_version: crate::journal::SWEEP_JOURNAL_VERSION,
+            started_unix_ms: 0,
+            command_line: Vec::new(),
+            config,
+            environment: crate::environment::Environment::default(),
+            warnings: Vec::new(),
+        };
+        let calibration = Calibration {
+            workload: Workload::Prose,
+            prompt_tokens_target: 364,
+            n_units,
+            prompt_tokens_actual: 364,
+            method: "tokenize_chat".to_owned(),
+            n_probes: 3,
+        };
+        ShardRun {
+            folder: PathBuf::from(format!("shard-{index}")),
+            journal: LoadedSweepJournal {
+                lines: vec![
+                    SweepJournalLine::Header(Box::new(header.clone())),
+                    SweepJournalLine::Calibration(calibration),
+                ],
+                valid_len: 0,
+                torn_tail: false,
+            },
+            header,
+            index,
+            count: 2,
+        }
+    }
+
+    #[test]
+    fn shards_that_sized_their_prompts_apart_are_named() {
+        let mut findings = Findings::default();
+        check_calibrations(
+            &[shard_with_units(0, 300), shard_with_units(1, 300)],
+            &mut findings,
+        );
+        assert!(findings.invalid.is_empty());
+        check_calibrations(
+            &[shard_with_units(0, 300), shard_with_units(1, 302)],
+            &mut findings,
+        );
+        assert_eq!(
+            findings.invalid,
+            vec![
+                "shard 1 sized prose prompts of 364 tokens to 302 corpus units and shard 0 to 300: their prompts differ"
+                    .to_owned()
+            ]
+        );
+    }
+}

@@ -9,11 +9,9 @@ use vernier_sim::{Sim, SimConfig};
 
 use crate::{battery, battery_json, read_json, succeeded, text, versus};
 
-/// A port that was free a moment ago.
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    listener.local_addr().expect("local address").port()
-}
+#[path = "../../../../tests/support/free_port.rs"]
+mod ports;
+use ports::free_port;
 
 /// Not a test of its own: serves the simulator when `VERNIER_BATTERY_SIM_AT` is set.
 #[test]

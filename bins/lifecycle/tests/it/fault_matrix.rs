@@ -10,6 +10,7 @@ use std::path::Path;
 mod matrix;
 
 use matrix::Tool;
+pub(crate) use matrix::free_port;
 
 const DURATION_S: f64 = 3.0;
 

@@ -6,6 +6,10 @@ use std::time::Duration;
 use vernier_sim::{Sim, SimConfig};
 
 mod fault_matrix;
+/// The one copy of the port helper (`tests/support/free_port.rs`), through the fault matrix's support.
+mod ports {
+    pub(crate) use crate::fault_matrix::free_port;
+}
 mod resume;
 mod soak;
 
@@ -13,10 +17,7 @@ fn lifecycle() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lifecycle"))
 }
 
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
-}
+use crate::ports::free_port;
 
 #[test]
 fn bad_flags_and_bad_settings_exit_with_usage() {

@@ -8,6 +8,8 @@ use lifecycle::{Cli, Done, run};
 use vernier_lifecycle::{LifecycleError, ReadyJournalLine, read_journal};
 use vernier_run::RunError;
 
+use crate::ports::free_port;
+
 /// Not a test of its own: serves the simulator when `VERNIER_LIFECYCLE_SIM` is set to
 /// `PORT MODEL` (the launch command below runs this test binary again so).
 #[test]
@@ -58,11 +60,6 @@ impl Launch {
         std::fs::write(&self.port_file, port.to_string()).expect("port file");
         format!("http://127.0.0.1:{port}")
     }
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
 }
 
 async fn lifecycle(words: &[&str]) -> Result<Done, LifecycleError> {

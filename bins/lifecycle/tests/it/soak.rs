@@ -4,6 +4,8 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+use crate::ports::free_port;
 use std::time::Duration;
 
 use clap::Parser as _;
@@ -42,11 +44,6 @@ fn sim_launch(port: u16, extra: &str) -> String {
         "VERNIER_SOAK_SIM='--port {port} --decode-step-ms 2 --fixed-overhead-ms 1 {extra}' exec '{}' --exact soak::serve_crashing_sim_when_asked --nocapture",
         exe.display()
     )
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
 }
 
 fn soak(words: &[String]) -> std::process::Output {

@@ -8,11 +8,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use vernier_sim::{Sim, SimConfig};
 
-/// A port that was free a moment ago.
-pub(crate) fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-    listener.local_addr().expect("local address").port()
-}
+#[path = "../../../../tests/support/free_port.rs"]
+mod ports;
+pub(crate) use ports::free_port;
 
 /// The shell command that serves the simulator on `port`: nothing for `delay_ms`, then 503s
 /// for `loading_ms`, then the simulator.
