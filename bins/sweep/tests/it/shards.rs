@@ -173,9 +173,9 @@ fn check_schedules(single: &Path, merged: &Path) {
     }
 }
 
-/// Every shard sent its share, on time, and the shares add up; the figures agree within their
-/// own intervals: aggregate output and request rates over each repetition's window (the union
-/// of the shards'), TTFT and decode rate medians.
+/// Every shard sent its share, on time, and the shares add up; the figures agree: the 95%
+/// intervals of aggregate output and request rates over each repetition's window (the union of
+/// the shards') overlap, and TTFT and decode rate match in their spread.
 fn check_figures(one: &Value, all: &Value) {
     let mut total = 0;
     for shard in all["shards"]["shards"].as_array().expect("shards") {
@@ -196,12 +196,21 @@ fn check_figures(one: &Value, all: &Value) {
         );
         assert!(overlap(x, y), "{figure}: one process {x}, merged {y}");
     }
+    // TTFT and decode are distributions over some 360 requests: the bootstrap interval of
+    // their median is about 0.1 ms wide for TTFT, narrower than two runs on a shared machine
+    // differ (0.15 ms was seen), so each run's median must lie within the other's p10-p90
+    // spread and the two medians within 5% of each other.
     for figure in ["ttft_ms", "decode_tokens_per_s"] {
-        let (x, y) = (
-            &cell_one["median_interval_95"][figure],
-            &cell_all["median_interval_95"][figure],
-        );
-        assert!(overlap(x, y), "{figure}: one process {x}, merged {y}");
+        let at = |cell: &Value, q: &str| cell[q][figure].as_f64().expect("a figure");
+        for (x, y) in [(cell_one, cell_all), (cell_all, cell_one)] {
+            let (median, low, high) = (at(x, "median"), at(y, "p10"), at(y, "p90"));
+            assert!(
+                (low..=high).contains(&median),
+                "{figure}: median {median} outside the other run's p10-p90 {low}-{high}"
+            );
+        }
+        let (a, b) = (at(cell_one, "median"), at(cell_all, "median"));
+        assert!((a - b).abs() <= 0.05 * a, "{figure}: medians {a} and {b}");
     }
 }
 
@@ -433,4 +442,82 @@ fn the_shard_job_renders_from_a_configuration_and_passes_the_kubernetes_schema()
     .expect("write");
     let (passed, said) = validate(&tool, &broken);
     assert!(!passed, "a misspelt field passed the schema check: {said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_shards_of_steady_load_run_their_own_slots_and_merge_into_all_of_them() {
+    let sim = start_sim(SimConfig::default()).await;
+    let base_url = sim.base_url();
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let shards: Vec<PathBuf> = (0..2)
+        .map(|i| dir.path().join(format!("shard-{i}")))
+        .collect();
+    let merged = dir.path().join("merged");
+    let run = {
+        let (shards, merged) = (shards.clone(), merged.clone());
+        tokio::task::spawn_blocking(move || {
+            let start = vernier_run::rfc3339_ms(vernier_run::unix_ms() + 8_000);
+            let children: Vec<_> = shards
+                .iter()
+                .enumerate()
+                .map(|(i, out)| {
+                    let mut args: Vec<String> = [
+                        "--base-url",
+                        &base_url,
+                        "--load",
+                        "steady",
+                        "--concurrency",
+                        "5",
+                        "--duration",
+                        "1",
+                        "--reps",
+                        "1",
+                        "--warmup",
+                        "0",
+                        "--prompt-tokens",
+                        "32",
+                        "--output-tokens",
+                        "8",
+                        "--workload",
+                        "code",
+                        "--quiet",
+                        "--shard-gap",
+                        "1",
+                        "--start-at",
+                        &start,
+                    ]
+                    .map(str::to_owned)
+                    .to_vec();
+                    args.extend([
+                        "--shard".to_owned(),
+                        format!("{i}/2"),
+                        "--out".to_owned(),
+                        out.display().to_string(),
+                    ]);
+                    sweep(&args)
+                })
+                .collect();
+            for (i, child) in children.into_iter().enumerate() {
+                finished(child, &format!("shard {i}"));
+            }
+            let shard_paths: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
+            merge_into(&merged, &shard_paths)
+        })
+        .await
+        .expect("the runs")
+    };
+    // Shard 0 ran slots 0, 2 and 4 of the five, shard 1 slots 1 and 3: the merge has all five.
+    let slots = |journal: &Path| -> std::collections::BTreeSet<u64> {
+        journal_values(journal)
+            .iter()
+            .filter(|l| l["type"] == "attempt" && l["phase"] == "measured")
+            .map(|l| l["stream"].as_u64().expect("stream"))
+            .collect()
+    };
+    assert_eq!(slots(&shards[0].join("journal.jsonl")), [0, 2, 4].into());
+    assert_eq!(slots(&shards[1].join("journal.jsonl")), [1, 3].into());
+    assert_eq!(slots(&merged.join("journal.jsonl")), (0..5).collect());
+    assert_eq!(run["validity"]["verdict"], "valid", "{}", reasons(&run));
+    assert_eq!(run["shards"]["shards"].as_array().map(Vec::len), Some(2));
+    sim.shutdown().await;
 }
