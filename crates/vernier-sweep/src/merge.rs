@@ -162,21 +162,29 @@ fn server_of(header: &Header) -> String {
     )
 }
 
-/// Calibrations every shard must share: the same corpus units for each prompt length.
+/// The prompt lengths the shards calibrated, in the server's tokens: each shard opens its
+/// sample prompt with a nonce of its own, so two shards may pick a different number of corpus
+/// units for the same length (seen against llama-server: 3 and 4 units, both 64 tokens); only
+/// lengths apart by more than 2% (and 2 tokens) are a finding.
 fn check_calibrations(runs: &[ShardRun], findings: &mut Findings) {
-    let mut sized: BTreeMap<(Workload, u32), (u32, usize)> = BTreeMap::new();
+    let mut sized: BTreeMap<(Workload, u32), (u32, u64)> = BTreeMap::new();
     for run in runs {
         for line in &run.journal.lines {
             if let SweepJournalLine::Calibration(c) = line {
                 let key = (c.workload, c.prompt_tokens_target);
                 match sized.get(&key) {
-                    Some(&(index, units)) if units != c.n_units => findings.invalid.push(format!(
-                        "shard {} sized {} prompts of {} tokens to {} corpus units and shard {index} to {units}: their prompts differ",
-                        run.index, c.workload, c.prompt_tokens_target, c.n_units
-                    )),
-                    Some(_) => {}
+                    Some(&(index, tokens)) => {
+                        let apart = tokens.abs_diff(c.prompt_tokens_actual);
+                        let allowed = (u64::from(c.prompt_tokens_target) / 50).max(2);
+                        if apart > allowed {
+                            findings.questionable.push(format!(
+                                "shard {} sized {} prompts of {} tokens to {} tokens and shard {index} to {tokens}: their prompts differ in length",
+                                run.index, c.workload, c.prompt_tokens_target, c.prompt_tokens_actual
+                            ));
+                        }
+                    }
                     None => {
-                        sized.insert(key, (run.index, c.n_units));
+                        sized.insert(key, (run.index, c.prompt_tokens_actual));
                     }
                 }
             }
@@ -466,7 +474,7 @@ mod tests {
         assert!(findings.questionable[0].contains("shard 0 had no --start-at"));
     }
 
-    fn shard_with_units(index: u32, n_units: usize) -> ShardRun {
+    fn shard_with_units(index: u32, n_units: usize, tokens: u64) -> ShardRun {
         let config = SweepConfig {
             shard: Shard::new(index, 2),
             ..SweepConfig::default()
@@ -483,7 +491,7 @@ mod tests {
             workload: Workload::Prose,
             prompt_tokens_target: 364,
             n_units,
-            prompt_tokens_actual: 364,
+            prompt_tokens_actual: tokens,
             method: "tokenize_chat".to_owned(),
             n_probes: 3,
         };
@@ -505,22 +513,29 @@ mod tests {
 
     #[test]
     fn shards_that_sized_their_prompts_apart_are_named() {
+        // Other unit counts for the same length in the server's tokens are no finding; 364
+        // tokens allow 7 apart (2%).
         let mut findings = Findings::default();
         check_calibrations(
-            &[shard_with_units(0, 300), shard_with_units(1, 300)],
+            &[shard_with_units(0, 300, 364), shard_with_units(1, 302, 371)],
             &mut findings,
         );
-        assert!(findings.invalid.is_empty());
+        assert!(
+            findings.questionable.is_empty(),
+            "{:?}",
+            findings.questionable
+        );
         check_calibrations(
-            &[shard_with_units(0, 300), shard_with_units(1, 302)],
+            &[shard_with_units(0, 300, 364), shard_with_units(1, 310, 372)],
             &mut findings,
         );
         assert_eq!(
-            findings.invalid,
+            findings.questionable,
             vec![
-                "shard 1 sized prose prompts of 364 tokens to 302 corpus units and shard 0 to 300: their prompts differ"
+                "shard 1 sized prose prompts of 364 tokens to 372 tokens and shard 0 to 364: their prompts differ in length"
                     .to_owned()
             ]
         );
+        assert!(findings.invalid.is_empty());
     }
 }
