@@ -6,8 +6,10 @@
 //! from `scripts/llama-server.sh --check` (the script builds and caches both). Missing, a test
 //! fails loudly, unless `VERNIER_SKIP_LLAMA_TESTS=1` skips it on purpose.
 
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
+
+#[path = "cached.rs"]
+mod cached;
 use std::time::{Duration, Instant};
 
 /// The server binary and model for `test`; `None` when the tests are skipped on purpose.
@@ -28,17 +30,10 @@ pub(crate) fn locate(test: &str) -> Option<(String, String)> {
     ) {
         return Some((server, model));
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llama-server.sh");
-    let output = Command::new("bash").arg(&script).arg("--check").output();
-    let printed = output
-        .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
-        .unwrap_or_default();
-    let value = |key: &str| {
-        printed
-            .lines()
-            .find_map(|line| line.strip_prefix(key).map(str::to_owned))
-    };
-    match value("VERNIER_LLAMA_SERVER=").zip(value("VERNIER_LLAMA_MODEL=")) {
+    let printed = cached::check_script("llama-server.sh");
+    match cached::value_of(&printed, "VERNIER_LLAMA_SERVER")
+        .zip(cached::value_of(&printed, "VERNIER_LLAMA_MODEL"))
+    {
         Some(found) => Some(found),
         None => panic!(
             "{test} needs llama-server and its model: run `eval \"$(scripts/llama-server.sh)\"` \
@@ -63,18 +58,11 @@ pub(crate) fn locate_mmproj(test: &str) -> Option<String> {
     if let Ok(mmproj) = std::env::var("VERNIER_LLAMA_MMPROJ") {
         return Some(mmproj);
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llama-server.sh");
-    let printed = Command::new("bash")
-        .arg(&script)
-        .arg("--check")
-        .output()
-        .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
-        .unwrap_or_default();
-    match printed
-        .lines()
-        .find_map(|line| line.strip_prefix("VERNIER_LLAMA_MMPROJ="))
-    {
-        Some(found) => Some(found.to_owned()),
+    match cached::value_of(
+        &cached::check_script("llama-server.sh"),
+        "VERNIER_LLAMA_MMPROJ",
+    ) {
+        Some(found) => Some(found),
         None => panic!(
             "{test} needs the synthetic projector: run `eval \"$(scripts/llama-server.sh)\"` \
              first (it writes it beside the model), or set VERNIER_SKIP_LLAMA_TESTS=1 to skip on purpose"

@@ -19,10 +19,12 @@ use crate::environment::{self, Environment, ServedModel, ServerInfo};
 use crate::error::SweepError;
 use crate::journal::{self, Header, IdentityChecked, JournalWriter, Resumed, SweepJournalLine};
 use crate::observer::SweepObserver;
+use crate::open_loop;
 use crate::parts::{Plan, Record, Sweep, Target, Watchdog};
 use crate::report::{self, ReportFiles};
 use crate::resume::{ResumeState, read_resumable, resume_settings};
 use crate::run_file::RunFile;
+use crate::shard_grid::RepGrid;
 use crate::summary;
 use crate::watchdog::{busy_check_unavailable, watchdog_blind};
 
@@ -244,8 +246,7 @@ type ServerLoad = (
     Option<&'static str>,
 );
 
-/// What `/metrics` says before the run: its sums, the set-up warnings, and the generation
-/// counter the watchdog can read. A busy server is refused unless `allow_busy`; a server whose
+/// Reads the [`ServerLoad`]. A busy server is refused unless `allow_busy`; a server whose
 /// `/metrics` has none of the known names is not taken for idle (the run file says so).
 async fn read_server_load(
     client: &Client,
@@ -546,7 +547,7 @@ pub async fn run_sweep(
             captured: Mutex::new(BTreeMap::new()),
             measured: Mutex::new(BTreeMap::new()),
         },
-        grid: crate::shard_grid::RepGrid::new(config.duration_s, context.shard_gap),
+        grid: RepGrid::new(open_loop::duration(&config), context.shard_gap),
         plan: Plan::new(config, watchdog),
     });
     finish(

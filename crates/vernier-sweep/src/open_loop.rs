@@ -13,7 +13,7 @@ use crate::parts::{Record, Sweep};
 use crate::stream::{RepResult, StreamEnd, StreamJob, joined, run_stream};
 
 /// The duration of a steady or open-loop repetition.
-fn duration(config: &SweepConfig) -> Duration {
+pub(crate) fn duration(config: &SweepConfig) -> Duration {
     Duration::try_from_secs_f64(config.duration_s.unwrap_or(60.0))
         .unwrap_or(Duration::from_secs(60))
 }

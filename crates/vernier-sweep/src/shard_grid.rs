@@ -16,9 +16,8 @@ pub(crate) struct RepGrid {
 }
 
 impl RepGrid {
-    /// The grid of repetitions lasting `duration_s` (none: a burst) with `gap` between them.
-    pub(crate) fn new(duration_s: Option<f64>, gap: Duration) -> Self {
-        let duration = Duration::try_from_secs_f64(duration_s.unwrap_or(0.0)).unwrap_or_default();
+    /// The grid of repetitions lasting `duration` with `gap` between them.
+    pub(crate) fn new(duration: Duration, gap: Duration) -> Self {
         Self {
             base_unix_ns: OnceLock::new(),
             period: duration + gap,
@@ -63,7 +62,7 @@ mod tests {
 
     #[test]
     fn the_grid_starts_each_repetition_one_period_after_the_last() {
-        let grid = RepGrid::new(Some(3.0), Duration::from_secs(2));
+        let grid = RepGrid::new(Duration::from_secs(3), Duration::from_secs(2));
         assert!(grid.next_origin().is_none(), "no grid before the start");
         let base = now_unix_ns() + 60_000_000_000;
         grid.start_at(base);

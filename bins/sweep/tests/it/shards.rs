@@ -11,6 +11,9 @@ use vernier_sim::SimConfig;
 
 use crate::support::{journal_values, start_sim};
 
+#[path = "../../../../tests/support/cached.rs"]
+mod cached;
+
 const SWEEP: &str = env!("CARGO_BIN_EXE_sweep");
 
 /// The open-loop tolerance this test holds every shard to: a request's first byte within
@@ -116,21 +119,20 @@ fn reasons(run: &Value) -> String {
     run["validity"]["reasons"].to_string()
 }
 
-/// The one-process run, then four shards started together, then their merge: its output.
-fn run_both(base_url: &str, single: &Path, shards: &[PathBuf], merged: &Path) -> Output {
-    let mut one = load(base_url);
-    one.extend(["--out".to_owned(), single.display().to_string()]);
-    finished(sweep(&one), "the one-process run");
-    // Every shard waits for one instant, far enough ahead for their set-up.
-    let start = vernier_run::rfc3339_ms(vernier_run::unix_ms() + 12_000);
+/// One `sweep` process per folder of `shards`, shard I of their count writing into the I-th,
+/// each with `args` and one `--start-at` `lead_ms` ahead (room for their set-up); returns when
+/// every one has finished well.
+fn run_shards(args: &[String], shards: &[PathBuf], lead_ms: u64) {
+    let start = vernier_run::rfc3339_ms(vernier_run::unix_ms() + lead_ms);
+    let count = shards.len();
     let children: Vec<_> = shards
         .iter()
         .enumerate()
         .map(|(i, out)| {
-            let mut args = load(base_url);
+            let mut args = args.to_vec();
             args.extend([
                 "--shard".to_owned(),
-                format!("{i}/4"),
+                format!("{i}/{count}"),
                 "--start-at".to_owned(),
                 start.clone(),
                 "--out".to_owned(),
@@ -142,6 +144,14 @@ fn run_both(base_url: &str, single: &Path, shards: &[PathBuf], merged: &Path) ->
     for (i, child) in children.into_iter().enumerate() {
         finished(child, &format!("shard {i}"));
     }
+}
+
+/// The one-process run, then four shards started together, then their merge: its output.
+fn run_both(base_url: &str, single: &Path, shards: &[PathBuf], merged: &Path) -> Output {
+    let mut one = load(base_url);
+    one.extend(["--out".to_owned(), single.display().to_string()]);
+    finished(sweep(&one), "the one-process run");
+    run_shards(&load(base_url), shards, 12_000);
     let mut merge = vec!["merge".to_owned(), merged.display().to_string()];
     merge.extend(shards.iter().map(|s| s.display().to_string()));
     finished(sweep(&merge), "sweep merge")
@@ -342,18 +352,11 @@ fn k8s_validator() -> Option<String> {
     if let Ok(tool) = std::env::var("VERNIER_K8S_VALIDATE") {
         return Some(tool);
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/k8s-validate.sh");
-    let printed = Command::new("bash")
-        .arg(&script)
-        .arg("--check")
-        .output()
-        .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
-        .unwrap_or_default();
-    match printed
-        .lines()
-        .find_map(|line| line.strip_prefix("VERNIER_K8S_VALIDATE="))
-    {
-        Some(tool) => Some(tool.to_owned()),
+    match cached::value_of(
+        &cached::check_script("k8s-validate.sh"),
+        "VERNIER_K8S_VALIDATE",
+    ) {
+        Some(tool) => Some(tool),
         None => panic!(
             "the Job's schema check needs kubernetes-validate: run `eval \"$(scripts/k8s-validate.sh)\"` first \
              (it installs and caches it), or set VERNIER_SKIP_K8S_VALIDATE=1 to skip on purpose"
@@ -456,50 +459,31 @@ async fn two_shards_of_steady_load_run_their_own_slots_and_merge_into_all_of_the
     let run = {
         let (shards, merged) = (shards.clone(), merged.clone());
         tokio::task::spawn_blocking(move || {
-            let start = vernier_run::rfc3339_ms(vernier_run::unix_ms() + 8_000);
-            let children: Vec<_> = shards
-                .iter()
-                .enumerate()
-                .map(|(i, out)| {
-                    let mut args: Vec<String> = [
-                        "--base-url",
-                        &base_url,
-                        "--load",
-                        "steady",
-                        "--concurrency",
-                        "5",
-                        "--duration",
-                        "1",
-                        "--reps",
-                        "1",
-                        "--warmup",
-                        "0",
-                        "--prompt-tokens",
-                        "32",
-                        "--output-tokens",
-                        "8",
-                        "--workload",
-                        "code",
-                        "--quiet",
-                        "--shard-gap",
-                        "1",
-                        "--start-at",
-                        &start,
-                    ]
-                    .map(str::to_owned)
-                    .to_vec();
-                    args.extend([
-                        "--shard".to_owned(),
-                        format!("{i}/2"),
-                        "--out".to_owned(),
-                        out.display().to_string(),
-                    ]);
-                    sweep(&args)
-                })
-                .collect();
-            for (i, child) in children.into_iter().enumerate() {
-                finished(child, &format!("shard {i}"));
-            }
+            let args = [
+                "--base-url",
+                &base_url,
+                "--load",
+                "steady",
+                "--concurrency",
+                "5",
+                "--duration",
+                "1",
+                "--reps",
+                "1",
+                "--warmup",
+                "0",
+                "--prompt-tokens",
+                "32",
+                "--output-tokens",
+                "8",
+                "--workload",
+                "code",
+                "--quiet",
+                "--shard-gap",
+                "1",
+            ]
+            .map(str::to_owned);
+            run_shards(&args, &shards, 8_000);
             let shard_paths: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
             merge_into(&merged, &shard_paths)
         })
