@@ -72,6 +72,11 @@ pub struct Args {
     /// Seed for generated text and speculative acceptance.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Share (0 to 1) of the chat turns that offer tools answered with one call to the first
+    /// tool, arguments `{"query":"<3 to 6 words>"}`; the draw depends on the prompt and the
+    /// seed only.
+    #[arg(long, default_value_t = 0.0, value_name = "SHARE", value_parser = share)]
+    pub tool_call_share: f64,
     /// Answer every generation request with this HTTP status (a vLLM-shaped error body), while
     /// `/health`, `/metrics` and `/v1/models` answer as usual.
     #[arg(long)]
@@ -97,6 +102,18 @@ pub enum SpeculativeMode {
     Code,
     /// Prose rates for prose prompts, code rates for code prompts.
     Mixed,
+}
+
+/// A share between 0 and 1, as a command-line value.
+fn share(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not between 0 and 1"))
+    }
 }
 
 fn millis(value: f64, field: &'static str) -> Result<Duration, SimError> {
@@ -148,6 +165,7 @@ pub fn config(args: &Args) -> Result<SimConfig, SimError> {
         .script(script)
         .ground_truth_path(args.ground_truth.clone())
         .seed(args.seed)
+        .tool_call_share(args.tool_call_share)
         .build())
 }
 
@@ -203,6 +221,14 @@ mod tests {
         assert_eq!(config.bind.port(), 0);
         let bad = Args::parse_from(["vernier-sim-server", "--decode-step-ms=-1"]);
         assert!(config_error(&bad).contains("decode_step"));
+        assert!(config.tool_call_share.abs() < 1e-12, "default 0");
+        let share = Args::parse_from(["vernier-sim-server", "--tool-call-share", "0.25"]);
+        let shared = super::config(&share).expect("valid share");
+        assert!((shared.tool_call_share - 0.25).abs() < 1e-12);
+        for bad in ["1.5", "-0.1", "NaN", "half"] {
+            let refused = Args::try_parse_from(["vernier-sim-server", "--tool-call-share", bad]);
+            assert!(refused.is_err(), "{bad}");
+        }
     }
 
     fn config_error(args: &Args) -> String {

@@ -223,6 +223,26 @@ pub struct MessageToolCall {
     pub extra: Map<String, Value>,
 }
 
+impl MessageToolCall {
+    /// A function call with this id, name and JSON arguments.
+    pub fn function(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            kind: function_type(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: arguments.into(),
+                extra: Map::new(),
+            },
+            extra: Map::new(),
+        }
+    }
+}
+
 fn function_type() -> String {
     "function".to_owned()
 }

@@ -12,7 +12,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::ground_truth::GroundTruth;
 use crate::plan::Planned;
-use crate::state::{HUNG_RECHECK, RunningGuard};
+use crate::state::{DecodeBlocks, HUNG_RECHECK, RunningGuard};
 
 /// Body of every simulator response.
 #[derive(Debug)]
@@ -83,6 +83,8 @@ pub(crate) struct EventStream {
     drop_armed: bool,
     /// When the engine was first seen hung while this stream waited for a step.
     hung_since: Option<Instant>,
+    /// Blocks the prefix cache gets if the stream ends normally.
+    decode_blocks: Option<DecodeBlocks>,
 }
 
 impl EventStream {
@@ -111,8 +113,15 @@ impl EventStream {
             record: Some(record),
             drop_armed: false,
             hung_since: None,
+            decode_blocks: None,
             guard,
         }
+    }
+
+    /// Puts `blocks` in the prefix cache when the whole stream has been handed over.
+    pub(crate) fn cache_on_completion(mut self, blocks: Option<DecodeBlocks>) -> Self {
+        self.decode_blocks = blocks;
+        self
     }
 
     fn poll_event(
@@ -288,6 +297,11 @@ impl EventStream {
     }
 
     fn finish(&mut self, completed: bool) {
+        if let Some(blocks) = self.decode_blocks.take()
+            && completed
+        {
+            self.guard.state().cache_decode_blocks(&blocks);
+        }
         if let Some(mut record) = self.record.take() {
             record.completed = completed;
             self.guard.state().ground_truth.push(record);

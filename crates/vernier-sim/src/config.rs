@@ -206,7 +206,10 @@ pub struct SimConfig {
     /// Tokens of the first step, when it differs from the rest: vLLM's first token comes out
     /// of the prefill alone, one token, however many later steps carry (default: as the rest).
     pub first_step_tokens: Option<u32>,
-    /// Prefix cache with 16-token blocks, keyed by `cache_salt` (default on).
+    /// Prefix cache with 16-token blocks, keyed by `cache_salt` (default on). It holds every
+    /// prompt's full blocks and, once a request has finished normally, the full blocks of its
+    /// prompt followed by its reply (less the last generated token), as vLLM v1 caches the
+    /// blocks filled during decode: the next turn of a conversation hits them.
     pub prefix_cache: bool,
     /// Reasoning tokens streamed as `reasoning_content` before the content (default 0).
     pub reasoning_tokens: u32,
@@ -242,6 +245,13 @@ pub struct SimConfig {
     /// After this many generation requests, `/version` answers `vernier-sim … (upgraded)`: a
     /// server replaced mid-run, for the verdict's identity check (default: never).
     pub version_changes_after: Option<usize>,
+    /// Share of the chat turns that offer tools answered with one tool call, in `0..=1`
+    /// (default 0: never). A turn calls when no script rule answers it and a draw from its
+    /// prompt's token ids and [`seed`](Self::seed) falls below the share, so the same
+    /// conversation gets the same decision in every run, whatever its `cache_salt`. The call
+    /// goes to the first offered tool, with arguments `{"query":"<3 to 6 words>"}`, and ends
+    /// with `finish_reason: "tool_calls"`; like a script's reply, it is not cut at `max_tokens`.
+    pub tool_call_share: f64,
 }
 
 /// Prompt tokens the simulator counts for each image or video part.
@@ -290,6 +300,7 @@ impl Default for SimConfig {
             media: MediaInput::Accept,
             shared_kv_tokens: None,
             version_changes_after: None,
+            tool_call_share: 0.0,
         }
     }
 }
@@ -315,6 +326,12 @@ impl SimConfig {
             return Err(SimError::InvalidConfig {
                 field: "slowdown_per_running_request",
                 reason: format!("{} must be 0 or more", self.slowdown_per_running_request),
+            });
+        }
+        if !(0.0..=1.0).contains(&self.tool_call_share) {
+            return Err(SimError::InvalidConfig {
+                field: "tool_call_share",
+                reason: format!("{} is not a share between 0 and 1", self.tool_call_share),
             });
         }
         if self.max_num_seqs == Some(0) {
@@ -403,6 +420,8 @@ impl SimConfigBuilder {
         shared_kv_tokens: Option<u32>,
         /// Sets [`SimConfig::version_changes_after`].
         version_changes_after: Option<usize>,
+        /// Sets [`SimConfig::tool_call_share`].
+        tool_call_share: f64,
     }
 
     /// Sets [`SimConfig::model`].
@@ -451,6 +470,15 @@ mod tests {
         assert!(message.contains("draft_tokens + 1 = 3"), "{message}");
         let config = SimConfig::builder().prefill_tokens_per_s(0.0).build();
         assert!(config.validate().is_err());
+        for share in [-0.1, 1.5, f64::NAN] {
+            let config = SimConfig::builder().tool_call_share(share).build();
+            let message = config.validate().expect_err("not a share").to_string();
+            assert!(message.contains("tool_call_share"), "{message}");
+        }
+        for share in [0.0, 0.25, 1.0] {
+            let config = SimConfig::builder().tool_call_share(share).build();
+            assert!(config.validate().is_ok(), "{share}");
+        }
         assert!(SimConfig::default().validate().is_ok());
     }
 

@@ -64,6 +64,13 @@ pub struct GroundTruth {
     /// requests can be laid on one time line.
     #[serde(default)]
     pub arrival_unix_ns: u64,
+    /// Tools the request offered (its `tools` array's length; 0 without one).
+    #[serde(default)]
+    pub tools_offered: u32,
+    /// Tool calls in the reply (scripted, or drawn by
+    /// [`SimConfig::tool_call_share`](crate::SimConfig::tool_call_share)).
+    #[serde(default)]
+    pub tool_calls: u32,
 }
 
 impl GroundTruth {

@@ -16,7 +16,14 @@
 //!
 //! Tokens come from [`sim_tokenize`]: one token per match of `\w+|[^\w\s]`. Generated answers
 //! are exactly `max_tokens` (or `max_completion_tokens`, default 256) tokens long and end
-//! with `finish_reason: "length"`, unless a [`Script`] rule answers.
+//! with `finish_reason: "length"`, unless a [`Script`] rule answers, or, for a chat turn that
+//! offers tools, a draw under [`SimConfig::tool_call_share`] makes it one tool call. Offered
+//! tools and the tool calls in the history count as prompt tokens ([`sim_tools_content`],
+//! [`sim_assistant_content`]).
+//!
+//! The prefix cache (16-token blocks) holds each prompt's full blocks and, once a request
+//! has finished, those of its prompt followed by its reply, as vLLM v1 does: the next turn of
+//! a conversation, which sends the reply back as an assistant message, hits both.
 //!
 //! Faults ([`Faults`], or a request's `"sim_fault"` field, see [`Fault`]) turn requests into
 //! HTTP errors, dropped connections, stalls, malformed or over-long lines; [`CrashFault`] kills
@@ -59,6 +66,7 @@ mod script;
 mod server;
 mod state;
 mod tokenizer;
+mod tools;
 mod wire;
 
 pub use config::{Faults, MEDIA_TOKENS, MediaInput, SimConfig, SimConfigBuilder, TokensPerEvent};
@@ -70,4 +78,6 @@ pub use metrics::SimMetrics;
 pub use recall::{Recall, RecallMiss};
 pub use script::{Script, ScriptReply, ScriptRule, ScriptToolCall};
 pub use server::{Sim, SimHandle};
-pub use tokenizer::{VOCAB_SIZE, sim_chat_tokenize, sim_tokenize, token_id};
+pub use tokenizer::{
+    VOCAB_SIZE, sim_assistant_content, sim_chat_tokenize, sim_tokenize, sim_tools_content, token_id,
+};

@@ -89,6 +89,32 @@ impl Generation {
             .unwrap_or_else(|| steps.iter().map(Step::tokens).sum())
     }
 
+    /// The reply's token ids as the prefix cache keeps them after the request: reasoning and
+    /// content as generated, then each tool call as the chat template re-renders it when the
+    /// reply comes back as an assistant message (its name's tokens, then its arguments'
+    /// tokens; see [`sim_assistant_content`](crate::sim_assistant_content)).
+    ///
+    /// For content and arguments these are the generated ids. A tool call's name is generated
+    /// as its tokens too, except a name with no token at all, generated as one token of the
+    /// whole name, which renders as nothing: the cache holds the re-rendered ids, what a real
+    /// server's cache would hold if its template re-renders a call as it was generated.
+    /// Reasoning is kept, as vLLM computed it: a client that sends the reply back without its
+    /// reasoning diverges there and reuses only the prompt's blocks, as with a real reasoning
+    /// model whose template drops past reasoning.
+    pub(crate) fn cache_ids(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .reasoning
+            .iter()
+            .chain(&self.content)
+            .map(|piece| piece.id)
+            .collect();
+        for call in &self.tool_calls {
+            ids.extend(sim_tokenize(&call.name));
+            ids.extend(call.argument_pieces.iter().map(|piece| piece.id));
+        }
+        ids
+    }
+
     pub(crate) fn reasoning_tokens(&self) -> u32 {
         u32::try_from(self.reasoning.len()).unwrap_or(u32::MAX)
     }
@@ -571,6 +597,29 @@ mod tests {
         assert_eq!(steps[0].spec.draft_tokens, 2);
         assert_eq!(steps[3].spec.accepted_tokens, 0);
         assert_eq!(steps[0].spec.accepted_tokens, 2);
+    }
+
+    #[test]
+    fn cached_reply_ids_are_the_generated_ids() {
+        let reply = ScriptReply::text("Looking it up.").with_tool_call(
+            crate::script::ScriptToolCall::new("web_search", r#"{"query":"river stone"}"#),
+        );
+        let generation = Generation::scripted(&mut SplitMix64::new(1), &reply);
+        let steps = schedule_steps(
+            &generation,
+            &TokensPerEvent::Fixed(3),
+            None,
+            false,
+            &mut SplitMix64::new(1),
+        );
+        let generated: Vec<u32> = steps.iter().flat_map(|s| s.ids.iter().copied()).collect();
+        assert_eq!(generation.cache_ids(), generated);
+        // And they are the tokens of the assistant message that sends the reply back.
+        let rendered = crate::tokenizer::sim_assistant_content(
+            "Looking it up.",
+            [("web_search", r#"{"query":"river stone"}"#)],
+        );
+        assert_eq!(sim_tokenize(&rendered), generated);
     }
 
     #[test]

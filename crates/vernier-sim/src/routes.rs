@@ -17,8 +17,8 @@ use crate::fault::Fault;
 use crate::ground_truth::GroundTruth;
 use crate::metrics::add;
 use crate::plan::{Generation, StreamShape, render_stream, schedule_steps, token_logprob, usage};
-use crate::state::State;
-use crate::tokenizer::{looks_like_code, sim_chat_tokenize, sim_tokenize};
+use crate::state::{DecodeBlocks, State};
+use crate::tokenizer::{looks_like_code, sim_chat_tokenize, sim_tokenize, sim_tools_content};
 use crate::wire::{
     ChatChoice, ChatLogprobs, ChatMessage, ChatRequest, ChatResponse, CompletionChoice,
     CompletionRequest, CompletionResponse, ErrorBody, FunctionCall, ResponseMessage,
@@ -188,7 +188,7 @@ fn tokenize(state: &State, body: &TokenizeRequest) -> Reply {
         return unknown_model(model);
     }
     let tokens = match (&body.messages, &body.prompt) {
-        (Some(messages), _) => chat_prompt(messages).1,
+        (Some(messages), _) => chat_prompt(messages, body.tools.as_deref()).1,
         (None, Some(prompt)) => sim_tokenize(prompt),
         (None, None) => {
             return error_reply(
@@ -216,11 +216,19 @@ fn unknown_model(model: &str) -> Reply {
     )
 }
 
-/// The `(role, text)` of each message and the prompt tokens they make.
-fn chat_prompt(messages: &[ChatMessage]) -> (Vec<(String, String)>, Vec<u32>) {
-    let texts: Vec<(String, String)> = messages
-        .iter()
-        .map(|m| (m.role.clone(), m.text()))
+/// The `(role, text)` of each message as the template renders it (offered tools first, as a
+/// `tools` pseudo-message; an assistant message's tool calls after its content) and the
+/// prompt tokens they make.
+fn chat_prompt(
+    messages: &[ChatMessage],
+    tools: Option<&[serde_json::Value]>,
+) -> (Vec<(String, String)>, Vec<u32>) {
+    let tools_message = tools
+        .filter(|tools| !tools.is_empty())
+        .map(|tools| ("tools".to_owned(), sim_tools_content(tools)));
+    let texts: Vec<(String, String)> = tools_message
+        .into_iter()
+        .chain(messages.iter().map(|m| (m.role.clone(), m.prompt_text())))
         .collect();
     let tokens = sim_chat_tokenize(texts.iter().map(|(r, c)| (r.as_str(), c.as_str())));
     (texts, tokens)
@@ -251,11 +259,20 @@ struct Prepared {
     n_media: usize,
     /// Video parts among them.
     n_videos: usize,
+    /// Tools offered (the `tools` array's length).
+    tools_offered: u32,
+    /// The name of the first offered tool, the one a drawn tool call calls.
+    first_tool: Option<String>,
 }
 
 impl Prepared {
     fn chat(request: ChatRequest) -> Self {
-        let (texts, mut prompt_tokens) = chat_prompt(&request.messages);
+        let tools = request.tools.unwrap_or_default();
+        let (texts, mut prompt_tokens) = chat_prompt(&request.messages, Some(&tools));
+        let first_tool = tools.iter().find_map(|tool| {
+            let function = tool.get("function").unwrap_or(tool);
+            Some(function.get("name")?.as_str()?.to_owned())
+        });
         let n_media: usize = request.messages.iter().map(ChatMessage::n_media).sum();
         let n_videos: usize = request.messages.iter().map(ChatMessage::n_videos).sum();
         // Each image or video costs a fixed number of prompt tokens, as a projector's do.
@@ -287,6 +304,8 @@ impl Prepared {
             sim_fault: request.sim_fault,
             n_media,
             n_videos,
+            tools_offered: u32::try_from(tools.len()).unwrap_or(u32::MAX),
+            first_tool,
         }
     }
 
@@ -310,6 +329,8 @@ impl Prepared {
             sim_fault: request.sim_fault,
             n_media: 0,
             n_videos: 0,
+            tools_offered: 0,
+            first_tool: None,
         }
     }
 }
@@ -429,6 +450,8 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
             .map_or(0, |since| {
                 u64::try_from(since.saturating_sub(arrival.elapsed()).as_nanos()).unwrap_or(0)
             }),
+        tools_offered: request.tools_offered,
+        tool_calls: 0,
     };
     if let Some(Fault::HttpStatus { status, body }) = &fault {
         state.ground_truth.push(record);
@@ -469,10 +492,23 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         answered.content = content;
         Some(answered)
     });
-    let generation = match (&recalled, rule_reply) {
-        (Some(answered), _) => Generation::scripted(&mut rng, answered),
-        (None, Some((reply, _))) => Generation::scripted(&mut rng, reply),
-        (None, None) => Generation::generated(
+    // No rule answers: a turn that offers tools may call the first one.
+    let drawn_call = request.first_tool.as_deref().and_then(|tool| {
+        if rule_reply.is_some() {
+            return None;
+        }
+        crate::tools::drawn_tool_call(
+            &request.prompt_tokens,
+            config.seed,
+            config.tool_call_share,
+            tool,
+        )
+    });
+    let generation = match (&recalled, rule_reply, &drawn_call) {
+        (Some(answered), _, _) => Generation::scripted(&mut rng, answered),
+        (None, Some((reply, _)), _) => Generation::scripted(&mut rng, reply),
+        (None, None, Some(call)) => Generation::scripted(&mut rng, call),
+        (None, None, None) => Generation::generated(
             &mut rng,
             request.max_tokens,
             if request.chat {
@@ -493,6 +529,19 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
     record.completion_tokens = generation.completion_tokens(&steps);
     record.reasoning_tokens = generation.reasoning_tokens();
     record.finish_reason.clone_from(&generation.finish_reason);
+    record.tool_calls = u32::try_from(generation.tool_calls.len()).unwrap_or(u32::MAX);
+    // Cached once the request has finished, if its generation runs to the end.
+    let runs_to_the_end = !matches!(
+        fault,
+        Some(Fault::DropAfterEvents { .. } | Fault::ErrorEventAfterEvents { .. })
+    );
+    let decode_blocks = (config.prefix_cache && runs_to_the_end).then(|| {
+        DecodeBlocks::new(
+            &request.prompt_tokens,
+            &generation.cache_ids(),
+            request.cache_salt.clone(),
+        )
+    });
     let first_token_deadline = scheduled + prefill;
     let shape = StreamShape {
         id: &id,
@@ -514,7 +563,8 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
 
     if request.stream {
         let plan = render_stream(&shape, &generation, &steps, fault.as_ref());
-        let stream = EventStream::new(plan, guard, arrival, first_token_deadline, record);
+        let stream = EventStream::new(plan, guard, arrival, first_token_deadline, record)
+            .cache_on_completion(decode_blocks);
         let mut response = Response::new(SimBody::Stream(Box::new(stream)));
         let headers = response.headers_mut();
         headers.insert(
@@ -563,6 +613,9 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
             return response;
         }
         _ => {}
+    }
+    if let Some(blocks) = &decode_blocks {
+        state.cache_decode_blocks(blocks);
     }
     let final_usage = usage(&shape, record.completion_tokens, record.reasoning_tokens);
     let all_ids: Vec<u32> = steps.iter().flat_map(|s| s.ids.iter().copied()).collect();

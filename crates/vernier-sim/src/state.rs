@@ -227,6 +227,45 @@ impl State {
     }
 }
 
+/// What a finished request leaves in the prefix cache besides its prompt's blocks: the
+/// full blocks of its prompt followed by its reply, as vLLM v1 caches the blocks filled
+/// during decode.
+#[derive(Debug, Clone)]
+pub(crate) struct DecodeBlocks {
+    /// Prompt token ids, then the reply's (see [`Generation::cache_ids`]), less the last
+    /// generated token, whose KV is never computed.
+    ///
+    /// [`Generation::cache_ids`]: crate::plan::Generation::cache_ids
+    pub(crate) tokens: Vec<u32>,
+    /// The request's `cache_salt`.
+    pub(crate) salt: Option<String>,
+}
+
+impl DecodeBlocks {
+    /// The blocks of `prompt` followed by `reply`, less the reply's last token.
+    pub(crate) fn new(prompt: &[u32], reply: &[u32], salt: Option<String>) -> Self {
+        let computed = reply.len().saturating_sub(1);
+        let mut tokens = Vec::with_capacity(prompt.len() + computed);
+        tokens.extend_from_slice(prompt);
+        tokens.extend_from_slice(&reply[..computed]);
+        Self { tokens, salt }
+    }
+}
+
+impl State {
+    /// Records the full blocks of a request that finished normally (prompt and reply) in the
+    /// prefix cache, so that the next turn of its conversation can hit them. Counts no query.
+    pub(crate) fn cache_decode_blocks(&self, blocks: &DecodeBlocks) {
+        if !self.config.prefix_cache {
+            return;
+        }
+        let hashes = block_hashes(&blocks.tokens, blocks.salt.as_deref());
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.extend(hashes);
+        }
+    }
+}
+
 /// Chained hashes of the full blocks of `tokens`, seeded by the salt.
 fn block_hashes(tokens: &[u32], salt: Option<&str>) -> Vec<u64> {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -354,6 +393,33 @@ mod tests {
         let metrics = state.counters.snapshot();
         assert_eq!(metrics.prefix_cache_hits_total, 32 + 16 + 16);
         assert_eq!(metrics.prefix_cache_queries_total, 40 * 5 + 32 * 2);
+    }
+
+    #[test]
+    fn decode_blocks_extend_the_cached_prefix() {
+        let state = state();
+        let prompt: Vec<u32> = (0..20).collect();
+        let reply: Vec<u32> = (1000..1030).collect();
+        assert_eq!(state.prefix_lookup(&prompt, None), 0);
+        let blocks = DecodeBlocks::new(&prompt, &reply, None);
+        assert_eq!(
+            blocks.tokens.len(),
+            20 + 29,
+            "the last reply token is not cached"
+        );
+        state.cache_decode_blocks(&blocks);
+        // The next turn: prompt, reply, then more.
+        let mut next = prompt.clone();
+        next.extend(&reply);
+        next.extend(2000..2010);
+        // 49 cached tokens hold 3 full blocks.
+        assert_eq!(state.prefix_lookup(&next, None), 48);
+        assert_eq!(state.prefix_lookup(&next, Some("other")), 0);
+        // Caching them counted no query.
+        let metrics = state.counters.snapshot();
+        assert_eq!(metrics.prefix_cache_queries_total, 20 + 60 * 2);
+        let empty = DecodeBlocks::new(&prompt, &[], None);
+        assert_eq!(empty.tokens, prompt);
     }
 
     #[test]

@@ -4,6 +4,24 @@
 //! punctuation character); whitespace is not a token. A token's id is the 64-bit FNV-1a hash
 //! of its text modulo 50,000. A chat prompt costs `tokens(content) + 4` per message plus 3, as
 //! a chat template would add role markers and a generation prompt.
+//!
+//! Tools and tool calls are rendered as content, so that rule holds for them too:
+//!
+//! - When a request offers tools, they come first, as one pseudo-message with role `tools`
+//!   whose content is, per tool, its name, its description and the compact JSON of its
+//!   parameters ([`sim_tools_content`]). No tools, no such message.
+//! - An assistant message's content is its text followed by each tool call's name and
+//!   argument string, in order ([`sim_assistant_content`]); an assistant message with
+//!   `content: null` is just its tool calls.
+//! - A `tool` message is `<|start|> tool <|sep|> result <|end|>`; its `tool_call_id` and
+//!   `name` are not rendered.
+//!
+//! So the tokens of a conversation are a strict prefix of those of the same conversation with
+//! the assistant's reply and more messages appended (each message renders on its own, and the
+//! prompt's closing `<|start|> assistant <|sep|>` is how the reply's message opens), which is
+//! what lets a multi-turn conversation hit the prefix cache. A reply's tokens as generated are
+//! the tokens it has when sent back as an assistant message: content, then for a tool call its
+//! name's tokens and its arguments' tokens.
 
 use std::sync::LazyLock;
 
@@ -37,7 +55,9 @@ pub fn sim_tokenize(text: &str) -> Vec<u32> {
 
 /// Token ids of a chat conversation given as `(role, content)` pairs, with the template
 /// overhead: each message is `<|start|> role <|sep|> content <|end|>` (content + 4 tokens),
-/// and the prompt ends with `<|start|> assistant <|sep|>` (3 tokens).
+/// and the prompt ends with `<|start|> assistant <|sep|>` (3 tokens). Offered tools go first
+/// as `("tools", sim_tools_content(tools))`, and an assistant message's content is
+/// [`sim_assistant_content`] of its text and tool calls (see the module docs).
 pub fn sim_chat_tokenize<'a>(messages: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<u32> {
     let start = token_id("<|start|>");
     let separator = token_id("<|sep|>");
@@ -52,6 +72,59 @@ pub fn sim_chat_tokenize<'a>(messages: impl IntoIterator<Item = (&'a str, &'a st
     }
     tokens.extend([start, token_id("assistant"), separator]);
     tokens
+}
+
+/// The content of the leading `tools` pseudo-message for these `OpenAI` tool objects: per
+/// tool, a line of its name, its description and the compact JSON of its parameters (each
+/// left out when absent). Reads `function.name` etc., or the same keys at the top level for
+/// tools written without the `function` wrapper.
+///
+/// Render it as the first message, `("tools", content)`, of [`sim_chat_tokenize`] when the
+/// request offers any tool.
+pub fn sim_tools_content(tools: &[serde_json::Value]) -> String {
+    tools
+        .iter()
+        .map(|tool| {
+            let function = tool.get("function").unwrap_or(tool);
+            let mut parts: Vec<String> = Vec::new();
+            for key in ["name", "description"] {
+                if let Some(text) = function.get(key).and_then(serde_json::Value::as_str) {
+                    parts.push(text.to_owned());
+                }
+            }
+            if let Some(parameters) = function.get("parameters") {
+                parts.push(parameters.to_string());
+            }
+            parts.join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The content an assistant message is rendered with: its text, then each tool call's
+/// `(name, arguments)`, separated by whitespace, so its tokens are the text's tokens followed
+/// by each name's and each argument string's tokens.
+pub fn sim_assistant_content<'a>(
+    content: &str,
+    tool_calls: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> String {
+    let mut rendered = content.to_owned();
+    for (name, arguments) in tool_calls {
+        for part in [name, arguments] {
+            if !rendered.is_empty() {
+                rendered.push('\n');
+            }
+            rendered.push_str(part);
+        }
+    }
+    rendered
+}
+
+/// A few words from the built-in word list (for generated tool-call arguments).
+pub(crate) fn generate_words(rng: &mut SplitMix64, n: usize) -> Vec<&'static str> {
+    (0..n)
+        .map(|_| WORDS[rng.below_mod(WORD_COUNT) as usize])
+        .collect()
 }
 
 /// One generated or scripted token: its text (with any leading whitespace) and id.
@@ -314,6 +387,41 @@ mod tests {
     fn chat_template_overhead_is_four_per_message_plus_three() {
         let tokens = sim_chat_tokenize([("system", "Be brief."), ("user", "Hi there")]);
         assert_eq!(tokens.len(), (3 + 4) + (2 + 4) + 3);
+    }
+
+    #[test]
+    fn tools_and_tool_calls_keep_the_overhead_rule_and_the_prefix() {
+        let tools = [serde_json::json!({"type": "function", "function": {
+            "name": "web_search",
+            "description": "Search the web.",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+        }})];
+        let tools_content = sim_tools_content(&tools);
+        // Compact JSON, as serde_json writes it.
+        let parameters = tools[0]["function"]["parameters"].to_string();
+        assert!(!parameters.contains(' '), "{parameters}");
+        assert_eq!(
+            sim_tokenize(&tools_content),
+            sim_tokenize(&format!("web_search Search the web. {parameters}"))
+        );
+        let call = sim_assistant_content("", [("web_search", r#"{"query":"bread"}"#)]);
+        let turn_1 = [("tools", tools_content.as_str()), ("user", "Find bread.")];
+        let turn_2 = [
+            ("tools", tools_content.as_str()),
+            ("user", "Find bread."),
+            ("assistant", call.as_str()),
+            ("tool", "At the market."),
+        ];
+        let first = sim_chat_tokenize(turn_1);
+        let second = sim_chat_tokenize(turn_2);
+        let content: usize = turn_2.iter().map(|(_, c)| sim_tokenize(c).len()).sum();
+        assert_eq!(second.len(), content + 4 * turn_2.len() + 3);
+        // Turn 1's prompt, then the call as generated: name tokens, then argument tokens.
+        let generated = [
+            sim_tokenize("web_search"),
+            sim_tokenize(r#"{"query":"bread"}"#),
+        ];
+        assert!(second.starts_with(&[first, generated.concat()].concat()));
     }
 
     #[test]

@@ -24,6 +24,16 @@ pub(crate) struct ChatRequest {
     pub(crate) logprobs: Option<bool>,
     #[serde(default)]
     pub(crate) sim_fault: Option<Fault>,
+    /// `OpenAI` tool objects (`{"type": "function", "function": {...}}`), kept as sent.
+    #[serde(default)]
+    pub(crate) tools: Option<Vec<serde_json::Value>>,
+    /// Parsed and otherwise ignored.
+    #[serde(default)]
+    #[expect(
+        dead_code,
+        reason = "accepted as on the wire; the simulator does not obey it"
+    )]
+    pub(crate) tool_choice: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -71,6 +81,9 @@ pub(crate) struct TokenizeRequest {
     pub(crate) prompt: Option<String>,
     #[serde(default)]
     pub(crate) messages: Option<Vec<ChatMessage>>,
+    /// Tools offered with `messages`; they count as in a chat request.
+    #[serde(default)]
+    pub(crate) tools: Option<Vec<serde_json::Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -84,8 +97,65 @@ pub(crate) struct StreamOptions {
 #[derive(Debug, Deserialize)]
 pub(crate) struct ChatMessage {
     pub(crate) role: String,
+    /// Absent or `null` (an assistant message that only calls tools) reads as empty.
     #[serde(default)]
     pub(crate) content: Option<MessageContent>,
+    /// The tool calls of an assistant message.
+    #[serde(default)]
+    pub(crate) tool_calls: Option<Vec<MessageToolCall>>,
+    /// The call a `role: "tool"` message answers (not rendered into the prompt).
+    #[serde(default)]
+    #[expect(
+        dead_code,
+        reason = "accepted as on the wire; the template does not render it"
+    )]
+    pub(crate) tool_call_id: Option<String>,
+    /// The tool's (or speaker's) name (not rendered into the prompt).
+    #[serde(default)]
+    #[expect(
+        dead_code,
+        reason = "accepted as on the wire; the template does not render it"
+    )]
+    pub(crate) name: Option<String>,
+}
+
+/// One tool call of an assistant message sent back in the history.
+#[derive(Debug, Deserialize)]
+pub(crate) struct MessageToolCall {
+    #[serde(default)]
+    #[expect(
+        dead_code,
+        reason = "accepted as on the wire; the template does not render it"
+    )]
+    pub(crate) id: Option<String>,
+    #[serde(default, rename = "type")]
+    #[expect(
+        dead_code,
+        reason = "accepted as on the wire; the template does not render it"
+    )]
+    pub(crate) kind: Option<String>,
+    pub(crate) function: MessageFunction,
+}
+
+/// The function of a tool call in the history.
+#[derive(Debug, Deserialize)]
+pub(crate) struct MessageFunction {
+    #[serde(default)]
+    pub(crate) name: String,
+    /// A JSON string on the wire; any other JSON value is taken as its compact text.
+    #[serde(default)]
+    pub(crate) arguments: serde_json::Value,
+}
+
+impl MessageFunction {
+    /// The arguments as text: the string itself, or the compact JSON of another value.
+    pub(crate) fn arguments_text(&self) -> String {
+        match &self.arguments {
+            serde_json::Value::String(text) => text.clone(),
+            serde_json::Value::Null => String::new(),
+            other => other.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -129,6 +199,21 @@ impl ChatMessage {
                 .count(),
             _ => 0,
         }
+    }
+
+    /// The text the chat template renders for this message: its content, then (on an
+    /// assistant message) each tool call's name and arguments.
+    pub(crate) fn prompt_text(&self) -> String {
+        let calls: Vec<(String, String)> = self
+            .tool_calls
+            .iter()
+            .flatten()
+            .map(|call| (call.function.name.clone(), call.function.arguments_text()))
+            .collect();
+        crate::tokenizer::sim_assistant_content(
+            &self.text(),
+            calls.iter().map(|(n, a)| (n.as_str(), a.as_str())),
+        )
     }
 
     pub(crate) fn text(&self) -> String {

@@ -1,5 +1,6 @@
 //! Integration tests: real HTTP over loopback with a plain `TcpStream` client.
 
+mod agent;
 mod client;
 mod crash;
 mod endpoints;
