@@ -293,6 +293,15 @@ pub enum SweepCommand {
         #[arg(last = true, required = true)]
         sweep_args: Vec<String>,
     },
+    /// Agent-shaped load: concurrent multi-turn sessions sharing a system prompt and tools,
+    /// tool calls answered by the harness, the prefix cache allowed and measured against a
+    /// perfect one; `--baseline-no-cache` for its speed-up, `--find-capacity N` for the most
+    /// sessions meeting `--target`.
+    Agent(Box<crate::agent_cli::AgentArgs>),
+    /// Replay a recorded trace (Vernier JSONL, Mooncake or Azure): each record sent at its
+    /// recorded offset (`--time-scale` faster) with a synthesised prompt of its length; shared
+    /// prefix blocks become shared text; lateness, cache hits and goodput.
+    Replay(Box<crate::agent_cli::ReplayArgs>),
     /// Print a shell completion script, e.g. `sweep completions bash >
     /// ~/.local/share/bash-completion/completions/sweep`.
     Completions {

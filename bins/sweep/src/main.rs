@@ -91,6 +91,117 @@ fn merge(out: &std::path::Path, shards: &[std::path::PathBuf], json: bool) -> Ex
     exit(exit_code::SUCCESS)
 }
 
+/// Prints a run file as JSON, or the report's text; says where the files are.
+fn print_agent_like(
+    run_json: impl FnOnce() -> serde_json::Result<String>,
+    json: bool,
+    markdown: &std::path::Path,
+    files: &[(&str, &std::path::Path)],
+) -> Result<(), ExitCode> {
+    let text = if json {
+        run_json().map(|text| text + "\n").map_err(|error| {
+            note(&format!(
+                "error: failed to write the run file as JSON: {error}"
+            ));
+            exit(exit_code::FAILURE)
+        })?
+    } else {
+        std::fs::read_to_string(markdown).map_err(|error| {
+            note(&format!(
+                "error: failed to read {}: {error}",
+                markdown.display()
+            ));
+            exit(exit_code::FAILURE)
+        })?
+    };
+    write_stdout(&text).map_err(|error| {
+        note(&format!("error: failed to write the report: {error}"));
+        exit(exit_code::FAILURE)
+    })?;
+    for (what, path) in files {
+        note(&format!("{what:<9} {}", path.display()));
+    }
+    Ok(())
+}
+
+/// The exit code of a finished run, with the resume command when it was interrupted.
+fn ended(interrupted: bool, journal: &std::path::Path, command: &str) -> ExitCode {
+    if interrupted {
+        note(&format!(
+            "interrupted: continue with `sweep {command} --resume {}`",
+            journal.display()
+        ));
+        exit(exit_code::INTERRUPTED)
+    } else {
+        exit(exit_code::SUCCESS)
+    }
+}
+
+/// `sweep agent`.
+fn agent(args: sweep::AgentArgs) -> ExitCode {
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let json = args.common.json;
+    let command_line: Vec<String> = std::env::args().collect();
+    match runtime.block_on(sweep::run_agent(args, command_line)) {
+        Ok(outcome) => {
+            let files = [
+                ("run file:", outcome.files.run_file.as_path()),
+                ("report:", outcome.files.markdown.as_path()),
+                ("chart:", outcome.files.chart.as_path()),
+                ("journal:", outcome.journal.as_path()),
+            ];
+            if let Err(code) = print_agent_like(
+                || serde_json::to_string_pretty(&outcome.run),
+                json,
+                &outcome.files.markdown,
+                &files,
+            ) {
+                return code;
+            }
+            ended(outcome.interrupted, &outcome.journal, "agent")
+        }
+        Err(error) => {
+            report_error(&error);
+            exit(error.exit_code())
+        }
+    }
+}
+
+/// `sweep replay`.
+fn replay(args: sweep::ReplayArgs) -> ExitCode {
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let json = args.common.json;
+    let command_line: Vec<String> = std::env::args().collect();
+    match runtime.block_on(sweep::run_replay(args, command_line)) {
+        Ok(outcome) => {
+            let files = [
+                ("run file:", outcome.run_file.as_path()),
+                ("report:", outcome.markdown.as_path()),
+                ("journal:", outcome.journal.as_path()),
+            ];
+            if let Err(code) = print_agent_like(
+                || serde_json::to_string_pretty(&outcome.run),
+                json,
+                &outcome.markdown,
+                &files,
+            ) {
+                return code;
+            }
+            ended(outcome.interrupted, &outcome.journal, "replay")
+        }
+        Err(error) => {
+            report_error(&error);
+            exit(error.exit_code())
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = sweep::Cli::parse_from(std::env::args_os());
     match &cli.args.command {
@@ -102,6 +213,8 @@ fn main() -> ExitCode {
             let job = sweep::shard_job(&cli.args);
             return print_or_fail(job, "the Job");
         }
+        Some(sweep::SweepCommand::Agent(args)) => return agent((**args).clone()),
+        Some(sweep::SweepCommand::Replay(args)) => return replay((**args).clone()),
         Some(sweep::SweepCommand::Show {
             out,
             cell,

@@ -73,6 +73,27 @@ impl Corpus {
         out
     }
 
+    /// `n_units` units starting at unit `start` (modulo the corpus), cycling like [`body`]
+    /// (`Self::body`); the first unit's leading whitespace is dropped.
+    pub(crate) fn span(&self, start: usize, n_units: usize) -> String {
+        let per_pass = self.units.len().max(1);
+        let mut out = String::with_capacity(n_units * 6);
+        for index in 0..n_units {
+            let position = (start + index) % per_pass;
+            let (from, end) = self.units[position];
+            if position == 0 && index > 0 {
+                out.push_str("\n\n");
+            }
+            out.push_str(&self.text[from..end]);
+        }
+        out.trim_start().to_owned()
+    }
+
+    /// Units in one pass over the corpus.
+    pub(crate) fn units_per_pass(&self) -> usize {
+        self.units.len()
+    }
+
     /// A whole prompt: nonce first (so no two prompts share a prefix), then the body; or,
     /// with [`NoncePlacement::Closing`], the nonce after the instruction.
     pub(crate) fn prompt(

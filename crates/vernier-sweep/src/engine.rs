@@ -55,6 +55,14 @@ pub fn demo_simulator_config() -> SimConfig {
         .build()
 }
 
+/// The simulator `sweep agent` and `sweep replay` start when no server is given: the demo's
+/// speeds and prefix cache, and a tool call on 40% of the turns that offer tools.
+pub fn agent_simulator_config() -> SimConfig {
+    let mut config = demo_simulator_config();
+    config.tool_call_share = 0.4;
+    config
+}
+
 /// The banner shown when the simulator stands in for a server.
 pub const SIMULATOR_BANNER: &str = "No --base-url given: measuring the bundled simulator in-process. \
 These figures describe the simulator, not a real server; pass --base-url URL to measure one.";
@@ -353,7 +361,7 @@ fn watchdog_of(config: &SweepConfig) -> Result<Watchdog, SweepError> {
 
 /// The model as served (with the weights the server states) and the server's GPUs, each said
 /// in one line where it matters: the GPUs always, a name that hides its weights as a warning.
-async fn read_machine(
+pub(crate) async fn read_machine(
     client: &Client,
     context: &RunContext,
     model: &vernier_run::ResolvedModel,
@@ -385,7 +393,7 @@ async fn read_machine(
 }
 
 /// What a run records about where it happened.
-fn environment_of(
+pub(crate) fn environment_of(
     client: &Client,
     context: &RunContext,
     identity: &vernier_openai::ServerIdentity,

@@ -39,6 +39,8 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(feature = "engine")]
+pub mod agent;
+#[cfg(feature = "engine")]
 mod calibrate;
 #[cfg(feature = "engine")]
 mod capacity_search;
@@ -92,6 +94,7 @@ mod show;
 #[cfg(feature = "engine")]
 mod stream;
 mod summary;
+mod trace;
 #[cfg(feature = "engine")]
 mod watchdog;
 
@@ -104,7 +107,7 @@ pub use dry_run::probe_rates;
 #[cfg(feature = "engine")]
 pub use engine::{
     DEFAULT_GPU_SAMPLE_INTERVAL, ResumeFlags, RunContext, SIMULATOR_BANNER, SweepOutcome,
-    SweepStart, demo_simulator_config, run_sweep, sweep_client,
+    SweepStart, agent_simulator_config, demo_simulator_config, run_sweep, sweep_client,
 };
 pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerInfo, ToolInfo};
 pub use error::{StopReason, SweepError};
@@ -138,6 +141,10 @@ pub use shard_report::{ShardFigures, ShardsReport};
 #[cfg(feature = "engine")]
 pub use show::render_show;
 pub use summary::summarise;
+pub use trace::{
+    BUNDLED_TRACE_NAMES, DEFAULT_BLOCK_TOKENS, Synthesis, Trace, TraceError, TraceFormat,
+    TraceRecord, bundled_trace, parse_trace, read_trace, synthesize,
+};
 #[cfg(feature = "engine")]
 pub use vernier_run::{InProcessSimulator, Interrupt};
 

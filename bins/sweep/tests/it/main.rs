@@ -2,6 +2,7 @@
 //! the flags typed beside it, `sweep show`, and what the binary prints and exits with. The
 //! engine's behaviour is tested in `vernier-sweep`'s own tests.
 
+mod agent;
 mod arguments;
 mod capture;
 mod fault_matrix;

@@ -5,7 +5,7 @@ mod gpu;
 mod markdown;
 mod offered_load;
 mod shards;
-mod svg;
+pub(crate) mod svg;
 mod table;
 mod text;
 

@@ -222,3 +222,94 @@ async fn streams_that_fit_a_real_llama_server_alone_but_not_together_leave_their
         "{warnings:?}"
     );
 }
+
+/// Agent sessions against the real server: four sessions of six turns on four slots, every
+/// turn's cached tokens the server's own count (`prompt_tokens_details.cached_tokens` or
+/// `timings.cache_n`), and from turn 2 on each turn reports a hit (its slot kept the
+/// conversation so far).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_sessions_against_a_real_llama_server_hit_its_slot_cache_from_turn_two() {
+    use vernier_sweep::agent::{
+        AgentConfig, AgentLine, AgentStart, CachedSource, Pass, Think, run_agent,
+    };
+    let Some(server) = llama_server::start_for(
+        "agent_sessions_against_a_real_llama_server_hit_its_slot_cache_from_turn_two",
+        &[
+            "-t",
+            "2",
+            "-c",
+            "8192",
+            "-np",
+            "4",
+            "--jinja",
+            "--metrics",
+            "--no-warmup",
+        ],
+    ) else {
+        return;
+    };
+    let out = tempfile::tempdir().expect("temporary folder");
+    let config = AgentConfig {
+        sessions: 4,
+        turns: 6,
+        system_tokens: 300,
+        tools: 2,
+        user_tokens: 30,
+        tool_result_tokens: 40,
+        max_tokens: 16,
+        think: Think::Fixed { seconds: 0.0 },
+        ..AgentConfig::default()
+    };
+    let client =
+        vernier_sweep::sweep_client(&format!("http://127.0.0.1:{}", server.port), None, None)
+            .expect("client");
+    let outcome = run_agent(
+        client,
+        AgentStart::New {
+            config: Box::new(config),
+            out: out.path().to_owned(),
+        },
+        vernier_sweep::RunContext::new(vec!["sweep".to_owned(), "agent".to_owned()]),
+        Arc::new(vernier_sweep::QuietObserver),
+        None,
+    )
+    .await
+    .expect("the agent run finishes");
+    let turns: Vec<_> = vernier_journal::read::<AgentLine>(&outcome.journal)
+        .expect("journal")
+        .into_values()
+        .into_iter()
+        .filter_map(|line| match line {
+            AgentLine::Turn(turn) => Some(*turn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(turns.len(), 24, "{turns:#?}");
+    for turn in &turns {
+        assert!(turn.status.answered(), "{turn:#?}");
+        assert_eq!(turn.pass, Pass::Cached);
+        assert_ne!(
+            turn.cached_source,
+            CachedSource::None,
+            "the server's own count"
+        );
+        if turn.turn >= 2 {
+            let cached = turn.cached_tokens.expect("cached");
+            assert!(
+                cached > 0,
+                "session {} turn {}: no hit ({} prompt tokens)",
+                turn.session,
+                turn.turn,
+                turn.prompt_tokens.unwrap_or(0)
+            );
+            assert!(cached < turn.prompt_tokens.expect("prompt"));
+        }
+    }
+    let cached = outcome
+        .run
+        .passes
+        .iter()
+        .find(|p| p.pass == Pass::Cached)
+        .expect("the pass");
+    assert!(cached.hit_ratio.is_some_and(|r| r > 0.5), "{cached:#?}");
+}

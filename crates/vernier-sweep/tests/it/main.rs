@@ -2,6 +2,7 @@
 //! simulator over loopback (and a real `llama-server`), and the reading side's reports from a
 //! fixed journal.
 
+mod agent;
 mod calibration;
 mod capture;
 mod charts;

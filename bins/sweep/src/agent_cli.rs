@@ -1,0 +1,297 @@
+//! `sweep agent` and `sweep replay`: their flags, and the runs they start.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use vernier_sweep::agent::{
+    AgentConfig, AgentOutcome, AgentStart, ReplayConfig, ReplayOutcome, ReplayStart, Think,
+};
+use vernier_sweep::{
+    InProcessSimulator, RunContext, SIMULATOR_BANNER, SweepError, Target, Workload,
+};
+
+use crate::progress::Progress;
+
+/// Examples under `sweep agent --help`.
+const AGENT_EXAMPLES: &str = "\
+Examples:
+  sweep agent                                          four 6-turn sessions against the bundled simulator
+  sweep agent --base-url http://127.0.0.1:8000 --sessions 4 --turns 12 --baseline-no-cache
+  sweep agent --base-url http://127.0.0.1:8000 --target 'ttft_p90<=800ms' --find-capacity 64
+  sweep agent --resume agent-out/2026-12-04T20-00-00/journal.jsonl
+
+Exit codes: 0 measured, 1 failed, 2 a flag refused, 130 interrupted (the resume command is printed).";
+
+/// Examples under `sweep replay --help`.
+const REPLAY_EXAMPLES: &str = "\
+Examples:
+  sweep replay                                         the bundled Mooncake-format trace, simulator
+  sweep replay --base-url http://127.0.0.1:8000 --trace mooncake_trace.jsonl --time-scale 10
+  sweep replay --base-url http://127.0.0.1:8000 --trace AzureLLMInferenceTrace_conv.csv --limit 500
+The trace formats are in docs/trace-format.md; prompts are synthesised at the recorded
+lengths (no recorded text is ever sent). Exit codes as for `sweep agent`.";
+
+/// Flags both commands share: the server, the output and the run's life.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Common {
+    /// Server root or `/v1` URL. Omit to run the bundled simulator in-process.
+    #[arg(long, help_heading = "Server")]
+    pub base_url: Option<String>,
+    /// Model id; taken from `/v1/models` when omitted.
+    #[arg(long, help_heading = "Server")]
+    pub model: Option<String>,
+    /// Environment variable holding the API key [default: `OPENAI_API_KEY` when set].
+    #[arg(long, help_heading = "Server")]
+    pub api_key_env: Option<String>,
+    /// PEM file of CA certificates to trust beside the built-in roots.
+    #[arg(long, help_heading = "Server")]
+    pub ca_cert: Option<PathBuf>,
+    /// Output folder [default: a dated folder under agent-out/ or replay-out/].
+    #[arg(long, help_heading = "Output")]
+    pub out: Option<PathBuf>,
+    /// Continue the run of this journal (or run folder).
+    #[arg(long, help_heading = "Output")]
+    pub resume: Option<PathBuf>,
+    /// Keep every response byte for byte under OUT/captures/.
+    #[arg(long, help_heading = "Output")]
+    pub capture: bool,
+    /// Goodput target, e.g. `ttft_p90<=800ms,decode_p10>=20`: a turn meets it when each part's
+    /// bound holds for that turn.
+    #[arg(long, value_parser = Target::parse, help_heading = "Workload")]
+    pub target: Option<Target>,
+    /// A JSON object merged into every request body.
+    #[arg(long, value_parser = parse_body, help_heading = "Workload")]
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Print the run file as JSON instead of the summary.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long, short, help_heading = "Output")]
+    pub quiet: bool,
+}
+
+fn parse_body(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        _ => Err(format!(
+            "{text:?} is not a JSON object; give e.g. '{{\"top_k\": 1}}'"
+        )),
+    }
+}
+
+/// `sweep agent`: concurrent multi-turn sessions with the prefix cache on purpose.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = AGENT_EXAMPLES)]
+pub struct AgentArgs {
+    /// Server, output and target.
+    #[command(flatten)]
+    pub common: Common,
+    /// Concurrent sessions.
+    #[arg(long, default_value_t = 4, help_heading = "Workload")]
+    pub sessions: u32,
+    /// Turns per session (each one request carrying the whole conversation).
+    #[arg(long, default_value_t = 6, help_heading = "Workload")]
+    pub turns: u32,
+    /// The shared system prompt's length, in the server's tokens (k suffix allowed).
+    #[arg(long, default_value = "1000", value_parser = vernier_cli::parse_tokens, help_heading = "Workload")]
+    pub system_tokens: u32,
+    /// Tools offered with every turn (0: none).
+    #[arg(long, default_value_t = 4, help_heading = "Workload")]
+    pub tools: u32,
+    /// Each user message's length, in the server's tokens.
+    #[arg(long, default_value = "60", value_parser = vernier_cli::parse_tokens, help_heading = "Workload")]
+    pub user_tokens: u32,
+    /// Each tool result's length, in the server's tokens.
+    #[arg(long, default_value = "150", value_parser = vernier_cli::parse_tokens, help_heading = "Workload")]
+    pub tool_result_tokens: u32,
+    /// The most tokens one answer may have.
+    #[arg(long, default_value = "64", value_parser = vernier_cli::parse_tokens, help_heading = "Workload")]
+    pub max_tokens: u32,
+    /// The pause between turns: `0.2s`, `500ms`, or `exp:2s` (drawn, 2 s mean).
+    #[arg(long, default_value = "0.2s", value_parser = parse_think, help_heading = "Workload")]
+    pub think: Think,
+    /// The corpus of the texts: prose or code.
+    #[arg(long, default_value = "code", value_parser = parse_workload, help_heading = "Workload")]
+    pub workload: Workload,
+    /// Seed of the texts' places in the corpus and of drawn pauses.
+    #[arg(long, default_value_t = 0, help_heading = "Workload")]
+    pub seed: u64,
+    /// After the run, the same sessions with the prefix cache defeated (`cache_salt`,
+    /// `cache_prompt: false`): the speed-up the cache gives this workload.
+    #[arg(long, help_heading = "Cache")]
+    pub baseline_no_cache: bool,
+    /// Search the largest number of sessions (up to N) whose turns meet `--target`.
+    #[arg(long, value_name = "N", help_heading = "Capacity")]
+    pub find_capacity: Option<u32>,
+}
+
+/// `sweep replay`: a recorded trace's arrivals and lengths, sent at their times.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = REPLAY_EXAMPLES)]
+pub struct ReplayArgs {
+    /// Server, output and target.
+    #[command(flatten)]
+    pub common: Common,
+    /// The trace: a file, or `bundled:mini-mooncake` / `bundled:mini-azure`.
+    #[arg(
+        long,
+        default_value = "bundled:mini-mooncake",
+        help_heading = "Workload"
+    )]
+    pub trace: String,
+    /// The trace's format: jsonl, mooncake or azure [default: from the file].
+    #[arg(long, help_heading = "Workload")]
+    pub format: Option<String>,
+    /// Send arrivals this many times faster than recorded (10: ten times faster).
+    #[arg(long, default_value_t = 1.0, help_heading = "Workload")]
+    pub time_scale: f64,
+    /// Only the first N records (0: all).
+    #[arg(long, default_value_t = 0, help_heading = "Workload")]
+    pub limit: usize,
+    /// Leave output lengths as budgets instead of forcing them (`ignore_eos`, `min_tokens`).
+    #[arg(long, help_heading = "Workload")]
+    pub no_force_length: bool,
+}
+
+fn parse_think(text: &str) -> Result<Think, String> {
+    text.parse()
+}
+
+fn parse_workload(text: &str) -> Result<Workload, String> {
+    text.parse()
+}
+
+/// The client and, without `--base-url`, the simulator it points at.
+async fn target(
+    common: &Common,
+    progress: &Progress,
+) -> Result<(vernier_openai::Client, Option<InProcessSimulator>), SweepError> {
+    let (base_url, simulator) = if let Some(url) = &common.base_url {
+        let (url, note) = vernier_run::trim_base_url(url);
+        if let Some(note) = note {
+            progress.note_line(&note);
+        }
+        (url, None)
+    } else {
+        let handle = InProcessSimulator::start(vernier_sweep::agent_simulator_config()).await?;
+        progress.note_line(SIMULATOR_BANNER);
+        (handle.base_url().to_owned(), Some(handle))
+    };
+    let client = vernier_sweep::sweep_client(
+        &base_url,
+        common.api_key_env.as_deref(),
+        common.ca_cert.as_deref(),
+    )?;
+    Ok((client, simulator))
+}
+
+/// Where a new run goes: `--out`, else a dated folder under `default`.
+fn out_of(common: &Common, default: &str) -> PathBuf {
+    common.out.clone().unwrap_or_else(|| {
+        PathBuf::from(default).join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
+    })
+}
+
+/// Runs `sweep agent`.
+pub async fn run_agent(
+    args: AgentArgs,
+    command_line: Vec<String>,
+) -> Result<AgentOutcome, SweepError> {
+    let common = &args.common;
+    let start = if let Some(named) = &common.resume {
+        AgentStart::Resume {
+            journal: vernier_run::run_file_in(named, "journal.jsonl"),
+        }
+    } else {
+        let config = AgentConfig {
+            model: common.model.clone().unwrap_or_default(),
+            sessions: args.sessions,
+            turns: args.turns,
+            system_tokens: args.system_tokens,
+            tools: args.tools,
+            user_tokens: args.user_tokens,
+            tool_result_tokens: args.tool_result_tokens,
+            max_tokens: args.max_tokens,
+            think: args.think,
+            workload: args.workload,
+            seed: args.seed,
+            baseline_no_cache: args.baseline_no_cache,
+            target: common.target.clone(),
+            capacity_up_to: args.find_capacity,
+            capture: common.capture,
+            extra_body: common.extra_body.clone().unwrap_or_default(),
+            ..AgentConfig::default()
+        };
+        config
+            .check()
+            .map_err(|detail| SweepError::invalid("sweep agent", detail))?;
+        AgentStart::New {
+            config: Box::new(config),
+            out: out_of(common, "agent-out"),
+        }
+    };
+    let progress = Progress::new(common.quiet);
+    let (client, simulator) = target(common, &progress).await?;
+    let context = RunContext::new(command_line).simulator(simulator.is_some());
+    let result = vernier_sweep::agent::run_agent(
+        client,
+        start,
+        context,
+        Arc::new(progress),
+        Some(vernier_run::signals()),
+    )
+    .await;
+    if let Some(handle) = simulator {
+        handle.shutdown().await;
+    }
+    result
+}
+
+/// Runs `sweep replay`.
+pub async fn run_replay(
+    args: ReplayArgs,
+    command_line: Vec<String>,
+) -> Result<ReplayOutcome, SweepError> {
+    let common = &args.common;
+    let start = if let Some(named) = &common.resume {
+        ReplayStart::Resume {
+            journal: vernier_run::run_file_in(named, "journal.jsonl"),
+        }
+    } else {
+        let config = ReplayConfig {
+            model: common.model.clone().unwrap_or_default(),
+            trace: args.trace.clone(),
+            format: args.format.clone().unwrap_or_default(),
+            time_scale: args.time_scale,
+            limit: args.limit,
+            force_length: !args.no_force_length,
+            target: common.target.clone(),
+            capture: common.capture,
+            extra_body: common.extra_body.clone().unwrap_or_default(),
+        };
+        config
+            .check()
+            .map_err(|detail| SweepError::invalid("sweep replay", detail))?;
+        // The trace is read before anything starts, so a typo fails at once.
+        vernier_sweep::agent::load_trace(&config)?;
+        ReplayStart::New {
+            config: Box::new(config),
+            out: out_of(common, "replay-out"),
+        }
+    };
+    let progress = Progress::new(common.quiet);
+    let (client, simulator) = target(common, &progress).await?;
+    let context = RunContext::new(command_line).simulator(simulator.is_some());
+    let result = vernier_sweep::agent::run_replay(
+        client,
+        start,
+        context,
+        Arc::new(progress),
+        Some(vernier_run::signals()),
+    )
+    .await;
+    if let Some(handle) = simulator {
+        handle.shutdown().await;
+    }
+    result
+}

@@ -1,0 +1,246 @@
+//! One streamed request of an agent run or a replay: sent, metered event by event (kernel
+//! receive times where the kernel gives them), its answer assembled, the prefix-cache count
+//! the server reported read from `usage.prompt_tokens_details.cached_tokens` or llama.cpp's
+//! `timings.cache_n`, and tries repeated when the failure is worth repeating.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use vernier_openai::{ChatRequest, Client, StreamOptions};
+use vernier_run::{ClockAnchor, RefusedFields};
+
+use super::conversation::CallMade;
+use crate::error::SweepError;
+use crate::journal::CapturedFrame;
+use crate::request::{Failure, classify};
+
+/// Tries per request before it counts as failed.
+const TRIES: u32 = 3;
+/// The longest a request may take before it is given up as hung.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(900);
+
+/// Where the server's count of cached prompt tokens came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CachedSource {
+    /// `usage.prompt_tokens_details.cached_tokens` (vLLM, `SGLang`, llama.cpp).
+    Usage,
+    /// llama.cpp's `timings.cache_n`.
+    Timings,
+    /// The server said nothing of its cache.
+    None,
+}
+
+/// What one answered request gave.
+#[derive(Debug)]
+pub(crate) struct Exchange {
+    pub(crate) measurement: vernier_meter::Measurement,
+    pub(crate) sent_unix_ns: u64,
+    pub(crate) end_unix_ns: u64,
+    pub(crate) content: String,
+    pub(crate) calls: Vec<CallMade>,
+    pub(crate) cached_tokens: Option<u64>,
+    pub(crate) cached_source: CachedSource,
+    pub(crate) tries: u32,
+    pub(crate) capture: Option<String>,
+}
+
+/// How a request ended when it gave no answer.
+#[derive(Debug)]
+pub(crate) enum Unanswered {
+    /// The server failed it every try (status `infra`).
+    Infra(String, u32),
+    /// The server cannot take a prompt this long (status `too_long`).
+    TooLong(String),
+    /// A refusal no retry fixes: the run stops.
+    Fatal(String),
+}
+
+/// What every request of a run shares.
+pub(crate) struct Wire {
+    pub(crate) client: Client,
+    pub(crate) clock: ClockAnchor,
+    pub(crate) refused: RefusedFields,
+    pub(crate) out: PathBuf,
+    pub(crate) capture: bool,
+    pub(crate) extra_body: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Wire {
+    /// `request` with the run's extra fields merged in and every refused field taken out.
+    fn finished(&self, request: &ChatRequest) -> ChatRequest {
+        let mut request = request.clone();
+        request.stream_options = Some(StreamOptions::usage(false));
+        for (key, value) in &self.extra_body {
+            request.extra.insert(key.clone(), value.clone());
+        }
+        for field in self.refused.snapshot() {
+            if field == "max_tokens" {
+                request.max_completion_tokens = request.max_tokens.take();
+            } else {
+                request.extra.remove(field);
+            }
+        }
+        request
+    }
+
+    /// Sends `request` until it is answered (at most [`TRIES`] tries), measuring the answer;
+    /// `name` names the capture file when responses are kept.
+    pub(crate) async fn send(
+        &self,
+        request: &ChatRequest,
+        name: &str,
+    ) -> Result<Exchange, Unanswered> {
+        let mut tries = 0;
+        let mut last = String::new();
+        let mut refusals = 0;
+        while tries < TRIES {
+            tries += 1;
+            let request = self.finished(request);
+            let outcome = tokio::time::timeout(REQUEST_DEADLINE, self.once(&request, name)).await;
+            let failure = match outcome {
+                Ok(Ok(mut exchange)) => {
+                    exchange.tries = tries;
+                    return Ok(exchange);
+                }
+                Ok(Err(failure)) => failure,
+                Err(_) => {
+                    Failure::Retryable(format!("no answer within {} s", REQUEST_DEADLINE.as_secs()))
+                }
+            };
+            match failure {
+                Failure::FieldRefused(message, field) if refusals < 8 => {
+                    // A refused field is dropped for the rest of the run; the try is not spent.
+                    refusals += 1;
+                    tries -= 1;
+                    self.refused.refuse(field);
+                    last = message;
+                }
+                Failure::ContextExceeded(message) => return Err(Unanswered::TooLong(message)),
+                Failure::Fatal(message) | Failure::FieldRefused(message, _) => {
+                    return Err(Unanswered::Fatal(message));
+                }
+                Failure::RateLimited(message, error) => {
+                    let asked = match &error {
+                        vernier_openai::ClientError::Http { retry_after, .. } => *retry_after,
+                        _ => None,
+                    };
+                    let wait = asked
+                        .unwrap_or(Duration::from_secs(1))
+                        .min(Duration::from_secs(30));
+                    tokio::time::sleep(wait).await;
+                    last = message;
+                }
+                Failure::Retryable(message)
+                | Failure::Unreachable(message)
+                | Failure::Hung(message) => {
+                    tokio::time::sleep(Duration::from_millis(250 << tries.min(4))).await;
+                    last = message;
+                }
+            }
+        }
+        Err(Unanswered::Infra(last, tries))
+    }
+
+    async fn once(&self, request: &ChatRequest, name: &str) -> Result<Exchange, Failure> {
+        let mut stream = self
+            .client
+            .metered_chat_stream(request)
+            .await
+            .map_err(classify)?;
+        if self.capture {
+            stream.capture_body();
+        }
+        let sent = stream.stream().request_sent_at();
+        while let Some(event) = stream.next_observation().await {
+            event.map_err(classify)?;
+        }
+        let end = std::time::Instant::now();
+        let metered = stream.finish();
+        if metered.broken {
+            return Err(Failure::Retryable("the stream broke off".to_owned()));
+        }
+        let accumulated = &metered.accumulated;
+        let usage_cached = accumulated
+            .usage()
+            .and_then(vernier_openai::Usage::cached_tokens);
+        let timings_cached = accumulated.timings().and_then(|t| t.cache_n);
+        let (cached_tokens, cached_source) = match (usage_cached, timings_cached) {
+            (Some(n), _) => (Some(n), CachedSource::Usage),
+            (None, Some(n)) => (Some(n), CachedSource::Timings),
+            (None, None) => (None, CachedSource::None),
+        };
+        let calls = accumulated
+            .tool_calls()
+            .iter()
+            .enumerate()
+            .map(|(index, call)| CallMade {
+                id: if call.id.is_empty() {
+                    format!("call-{name}-{index}")
+                } else {
+                    call.id.clone()
+                },
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .collect();
+        let capture = match metered.capture {
+            Some(capture) => Some(self.write_capture(request, &capture, name).map_err(
+                |error| Failure::Fatal(format!("could not keep the response: {error}")),
+            )?),
+            None => None,
+        };
+        Ok(Exchange {
+            content: accumulated.content().to_owned(),
+            calls,
+            cached_tokens,
+            cached_source,
+            sent_unix_ns: self.clock.unix_ns(sent),
+            end_unix_ns: self.clock.unix_ns(end),
+            measurement: metered.measurement,
+            tries: 1,
+            capture,
+        })
+    }
+
+    /// Writes a kept response as `captures/NAME.json` (the request, status, headers and every
+    /// body frame with its arrival); returns the path relative to the output folder.
+    fn write_capture(
+        &self,
+        request: &ChatRequest,
+        capture: &vernier_openai::Capture,
+        name: &str,
+    ) -> Result<String, SweepError> {
+        let relative = format!("captures/{name}.json");
+        let record = serde_json::json!({
+            "request": request,
+            "status": capture.status,
+            "headers": capture.headers,
+            "frames": capture
+                .reads
+                .iter()
+                .map(|read| CapturedFrame::new(read.offset_ns, &read.bytes))
+                .collect::<Vec<_>>(),
+        });
+        let path = self.out.join(&relative);
+        write_json(&path, &record)?;
+        Ok(relative)
+    }
+}
+
+/// Writes `value` as JSON at `path`, creating its folder.
+pub(crate) fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), SweepError> {
+    let write = || -> std::io::Result<()> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
+        vernier_run::write_atomically(path, text.as_bytes())
+    };
+    write().map_err(|source| SweepError::WriteReport {
+        path: path.to_owned(),
+        source,
+    })
+}

@@ -1,0 +1,484 @@
+//! An agent run from start to report: the server, model and machine read; each text sized in
+//! the server's tokens; the passes (cache allowed, then defeated when asked, then the capacity
+//! search over sessions); the server asked again at the end; the run file and report written
+//! from the journal alone.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use vernier_journal::JournalWriter;
+use vernier_openai::{ChatMessage, ChatRequest, Client};
+use vernier_run::{ClockAnchor, Interrupt, RefusedFields};
+
+use super::config::AgentConfig;
+use super::conversation::{Sizing, Texts};
+use super::exchange::Wire;
+use super::journal::{self, AgentLine, Job, Pass, StartLine, TurnRecord};
+use super::report::{AgentFiles, AgentRunFile, write_agent_reports};
+use super::sessions::{Shared, run_pass};
+use super::summary::SessionCapacity;
+use crate::context::RunContext;
+use crate::corpus::{Corpus, NonceSource};
+use crate::error::SweepError;
+use crate::observer::SweepObserver;
+
+/// Where an agent run's journal comes from.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AgentStart {
+    /// A new run of `config` into `out` (which must not hold a journal yet).
+    New {
+        /// The configuration.
+        config: Box<AgentConfig>,
+        /// The output folder.
+        out: PathBuf,
+    },
+    /// Continue the run recorded in this journal.
+    Resume {
+        /// The journal (`journal.jsonl`; its folder is the output folder).
+        journal: PathBuf,
+    },
+}
+
+/// What an agent run produced.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct AgentOutcome {
+    /// The run file's contents.
+    pub run: AgentRunFile,
+    /// The files written.
+    pub files: AgentFiles,
+    /// The journal.
+    pub journal: PathBuf,
+    /// Whether the run was interrupted (resume with `--resume JOURNAL`).
+    pub interrupted: bool,
+}
+
+/// The folder, journal and earlier lines of a new or resumed run.
+pub(crate) struct Opened {
+    pub(crate) out: PathBuf,
+    pub(crate) journal: PathBuf,
+    pub(crate) lines: Vec<AgentLine>,
+}
+
+/// Opens the output folder (new) or reads the journal (resumed).
+pub(crate) fn open(out_or_journal: &Path, resume: bool) -> Result<Opened, SweepError> {
+    if resume {
+        let journal = out_or_journal.to_owned();
+        let lines = journal::read_lines(&journal)?;
+        journal::start_of(&lines, &journal)?;
+        let out = journal
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        return Ok(Opened {
+            out,
+            journal,
+            lines,
+        });
+    }
+    let out = out_or_journal.to_owned();
+    std::fs::create_dir_all(&out).map_err(|source| SweepError::Journal {
+        what: "create the folder of",
+        path: out.join("journal.jsonl"),
+        source,
+    })?;
+    let journal = out.join("journal.jsonl");
+    if journal.exists() {
+        return Err(SweepError::invalid(
+            "--out",
+            format!(
+                "{} already holds a journal: continue it with --resume {}, or choose another folder",
+                out.display(),
+                journal.display()
+            ),
+        ));
+    }
+    Ok(Opened {
+        out,
+        journal,
+        lines: Vec::new(),
+    })
+}
+
+/// The server's count of prompt tokens for `messages` (one token asked).
+pub(crate) async fn count(
+    wire: &Wire,
+    model: &str,
+    messages: Vec<ChatMessage>,
+    tools: &[vernier_openai::Tool],
+) -> Result<u64, SweepError> {
+    let mut request = ChatRequest::new(model, messages);
+    request.max_tokens = Some(1);
+    request.stream = Some(true);
+    request.temperature = Some(0.0);
+    if !tools.is_empty() {
+        request.tools = Some(tools.to_vec());
+    }
+    let exchange =
+        wire.send(&request, "probe")
+            .await
+            .map_err(|failure| SweepError::Calibration {
+                workload: "agent".to_owned(),
+                target: 0,
+                detail: format!("a probe to count prompt tokens failed: {failure:?}"),
+            })?;
+    exchange
+        .measurement
+        .prompt_tokens
+        .ok_or_else(|| SweepError::Calibration {
+            workload: "agent".to_owned(),
+            target: 0,
+            detail: "the server reported no prompt_tokens in its usage: the texts cannot be sized in its tokens".to_owned(),
+        })
+}
+
+/// Sizes the texts: the server's tokens per corpus unit from two counted probes (16 and 400
+/// units, each opened by a nonce of its own), then the shared system prompt and tools counted
+/// alone.
+async fn size(wire: &Wire, config: &AgentConfig, nonce: &str) -> Result<(Sizing, u64), SweepError> {
+    let corpus = Corpus::new(config.workload);
+    let probe = |n: usize, tag: &str| {
+        vec![ChatMessage::user(format!(
+            "Probe {nonce}{tag}: {}",
+            corpus.span(97, n)
+        ))]
+    };
+    let short = count(wire, &config.model, probe(16, "a"), &[]).await?;
+    let long = count(wire, &config.model, probe(400, "b"), &[]).await?;
+    let tokens_per_unit = (long.saturating_sub(short) as f64 / 384.0).max(0.05);
+    let sizing = Sizing {
+        tokens_per_unit,
+        system_units: Sizing::units(config.system_tokens, tokens_per_unit),
+        user_units: Sizing::units(config.user_tokens, tokens_per_unit),
+        tool_result_units: Sizing::units(config.tool_result_tokens, tokens_per_unit),
+    };
+    // The shared part counted alone, with a nonce of the same length as the passes' own.
+    let texts = Texts::new(
+        config.workload,
+        sizing,
+        config.seed,
+        &format!("{nonce}p0000"),
+        config.tools,
+    );
+    let shared = count(
+        wire,
+        &config.model,
+        vec![ChatMessage::system(texts.system.clone())],
+        &texts.tools,
+    )
+    .await?;
+    Ok((sizing, shared))
+}
+
+/// The folder, configuration and whether it resumes, for `start`.
+fn open_start(start: AgentStart) -> Result<(Opened, AgentConfig, bool), SweepError> {
+    match start {
+        AgentStart::New { config, out } => {
+            config
+                .check()
+                .map_err(|detail| SweepError::invalid("sweep agent", detail))?;
+            Ok((open(&out, false)?, *config, false))
+        }
+        AgentStart::Resume { journal } => {
+            let opened = open(&journal, true)?;
+            let config = match &journal::start_of(&opened.lines, &journal)?.job {
+                Job::Agent { config, .. } => (**config).clone(),
+                Job::Replay { .. } => {
+                    return Err(SweepError::invalid(
+                        "--resume",
+                        format!(
+                            "{} is a replay's journal: continue it with `sweep replay --resume`",
+                            journal.display()
+                        ),
+                    ));
+                }
+            };
+            Ok((opened, config, true))
+        }
+    }
+}
+
+/// The server as a run records it: the model resolved, the server, model and machine, and
+/// the identity checked again at the end.
+pub(crate) struct Connected {
+    pub(crate) model: String,
+    pub(crate) environment: crate::environment::Environment,
+    pub(crate) fingerprint: vernier_run::ServerFingerprint,
+}
+
+/// Resolves the model and reads the server, model and machine.
+pub(crate) async fn connect(
+    client: &Client,
+    wanted: &str,
+    resumed_journal: Option<&Path>,
+    context: &RunContext,
+    observer: &dyn SweepObserver,
+) -> Result<Connected, SweepError> {
+    let model = vernier_run::resolve_model(client, Some(wanted), resumed_journal).await?;
+    let identity = client.server_identity().await;
+    let limit = vernier_openai::context_limit(&model.listed, &model.id, &identity);
+    let (served, gpu) =
+        crate::engine::read_machine(client, context, &model, &identity, limit, observer).await;
+    let environment =
+        crate::engine::environment_of(client, context, &identity, served, None, gpu.record.clone());
+    Ok(Connected {
+        fingerprint: vernier_run::fingerprint(&model.id, &identity),
+        model: model.id,
+        environment,
+    })
+}
+
+/// The journal's writer: a new journal, or the old one with a `resumed` line.
+pub(crate) fn writer_for(
+    opened: &Opened,
+    resumed: bool,
+    context: &RunContext,
+) -> Result<JournalWriter, SweepError> {
+    if resumed {
+        let writer = JournalWriter::open_append(&opened.journal)?;
+        writer.append(&AgentLine::Resumed {
+            at_unix_ms: vernier_run::unix_ms(),
+            command_line: context.command_line.clone(),
+        })?;
+        Ok(writer)
+    } else {
+        Ok(JournalWriter::create_new(&opened.journal)?)
+    }
+}
+
+/// The nonce, sizing and shared prefix: from the journal's start line, or (a new run) sized
+/// now and written as the start line.
+async fn first_line(
+    opened: &Opened,
+    wire: &Wire,
+    writer: &JournalWriter,
+    config: &AgentConfig,
+    environment: crate::environment::Environment,
+    context: &RunContext,
+) -> Result<(String, Sizing, u64), SweepError> {
+    if let Some(AgentLine::Start(start)) = opened.lines.first() {
+        return match &start.job {
+            Job::Agent {
+                sizing,
+                shared_prefix_tokens,
+                ..
+            } => Ok((start.nonce.clone(), *sizing, *shared_prefix_tokens)),
+            Job::Replay { .. } => unreachable_job(),
+        };
+    }
+    let nonce = NonceSource::new().next();
+    let (sizing, shared) = size(wire, config, &nonce).await?;
+    writer.append(&AgentLine::Start(Box::new(StartLine {
+        version: journal::AGENT_JOURNAL_VERSION,
+        job: Job::Agent {
+            config: Box::new(config.clone()),
+            sizing,
+            shared_prefix_tokens: shared,
+        },
+        nonce: nonce.clone(),
+        environment: Box::new(environment),
+        started_unix_ms: vernier_run::unix_ms(),
+        command_line: context.command_line.clone(),
+    })))?;
+    writer.sync()?;
+    Ok((nonce, sizing, shared))
+}
+
+/// Runs an agent run (or continues one) and writes its run file and report.
+pub async fn run_agent(
+    client: Client,
+    start: AgentStart,
+    context: RunContext,
+    observer: Arc<dyn SweepObserver>,
+    interrupt: Option<Interrupt>,
+) -> Result<AgentOutcome, SweepError> {
+    let (opened, mut config, resumed) = open_start(start)?;
+    let connected = connect(
+        &client,
+        &config.model,
+        resumed.then_some(opened.journal.as_path()),
+        &context,
+        observer.as_ref(),
+    )
+    .await?;
+    config.model.clone_from(&connected.model);
+    let wire = Wire {
+        client,
+        clock: ClockAnchor::now(),
+        refused: RefusedFields::new(std::collections::BTreeSet::new()),
+        out: opened.out.clone(),
+        capture: config.capture,
+        extra_body: config.extra_body.clone(),
+    };
+    let writer = writer_for(&opened, resumed, &context)?;
+    observer.status("sizing the texts in the server's tokens");
+    let (nonce, sizing, prefix_tokens) = first_line(
+        &opened,
+        &wire,
+        &writer,
+        &config,
+        connected.environment,
+        &context,
+    )
+    .await?;
+    let done: Vec<TurnRecord> = turns_of(&opened.lines);
+    observer.planned(planned_turns(&config), done.len() as u64);
+    let shared = Arc::new(Shared {
+        wire,
+        config,
+        sizing,
+        nonce,
+        prefix_tokens,
+        journal: writer,
+        observer: Arc::clone(&observer),
+        stop: AtomicBool::new(false),
+    });
+    let work = passes(&shared, &done);
+    tokio::pin!(work);
+    let mut interrupt = interrupt.unwrap_or_else(vernier_run::never);
+    let (result, interrupted) = tokio::select! {
+        result = &mut work => (result, false),
+        () = &mut interrupt => {
+            shared.stop.store(true, Ordering::Relaxed);
+            observer.note("interrupted: finishing the turns in flight");
+            ((&mut work).await, true)
+        }
+    };
+    let capacity = result?;
+    let server_changes =
+        vernier_run::identity_changes(&shared.wire.client, &connected.fingerprint).await;
+    shared.journal.append(&AgentLine::End {
+        at_unix_ms: vernier_run::unix_ms(),
+        interrupted,
+        server_changes,
+    })?;
+    shared.journal.sync()?;
+    observer.finished();
+    let lines = journal::read_lines(&opened.journal)?;
+    let (run, files) = write_agent_reports(&opened.out, &lines, capacity)?;
+    Ok(AgentOutcome {
+        run,
+        files,
+        journal: opened.journal,
+        interrupted,
+    })
+}
+
+fn unreachable_job() -> Result<(String, Sizing, u64), SweepError> {
+    Err(SweepError::invalid(
+        "--resume",
+        "the journal is a replay's: continue it with `sweep replay --resume`",
+    ))
+}
+
+/// The turns journaled so far.
+pub(crate) fn turns_of(lines: &[AgentLine]) -> Vec<TurnRecord> {
+    lines
+        .iter()
+        .filter_map(|line| match line {
+            AgentLine::Turn(turn) => Some((**turn).clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn planned_turns(config: &AgentConfig) -> u64 {
+    let per_pass = u64::from(config.sessions) * u64::from(config.turns);
+    per_pass * if config.baseline_no_cache { 2 } else { 1 }
+}
+
+/// The passes: cache allowed, defeated when asked, then the capacity search when asked.
+async fn passes(
+    shared: &Arc<Shared>,
+    done: &[TurnRecord],
+) -> Result<Option<SessionCapacity>, SweepError> {
+    let config = &shared.config;
+    shared.observer.status(&format!(
+        "{} sessions of {} turns, cache allowed",
+        config.sessions, config.turns
+    ));
+    run_pass(shared, Pass::Cached, config.sessions, done).await?;
+    if config.baseline_no_cache && !shared.stop.load(Ordering::Relaxed) {
+        shared
+            .observer
+            .status("the same sessions with the cache defeated");
+        run_pass(shared, Pass::Baseline, config.sessions, done).await?;
+    }
+    match (config.capacity_up_to, &config.target) {
+        (Some(up_to), Some(target)) if !shared.stop.load(Ordering::Relaxed) => {
+            Ok(Some(capacity_search(shared, done, up_to, target).await?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The largest number of sessions whose turns meet `target`: doubling from one session until
+/// a step misses it (or `up_to` is reached), then halving the gap between the last step that
+/// met it and the first that missed.
+async fn capacity_search(
+    shared: &Arc<Shared>,
+    done: &[TurnRecord],
+    up_to: u32,
+    target: &crate::capacity_target::Target,
+) -> Result<SessionCapacity, SweepError> {
+    let mut steps: Vec<(u32, bool, f64)> = Vec::new();
+    let step = |n: u32| async move {
+        shared.observer.status(&format!(
+            "capacity: {n} sessions against {}",
+            target_text(target)
+        ));
+        let turns = run_pass(shared, Pass::Capacity, n, done).await?;
+        let refs: Vec<&TurnRecord> = turns.iter().collect();
+        let summary = super::summary::summarise_pass(Pass::Capacity, n, &refs, Some(target));
+        let goodput = summary.goodput.map_or((false, 0.0), |g| (g.holds, g.share));
+        Ok::<_, SweepError>(goodput)
+    };
+    let (mut good, mut bad) = (None, None);
+    let mut n = 1;
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let (holds, share) = step(n).await?;
+        steps.push((n, holds, share));
+        if !holds {
+            bad = Some(n);
+            break;
+        }
+        good = Some(n);
+        if n >= up_to {
+            break;
+        }
+        n = n.saturating_mul(2).min(up_to);
+    }
+    while let (Some(g), Some(b)) = (good, bad) {
+        if b - g <= 1 || shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let mid = g + (b - g) / 2;
+        let (holds, share) = step(mid).await?;
+        steps.push((mid, holds, share));
+        if holds {
+            good = Some(mid);
+        } else {
+            bad = Some(mid);
+        }
+    }
+    Ok(SessionCapacity {
+        target: target_text(target),
+        up_to,
+        steps,
+        largest: good,
+        at_limit: good == Some(up_to),
+    })
+}
+
+fn target_text(target: &crate::capacity_target::Target) -> String {
+    target
+        .parts
+        .iter()
+        .map(|part| part.text.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}

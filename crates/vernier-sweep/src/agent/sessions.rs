@@ -1,0 +1,354 @@
+//! One pass of an agent run: its sessions side by side, each sending its whole conversation
+//! turn after turn (pausing between turns), every turn journaled before the session's next
+//! request goes out. Session 0 opens the pass alone; the others start once its first turn is
+//! answered, so the shared system prompt and tools are in the cache when they arrive (as they
+//! are for agents reaching a server that already serves others).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::watch;
+use vernier_journal::JournalWriter;
+use vernier_openai::{ChatMessage, ChatRequest};
+use vernier_stats::SplitMix64;
+
+use super::config::AgentConfig;
+use super::conversation::{Conversation, Sizing, Texts};
+use super::exchange::{Exchange, Unanswered, Wire};
+use super::journal::{AgentLine, Pass, TurnRecord, TurnStatus};
+use crate::error::SweepError;
+use crate::observer::SweepObserver;
+
+/// What every session of a run shares.
+pub(crate) struct Shared {
+    pub(crate) wire: Wire,
+    pub(crate) config: AgentConfig,
+    pub(crate) sizing: Sizing,
+    pub(crate) nonce: String,
+    /// The server's count of the shared system prompt and tools.
+    pub(crate) prefix_tokens: u64,
+    pub(crate) journal: JournalWriter,
+    pub(crate) observer: Arc<dyn SweepObserver>,
+    pub(crate) stop: AtomicBool,
+}
+
+/// The texts of one pass: its own nonce, so no pass is served from another's cache.
+fn pass_texts(shared: &Shared, pass: Pass, sessions: u32) -> Texts {
+    let tag = match pass {
+        Pass::Cached => "c",
+        Pass::Baseline => "b",
+        Pass::Capacity => "s",
+    };
+    Texts::new(
+        shared.config.workload,
+        shared.sizing,
+        shared.config.seed,
+        &format!("{}{tag}{sessions:04}", shared.nonce),
+        shared.config.tools,
+    )
+}
+
+/// Runs (or continues, from the turns in `done`) one pass of `sessions` sessions; returns its
+/// turns, old and new.
+pub(crate) async fn run_pass(
+    shared: &Arc<Shared>,
+    pass: Pass,
+    sessions: u32,
+    done: &[TurnRecord],
+) -> Result<Vec<TurnRecord>, SweepError> {
+    let texts = Arc::new(pass_texts(shared, pass, sessions));
+    let mine = |session: u32| -> Vec<TurnRecord> {
+        let mut turns: Vec<TurnRecord> = done
+            .iter()
+            .filter(|t| t.pass == pass && t.sessions == sessions && t.session == session)
+            .cloned()
+            .collect();
+        turns.sort_by_key(|t| t.turn);
+        turns
+    };
+    if done
+        .iter()
+        .all(|t| t.pass != pass || t.sessions != sessions)
+    {
+        shared.journal.append(&AgentLine::PassStart {
+            pass,
+            sessions,
+            at_unix_ns: shared.wire.clock.unix_ns(std::time::Instant::now()),
+        })?;
+    }
+    let opened_first = !mine(0).is_empty();
+    let (open, gate) = watch::channel(opened_first);
+    let open = Arc::new(open);
+    let mut set = tokio::task::JoinSet::new();
+    for session in 0..sessions {
+        let shared = Arc::clone(shared);
+        let texts = Arc::clone(&texts);
+        let before = mine(session);
+        let mut gate = gate.clone();
+        let open = Arc::clone(&open);
+        set.spawn(async move {
+            if session > 0 {
+                // Waits for session 0's first turn; a closed channel means it ended anyway.
+                let _ = gate.wait_for(|opened| *opened).await;
+            }
+            let result =
+                run_session(&shared, &texts, (pass, sessions, session), before, &open).await;
+            // Session 0 failing before its first answer must not hold the others back.
+            if session == 0 {
+                open.send_replace(true);
+            }
+            result
+        });
+    }
+    let mut turns = Vec::new();
+    let mut first_error = None;
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok(Ok(mut session_turns)) => turns.append(&mut session_turns),
+            Ok(Err(error)) => {
+                shared.stop.store(true, Ordering::Relaxed);
+                first_error.get_or_insert(error);
+            }
+            Err(panic) => {
+                shared.stop.store(true, Ordering::Relaxed);
+                first_error.get_or_insert(SweepError::invalid(
+                    "sweep agent",
+                    format!("a session task failed: {panic}"),
+                ));
+            }
+        }
+    }
+    if let Some(error) = first_error {
+        return Err(error);
+    }
+    turns.sort_by_key(|t| (t.session, t.turn));
+    Ok(turns)
+}
+
+/// One session: rebuilds its conversation from the turns already journaled, then sends the
+/// rest. Returns all its turns.
+async fn run_session(
+    shared: &Shared,
+    texts: &Texts,
+    (pass, sessions, session): (Pass, u32, u32),
+    before: Vec<TurnRecord>,
+    open: &watch::Sender<bool>,
+) -> Result<Vec<TurnRecord>, SweepError> {
+    let mut conversation = Conversation::new(session, texts);
+    let mut last: Option<(u64, u64)> = None;
+    for turn in &before {
+        conversation.open_turn(texts, turn.turn);
+        if !turn.status.answered() {
+            return Ok(before);
+        }
+        conversation.answer(&turn.content, &turn.calls);
+        last = turn.prompt_tokens.zip(turn.completion_tokens);
+    }
+    let mut turns = before;
+    let next = turns.last().map_or(1, |t| t.turn + 1);
+    for turn in next..=shared.config.turns {
+        let think = if turn == 1 {
+            std::time::Duration::ZERO
+        } else {
+            let mut rng = SplitMix64::new(
+                shared.config.seed
+                    ^ 0x7468_696e_6b00_0000
+                    ^ (u64::from(session) << 32)
+                    ^ u64::from(turn),
+            );
+            shared.config.think.draw(&mut rng)
+        };
+        tokio::time::sleep(think).await;
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let opening = conversation.open_turn(texts, turn);
+        let request = request_of(shared, texts, pass, &conversation.messages);
+        let name = format!("{}-n{sessions}-s{session}-t{turn}", pass_tag(pass));
+        let sent = shared.wire.send(&request, &name).await;
+        let ideal = |prompt: Option<u64>| {
+            let held = match last {
+                Some((prompt, completion)) => prompt + completion,
+                None if session > 0 || turn > 1 => shared.prefix_tokens,
+                None => 0,
+            };
+            prompt.map(|p| held.min(p))
+        };
+        let record = match sent {
+            Ok(exchange) => answered(
+                shared,
+                (pass, sessions, session, turn),
+                opening,
+                &exchange,
+                think,
+                &ideal,
+            ),
+            Err(Unanswered::Fatal(message)) => {
+                return Err(SweepError::ServerRejected { detail: message });
+            }
+            Err(Unanswered::Infra(message, tries)) => unanswered(
+                (pass, sessions, session, turn),
+                opening,
+                TurnStatus::Infra,
+                message,
+                tries,
+                shared.config.tools,
+            ),
+            Err(Unanswered::TooLong(message)) => unanswered(
+                (pass, sessions, session, turn),
+                opening,
+                TurnStatus::TooLong,
+                message,
+                1,
+                shared.config.tools,
+            ),
+        };
+        shared
+            .journal
+            .append(&AgentLine::Turn(Box::new(record.clone())))?;
+        shared.journal.sync()?;
+        shared.observer.request_measured();
+        if session == 0 && turn == 1 {
+            open.send_replace(true);
+        }
+        let go_on = record.status.answered();
+        if go_on {
+            conversation.answer(&record.content, &record.calls);
+            last = record.prompt_tokens.zip(record.completion_tokens);
+        }
+        turns.push(record);
+        if !go_on {
+            break;
+        }
+    }
+    Ok(turns)
+}
+
+const fn pass_tag(pass: Pass) -> &'static str {
+    match pass {
+        Pass::Cached => "cached",
+        Pass::Baseline => "baseline",
+        Pass::Capacity => "capacity",
+    }
+}
+
+/// The request of one turn: the whole conversation, the tools, the budget; in the baseline a
+/// `cache_salt` of its own and `cache_prompt: false`, so nothing is served from the cache.
+fn request_of(shared: &Shared, texts: &Texts, pass: Pass, messages: &[ChatMessage]) -> ChatRequest {
+    let config = &shared.config;
+    let mut request = ChatRequest::new(config.model.clone(), messages.to_vec());
+    request.max_tokens = Some(u64::from(config.max_tokens));
+    request.temperature = Some(config.temperature);
+    request.stream = Some(true);
+    if !texts.tools.is_empty() {
+        request.tools = Some(texts.tools.clone());
+    }
+    if pass == Pass::Baseline {
+        let salt = format!(
+            "{}-{}",
+            shared.nonce,
+            crate::corpus::NonceSource::new().next()
+        );
+        request.extra.insert("cache_salt".to_owned(), salt.into());
+        request
+            .extra
+            .insert("cache_prompt".to_owned(), false.into());
+    }
+    request
+}
+
+type Place = (Pass, u32, u32, u32);
+
+fn answered(
+    shared: &Shared,
+    (pass, sessions, session, turn): Place,
+    opening: super::conversation::Opening,
+    exchange: &Exchange,
+    think: std::time::Duration,
+    ideal: &dyn Fn(Option<u64>) -> Option<u64>,
+) -> TurnRecord {
+    let m = &exchange.measurement;
+    let cut_off = m.finish_reason.as_deref() == Some("length");
+    let uncached = m
+        .prompt_tokens
+        .map(|p| p.saturating_sub(exchange.cached_tokens.unwrap_or(0)));
+    TurnRecord {
+        pass,
+        sessions,
+        session,
+        turn,
+        opening,
+        status: if cut_off {
+            TurnStatus::CutOff
+        } else {
+            TurnStatus::Ok
+        },
+        error: None,
+        tries: exchange.tries,
+        prompt_tokens: m.prompt_tokens,
+        cached_tokens: exchange.cached_tokens,
+        cached_source: exchange.cached_source,
+        ideal_cached_tokens: ideal(m.prompt_tokens),
+        completion_tokens: Some(m.completion_tokens),
+        token_source: serde_json::to_value(m.token_source)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned)),
+        finish_reason: m.finish_reason.clone(),
+        ttft_ms: m.ttft_ms,
+        ttfc_ms: m.time_to_first_content_ms,
+        prefill_uncached_tokens_per_s: uncached
+            .zip(m.ttft_ms)
+            .filter(|(_, ttft)| *ttft > 0.0)
+            .map(|(tokens, ttft)| tokens as f64 * 1000.0 / ttft),
+        decode_tokens_per_s: m.decode_tokens_per_s,
+        itl_median_ms: m.inter_token_latency_ms.map(|l| l.median_ms),
+        end_to_end_ms: Some(m.end_to_end_ms),
+        tools_offered: shared.config.tools,
+        calls: exchange.calls.clone(),
+        content: exchange.content.clone(),
+        think_ms: think.as_secs_f64() * 1000.0,
+        sent_unix_ns: Some(exchange.sent_unix_ns),
+        end_unix_ns: Some(exchange.end_unix_ns),
+        capture: exchange.capture.clone(),
+    }
+}
+
+fn unanswered(
+    (pass, sessions, session, turn): Place,
+    opening: super::conversation::Opening,
+    status: TurnStatus,
+    message: String,
+    tries: u32,
+    tools: u32,
+) -> TurnRecord {
+    TurnRecord {
+        pass,
+        sessions,
+        session,
+        turn,
+        opening,
+        status,
+        error: Some(message),
+        tries,
+        prompt_tokens: None,
+        cached_tokens: None,
+        cached_source: super::exchange::CachedSource::None,
+        ideal_cached_tokens: None,
+        completion_tokens: None,
+        token_source: None,
+        finish_reason: None,
+        ttft_ms: None,
+        ttfc_ms: None,
+        prefill_uncached_tokens_per_s: None,
+        decode_tokens_per_s: None,
+        itl_median_ms: None,
+        end_to_end_ms: None,
+        tools_offered: tools,
+        calls: Vec::new(),
+        content: String::new(),
+        think_ms: 0.0,
+        sent_unix_ns: None,
+        end_unix_ns: None,
+        capture: None,
+    }
+}

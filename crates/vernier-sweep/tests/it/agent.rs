@@ -1,0 +1,352 @@
+//! Agent sessions and trace replay against the simulator, checked against its ground truth:
+//! every turn's cached tokens exactly as the simulator served them, TTFT per turn within the
+//! sweep's TTFT accuracy, the speed-up the cache gives within 3% of the simulator's own, the
+//! shared prefixes of a Mooncake-format trace reproduced, and a run continued from its journal.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use vernier_sim::{GroundTruth, SimConfig, TokensPerEvent};
+use vernier_sweep::agent::{
+    AgentConfig, AgentLine, AgentStart, Pass, ReplayConfig, ReplayRecord, ReplayStart, Think,
+    TurnRecord, TurnStatus, run_agent, run_replay,
+};
+use vernier_sweep::{QuietObserver, RunContext, sweep_client};
+
+use crate::support::start_sim;
+
+/// A simulator whose prefill is slow beside its fixed overhead and loopback, so TTFT is
+/// mostly the prefill of what the cache did not hold.
+fn sim_config(tool_call_share: f64) -> SimConfig {
+    SimConfig::builder()
+        .tokens_per_event(TokensPerEvent::Fixed(1))
+        .decode_step(Duration::from_millis(2))
+        .prefill_tokens_per_s(5000.0)
+        .fixed_overhead(Duration::from_millis(40))
+        .prefix_cache(true)
+        .tool_call_share(tool_call_share)
+        .build()
+}
+
+fn small_agent() -> AgentConfig {
+    AgentConfig {
+        sessions: 3,
+        turns: 4,
+        system_tokens: 800,
+        tools: 3,
+        user_tokens: 40,
+        tool_result_tokens: 80,
+        max_tokens: 12,
+        think: Think::Fixed { seconds: 0.0 },
+        baseline_no_cache: true,
+        ..AgentConfig::default()
+    }
+}
+
+fn lines_of(path: &std::path::Path) -> Vec<AgentLine> {
+    vernier_journal::read::<AgentLine>(path)
+        .expect("the journal reads")
+        .into_values()
+}
+
+fn turns_of(lines: &[AgentLine]) -> Vec<TurnRecord> {
+    lines
+        .iter()
+        .filter_map(|line| match line {
+            AgentLine::Turn(turn) => Some((**turn).clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The simulator's record of `turn`: among the requests of its prompt length that arrived
+/// within 20 ms of its send (sessions opening together can tie), the one that agrees with it,
+/// else the nearest; each record is matched once.
+fn truth_of(truth: &mut Vec<GroundTruth>, turn: &TurnRecord) -> GroundTruth {
+    let sent = i128::from(turn.sent_unix_ns.expect("sent"));
+    let prompt = u32::try_from(turn.prompt_tokens.expect("prompt tokens")).expect("fits");
+    let apart = |t: &GroundTruth| (i128::from(t.arrival_unix_ns) - sent).abs();
+    let near: Vec<usize> = (0..truth.len())
+        .filter(|&i| truth[i].prompt_tokens == prompt && apart(&truth[i]) < 20_000_000)
+        .collect();
+    let agrees = |t: &GroundTruth| {
+        turn.cached_tokens == Some(u64::from(t.cached_tokens))
+            && turn.calls.len() == t.tool_calls as usize
+    };
+    let chosen = near
+        .iter()
+        .copied()
+        .filter(|&i| agrees(&truth[i]))
+        .min_by_key(|&i| apart(&truth[i]))
+        .or_else(|| near.iter().copied().min_by_key(|&i| apart(&truth[i])))
+        .unwrap_or_else(|| panic!("no record of {prompt} prompt tokens near {turn:#?}"));
+    truth.remove(chosen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one run, then each check against the ground truth"
+)]
+async fn agent_turns_match_the_simulators_cache_and_ttft_and_the_speedup_its_truth() {
+    let sim = start_sim(sim_config(0.5)).await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let client = sweep_client(&sim.base_url(), None, None).expect("client");
+    let outcome = run_agent(
+        client,
+        AgentStart::New {
+            config: Box::new(small_agent()),
+            out: out.path().to_owned(),
+        },
+        RunContext::new(vec!["sweep".to_owned(), "agent".to_owned()]),
+        Arc::new(QuietObserver),
+        None,
+    )
+    .await
+    .expect("the agent run finishes");
+    let turns = turns_of(&lines_of(&outcome.journal));
+    // Three sessions of four turns, twice (cache allowed, then defeated).
+    assert_eq!(turns.len(), 24, "{turns:#?}");
+    assert!(turns.iter().all(|t| t.status.answered()), "{turns:#?}");
+    let mut truth = sim.ground_truth();
+    let mut matched = Vec::new();
+    let mut hits_after_first = 0;
+    for turn in &turns {
+        let record = truth_of(&mut truth, turn);
+        // Exactly the simulator's count, which is vLLM's rule (full 16-token blocks).
+        assert_eq!(
+            turn.cached_tokens,
+            Some(u64::from(record.cached_tokens)),
+            "session {} turn {} ({:?})",
+            turn.session,
+            turn.turn,
+            turn.pass
+        );
+        assert_eq!(record.tools_offered, 3);
+        assert_eq!(turn.calls.len(), record.tool_calls as usize);
+        // TTFT within the sweep's accuracy: 3% or 3 ms (loopback and scheduling).
+        let true_ttft = record.first_token_event_ns.expect("first token") as f64 / 1e6;
+        let ttft = turn.ttft_ms.expect("ttft");
+        assert!(
+            (ttft - true_ttft).abs() <= (0.03 * true_ttft).max(3.0),
+            "TTFT {ttft} ms against the simulator's {true_ttft} ms"
+        );
+        match turn.pass {
+            Pass::Baseline => assert_eq!(
+                turn.cached_tokens,
+                Some(0),
+                "the baseline defeats the cache"
+            ),
+            _ if turn.turn >= 2 => {
+                hits_after_first += 1;
+                let ideal = turn.ideal_cached_tokens.expect("ideal");
+                let cached = turn.cached_tokens.expect("cached");
+                // Full blocks of what was computed before: at most a block and the last
+                // generated token short of a perfect cache.
+                assert!(
+                    cached <= ideal && ideal - cached < 16 + 1,
+                    "cached {cached}, ideal {ideal}"
+                );
+            }
+            _ => {}
+        }
+        matched.push((
+            turn.pass,
+            record.first_token_event_ns.expect("first") as f64,
+        ));
+    }
+    assert_eq!(hits_after_first, 9);
+    // Sessions after the first open on the shared system prompt and tools, already cached.
+    for turn in turns
+        .iter()
+        .filter(|t| t.pass == Pass::Cached && t.turn == 1)
+    {
+        let cached = turn.cached_tokens.expect("cached");
+        if turn.session == 0 {
+            assert_eq!(cached, 0);
+        } else {
+            assert!(cached >= 800, "session {} cached {cached}", turn.session);
+        }
+    }
+    // Tool calls were offered every turn and made on some (the simulator's share is a half),
+    // and the turn after a call opened with its results.
+    let calls = turns.iter().filter(|t| !t.calls.is_empty()).count();
+    assert!(calls > 0 && calls < turns.len(), "{calls} calls");
+    // The speed-up against the simulator's own TTFTs, over the same turns.
+    let true_mean = |pass: Pass| {
+        let values: Vec<f64> = matched
+            .iter()
+            .filter(|(p, _)| *p == pass)
+            .map(|(_, ns)| *ns)
+            .collect();
+        values.iter().sum::<f64>() / values.len() as f64
+    };
+    let true_speedup = true_mean(Pass::Baseline) / true_mean(Pass::Cached);
+    let speedup = outcome.run.cache_speedup.expect("a speed-up").ttft_mean;
+    assert!(
+        (speedup / true_speedup - 1.0).abs() < 0.03,
+        "speed-up {speedup} against the simulator's {true_speedup}"
+    );
+    assert!(
+        true_speedup > 1.5,
+        "the cache must matter here: {true_speedup}"
+    );
+    // The report and chart exist and say what they rest on.
+    let report = std::fs::read_to_string(&outcome.files.markdown).expect("report");
+    assert!(
+        report.contains("Speed-up from the prefix cache"),
+        "{report}"
+    );
+    assert!(report.contains("verdict: valid"), "{report}");
+    let chart = std::fs::read_to_string(&outcome.files.chart).expect("chart");
+    assert!(
+        chart.contains("cache defeated") && chart.contains("<svg"),
+        "chart"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_agent_run_resumes_without_sending_a_turn_twice() {
+    let sim = start_sim(sim_config(0.3)).await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let config = AgentConfig {
+        baseline_no_cache: false,
+        turns: 5,
+        think: Think::Fixed { seconds: 0.05 },
+        ..small_agent()
+    };
+    let client = sweep_client(&sim.base_url(), None, None).expect("client");
+    // Interrupted after about half the turns.
+    let interrupt: vernier_sweep::Interrupt =
+        Box::pin(tokio::time::sleep(Duration::from_millis(700)));
+    let first = run_agent(
+        client.clone(),
+        AgentStart::New {
+            config: Box::new(config),
+            out: out.path().to_owned(),
+        },
+        RunContext::new(vec!["sweep".to_owned()]),
+        Arc::new(QuietObserver),
+        Some(interrupt),
+    )
+    .await
+    .expect("the first part ends");
+    assert!(first.interrupted);
+    let before = turns_of(&lines_of(&first.journal)).len();
+    assert!(
+        before > 0 && before < 15,
+        "{before} turns before the interrupt"
+    );
+    assert_eq!(first.run.verdict.verdict.as_str(), "questionable");
+    let sent_before = sim.ground_truth().len();
+    let second = run_agent(
+        client,
+        AgentStart::Resume {
+            journal: first.journal.clone(),
+        },
+        RunContext::new(vec!["sweep".to_owned()]),
+        Arc::new(QuietObserver),
+        None,
+    )
+    .await
+    .expect("the run resumes");
+    let turns = turns_of(&lines_of(&second.journal));
+    assert_eq!(turns.len(), 15);
+    let mut keys: Vec<(u32, u32)> = turns.iter().map(|t| (t.session, t.turn)).collect();
+    keys.dedup();
+    assert_eq!(keys.len(), 15, "no turn twice");
+    // The resumed part sent exactly the turns left (no probe: the sizing is journaled).
+    assert_eq!(sim.ground_truth().len() - sent_before, 15 - before);
+    // A resumed session's later turns still hit the cache: its conversation was rebuilt from
+    // the journal, byte for byte what the server saw.
+    assert!(
+        turns
+            .iter()
+            .filter(|t| t.turn >= 2)
+            .all(|t| t.cached_tokens.unwrap_or(0) > 0),
+        "{turns:#?}"
+    );
+    assert!(!second.interrupted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bundled_mooncake_trace_replays_at_ten_times_with_its_shared_prefixes() {
+    let sim = start_sim(
+        SimConfig::builder()
+            .decode_step(Duration::from_millis(1))
+            .prefill_tokens_per_s(200_000.0)
+            .fixed_overhead(Duration::from_millis(1))
+            .prefix_cache(true)
+            .build(),
+    )
+    .await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let client = sweep_client(&sim.base_url(), None, None).expect("client");
+    let outcome = run_replay(
+        client,
+        ReplayStart::New {
+            config: Box::new(ReplayConfig {
+                time_scale: 10.0,
+                ..ReplayConfig::default()
+            }),
+            out: out.path().to_owned(),
+        },
+        RunContext::new(vec!["sweep".to_owned(), "replay".to_owned()]),
+        Arc::new(QuietObserver),
+        None,
+    )
+    .await
+    .expect("the replay finishes");
+    let records: Vec<ReplayRecord> = lines_of(&outcome.journal)
+        .into_iter()
+        .filter_map(|line| match line {
+            AgentLine::Replayed(record) => Some(*record),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(records.len(), outcome.run.records);
+    assert!(
+        records.iter().all(|r| r.status == TurnStatus::Ok),
+        "{records:#?}"
+    );
+    // The simulator counts a lowercase word as one token, so calibration finds one word per
+    // token and each prompt is its recorded length, give or take the nonce line and template.
+    assert!(
+        (outcome.run.words_per_token - 1.0).abs() < 0.01,
+        "{}",
+        outcome.run.words_per_token
+    );
+    for record in &records {
+        let prompt = record.prompt_tokens.expect("prompt tokens");
+        let recorded = u64::from(record.trace_input_tokens);
+        assert!(
+            prompt.abs_diff(recorded) <= 12,
+            "record {}: {prompt} against {recorded}",
+            record.index
+        );
+        // Where the trace's block hashes repeat, the shared blocks are served from the cache:
+        // the simulator's full 16-token blocks of the shared text.
+        let cached = record.cached_tokens.expect("cached");
+        if record.ideal_cached_tokens == 0 {
+            assert!(
+                cached < 16,
+                "record {}: {cached} cached without a shared block",
+                record.index
+            );
+        } else {
+            assert!(
+                cached.abs_diff(record.ideal_cached_tokens) < 16,
+                "record {}: cached {cached}, shared {}",
+                record.index,
+                record.ideal_cached_tokens
+            );
+        }
+        assert!(record.late_ms.is_some());
+    }
+    assert!(
+        outcome.run.repeat_records > 10,
+        "{}",
+        outcome.run.repeat_records
+    );
+    assert_eq!(outcome.run.repeat_hits, outcome.run.repeat_records);
+}
