@@ -288,7 +288,7 @@ async fn read_server_load(
 }
 
 /// The identity a run checks on resume, read from what its environment recorded.
-fn fingerprint_of(environment: &Environment) -> ServerFingerprint {
+pub(crate) fn fingerprint_of(environment: &Environment) -> ServerFingerprint {
     ServerFingerprint::new(
         environment.model.id.clone(),
         environment.server.kind.clone(),

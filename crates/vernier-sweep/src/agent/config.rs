@@ -246,9 +246,10 @@ impl Default for ReplayConfig {
 impl ReplayConfig {
     /// Refuses what cannot run, naming the flag and the fix.
     pub fn check(&self) -> Result<(), String> {
-        if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 10_000.0) {
+        if !(self.time_scale.is_finite() && self.time_scale >= 0.001 && self.time_scale <= 10_000.0)
+        {
             return Err(format!(
-                "--time-scale {}: give a speed-up above 0 and at most 10000 (10 replays ten times faster)",
+                "--time-scale {}: give a speed-up from 0.001 to 10000 (10 replays ten times faster, 0.5 at half speed)",
                 self.time_scale
             ));
         }

@@ -44,14 +44,18 @@ pub(crate) struct Exchange {
     pub(crate) cached_tokens: Option<u64>,
     pub(crate) cached_source: CachedSource,
     pub(crate) tries: u32,
+    /// When the first try began: its first byte's time when it was answered, else the
+    /// instant the request was handed to the client (ns since the Unix epoch).
+    pub(crate) first_try_unix_ns: u64,
     pub(crate) capture: Option<String>,
 }
 
 /// How a request ended when it gave no answer.
 #[derive(Debug)]
 pub(crate) enum Unanswered {
-    /// The server failed it every try (status `infra`).
-    Infra(String, u32),
+    /// The server failed it every try (status `infra`): the last message, the tries, and
+    /// when the first try began (ns since the Unix epoch).
+    Infra(String, u32, u64),
     /// The server cannot take a prompt this long (status `too_long`).
     TooLong(String),
     /// A refusal no retry fixes: the run stops.
@@ -93,6 +97,7 @@ impl Wire {
         request: &ChatRequest,
         name: &str,
     ) -> Result<Exchange, Unanswered> {
+        let began = self.clock.unix_ns(std::time::Instant::now());
         let mut tries = 0;
         let mut last = String::new();
         let mut refusals = 0;
@@ -103,6 +108,9 @@ impl Wire {
             let failure = match outcome {
                 Ok(Ok(mut exchange)) => {
                     exchange.tries = tries;
+                    if tries > 1 {
+                        exchange.first_try_unix_ns = began;
+                    }
                     return Ok(exchange);
                 }
                 Ok(Err(failure)) => failure,
@@ -111,11 +119,13 @@ impl Wire {
                 }
             };
             match failure {
-                Failure::FieldRefused(message, field) if refusals < 8 => {
-                    // A refused field is dropped for the rest of the run; the try is not spent.
+                // A refused field is dropped for the rest of the run; the try is not spent.
+                // Refused again (or not one the request can lose), it is a refusal.
+                Failure::FieldRefused(message, field)
+                    if refusals < 8 && self.refused.refuse(field) =>
+                {
                     refusals += 1;
                     tries -= 1;
-                    self.refused.refuse(field);
                     last = message;
                 }
                 Failure::ContextExceeded(message) => return Err(Unanswered::TooLong(message)),
@@ -141,7 +151,7 @@ impl Wire {
                 }
             }
         }
-        Err(Unanswered::Infra(last, tries))
+        Err(Unanswered::Infra(last, tries, began))
     }
 
     async fn once(&self, request: &ChatRequest, name: &str) -> Result<Exchange, Failure> {
@@ -198,6 +208,7 @@ impl Wire {
             cached_tokens,
             cached_source,
             sent_unix_ns: self.clock.unix_ns(sent),
+            first_try_unix_ns: self.clock.unix_ns(sent),
             end_unix_ns: self.clock.unix_ns(end),
             measurement: metered.measurement,
             tries: 1,

@@ -95,6 +95,9 @@ pub struct TurnRecord {
     pub ideal_cached_tokens: Option<u64>,
     /// Completion tokens.
     pub completion_tokens: Option<u64>,
+    /// Of them, reasoning tokens (not sent back in the conversation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
     /// Which source the completion count came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_source: Option<String>,
@@ -286,4 +289,21 @@ pub(crate) fn start_of<'a>(
             ),
         )),
     }
+}
+
+/// Whether the run was interrupted and what changed about the server, from its last `end`
+/// line (no `end` line: the run stopped without one, as interrupted).
+pub(crate) fn end_of(lines: &[AgentLine]) -> (bool, Vec<String>) {
+    lines
+        .iter()
+        .rev()
+        .find_map(|line| match line {
+            AgentLine::End {
+                interrupted,
+                server_changes,
+                ..
+            } => Some((*interrupted, server_changes.clone())),
+            _ => None,
+        })
+        .unwrap_or((true, Vec::new()))
 }

@@ -140,6 +140,23 @@ pub fn load_trace(config: &ReplayConfig) -> Result<Trace, SweepError> {
     if config.limit > 0 {
         trace.records.truncate(config.limit);
     }
+    // A year of replay at most: a longer span is a wrong unit or time scale.
+    let span_ms = trace
+        .records
+        .iter()
+        .map(|r| r.offset_ms)
+        .fold(0.0, f64::max)
+        / config.time_scale;
+    if !(span_ms.is_finite() && span_ms <= 365.0 * 86_400_000.0) {
+        return Err(SweepError::invalid(
+            "--time-scale",
+            format!(
+                "the trace would take {:.0} days to replay at --time-scale {}: check the trace's offsets (milliseconds) or raise the time scale",
+                span_ms / 86_400_000.0,
+                config.time_scale
+            ),
+        ));
+    }
     Ok(trace)
 }
 
@@ -252,7 +269,7 @@ pub async fn run_replay(
     let connected = super::run::connect(
         &client,
         &config.model,
-        resumed.then_some(opened.journal.as_path()),
+        (&opened, resumed),
         &context,
         observer.as_ref(),
     )
@@ -295,16 +312,26 @@ pub async fn run_replay(
         run_nonce: nonce,
         words_per_token,
     };
+    let n_records = trace.records.len();
     let shared = Arc::new(Shared {
         wire,
         journal: writer,
         observer: Arc::clone(&observer),
         config,
+        stop: tokio::sync::watch::channel(false).0,
     });
-    let interrupted = send_all(shared, &trace, &synthesis, &done, interrupt).await?;
+    let interrupted = send_all(Arc::clone(&shared), trace, synthesis, done, interrupt).await?;
+    let server_changes =
+        vernier_run::identity_changes(&shared.wire.client, &connected.fingerprint).await;
+    shared.journal.append(&AgentLine::End {
+        at_unix_ms: vernier_run::unix_ms(),
+        interrupted,
+        server_changes,
+    })?;
+    shared.journal.sync()?;
     observer.finished();
     let lines = journal::read_lines(&opened.journal)?;
-    let run = replay_run_file(&lines, trace.records.len(), interrupted)?;
+    let run = replay_run_file(&lines, n_records, interrupted)?;
     let run_file = opened.out.join("replay.json");
     let markdown_path = opened.out.join("report.md");
     let json = serde_json::to_string_pretty(&run).map_err(|error| SweepError::WriteReport {
@@ -333,10 +360,12 @@ struct Shared {
     journal: JournalWriter,
     observer: Arc<dyn SweepObserver>,
     config: ReplayConfig,
+    /// Set by a refusal no retry fixes: nothing more is sent.
+    stop: tokio::sync::watch::Sender<bool>,
 }
 
-/// One record ready to go: its request built before the replay starts, so sending costs
-/// nothing but the send.
+/// One record ready to go, built ahead of its instant (a bounded window of them), so sending
+/// costs nothing but the send and a long trace is never held in memory whole.
 struct Ready {
     index: usize,
     due: Duration,
@@ -345,14 +374,19 @@ struct Ready {
     ideal: u64,
 }
 
+/// Records built ahead of their instants.
+const WINDOW: usize = 256;
+
+/// Builds the records left, in order, into `ready` (on a thread of its own): each one's
+/// perfect-cache share from the hash ids sent before it, its prompt and its request.
 fn prepare(
-    shared: &Shared,
+    config: &ReplayConfig,
     trace: &Trace,
     synthesis: &Synthesis,
     done: &HashSet<usize>,
-) -> Vec<Ready> {
+    ready: &tokio::sync::mpsc::Sender<Ready>,
+) {
     let mut seen: HashSet<u64> = HashSet::new();
-    let mut ready = Vec::new();
     let first_left = trace
         .records
         .iter()
@@ -366,52 +400,66 @@ fn prepare(
             continue;
         }
         let prompt = synthesize(record, index, trace.block_tokens, synthesis);
-        let mut request =
-            ChatRequest::new(shared.config.model.clone(), vec![ChatMessage::user(prompt)]);
+        let mut request = ChatRequest::new(config.model.clone(), vec![ChatMessage::user(prompt)]);
         request.max_tokens = Some(u64::from(record.output_tokens.max(1)));
         request.temperature = Some(0.0);
         request.stream = Some(true);
-        if shared.config.force_length {
+        if config.force_length {
             request.extra.insert("ignore_eos".to_owned(), true.into());
             request
                 .extra
                 .insert("min_tokens".to_owned(), record.output_tokens.max(1).into());
         }
-        let offset_ms = (record.offset_ms - first_left).max(0.0) / shared.config.time_scale;
-        ready.push(Ready {
+        let offset_ms = (record.offset_ms - first_left).max(0.0) / config.time_scale;
+        let item = Ready {
             index,
-            due: Duration::from_secs_f64(offset_ms / 1000.0),
+            due: Duration::try_from_secs_f64(offset_ms / 1000.0).unwrap_or(Duration::ZERO),
             request,
             record: record.clone(),
             ideal,
-        });
+        };
+        if ready.blocking_send(item).is_err() {
+            // The replay stopped: nothing more is wanted.
+            return;
+        }
     }
-    ready
 }
 
 /// Sends every record at its instant; returns whether the replay was interrupted.
 async fn send_all(
     shared: Arc<Shared>,
-    trace: &Trace,
-    synthesis: &Synthesis,
-    done: &HashSet<usize>,
+    trace: Trace,
+    synthesis: Synthesis,
+    done: HashSet<usize>,
     interrupt: Option<Interrupt>,
 ) -> Result<bool, SweepError> {
-    let ready = prepare(&shared, trace, synthesis, done);
+    let (ready_tx, mut ready) = tokio::sync::mpsc::channel(WINDOW);
+    let config = shared.config.clone();
+    let producer = tokio::task::spawn_blocking(move || {
+        prepare(&config, &trace, &synthesis, &done, &ready_tx);
+    });
+    // The window fills before the clock starts, so the first records are ready when due.
+    while ready.len() < WINDOW && !producer.is_finished() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let origin = Instant::now() + LEAD;
     let mut interrupt = interrupt.unwrap_or_else(vernier_run::never);
+    let mut stop = shared.stop.subscribe();
     let mut set = tokio::task::JoinSet::new();
     let mut interrupted = false;
-    for item in ready {
-        let at = origin + item.due;
+    while let Some(item) = ready.recv().await {
+        let at = origin.checked_add(item.due).unwrap_or(origin);
         tokio::select! {
             () = tokio::time::sleep_until(at.into()) => {}
             () = &mut interrupt => { interrupted = true; break; }
+            _ = stop.wait_for(|stopped| *stopped) => break,
         }
         let shared = Arc::clone(&shared);
         let scheduled_unix_ns = shared.wire.clock.unix_ns(at);
         set.spawn(async move { send_one(&shared, item, scheduled_unix_ns).await });
     }
+    drop(ready);
+    let _ = producer.await;
     let mut first_error = None;
     while let Some(joined) = set.join_next().await {
         match joined {
@@ -436,11 +484,11 @@ async fn send_all(
 async fn send_one(shared: &Shared, item: Ready, scheduled_unix_ns: u64) -> Result<(), SweepError> {
     let name = format!("record-{}", item.index);
     let sent = shared.wire.send(&item.request, &name).await;
-    let scheduled_ms = item.due.as_secs_f64() * 1000.0;
+    let late = |at_unix_ns: u64| Some((at_unix_ns as f64 - scheduled_unix_ns as f64) / 1e6);
     let base = ReplayRecord {
         index: item.index,
         session: item.record.session.clone(),
-        scheduled_ms,
+        scheduled_ms: item.due.as_secs_f64() * 1000.0,
         late_ms: None,
         trace_input_tokens: item.record.input_tokens,
         trace_output_tokens: item.record.output_tokens,
@@ -462,14 +510,9 @@ async fn send_one(shared: &Shared, item: Ready, scheduled_unix_ns: u64) -> Resul
         Ok(exchange) => {
             let m = &exchange.measurement;
             ReplayRecord {
-                late_ms: Some((exchange.sent_unix_ns as f64 - scheduled_unix_ns as f64) / 1e6),
-                status: if m.finish_reason.as_deref() == Some("length")
-                    && m.completion_tokens < u64::from(item.record.output_tokens)
-                {
-                    TurnStatus::CutOff
-                } else {
-                    TurnStatus::Ok
-                },
+                // Against the first try: a retry's wait is the server's doing, not lateness.
+                late_ms: late(exchange.first_try_unix_ns),
+                status: TurnStatus::Ok,
                 tries: exchange.tries,
                 prompt_tokens: m.prompt_tokens,
                 cached_tokens: exchange.cached_tokens,
@@ -484,9 +527,11 @@ async fn send_one(shared: &Shared, item: Ready, scheduled_unix_ns: u64) -> Resul
             }
         }
         Err(Unanswered::Fatal(message)) => {
+            shared.stop.send_replace(true);
             return Err(SweepError::ServerRejected { detail: message });
         }
-        Err(Unanswered::Infra(message, tries)) => ReplayRecord {
+        Err(Unanswered::Infra(message, tries, began)) => ReplayRecord {
+            late_ms: late(began),
             error: Some(message),
             tries,
             ..base
@@ -500,6 +545,7 @@ async fn send_one(shared: &Shared, item: Ready, scheduled_unix_ns: u64) -> Resul
     shared
         .journal
         .append(&AgentLine::Replayed(Box::new(record)))?;
+    shared.journal.sync()?;
     shared.observer.request_measured();
     Ok(())
 }
@@ -546,12 +592,25 @@ pub(crate) fn replay_run_file(
     let sessions = per_session(&records, &reported);
     let late_ms = Spread::of(answered.iter().filter_map(|r| r.late_ms));
     let infra = count(TurnStatus::Infra);
-    let verdict = replay_verdict(
+    let (_, server_changes) = journal::end_of(lines);
+    let mut verdict = replay_verdict(
         late_ms,
         (infra, records.len(), n_records),
         !answered.is_empty() && reported.is_empty(),
         interrupted,
     );
+    if !server_changes.is_empty() {
+        let mut reasons = verdict.reasons.clone();
+        reasons.push(Reason::new(
+            "server_changed",
+            VerdictLevel::Invalid,
+            format!(
+                "the server changed during the replay: {}",
+                server_changes.join("; ")
+            ),
+        ));
+        verdict = Verdict::from_reasons(reasons);
+    }
     Ok(ReplayRunFile {
         kind: "replay".to_owned(),
         verdict,
@@ -588,6 +647,7 @@ pub(crate) fn replay_run_file(
                     )
                 }),
                 target,
+                n_records,
             )
         }),
         interrupted,

@@ -63,11 +63,13 @@ pub struct AgentFiles {
 /// The verdict of an agent run.
 fn verdict_of(passes: &[PassSummary], interrupted: bool, server_changes: &[String]) -> Verdict {
     let mut reasons = Vec::new();
-    let sent: usize = passes
-        .iter()
+    // Capacity steps probe overload on purpose: their failures are the steps' answer, not a
+    // fault of the run.
+    let judged = || passes.iter().filter(|p| p.pass != Pass::Capacity);
+    let sent: usize = judged()
         .map(|p| p.ok + p.cut_off + p.infra + p.too_long)
         .sum();
-    let infra: usize = passes.iter().map(|p| p.infra).sum();
+    let infra: usize = judged().map(|p| p.infra).sum();
     if infra > 0 {
         let share = infra as f64 / sent.max(1) as f64;
         let level = if share > vernier_run::INFRA_INVALID_SHARE {
@@ -81,7 +83,17 @@ fn verdict_of(passes: &[PassSummary], interrupted: bool, server_changes: &[Strin
             format!("{infra} of {sent} turns failed at the server after every try"),
         ));
     }
-    let too_long: usize = passes.iter().map(|p| p.too_long).sum();
+    let too_long: usize = judged().map(|p| p.too_long).sum();
+    let retried: usize = judged().map(|p| p.retried).sum();
+    if retried > 0 {
+        reasons.push(Reason::new(
+            "retried",
+            VerdictLevel::Questionable,
+            format!(
+                "{retried} turns were answered only on a later try: the broken try may have warmed the cache their figures show"
+            ),
+        ));
+    }
     if too_long > 0 {
         reasons.push(Reason::new(
             "context_exceeded",
@@ -157,18 +169,7 @@ pub(crate) fn agent_run_file(
             _ => None,
         })
         .collect();
-    let (interrupted, server_changes) = lines
-        .iter()
-        .rev()
-        .find_map(|line| match line {
-            AgentLine::End {
-                interrupted,
-                server_changes,
-                ..
-            } => Some((*interrupted, server_changes.clone())),
-            _ => None,
-        })
-        .unwrap_or((true, Vec::new()));
+    let (interrupted, server_changes) = super::journal::end_of(lines);
     let mut keys: Vec<(Pass, u32)> = turns.iter().map(|t| (t.pass, t.sessions)).collect();
     keys.sort_unstable();
     keys.dedup();
@@ -180,12 +181,18 @@ pub(crate) fn agent_run_file(
                 .copied()
                 .filter(|t| t.pass == pass && t.sessions == sessions)
                 .collect();
-            summarise_pass(pass, sessions, &these, config.target.as_ref())
+            let planned = sessions as usize * config.turns as usize;
+            summarise_pass((pass, sessions, planned), &these, config.target.as_ref())
         })
         .collect();
     let cached = passes.iter().find(|p| p.pass == Pass::Cached);
     let baseline = passes.iter().find(|p| p.pass == Pass::Baseline);
-    let cache_speedup = cached.zip(baseline).and_then(|(c, b)| speedup(c, b));
+    let of_pass = |pass: Pass| -> Vec<&TurnRecord> {
+        turns.iter().copied().filter(|t| t.pass == pass).collect()
+    };
+    let cache_speedup = cached
+        .zip(baseline)
+        .and_then(|_| speedup(&of_pass(Pass::Cached), &of_pass(Pass::Baseline)));
     Ok(AgentRunFile {
         kind: "agent".to_owned(),
         verdict: verdict_of(&passes, interrupted, &server_changes),
@@ -331,14 +338,24 @@ pub(crate) fn markdown(run: &AgentRunFile) -> String {
         config.think.label(),
     );
     if let Some(speedup) = run.cache_speedup {
+        let prompt = |pass: Pass| {
+            run.passes
+                .iter()
+                .find(|p| p.pass == pass)
+                .map_or(0, |p| p.prompt_tokens)
+        };
         let _ = writeln!(
             md,
-            "**Speed-up from the prefix cache:** mean TTFT {:.2}× (median {:.2}×), session time {}.\n",
+            "**Speed-up from the prefix cache:** mean TTFT {:.2}× (median {:.2}×) over {} turns both passes answered, session time {}; \
+             prompt tokens sent {} with the cache allowed, {} with it defeated (each pass's conversations are the model's own).\n",
             speedup.ttft_mean,
             speedup.ttft_median,
+            speedup.pairs,
             speedup
                 .session_time
-                .map_or_else(|| "—".to_owned(), |s| format!("{s:.2}×"))
+                .map_or_else(|| "—".to_owned(), |s| format!("{s:.2}×")),
+            prompt(Pass::Cached),
+            prompt(Pass::Baseline)
         );
     }
     md.push_str("| pass | sessions | turns ok | cut off | infra | too long | hit ratio (cached / ideal) | cached share of prompt | TTFT ms median (p10–p90) | prefill of uncached tok/s | decode tok/s | session s | turns/min | tool calls / turns offered |\n");
@@ -406,7 +423,11 @@ fn by_turn(md: &mut String, run: &AgentRunFile) {
                 .map(|(text, value, holds)| {
                     format!(
                         "{text}: {} ({})",
-                        number(*value, 1),
+                        // The largest float stands for failed or unsent turns.
+                        match value {
+                            Some(v) if *v >= f64::MAX => "failed turns".to_owned(),
+                            _ => number(*value, 1),
+                        },
                         if *holds { "holds" } else { "missed" }
                     )
                 })
@@ -441,7 +462,7 @@ fn capacity_section(md: &mut String, run: &AgentRunFile) {
         let _ = writeln!(
             md,
             "{}. Steps: {}.",
-            match (capacity.largest, capacity.at_limit) {
+            match (capacity.largest, capacity.at_limit && capacity.complete) {
                 (Some(n), true) =>
                     format!("At least {n} sessions (the most tried) meet the target"),
                 (Some(n), false) => format!("**{n} sessions** is the most that meets the target"),
@@ -449,5 +470,8 @@ fn capacity_section(md: &mut String, run: &AgentRunFile) {
             },
             steps.join(", ")
         );
+        if !capacity.complete {
+            md.push_str("\nThe search was interrupted: its answer rests on the steps done, and the next step was not tried.\n");
+        }
     }
 }

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use vernier_journal::JournalWriter;
 use vernier_openai::{ChatMessage, ChatRequest, Client};
@@ -207,14 +206,16 @@ pub(crate) struct Connected {
     pub(crate) fingerprint: vernier_run::ServerFingerprint,
 }
 
-/// Resolves the model and reads the server, model and machine.
+/// Resolves the model and reads the server, model and machine; a resumed run must find the
+/// server its journal recorded (another one is refused as `ServerChanged`).
 pub(crate) async fn connect(
     client: &Client,
     wanted: &str,
-    resumed_journal: Option<&Path>,
+    (opened, resumed): (&Opened, bool),
     context: &RunContext,
     observer: &dyn SweepObserver,
 ) -> Result<Connected, SweepError> {
+    let resumed_journal = resumed.then_some(opened.journal.as_path());
     let model = vernier_run::resolve_model(client, Some(wanted), resumed_journal).await?;
     let identity = client.server_identity().await;
     let limit = vernier_openai::context_limit(&model.listed, &model.id, &identity);
@@ -222,6 +223,14 @@ pub(crate) async fn connect(
         crate::engine::read_machine(client, context, &model, &identity, limit, observer).await;
     let environment =
         crate::engine::environment_of(client, context, &identity, served, None, gpu.record.clone());
+    if let (Some(journal), Some(AgentLine::Start(start))) = (resumed_journal, opened.lines.first())
+    {
+        vernier_run::check_same_server(
+            journal,
+            &crate::engine::fingerprint_of(&start.environment),
+            &crate::engine::fingerprint_of(&environment),
+        )?;
+    }
     Ok(Connected {
         fingerprint: vernier_run::fingerprint(&model.id, &identity),
         model: model.id,
@@ -297,7 +306,7 @@ pub async fn run_agent(
     let connected = connect(
         &client,
         &config.model,
-        resumed.then_some(opened.journal.as_path()),
+        (&opened, resumed),
         &context,
         observer.as_ref(),
     )
@@ -332,7 +341,7 @@ pub async fn run_agent(
         prefix_tokens,
         journal: writer,
         observer: Arc::clone(&observer),
-        stop: AtomicBool::new(false),
+        stop: tokio::sync::watch::channel(false).0,
     });
     let work = passes(&shared, &done);
     tokio::pin!(work);
@@ -340,7 +349,7 @@ pub async fn run_agent(
     let (result, interrupted) = tokio::select! {
         result = &mut work => (result, false),
         () = &mut interrupt => {
-            shared.stop.store(true, Ordering::Relaxed);
+            shared.request_stop();
             observer.note("interrupted: finishing the turns in flight");
             ((&mut work).await, true)
         }
@@ -399,14 +408,14 @@ async fn passes(
         config.sessions, config.turns
     ));
     run_pass(shared, Pass::Cached, config.sessions, done).await?;
-    if config.baseline_no_cache && !shared.stop.load(Ordering::Relaxed) {
+    if config.baseline_no_cache && !shared.stopped() {
         shared
             .observer
             .status("the same sessions with the cache defeated");
         run_pass(shared, Pass::Baseline, config.sessions, done).await?;
     }
     match (config.capacity_up_to, &config.target) {
-        (Some(up_to), Some(target)) if !shared.stop.load(Ordering::Relaxed) => {
+        (Some(up_to), Some(target)) if !shared.stopped() => {
             Ok(Some(capacity_search(shared, done, up_to, target).await?))
         }
         _ => Ok(None),
@@ -430,17 +439,20 @@ async fn capacity_search(
         ));
         let turns = run_pass(shared, Pass::Capacity, n, done).await?;
         let refs: Vec<&TurnRecord> = turns.iter().collect();
-        let summary = super::summary::summarise_pass(Pass::Capacity, n, &refs, Some(target));
+        let planned = n as usize * shared.config.turns as usize;
+        let summary =
+            super::summary::summarise_pass((Pass::Capacity, n, planned), &refs, Some(target));
         let goodput = summary.goodput.map_or((false, 0.0), |g| (g.holds, g.share));
         Ok::<_, SweepError>(goodput)
     };
     let (mut good, mut bad) = (None, None);
     let mut n = 1;
     loop {
-        if shared.stop.load(Ordering::Relaxed) {
+        let (holds, share) = step(n).await?;
+        if shared.stopped() {
+            // An interrupted step is judged on part of its turns: left out.
             break;
         }
-        let (holds, share) = step(n).await?;
         steps.push((n, holds, share));
         if !holds {
             bad = Some(n);
@@ -453,11 +465,14 @@ async fn capacity_search(
         n = n.saturating_mul(2).min(up_to);
     }
     while let (Some(g), Some(b)) = (good, bad) {
-        if b - g <= 1 || shared.stop.load(Ordering::Relaxed) {
+        if b - g <= 1 || shared.stopped() {
             break;
         }
         let mid = g + (b - g) / 2;
         let (holds, share) = step(mid).await?;
+        if shared.stopped() {
+            break;
+        }
         steps.push((mid, holds, share));
         if holds {
             good = Some(mid);
@@ -471,6 +486,7 @@ async fn capacity_search(
         steps,
         largest: good,
         at_limit: good == Some(up_to),
+        complete: !shared.stopped(),
     })
 }
 

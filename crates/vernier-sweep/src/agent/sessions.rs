@@ -5,7 +5,6 @@
 //! are for agents reaching a server that already serves others).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 use vernier_journal::JournalWriter;
@@ -29,7 +28,56 @@ pub(crate) struct Shared {
     pub(crate) prefix_tokens: u64,
     pub(crate) journal: JournalWriter,
     pub(crate) observer: Arc<dyn SweepObserver>,
-    pub(crate) stop: AtomicBool,
+    /// Set when the run must stop (interrupted, or a refusal): sessions send no further turn
+    /// and wake from their pauses.
+    pub(crate) stop: watch::Sender<bool>,
+}
+
+impl Shared {
+    /// Whether the run is stopping.
+    pub(crate) fn stopped(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Asks every session to stop after the turn it has in flight.
+    pub(crate) fn request_stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Sleeps `pause`, or less when the run stops meanwhile.
+    async fn pause(&self, pause: std::time::Duration) {
+        let mut stop = self.stop.subscribe();
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            _ = stop.wait_for(|stopped| *stopped) => {}
+        }
+    }
+}
+
+/// How session 0's first turn went, which the other sessions wait for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    /// Not answered yet.
+    Closed,
+    /// Answered: the shared prefix is in the cache.
+    Cached,
+    /// Ended without an answer (failed, stopped or the task died): nothing was cached.
+    Open,
+}
+
+/// Opens the gate when dropped (a session-0 task that ends any way lets the others go).
+struct OpenOnDrop(Arc<watch::Sender<Gate>>);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.send_if_modified(|gate| {
+            let closed = *gate == Gate::Closed;
+            if closed {
+                *gate = Gate::Open;
+            }
+            closed
+        });
+    }
 }
 
 /// The texts of one pass: its own nonce, so no pass is served from another's cache.
@@ -76,8 +124,13 @@ pub(crate) async fn run_pass(
             at_unix_ns: shared.wire.clock.unix_ns(std::time::Instant::now()),
         })?;
     }
-    let opened_first = !mine(0).is_empty();
-    let (open, gate) = watch::channel(opened_first);
+    let first = mine(0);
+    let gate_now = match first.first() {
+        Some(turn) if turn.status.answered() => Gate::Cached,
+        Some(_) => Gate::Open,
+        None => Gate::Closed,
+    };
+    let (open, gate) = watch::channel(gate_now);
     let open = Arc::new(open);
     let mut set = tokio::task::JoinSet::new();
     for session in 0..sessions {
@@ -85,18 +138,30 @@ pub(crate) async fn run_pass(
         let texts = Arc::clone(&texts);
         let before = mine(session);
         let mut gate = gate.clone();
+        let guard = (session == 0).then(|| OpenOnDrop(Arc::clone(&open)));
         let open = Arc::clone(&open);
         set.spawn(async move {
-            if session > 0 {
+            let prefix_cached = if session > 0 {
                 // Waits for session 0's first turn; a closed channel means it ended anyway.
-                let _ = gate.wait_for(|opened| *opened).await;
+                gate.wait_for(|gate| *gate != Gate::Closed)
+                    .await
+                    .is_ok_and(|gate| *gate == Gate::Cached)
+            } else {
+                false
+            };
+            let result = run_session(
+                &shared,
+                &texts,
+                (pass, sessions, session),
+                before,
+                (&open, prefix_cached),
+            )
+            .await;
+            if result.is_err() {
+                // A refusal stops the run before the gate lets the others send.
+                shared.request_stop();
             }
-            let result =
-                run_session(&shared, &texts, (pass, sessions, session), before, &open).await;
-            // Session 0 failing before its first answer must not hold the others back.
-            if session == 0 {
-                open.send_replace(true);
-            }
+            drop(guard);
             result
         });
     }
@@ -106,11 +171,11 @@ pub(crate) async fn run_pass(
         match joined {
             Ok(Ok(mut session_turns)) => turns.append(&mut session_turns),
             Ok(Err(error)) => {
-                shared.stop.store(true, Ordering::Relaxed);
+                shared.request_stop();
                 first_error.get_or_insert(error);
             }
             Err(panic) => {
-                shared.stop.store(true, Ordering::Relaxed);
+                shared.request_stop();
                 first_error.get_or_insert(SweepError::invalid(
                     "sweep agent",
                     format!("a session task failed: {panic}"),
@@ -132,7 +197,7 @@ async fn run_session(
     texts: &Texts,
     (pass, sessions, session): (Pass, u32, u32),
     before: Vec<TurnRecord>,
-    open: &watch::Sender<bool>,
+    (open, prefix_cached): (&watch::Sender<Gate>, bool),
 ) -> Result<Vec<TurnRecord>, SweepError> {
     let mut conversation = Conversation::new(session, texts);
     let mut last: Option<(u64, u64)> = None;
@@ -142,7 +207,7 @@ async fn run_session(
             return Ok(before);
         }
         conversation.answer(&turn.content, &turn.calls);
-        last = turn.prompt_tokens.zip(turn.completion_tokens);
+        last = computed(turn);
     }
     let mut turns = before;
     let next = turns.last().map_or(1, |t| t.turn + 1);
@@ -158,8 +223,8 @@ async fn run_session(
             );
             shared.config.think.draw(&mut rng)
         };
-        tokio::time::sleep(think).await;
-        if shared.stop.load(Ordering::Relaxed) {
+        shared.pause(think).await;
+        if shared.stopped() {
             break;
         }
         let opening = conversation.open_turn(texts, turn);
@@ -169,7 +234,7 @@ async fn run_session(
         let ideal = |prompt: Option<u64>| {
             let held = match last {
                 Some((prompt, completion)) => prompt + completion,
-                None if session > 0 || turn > 1 => shared.prefix_tokens,
+                None if (session > 0 && prefix_cached) || turn > 1 => shared.prefix_tokens,
                 None => 0,
             };
             prompt.map(|p| held.min(p))
@@ -186,7 +251,7 @@ async fn run_session(
             Err(Unanswered::Fatal(message)) => {
                 return Err(SweepError::ServerRejected { detail: message });
             }
-            Err(Unanswered::Infra(message, tries)) => unanswered(
+            Err(Unanswered::Infra(message, tries, _)) => unanswered(
                 (pass, sessions, session, turn),
                 opening,
                 TurnStatus::Infra,
@@ -208,13 +273,13 @@ async fn run_session(
             .append(&AgentLine::Turn(Box::new(record.clone())))?;
         shared.journal.sync()?;
         shared.observer.request_measured();
-        if session == 0 && turn == 1 {
-            open.send_replace(true);
-        }
         let go_on = record.status.answered();
+        if session == 0 && turn == 1 {
+            open.send_replace(if go_on { Gate::Cached } else { Gate::Open });
+        }
         if go_on {
             conversation.answer(&record.content, &record.calls);
-            last = record.prompt_tokens.zip(record.completion_tokens);
+            last = computed(&record);
         }
         turns.push(record);
         if !go_on {
@@ -222,6 +287,15 @@ async fn run_session(
         }
     }
     Ok(turns)
+}
+
+/// What the server computed for a turn that a perfect cache would keep: its prompt and the
+/// answer sent back (reasoning, which the harness does not send back, left out).
+fn computed(turn: &TurnRecord) -> Option<(u64, u64)> {
+    let answer = turn
+        .completion_tokens?
+        .saturating_sub(turn.reasoning_tokens.unwrap_or(0));
+    Some((turn.prompt_tokens?, answer))
 }
 
 const fn pass_tag(pass: Pass) -> &'static str {
@@ -269,9 +343,11 @@ fn answered(
 ) -> TurnRecord {
     let m = &exchange.measurement;
     let cut_off = m.finish_reason.as_deref() == Some("length");
+    // Without the server's cached count the uncached part is unknown.
     let uncached = m
         .prompt_tokens
-        .map(|p| p.saturating_sub(exchange.cached_tokens.unwrap_or(0)));
+        .zip(exchange.cached_tokens)
+        .map(|(p, cached)| p.saturating_sub(cached));
     TurnRecord {
         pass,
         sessions,
@@ -290,6 +366,7 @@ fn answered(
         cached_source: exchange.cached_source,
         ideal_cached_tokens: ideal(m.prompt_tokens),
         completion_tokens: Some(m.completion_tokens),
+        reasoning_tokens: m.reasoning_tokens,
         token_source: serde_json::to_value(m.token_source)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned)),
@@ -335,6 +412,7 @@ fn unanswered(
         cached_source: super::exchange::CachedSource::None,
         ideal_cached_tokens: None,
         completion_tokens: None,
+        reasoning_tokens: None,
         token_source: None,
         finish_reason: None,
         ttft_ms: None,

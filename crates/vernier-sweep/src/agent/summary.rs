@@ -72,11 +72,12 @@ pub struct TurnFigures {
 pub struct Goodput {
     /// Answered turns meeting every part.
     pub met: usize,
-    /// Turns sent (failed ones count as missing the target).
+    /// Turns planned (failed and unsent ones count as missing the target).
     pub of: usize,
     /// `met / of`.
     pub share: f64,
-    /// Whether every part holds at its quantile over the answered turns.
+    /// Whether every part holds at its quantile over the planned turns (failed and unsent
+    /// ones at their worst).
     pub holds: bool,
     /// Each part: its text, the value at its quantile, whether it holds.
     pub parts: Vec<(String, Option<f64>, bool)>,
@@ -102,6 +103,8 @@ pub struct PassSummary {
     pub tool_turns: usize,
     /// Of those, turns that called one.
     pub tool_call_turns: usize,
+    /// Answered turns that needed more than one try.
+    pub retried: usize,
     /// Turns where the server reported its cache.
     pub cache_reported: usize,
     /// Sum of prompt tokens of answered turns.
@@ -122,11 +125,13 @@ pub struct PassSummary {
     pub prefill_uncached_tokens_per_s: Option<Spread>,
     /// Decode rate.
     pub decode_tokens_per_s: Option<Spread>,
-    /// A session's first send to its last turn's end, s.
+    /// A session's time: its pauses and its turns' end-to-end times, s.
     pub session_s: Option<Spread>,
-    /// Answered turns per minute over the pass's wall time.
+    /// Answered turns per minute: each session's turns over its own time (pauses and turns),
+    /// summed over the sessions running side by side.
     pub turns_per_minute: Option<f64>,
-    /// The pass's first send to its last end, s.
+    /// The pass's first send to its last end, s (an interrupted and resumed pass includes the
+    /// gap).
     pub wall_s: Option<f64>,
     /// By turn index.
     pub by_turn: Vec<TurnFigures>,
@@ -151,8 +156,16 @@ fn figure(turn: &TurnRecord, metric: TargetMetric) -> Option<f64> {
 pub(crate) type GoodputRow = (bool, Option<f64>, Option<f64>, Option<f64>);
 
 /// The goodput of `turns` against `target`: per turn, every part's bound holds for that turn.
-pub(crate) fn goodput_of(turns: impl IntoIterator<Item = GoodputRow>, target: &Target) -> Goodput {
-    let rows: Vec<GoodputRow> = turns.into_iter().collect();
+/// `planned` turns were meant to be sent: those never sent (a session ended early) and those
+/// that failed miss the target, and count at their worst in each part's quantile (TTFT and
+/// inter-token latency unbounded, decode zero), so failures cannot make a load look better.
+pub(crate) fn goodput_of(
+    turns: impl IntoIterator<Item = GoodputRow>,
+    target: &Target,
+    planned: usize,
+) -> Goodput {
+    let mut rows: Vec<GoodputRow> = turns.into_iter().collect();
+    rows.resize(rows.len().max(planned), (false, None, None, None));
     let value = |row: &GoodputRow, metric| match metric {
         TargetMetric::Ttft => row.1,
         TargetMetric::Decode => row.2,
@@ -175,10 +188,17 @@ pub(crate) fn goodput_of(turns: impl IntoIterator<Item = GoodputRow>, target: &T
         .parts
         .iter()
         .map(|part| {
+            // The largest finite value stands for "never" (the quantile refuses infinities).
+            let worst = if part.at_most { f64::MAX } else { 0.0 };
             let values: Vec<f64> = rows
                 .iter()
-                .filter(|row| row.0)
-                .filter_map(|row| value(row, part.metric))
+                .map(|row| {
+                    if row.0 {
+                        value(row, part.metric).unwrap_or(worst)
+                    } else {
+                        worst
+                    }
+                })
                 .collect();
             // A "≥" bound reads the low tail: decode_p10 ≥ 20 means 90% of turns decode at
             // 20 or more, so its quantile is taken as written.
@@ -196,29 +216,9 @@ pub(crate) fn goodput_of(turns: impl IntoIterator<Item = GoodputRow>, target: &T
     }
 }
 
-/// The figures of one pass's turns.
-pub(crate) fn summarise_pass(
-    pass: Pass,
-    sessions: u32,
-    turns: &[&TurnRecord],
-    target: Option<&Target>,
-) -> PassSummary {
-    let answered: Vec<&TurnRecord> = turns
-        .iter()
-        .copied()
-        .filter(|t| t.status.answered())
-        .collect();
-    let count = |status: TurnStatus| turns.iter().filter(|t| t.status == status).count();
-    let reported: Vec<&TurnRecord> = answered
-        .iter()
-        .copied()
-        .filter(|t| t.cached_tokens.is_some())
-        .collect();
-    let cached: u64 = reported.iter().filter_map(|t| t.cached_tokens).sum();
-    let ideal: u64 = reported.iter().filter_map(|t| t.ideal_cached_tokens).sum();
-    let prompt_reported: u64 = reported.iter().filter_map(|t| t.prompt_tokens).sum();
+/// Each turn index's figures over the answered turns.
+fn by_turn(answered: &[&TurnRecord], last_turn: u32) -> Vec<TurnFigures> {
     let mut by_turn = Vec::new();
-    let last_turn = turns.iter().map(|t| t.turn).max().unwrap_or(0);
     for index in 1..=last_turn {
         let these: Vec<&TurnRecord> = answered
             .iter()
@@ -239,11 +239,50 @@ pub(crate) fn summarise_pass(
             decode_tokens_per_s: median(these.iter().filter_map(|t| t.decode_tokens_per_s)),
         });
     }
-    let sessions_s = (0..sessions).filter_map(|session| {
-        let mine: Vec<&&TurnRecord> = turns.iter().filter(|t| t.session == session).collect();
-        let first = mine.iter().filter_map(|t| t.sent_unix_ns).min()?;
-        let last = mine.iter().filter_map(|t| t.end_unix_ns).max()?;
-        Some(last.saturating_sub(first) as f64 / 1e9)
+    by_turn
+}
+
+/// The figures of one pass's turns; `planned` is how many turns it meant to send.
+pub(crate) fn summarise_pass(
+    (pass, sessions, planned): (Pass, u32, usize),
+    turns: &[&TurnRecord],
+    target: Option<&Target>,
+) -> PassSummary {
+    let answered: Vec<&TurnRecord> = turns
+        .iter()
+        .copied()
+        .filter(|t| t.status.answered())
+        .collect();
+    let count = |status: TurnStatus| turns.iter().filter(|t| t.status == status).count();
+    let reported: Vec<&TurnRecord> = answered
+        .iter()
+        .copied()
+        .filter(|t| t.cached_tokens.is_some())
+        .collect();
+    let cached: u64 = reported.iter().filter_map(|t| t.cached_tokens).sum();
+    let ideal: u64 = reported.iter().filter_map(|t| t.ideal_cached_tokens).sum();
+    let prompt_reported: u64 = reported.iter().filter_map(|t| t.prompt_tokens).sum();
+    let by_turn = by_turn(&answered, turns.iter().map(|t| t.turn).max().unwrap_or(0));
+    // A session's time is the sum of its pauses and its turns' end-to-end times: a resumed
+    // run's interruption is not in it.
+    let per_session: Vec<(f64, usize)> = (0..sessions)
+        .filter_map(|session| {
+            let mine: Vec<&&TurnRecord> = turns.iter().filter(|t| t.session == session).collect();
+            let seconds: f64 = mine
+                .iter()
+                .map(|t| (t.think_ms + t.end_to_end_ms.unwrap_or(0.0)) / 1000.0)
+                .sum();
+            let done = mine.iter().filter(|t| t.status.answered()).count();
+            (seconds > 0.0).then_some((seconds, done))
+        })
+        .collect();
+    let sessions_s = per_session.iter().map(|(seconds, _)| *seconds);
+    // Sessions run side by side: the pass's rate is the sum of theirs.
+    let turns_per_minute = (!per_session.is_empty()).then(|| {
+        per_session
+            .iter()
+            .map(|(seconds, done)| *done as f64 * 60.0 / seconds)
+            .sum::<f64>()
     });
     let first = turns.iter().filter_map(|t| t.sent_unix_ns).min();
     let last = turns.iter().filter_map(|t| t.end_unix_ns).max();
@@ -268,6 +307,7 @@ pub(crate) fn summarise_pass(
             .filter(|t| t.tools_offered > 0 && !t.calls.is_empty())
             .count(),
         cache_reported: reported.len(),
+        retried: answered.iter().filter(|t| t.tries > 1).count(),
         prompt_tokens: answered.iter().filter_map(|t| t.prompt_tokens).sum(),
         cached_tokens: cached,
         ideal_cached_tokens: ideal,
@@ -282,7 +322,7 @@ pub(crate) fn summarise_pass(
         ),
         decode_tokens_per_s: Spread::of(answered.iter().filter_map(|t| t.decode_tokens_per_s)),
         session_s: Spread::of(sessions_s),
-        turns_per_minute: wall_s.map(|s| answered.len() as f64 * 60.0 / s),
+        turns_per_minute,
         wall_s,
         by_turn,
         goodput: target.map(|target| {
@@ -296,6 +336,7 @@ pub(crate) fn summarise_pass(
                     )
                 }),
                 target,
+                planned,
             )
         }),
     }
@@ -305,23 +346,52 @@ pub(crate) fn summarise_pass(
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct CacheSpeedup {
-    /// Mean TTFT with the cache defeated / with it allowed, over the same turns.
+    /// Mean TTFT with the cache defeated / with it allowed, over the (session, turn) pairs
+    /// both passes answered.
     pub ttft_mean: f64,
     /// Median TTFT, likewise.
     pub ttft_median: f64,
     /// Median session time, likewise.
     pub session_time: Option<f64>,
+    /// The (session, turn) pairs compared.
+    pub pairs: usize,
 }
 
-/// The speed-up of `cached` over `baseline`.
-pub(crate) fn speedup(cached: &PassSummary, baseline: &PassSummary) -> Option<CacheSpeedup> {
-    let (with, without) = (cached.ttft_ms?, baseline.ttft_ms?);
+/// The speed-up of the allowed pass over the defeated one, over the (session, turn) pairs
+/// both answered: mean and median TTFT, and median session time over the sessions both
+/// finished.
+pub(crate) fn speedup(cached: &[&TurnRecord], baseline: &[&TurnRecord]) -> Option<CacheSpeedup> {
+    let key = |t: &TurnRecord| (t.session, t.turn);
+    let answered = |turns: &[&TurnRecord]| -> std::collections::BTreeMap<(u32, u32), f64> {
+        turns
+            .iter()
+            .filter(|t| t.status.answered())
+            .filter_map(|t| Some((key(t), t.ttft_ms?)))
+            .collect()
+    };
+    let (with, without) = (answered(cached), answered(baseline));
+    let pairs: Vec<(f64, f64)> = with
+        .iter()
+        .filter_map(|(k, w)| Some((*w, *without.get(k)?)))
+        .collect();
+    let with = Spread::of(pairs.iter().map(|p| p.0))?;
+    let without = Spread::of(pairs.iter().map(|p| p.1))?;
+    let session_time = |turns: &[&TurnRecord], session: u32| -> f64 {
+        turns
+            .iter()
+            .filter(|t| t.session == session)
+            .map(|t| t.think_ms + t.end_to_end_ms.unwrap_or(0.0))
+            .sum()
+    };
+    let sessions: std::collections::BTreeSet<u32> = cached.iter().map(|t| t.session).collect();
+    let with_s = Spread::of(sessions.iter().map(|s| session_time(cached, *s)));
+    let without_s = Spread::of(sessions.iter().map(|s| session_time(baseline, *s)));
     (with.mean > 0.0 && with.median > 0.0).then(|| CacheSpeedup {
         ttft_mean: without.mean / with.mean,
         ttft_median: without.median / with.median,
-        session_time: cached
-            .session_s
-            .zip(baseline.session_s)
+        pairs: pairs.len(),
+        session_time: with_s
+            .zip(without_s)
             .filter(|(with, _)| with.median > 0.0)
             .map(|(with, without)| without.median / with.median),
     })
@@ -342,6 +412,9 @@ pub struct SessionCapacity {
     /// Whether the search reached `up_to` still meeting the target (the capacity is at
     /// least that).
     pub at_limit: bool,
+    /// Whether the search ran to its end (an interrupted step is left out, and the answer
+    /// is then only what the steps done show).
+    pub complete: bool,
 }
 
 #[cfg(test)]
@@ -359,10 +432,21 @@ mod tests {
             (true, Some(60.0), Some(10.0), None),
             (false, None, None, None),
         ];
-        let goodput = goodput_of(rows, &target);
+        let goodput = goodput_of(rows, &target, 5);
         assert_eq!((goodput.met, goodput.of), (2, 5));
         assert!((goodput.share - 0.4).abs() < 1e-12);
-        // Medians over the answered turns: TTFT 75 ms (holds), decode 27.5 (holds).
+        // Medians over all five, the failed turn at its worst: TTFT 90 ms (holds), decode
+        // 25 (holds).
         assert!(goodput.holds, "{goodput:?}");
+        assert_eq!(goodput.parts[0].1, Some(90.0));
+        assert_eq!(goodput.parts[1].1, Some(25.0));
+        // Planned turns never sent miss too: with ten planned, the median TTFT is "never".
+        let rows = vec![
+            (true, Some(50.0), Some(30.0), None),
+            (true, Some(90.0), Some(25.0), None),
+        ];
+        let short = goodput_of(rows, &target, 10);
+        assert_eq!((short.met, short.of), (2, 10));
+        assert!(!short.holds, "{short:?}");
     }
 }

@@ -350,3 +350,68 @@ async fn the_bundled_mooncake_trace_replays_at_ten_times_with_its_shared_prefixe
     );
     assert_eq!(outcome.run.repeat_hits, outcome.run.repeat_records);
 }
+
+/// The capacity search over sessions: a simulator whose decode slows by the requests running
+/// beside each other (each step 2 ms, times 1 + 1.5 per other running request) against a
+/// target of a median decode of 300 tok/s: one session alone decodes at 500, four at once at
+/// most 500 / 5.5 ≈ 91. So one session meets it, four cannot, and the answer lies between;
+/// every step at or below the answer met the target and every step above missed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_capacity_search_finds_the_most_sessions_meeting_the_target() {
+    let sim = start_sim(
+        SimConfig::builder()
+            .tokens_per_event(TokensPerEvent::Fixed(1))
+            .decode_step(Duration::from_millis(2))
+            .slowdown_per_running_request(1.5)
+            .prefill_tokens_per_s(100_000.0)
+            .fixed_overhead(Duration::from_millis(1))
+            .prefix_cache(true)
+            .build(),
+    )
+    .await;
+    let out = tempfile::tempdir().expect("temporary folder");
+    let client = sweep_client(&sim.base_url(), None, None).expect("client");
+    let config = AgentConfig {
+        sessions: 1,
+        turns: 3,
+        system_tokens: 200,
+        tools: 0,
+        max_tokens: 40,
+        think: Think::Fixed { seconds: 0.0 },
+        target: Some(vernier_sweep::Target::parse("decode_p50>=300").expect("target")),
+        capacity_up_to: Some(8),
+        ..AgentConfig::default()
+    };
+    let outcome = run_agent(
+        client,
+        AgentStart::New {
+            config: Box::new(config),
+            out: out.path().to_owned(),
+        },
+        RunContext::new(vec!["sweep".to_owned()]),
+        Arc::new(QuietObserver),
+        None,
+    )
+    .await
+    .expect("the search finishes");
+    let capacity = outcome.run.capacity.expect("a capacity");
+    let largest = capacity.largest.expect("one session meets the target");
+    assert!((1..4).contains(&largest), "{capacity:#?}");
+    assert!(!capacity.at_limit);
+    for &(sessions, holds, _) in &capacity.steps {
+        assert_eq!(holds, sessions <= largest, "{capacity:#?}");
+    }
+    // The step just above the answer was tried and missed.
+    assert!(
+        capacity
+            .steps
+            .iter()
+            .any(|&(n, holds, _)| n == largest + 1 && !holds),
+        "{capacity:#?}"
+    );
+    let report = std::fs::read_to_string(&outcome.files.markdown).expect("report");
+    assert!(
+        report.contains("## Capacity in sessions at `decode_p50>=300`"),
+        "{report}"
+    );
+}
