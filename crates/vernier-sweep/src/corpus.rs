@@ -73,8 +73,8 @@ impl Corpus {
         out
     }
 
-    /// `n_units` units starting at unit `start` (modulo the corpus), cycling like [`body`]
-    /// (`Self::body`); the first unit's leading whitespace is dropped.
+    /// `n_units` units starting at unit `start` (modulo the corpus), cycling like `body`
+    /// does; the first unit's leading whitespace is dropped.
     pub(crate) fn span(&self, start: usize, n_units: usize) -> String {
         let per_pass = self.units.len().max(1);
         let mut out = String::with_capacity(n_units * 6);
