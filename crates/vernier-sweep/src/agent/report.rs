@@ -257,7 +257,7 @@ fn subtitle(run: &AgentRunFile) -> String {
 /// TTFT median by turn index, one line per pass, with the 10th to 90th percentile as bars.
 fn ttft_chart(run: &AgentRunFile) -> String {
     let title = format!(
-        "Time to first token by turn: {} sessions of {} turns",
+        "Time to first token by turn (median, bars p10 to p90): {} sessions of {} turns",
         run.config.sessions, run.config.turns
     );
     let subtitle = subtitle(run);
@@ -285,7 +285,7 @@ fn ttft_chart(run: &AgentRunFile) -> String {
             title: &title,
             subtitle: &subtitle,
             x: "turn",
-            y: "TTFT, ms (median; bars 10th to 90th percentile)",
+            y: "TTFT, ms",
         },
         &series,
         &[],
