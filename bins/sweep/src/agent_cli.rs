@@ -7,7 +7,8 @@ use vernier_sweep::agent::{
     AgentConfig, AgentOutcome, AgentStart, ReplayConfig, ReplayOutcome, ReplayStart, Think,
 };
 use vernier_sweep::{
-    InProcessSimulator, RunContext, SIMULATOR_BANNER, SweepError, Target, Workload,
+    InProcessSimulator, Interrupt, RunContext, SIMULATOR_BANNER, SweepError, SweepObserver, Target,
+    Workload,
 };
 
 use crate::progress::Progress;
@@ -185,6 +186,33 @@ async fn target(
     Ok((client, simulator))
 }
 
+/// Runs `run` against the server `common` names (or the simulator, started here and stopped
+/// after), with a progress bar and Ctrl-C or SIGTERM as the interrupt.
+async fn with_target<T, F, Fut>(
+    common: &Common,
+    command_line: Vec<String>,
+    run: F,
+) -> Result<T, SweepError>
+where
+    F: FnOnce(vernier_openai::Client, RunContext, Arc<dyn SweepObserver>, Option<Interrupt>) -> Fut,
+    Fut: std::future::Future<Output = Result<T, SweepError>>,
+{
+    let progress = Progress::new(common.quiet);
+    let (client, simulator) = target(common, &progress).await?;
+    let context = RunContext::new(command_line).simulator(simulator.is_some());
+    let result = run(
+        client,
+        context,
+        Arc::new(progress),
+        Some(vernier_run::signals()),
+    )
+    .await;
+    if let Some(handle) = simulator {
+        handle.shutdown().await;
+    }
+    result
+}
+
 /// Where a new run goes: `--out`, else a dated folder under `default`.
 fn out_of(common: &Common, default: &str) -> PathBuf {
     common.out.clone().unwrap_or_else(|| {
@@ -230,21 +258,14 @@ pub async fn run_agent(
             out: out_of(common, "agent-out"),
         }
     };
-    let progress = Progress::new(common.quiet);
-    let (client, simulator) = target(common, &progress).await?;
-    let context = RunContext::new(command_line).simulator(simulator.is_some());
-    let result = vernier_sweep::agent::run_agent(
-        client,
-        start,
-        context,
-        Arc::new(progress),
-        Some(vernier_run::signals()),
+    with_target(
+        common,
+        command_line,
+        |client, context, observer, interrupt| {
+            vernier_sweep::agent::run_agent(client, start, context, observer, interrupt)
+        },
     )
-    .await;
-    if let Some(handle) = simulator {
-        handle.shutdown().await;
-    }
-    result
+    .await
 }
 
 /// Runs `sweep replay`.
@@ -279,19 +300,12 @@ pub async fn run_replay(
             out: out_of(common, "replay-out"),
         }
     };
-    let progress = Progress::new(common.quiet);
-    let (client, simulator) = target(common, &progress).await?;
-    let context = RunContext::new(command_line).simulator(simulator.is_some());
-    let result = vernier_sweep::agent::run_replay(
-        client,
-        start,
-        context,
-        Arc::new(progress),
-        Some(vernier_run::signals()),
+    with_target(
+        common,
+        command_line,
+        |client, context, observer, interrupt| {
+            vernier_sweep::agent::run_replay(client, start, context, observer, interrupt)
+        },
     )
-    .await;
-    if let Some(handle) = simulator {
-        handle.shutdown().await;
-    }
-    result
+    .await
 }

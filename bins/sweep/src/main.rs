@@ -137,31 +137,45 @@ fn ended(interrupted: bool, journal: &std::path::Path, command: &str) -> ExitCod
     }
 }
 
-/// `sweep agent`.
-fn agent(args: sweep::AgentArgs) -> ExitCode {
+/// Runs `sweep agent` or `sweep replay` (`command`) to its end: the report (or run file with
+/// `--json`) on stdout, the files on stderr, the exit code.
+fn agent_like<O>(
+    command: &str,
+    json: bool,
+    run: impl std::future::Future<Output = Result<O, SweepError>>,
+    shown: impl FnOnce(
+        &O,
+    ) -> (
+        serde_json::Result<String>,
+        Vec<(&'static str, std::path::PathBuf)>,
+        bool,
+    ),
+) -> ExitCode {
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    let json = args.common.json;
-    let command_line: Vec<String> = std::env::args().collect();
-    match runtime.block_on(sweep::run_agent(args, command_line)) {
+    match runtime.block_on(run) {
         Ok(outcome) => {
-            let files = [
-                ("run file:", outcome.files.run_file.as_path()),
-                ("report:", outcome.files.markdown.as_path()),
-                ("chart:", outcome.files.chart.as_path()),
-                ("journal:", outcome.journal.as_path()),
-            ];
-            if let Err(code) = print_agent_like(
-                || serde_json::to_string_pretty(&outcome.run),
-                json,
-                &outcome.files.markdown,
-                &files,
-            ) {
+            let (run_json, files, interrupted) = shown(&outcome);
+            let markdown = files
+                .iter()
+                .find(|(what, _)| *what == "report:")
+                .map(|(_, path)| path.clone())
+                .unwrap_or_default();
+            let journal = files
+                .iter()
+                .find(|(what, _)| *what == "journal:")
+                .map(|(_, path)| path.clone())
+                .unwrap_or_default();
+            let listed: Vec<(&str, &std::path::Path)> = files
+                .iter()
+                .map(|(what, path)| (*what, path.as_path()))
+                .collect();
+            if let Err(code) = print_agent_like(|| run_json, json, &markdown, &listed) {
                 return code;
             }
-            ended(outcome.interrupted, &outcome.journal, "agent")
+            ended(interrupted, &journal, command)
         }
         Err(error) => {
             report_error(&error);
@@ -170,36 +184,49 @@ fn agent(args: sweep::AgentArgs) -> ExitCode {
     }
 }
 
-/// `sweep replay`.
-fn replay(args: sweep::ReplayArgs) -> ExitCode {
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(code) => return code,
-    };
+/// `sweep agent`.
+fn agent(args: sweep::AgentArgs) -> ExitCode {
     let json = args.common.json;
     let command_line: Vec<String> = std::env::args().collect();
-    match runtime.block_on(sweep::run_replay(args, command_line)) {
-        Ok(outcome) => {
-            let files = [
-                ("run file:", outcome.run_file.as_path()),
-                ("report:", outcome.markdown.as_path()),
-                ("journal:", outcome.journal.as_path()),
-            ];
-            if let Err(code) = print_agent_like(
-                || serde_json::to_string_pretty(&outcome.run),
-                json,
-                &outcome.markdown,
-                &files,
-            ) {
-                return code;
-            }
-            ended(outcome.interrupted, &outcome.journal, "replay")
-        }
-        Err(error) => {
-            report_error(&error);
-            exit(error.exit_code())
-        }
-    }
+    agent_like(
+        "agent",
+        json,
+        sweep::run_agent(args, command_line),
+        |outcome| {
+            (
+                serde_json::to_string_pretty(&outcome.run),
+                vec![
+                    ("run file:", outcome.files.run_file.clone()),
+                    ("report:", outcome.files.markdown.clone()),
+                    ("chart:", outcome.files.chart.clone()),
+                    ("journal:", outcome.journal.clone()),
+                ],
+                outcome.interrupted,
+            )
+        },
+    )
+}
+
+/// `sweep replay`.
+fn replay(args: sweep::ReplayArgs) -> ExitCode {
+    let json = args.common.json;
+    let command_line: Vec<String> = std::env::args().collect();
+    agent_like(
+        "replay",
+        json,
+        sweep::run_replay(args, command_line),
+        |outcome| {
+            (
+                serde_json::to_string_pretty(&outcome.run),
+                vec![
+                    ("run file:", outcome.run_file.clone()),
+                    ("report:", outcome.markdown.clone()),
+                    ("journal:", outcome.journal.clone()),
+                ],
+                outcome.interrupted,
+            )
+        },
+    )
 }
 
 fn main() -> ExitCode {

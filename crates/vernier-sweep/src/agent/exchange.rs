@@ -73,6 +73,24 @@ pub(crate) struct Wire {
 }
 
 impl Wire {
+    /// The run's wire to `client`: captures (when asked) under `out`, `extra_body` merged into
+    /// every request, the clock anchored now.
+    pub(crate) fn new(
+        client: Client,
+        out: &Path,
+        capture: bool,
+        extra_body: &serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
+        Self {
+            client,
+            clock: ClockAnchor::now(),
+            refused: RefusedFields::new(std::collections::BTreeSet::new()),
+            out: out.to_owned(),
+            capture,
+            extra_body: extra_body.clone(),
+        }
+    }
+
     /// `request` with the run's extra fields merged in and every refused field taken out.
     fn finished(&self, request: &ChatRequest) -> ChatRequest {
         let mut request = request.clone();

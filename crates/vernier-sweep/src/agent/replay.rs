@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use vernier_journal::JournalWriter;
 use vernier_openai::{ChatMessage, ChatRequest, Client};
-use vernier_run::{ClockAnchor, Interrupt, Reason, RefusedFields, Verdict, VerdictLevel};
+use vernier_run::{Interrupt, Reason, Verdict, VerdictLevel};
 
 use super::config::ReplayConfig;
 use super::exchange::{Unanswered, Wire};
 use super::journal::{self, AgentLine, Job, ReplayRecord, StartLine, TurnStatus};
-use super::run::{count, open};
+use super::run::count;
 use super::summary::{Goodput, Spread, goodput_of};
 use crate::context::RunContext;
 use crate::corpus::NonceSource;
@@ -192,34 +192,6 @@ async fn calibrate(wire: &Wire, model: &str, nonce: &str) -> Result<f64, SweepEr
     Ok(if per_word > 0.05 { 1.0 / per_word } else { 1.0 })
 }
 
-/// The folder, configuration and whether it resumes, for `start`.
-fn open_start(start: ReplayStart) -> Result<(super::run::Opened, ReplayConfig, bool), SweepError> {
-    match start {
-        ReplayStart::New { config, out } => {
-            config
-                .check()
-                .map_err(|detail| SweepError::invalid("sweep replay", detail))?;
-            Ok((open(&out, false)?, *config, false))
-        }
-        ReplayStart::Resume { journal } => {
-            let opened = open(&journal, true)?;
-            let config = match &journal::start_of(&opened.lines, &journal)?.job {
-                Job::Replay { config, .. } => (**config).clone(),
-                Job::Agent { .. } => {
-                    return Err(SweepError::invalid(
-                        "--resume",
-                        format!(
-                            "{} is an agent run's journal: continue it with `sweep agent --resume`",
-                            journal.display()
-                        ),
-                    ));
-                }
-            };
-            Ok((opened, config, true))
-        }
-    }
-}
-
 /// The nonce and words per token: from the journal's start line, or (a new replay)
 /// calibrated now and written as the start line.
 async fn first_line(
@@ -264,7 +236,19 @@ pub async fn run_replay(
     observer: Arc<dyn SweepObserver>,
     interrupt: Option<Interrupt>,
 ) -> Result<ReplayOutcome, SweepError> {
-    let (opened, mut config, resumed) = open_start(start)?;
+    let start = match start {
+        ReplayStart::New { config, out } => Ok((*config, out)),
+        ReplayStart::Resume { journal } => Err(journal),
+    };
+    let (opened, mut config, resumed) = super::run::open_job(
+        start,
+        ReplayConfig::check,
+        "sweep replay",
+        |job| match job {
+            Job::Replay { config, .. } => Some((**config).clone()),
+            Job::Agent { .. } => None,
+        },
+    )?;
     let trace = load_trace(&config)?;
     let connected = super::run::connect(
         &client,
@@ -275,14 +259,7 @@ pub async fn run_replay(
     )
     .await?;
     config.model.clone_from(&connected.model);
-    let wire = Wire {
-        client,
-        clock: ClockAnchor::now(),
-        refused: RefusedFields::new(std::collections::BTreeSet::new()),
-        out: opened.out.clone(),
-        capture: config.capture,
-        extra_body: config.extra_body.clone(),
-    };
+    let wire = Wire::new(client, &opened.out, config.capture, &config.extra_body);
     let writer = super::run::writer_for(&opened, resumed, &context)?;
     if resumed {
         observer.note(
@@ -321,16 +298,14 @@ pub async fn run_replay(
         stop: tokio::sync::watch::channel(false).0,
     });
     let interrupted = send_all(Arc::clone(&shared), trace, synthesis, done, interrupt).await?;
-    let server_changes =
-        vernier_run::identity_changes(&shared.wire.client, &connected.fingerprint).await;
-    shared.journal.append(&AgentLine::End {
-        at_unix_ms: vernier_run::unix_ms(),
+    let lines = super::run::end_run(
+        &shared.wire.client,
+        &connected.fingerprint,
+        (&shared.journal, &opened.journal),
         interrupted,
-        server_changes,
-    })?;
-    shared.journal.sync()?;
-    observer.finished();
-    let lines = journal::read_lines(&opened.journal)?;
+        observer.as_ref(),
+    )
+    .await?;
     let run = replay_run_file(&lines, n_records, interrupted)?;
     let run_file = opened.out.join("replay.json");
     let markdown_path = opened.out.join("report.md");

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use vernier_journal::JournalWriter;
 use vernier_openai::{ChatMessage, ChatRequest, Client};
-use vernier_run::{ClockAnchor, Interrupt, RefusedFields};
+use vernier_run::Interrupt;
 
 use super::config::AgentConfig;
 use super::conversation::{Sizing, Texts};
@@ -170,29 +170,31 @@ async fn size(wire: &Wire, config: &AgentConfig, nonce: &str) -> Result<(Sizing,
     Ok((sizing, shared))
 }
 
-/// The folder, configuration and whether it resumes, for `start`.
-fn open_start(start: AgentStart) -> Result<(Opened, AgentConfig, bool), SweepError> {
+/// The folder, configuration and whether it resumes: a new run (`Ok`: its configuration,
+/// checked, and folder) or the journal to continue (`Err`), whose start line's job must be
+/// the one `config_of` reads (`command` names it in the refusal).
+pub(crate) fn open_job<C>(
+    start: Result<(C, PathBuf), PathBuf>,
+    check: impl Fn(&C) -> Result<(), String>,
+    command: &str,
+    config_of: impl Fn(&Job) -> Option<C>,
+) -> Result<(Opened, C, bool), SweepError> {
     match start {
-        AgentStart::New { config, out } => {
-            config
-                .check()
-                .map_err(|detail| SweepError::invalid("sweep agent", detail))?;
-            Ok((open(&out, false)?, *config, false))
+        Ok((config, out)) => {
+            check(&config).map_err(|detail| SweepError::invalid(command, detail))?;
+            Ok((open(&out, false)?, config, false))
         }
-        AgentStart::Resume { journal } => {
+        Err(journal) => {
             let opened = open(&journal, true)?;
-            let config = match &journal::start_of(&opened.lines, &journal)?.job {
-                Job::Agent { config, .. } => (**config).clone(),
-                Job::Replay { .. } => {
-                    return Err(SweepError::invalid(
-                        "--resume",
-                        format!(
-                            "{} is a replay's journal: continue it with `sweep replay --resume`",
-                            journal.display()
-                        ),
-                    ));
-                }
-            };
+            let config = config_of(&journal::start_of(&opened.lines, &journal)?.job).ok_or_else(|| {
+                SweepError::invalid(
+                    "--resume",
+                    format!(
+                        "{} was written by the other command (`sweep agent` or `sweep replay`): continue it with that one, not `{command}`",
+                        journal.display()
+                    ),
+                )
+            })?;
             Ok((opened, config, true))
         }
     }
@@ -302,7 +304,15 @@ pub async fn run_agent(
     observer: Arc<dyn SweepObserver>,
     interrupt: Option<Interrupt>,
 ) -> Result<AgentOutcome, SweepError> {
-    let (opened, mut config, resumed) = open_start(start)?;
+    let start = match start {
+        AgentStart::New { config, out } => Ok((*config, out)),
+        AgentStart::Resume { journal } => Err(journal),
+    };
+    let (opened, mut config, resumed) =
+        open_job(start, AgentConfig::check, "sweep agent", |job| match job {
+            Job::Agent { config, .. } => Some((**config).clone()),
+            Job::Replay { .. } => None,
+        })?;
     let connected = connect(
         &client,
         &config.model,
@@ -312,14 +322,7 @@ pub async fn run_agent(
     )
     .await?;
     config.model.clone_from(&connected.model);
-    let wire = Wire {
-        client,
-        clock: ClockAnchor::now(),
-        refused: RefusedFields::new(std::collections::BTreeSet::new()),
-        out: opened.out.clone(),
-        capture: config.capture,
-        extra_body: config.extra_body.clone(),
-    };
+    let wire = Wire::new(client, &opened.out, config.capture, &config.extra_body);
     let writer = writer_for(&opened, resumed, &context)?;
     observer.status("sizing the texts in the server's tokens");
     let (nonce, sizing, prefix_tokens) = first_line(
@@ -355,16 +358,14 @@ pub async fn run_agent(
         }
     };
     let capacity = result?;
-    let server_changes =
-        vernier_run::identity_changes(&shared.wire.client, &connected.fingerprint).await;
-    shared.journal.append(&AgentLine::End {
-        at_unix_ms: vernier_run::unix_ms(),
+    let lines = end_run(
+        &shared.wire.client,
+        &connected.fingerprint,
+        (&shared.journal, &opened.journal),
         interrupted,
-        server_changes,
-    })?;
-    shared.journal.sync()?;
-    observer.finished();
-    let lines = journal::read_lines(&opened.journal)?;
+        observer.as_ref(),
+    )
+    .await?;
     let (run, files) = write_agent_reports(&opened.out, &lines, capacity)?;
     Ok(AgentOutcome {
         run,
@@ -372,6 +373,26 @@ pub async fn run_agent(
         journal: opened.journal,
         interrupted,
     })
+}
+
+/// The run's end: the server asked again, the `end` line synced, the observer told; returns
+/// the whole journal, which the reports are derived from.
+pub(crate) async fn end_run(
+    client: &Client,
+    fingerprint: &vernier_run::ServerFingerprint,
+    (writer, journal): (&JournalWriter, &Path),
+    interrupted: bool,
+    observer: &dyn SweepObserver,
+) -> Result<Vec<AgentLine>, SweepError> {
+    let server_changes = vernier_run::identity_changes(client, fingerprint).await;
+    writer.append(&AgentLine::End {
+        at_unix_ms: vernier_run::unix_ms(),
+        interrupted,
+        server_changes,
+    })?;
+    writer.sync()?;
+    observer.finished();
+    journal::read_lines(journal)
 }
 
 fn unreachable_job() -> Result<(String, Sizing, u64), SweepError> {
