@@ -250,9 +250,6 @@ pub async fn run_agent(
             extra_body: common.extra_body.clone().unwrap_or_default(),
             ..AgentConfig::default()
         };
-        config
-            .check()
-            .map_err(|detail| SweepError::invalid("sweep agent", detail))?;
         AgentStart::New {
             config: Box::new(config),
             out: out_of(common, "agent-out"),
@@ -290,11 +287,6 @@ pub async fn run_replay(
             capture: common.capture,
             extra_body: common.extra_body.clone().unwrap_or_default(),
         };
-        config
-            .check()
-            .map_err(|detail| SweepError::invalid("sweep replay", detail))?;
-        // The trace is read before anything starts, so a typo fails at once.
-        vernier_sweep::agent::load_trace(&config)?;
         ReplayStart::New {
             config: Box::new(config),
             out: out_of(common, "replay-out"),

@@ -3,21 +3,7 @@
 //! bad flag or a trace that cannot be read is refused with exit 2 naming the fix, and `--json`
 //! prints the run file.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn sweep(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .current_dir(dir)
-        .args(args)
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .expect("run sweep")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use crate::support::{stderr, sweep_in as sweep};
 
 #[test]
 fn agent_runs_the_simulator_and_writes_its_run_report_chart_and_captures() {

@@ -2,6 +2,7 @@
 //! files the sweep writes read back.
 
 use std::path::Path;
+use std::process::{Command, Output};
 
 use vernier_sim::{Sim, SimConfig, SimHandle};
 
@@ -34,4 +35,19 @@ pub(crate) fn journal_values(path: &Path) -> Vec<serde_json::Value> {
         .lines()
         .map(|line| serde_json::from_str(line).expect("every journal line is JSON"))
         .collect()
+}
+
+/// The `sweep` binary run in `dir` with `args` (no API key in its environment), to its end.
+pub(crate) fn sweep_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sweep"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("run sweep")
+}
+
+/// What a run of the binary wrote on stderr.
+pub(crate) fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }

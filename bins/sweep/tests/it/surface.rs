@@ -2,21 +2,7 @@
 //! twice in a row, `--overwrite` replaces only the run's own files, help is grouped and has
 //! examples, token counts take `k`, and a model the server does not serve is refused.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn sweep(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sweep"))
-        .current_dir(dir)
-        .args(args)
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .expect("run sweep")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use crate::support::{stderr, sweep_in as sweep};
 
 /// A small run of the bundled simulator (no `--base-url`), with a `1k` prompt length.
 const SMALL: [&str; 7] = [

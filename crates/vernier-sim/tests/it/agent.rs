@@ -32,6 +32,18 @@ fn tool_list() -> Vec<Value> {
 }
 
 /// A non-streamed chat request with these messages and extra fields.
+/// The token ids `/tokenize` gives `messages` with [`tools`] offered.
+async fn tokenized_with_tools(sim: &vernier_sim::SimHandle, messages: &Value) -> Value {
+    post(
+        sim.addr(),
+        "/tokenize",
+        &json!({"model": "vernier-sim", "messages": messages, "tools": tools()}),
+    )
+    .await
+    .json()["tokens"]
+        .clone()
+}
+
 fn request(messages: &Value, max_tokens: u32, extra: &Value) -> Value {
     let mut body = json!({
         "model": "vernier-sim",
@@ -108,14 +120,7 @@ async fn tools_parse_and_add_prompt_tokens() {
         sim_chat_tokenize([("user", user)]).len()
     );
     // /tokenize agrees when given the same tools.
-    let tokenized = post(
-        sim.addr(),
-        "/tokenize",
-        &json!({"model": "vernier-sim", "messages": messages, "tools": tools()}),
-    )
-    .await
-    .json();
-    assert_eq!(tokenized["tokens"], json!(expected));
+    assert_eq!(tokenized_with_tools(&sim, &messages).await, json!(expected));
     let truth = sim.ground_truth();
     assert_eq!(truth[0].tools_offered, 0);
     assert_eq!(truth[1].tools_offered, 2);
@@ -156,14 +161,7 @@ async fn tool_calls_with_null_content_and_tool_messages_parse() {
         )),
         sim_tokenize(&format!("Let me look. web_search {arguments}"))
     );
-    let tokenized = post(
-        sim.addr(),
-        "/tokenize",
-        &json!({"model": "vernier-sim", "messages": messages, "tools": tools()}),
-    )
-    .await
-    .json();
-    assert_eq!(tokenized["tokens"], json!(expected));
+    assert_eq!(tokenized_with_tools(&sim, &messages).await, json!(expected));
 }
 
 #[tokio::test]

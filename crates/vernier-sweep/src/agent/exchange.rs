@@ -254,22 +254,13 @@ impl Wire {
                 .collect::<Vec<_>>(),
         });
         let path = self.out.join(&relative);
-        write_json(&path, &record)?;
+        if let Some(folder) = path.parent() {
+            std::fs::create_dir_all(folder).map_err(|source| SweepError::WriteReport {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        crate::report::write(path, &record.to_string())?;
         Ok(relative)
     }
-}
-
-/// Writes `value` as JSON at `path`, creating its folder.
-pub(crate) fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), SweepError> {
-    let write = || -> std::io::Result<()> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
-        vernier_run::write_atomically(path, text.as_bytes())
-    };
-    write().map_err(|source| SweepError::WriteReport {
-        path: path.to_owned(),
-        source,
-    })
 }

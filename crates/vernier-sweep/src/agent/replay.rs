@@ -15,7 +15,7 @@ use vernier_run::{Interrupt, Reason, Verdict, VerdictLevel};
 
 use super::config::ReplayConfig;
 use super::exchange::{Unanswered, Wire};
-use super::journal::{self, AgentLine, Job, ReplayRecord, StartLine, TurnStatus};
+use super::journal::{self, AgentLine, Job, ReplayRecord, TurnStatus};
 use super::run::count;
 use super::summary::{Goodput, Spread, goodput_of};
 use crate::context::RunContext;
@@ -213,18 +213,11 @@ async fn first_line(
     }
     let nonce = NonceSource::new().next();
     let words_per_token = calibrate(wire, &config.model, &nonce).await?;
-    writer.append(&AgentLine::Start(Box::new(StartLine {
-        version: journal::AGENT_JOURNAL_VERSION,
-        job: Job::Replay {
-            config: Box::new(config.clone()),
-            words_per_token,
-        },
-        nonce: nonce.clone(),
-        environment: Box::new(environment),
-        started_unix_ms: vernier_run::unix_ms(),
-        command_line: context.command_line.clone(),
-    })))?;
-    writer.sync()?;
+    let job = Job::Replay {
+        config: Box::new(config.clone()),
+        words_per_token,
+    };
+    super::run::write_start(writer, job, &nonce, environment, context)?;
     Ok((nonce, words_per_token))
 }
 
@@ -236,31 +229,40 @@ pub async fn run_replay(
     observer: Arc<dyn SweepObserver>,
     interrupt: Option<Interrupt>,
 ) -> Result<ReplayOutcome, SweepError> {
-    let start = match start {
-        ReplayStart::New { config, out } => Ok((*config, out)),
-        ReplayStart::Resume { journal } => Err(journal),
+    // A new replay reads its trace before its folder is made, so a wrong path or format
+    // leaves nothing behind; a resumed one reads the trace its journal names.
+    let (start, read) = match start {
+        ReplayStart::New { config, out } => {
+            config
+                .check()
+                .map_err(|detail| SweepError::invalid("sweep replay", detail))?;
+            let trace = load_trace(&config)?;
+            (Ok((*config, out)), Some(trace))
+        }
+        ReplayStart::Resume { journal } => (Err(journal), None),
     };
     let (opened, mut config, resumed) = super::run::open_job(
         start,
-        ReplayConfig::check,
+        // A new replay's configuration was checked above, before its trace was read.
+        |_| Ok(()),
         "sweep replay",
         |job| match job {
             Job::Replay { config, .. } => Some((**config).clone()),
             Job::Agent { .. } => None,
         },
     )?;
-    let trace = load_trace(&config)?;
-    let connected = super::run::connect(
-        &client,
-        &config.model,
+    let trace = match read {
+        Some(trace) => trace,
+        None => load_trace(&config)?,
+    };
+    let (connected, wire, writer) = super::run::begin(
+        client,
+        (&mut config.model, config.capture, &config.extra_body),
         (&opened, resumed),
         &context,
         observer.as_ref(),
     )
     .await?;
-    config.model.clone_from(&connected.model);
-    let wire = Wire::new(client, &opened.out, config.capture, &config.extra_body);
-    let writer = super::run::writer_for(&opened, resumed, &context)?;
     if resumed {
         observer.note(
             "resumed: the records left are sent on a schedule anchored anew at the first of them",
@@ -307,20 +309,8 @@ pub async fn run_replay(
     )
     .await?;
     let run = replay_run_file(&lines, n_records, interrupted)?;
-    let run_file = opened.out.join("replay.json");
-    let markdown_path = opened.out.join("report.md");
-    let json = serde_json::to_string_pretty(&run).map_err(|error| SweepError::WriteReport {
-        path: run_file.clone(),
-        source: std::io::Error::other(error),
-    })?;
-    for (path, text) in [(&run_file, json), (&markdown_path, markdown(&run))] {
-        vernier_run::write_atomically(path, text.as_bytes()).map_err(|source| {
-            SweepError::WriteReport {
-                path: path.clone(),
-                source,
-            }
-        })?;
-    }
+    let run_file = crate::report::write_json(opened.out.join("replay.json"), &run)?;
+    let markdown_path = crate::report::write(opened.out.join("report.md"), &markdown(&run))?;
     Ok(ReplayOutcome {
         run,
         run_file,

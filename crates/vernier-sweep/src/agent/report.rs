@@ -222,21 +222,9 @@ pub(crate) fn write_agent_reports(
         markdown: out.join("report.md"),
         chart: out.join("ttft-by-turn.svg"),
     };
-    let write = |path: &Path, text: &str| {
-        vernier_run::write_atomically(path, text.as_bytes()).map_err(|source| {
-            SweepError::WriteReport {
-                path: path.to_owned(),
-                source,
-            }
-        })
-    };
-    let json = serde_json::to_string_pretty(&run).map_err(|error| SweepError::WriteReport {
-        path: files.run_file.clone(),
-        source: std::io::Error::other(error),
-    })?;
-    write(&files.run_file, &json)?;
-    write(&files.markdown, &markdown(&run))?;
-    write(&files.chart, &ttft_chart(&run))?;
+    crate::report::write_json(files.run_file.clone(), &run)?;
+    crate::report::write(files.markdown.clone(), &markdown(&run))?;
+    crate::report::write(files.chart.clone(), &ttft_chart(&run))?;
     Ok((run, files))
 }
 

@@ -210,7 +210,7 @@ pub(crate) struct Connected {
 
 /// Resolves the model and reads the server, model and machine; a resumed run must find the
 /// server its journal recorded (another one is refused as `ServerChanged`).
-pub(crate) async fn connect(
+async fn connect(
     client: &Client,
     wanted: &str,
     (opened, resumed): (&Opened, bool),
@@ -240,8 +240,29 @@ pub(crate) async fn connect(
     })
 }
 
+/// What a run needs once its folder is open: the server read (a resumed run's checked against
+/// its journal) and the model it serves written into `model`, the wire (capturing when asked,
+/// `extra_body` merged) and the journal's writer.
+pub(crate) async fn begin(
+    client: Client,
+    (model, capture, extra_body): (
+        &mut String,
+        bool,
+        &serde_json::Map<String, serde_json::Value>,
+    ),
+    (opened, resumed): (&Opened, bool),
+    context: &RunContext,
+    observer: &dyn SweepObserver,
+) -> Result<(Connected, Wire, JournalWriter), SweepError> {
+    let connected = connect(&client, model, (opened, resumed), context, observer).await?;
+    model.clone_from(&connected.model);
+    let wire = Wire::new(client, &opened.out, capture, extra_body);
+    let writer = writer_for(opened, resumed, context)?;
+    Ok((connected, wire, writer))
+}
+
 /// The journal's writer: a new journal, or the old one with a `resumed` line.
-pub(crate) fn writer_for(
+fn writer_for(
     opened: &Opened,
     resumed: bool,
     context: &RunContext,
@@ -280,20 +301,33 @@ async fn first_line(
     }
     let nonce = NonceSource::new().next();
     let (sizing, shared) = size(wire, config, &nonce).await?;
+    let job = Job::Agent {
+        config: Box::new(config.clone()),
+        sizing,
+        shared_prefix_tokens: shared,
+    };
+    write_start(writer, job, &nonce, environment, context)?;
+    Ok((nonce, sizing, shared))
+}
+
+/// Writes and syncs a new run's start line: its job, nonce, server, model and machine, the
+/// instant and the command line.
+pub(crate) fn write_start(
+    writer: &JournalWriter,
+    job: Job,
+    nonce: &str,
+    environment: crate::environment::Environment,
+    context: &RunContext,
+) -> Result<(), SweepError> {
     writer.append(&AgentLine::Start(Box::new(StartLine {
         version: journal::AGENT_JOURNAL_VERSION,
-        job: Job::Agent {
-            config: Box::new(config.clone()),
-            sizing,
-            shared_prefix_tokens: shared,
-        },
-        nonce: nonce.clone(),
+        job,
+        nonce: nonce.to_owned(),
         environment: Box::new(environment),
         started_unix_ms: vernier_run::unix_ms(),
         command_line: context.command_line.clone(),
     })))?;
-    writer.sync()?;
-    Ok((nonce, sizing, shared))
+    Ok(writer.sync()?)
 }
 
 /// Runs an agent run (or continues one) and writes its run file and report.
@@ -313,17 +347,14 @@ pub async fn run_agent(
             Job::Agent { config, .. } => Some((**config).clone()),
             Job::Replay { .. } => None,
         })?;
-    let connected = connect(
-        &client,
-        &config.model,
+    let (connected, wire, writer) = begin(
+        client,
+        (&mut config.model, config.capture, &config.extra_body),
         (&opened, resumed),
         &context,
         observer.as_ref(),
     )
     .await?;
-    config.model.clone_from(&connected.model);
-    let wire = Wire::new(client, &opened.out, config.capture, &config.extra_body);
-    let writer = writer_for(&opened, resumed, &context)?;
     observer.status("sizing the texts in the server's tokens");
     let (nonce, sizing, prefix_tokens) = first_line(
         &opened,

@@ -61,7 +61,8 @@ pub struct ReportFiles {
     pub charts: Vec<PathBuf>,
 }
 
-fn write(path: PathBuf, text: &str) -> Result<PathBuf, SweepError> {
+/// Writes `text` at `path` whole or not at all; returns the path.
+pub(crate) fn write(path: PathBuf, text: &str) -> Result<PathBuf, SweepError> {
     vernier_run::write_atomically(&path, text.as_bytes()).map_err(|source| {
         SweepError::WriteReport {
             path: path.clone(),
@@ -71,13 +72,21 @@ fn write(path: PathBuf, text: &str) -> Result<PathBuf, SweepError> {
     Ok(path)
 }
 
-/// Writes `run.json`, `report.md`, `report.csv` and the charts into `out`.
-pub fn write_reports(run: &RunFile, out: &Path) -> Result<ReportFiles, SweepError> {
-    let json = serde_json::to_string_pretty(run).map_err(|error| SweepError::WriteReport {
-        path: out.join("run.json"),
+/// Writes `value` as pretty JSON (with a final newline) at `path`, like [`write`].
+pub(crate) fn write_json(
+    path: PathBuf,
+    value: &impl serde::Serialize,
+) -> Result<PathBuf, SweepError> {
+    let json = serde_json::to_string_pretty(value).map_err(|error| SweepError::WriteReport {
+        path: path.clone(),
         source: std::io::Error::other(error),
     })?;
-    let run_file = write(out.join("run.json"), &(json + "\n"))?;
+    write(path, &(json + "\n"))
+}
+
+/// Writes `run.json`, `report.md`, `report.csv` and the charts into `out`.
+pub fn write_reports(run: &RunFile, out: &Path) -> Result<ReportFiles, SweepError> {
+    let run_file = write_json(out.join("run.json"), run)?;
     let markdown = write(out.join("report.md"), &markdown_report(run))?;
     let csv = write(out.join("report.csv"), &csv_report(run)?)?;
     let mut charts = Vec::new();

@@ -43,6 +43,25 @@ fn small_agent() -> AgentConfig {
     }
 }
 
+/// Runs `start` quietly against `sim`, with `interrupt`.
+async fn agent(
+    sim: &vernier_sim::SimHandle,
+    start: AgentStart,
+    interrupt: Option<vernier_sweep::Interrupt>,
+) -> Result<vernier_sweep::agent::AgentOutcome, vernier_sweep::SweepError> {
+    let client = sweep_client(&sim.base_url(), None, None).expect("client");
+    let context = RunContext::new(vec!["sweep".to_owned(), "agent".to_owned()]);
+    run_agent(client, start, context, Arc::new(QuietObserver), interrupt).await
+}
+
+/// A new agent run of `config` into `out`.
+fn new_run(config: AgentConfig, out: &tempfile::TempDir) -> AgentStart {
+    AgentStart::New {
+        config: Box::new(config),
+        out: out.path().to_owned(),
+    }
+}
+
 fn lines_of(path: &std::path::Path) -> Vec<AgentLine> {
     vernier_journal::read::<AgentLine>(path)
         .expect("the journal reads")
@@ -84,26 +103,12 @@ fn truth_of(truth: &mut Vec<GroundTruth>, turn: &TurnRecord) -> GroundTruth {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one run, then each check against the ground truth"
-)]
 async fn agent_turns_match_the_simulators_cache_and_ttft_and_the_speedup_its_truth() {
     let sim = start_sim(sim_config(0.5)).await;
     let out = tempfile::tempdir().expect("temporary folder");
-    let client = sweep_client(&sim.base_url(), None, None).expect("client");
-    let outcome = run_agent(
-        client,
-        AgentStart::New {
-            config: Box::new(small_agent()),
-            out: out.path().to_owned(),
-        },
-        RunContext::new(vec!["sweep".to_owned(), "agent".to_owned()]),
-        Arc::new(QuietObserver),
-        None,
-    )
-    .await
-    .expect("the agent run finishes");
+    let outcome = agent(&sim, new_run(small_agent(), &out), None)
+        .await
+        .expect("the agent run finishes");
     let turns = turns_of(&lines_of(&outcome.journal));
     // Three sessions of four turns, twice (cache allowed, then defeated).
     assert_eq!(turns.len(), 24, "{turns:#?}");
@@ -215,22 +220,12 @@ async fn an_interrupted_agent_run_resumes_without_sending_a_turn_twice() {
         think: Think::Fixed { seconds: 0.05 },
         ..small_agent()
     };
-    let client = sweep_client(&sim.base_url(), None, None).expect("client");
     // Interrupted after about half the turns.
     let interrupt: vernier_sweep::Interrupt =
         Box::pin(tokio::time::sleep(Duration::from_millis(700)));
-    let first = run_agent(
-        client.clone(),
-        AgentStart::New {
-            config: Box::new(config),
-            out: out.path().to_owned(),
-        },
-        RunContext::new(vec!["sweep".to_owned()]),
-        Arc::new(QuietObserver),
-        Some(interrupt),
-    )
-    .await
-    .expect("the first part ends");
+    let first = agent(&sim, new_run(config, &out), Some(interrupt))
+        .await
+        .expect("the first part ends");
     assert!(first.interrupted);
     let before = turns_of(&lines_of(&first.journal)).len();
     assert!(
@@ -239,17 +234,10 @@ async fn an_interrupted_agent_run_resumes_without_sending_a_turn_twice() {
     );
     assert_eq!(first.run.verdict.verdict.as_str(), "questionable");
     let sent_before = sim.ground_truth().len();
-    let second = run_agent(
-        client,
-        AgentStart::Resume {
-            journal: first.journal.clone(),
-        },
-        RunContext::new(vec!["sweep".to_owned()]),
-        Arc::new(QuietObserver),
-        None,
-    )
-    .await
-    .expect("the run resumes");
+    let resume = AgentStart::Resume {
+        journal: first.journal.clone(),
+    };
+    let second = agent(&sim, resume, None).await.expect("the run resumes");
     let turns = turns_of(&lines_of(&second.journal));
     assert_eq!(turns.len(), 15);
     let mut keys: Vec<(u32, u32)> = turns.iter().map(|t| (t.session, t.turn)).collect();
@@ -370,7 +358,6 @@ async fn the_capacity_search_finds_the_most_sessions_meeting_the_target() {
     )
     .await;
     let out = tempfile::tempdir().expect("temporary folder");
-    let client = sweep_client(&sim.base_url(), None, None).expect("client");
     let config = AgentConfig {
         sessions: 1,
         turns: 3,
@@ -382,18 +369,9 @@ async fn the_capacity_search_finds_the_most_sessions_meeting_the_target() {
         capacity_up_to: Some(8),
         ..AgentConfig::default()
     };
-    let outcome = run_agent(
-        client,
-        AgentStart::New {
-            config: Box::new(config),
-            out: out.path().to_owned(),
-        },
-        RunContext::new(vec!["sweep".to_owned()]),
-        Arc::new(QuietObserver),
-        None,
-    )
-    .await
-    .expect("the search finishes");
+    let outcome = agent(&sim, new_run(config, &out), None)
+        .await
+        .expect("the search finishes");
     let capacity = outcome.run.capacity.expect("a capacity");
     let largest = capacity.largest.expect("one session meets the target");
     assert!((1..4).contains(&largest), "{capacity:#?}");
