@@ -73,9 +73,11 @@ pub enum Command {
 /// Flags of `battery run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Where the server answers (default: each part runs the bundled simulator).
-    #[arg(long, help_heading = "Server")]
-    pub base_url: Option<String>,
+    /// The server: `--base-url` (without it each part runs the bundled simulator),
+    /// `--model`, `--api-key-env`, `--ca-cert`, `--extra-body` (merged into every part's
+    /// requests).
+    #[command(flatten)]
+    pub server: vernier_run::TargetArgs,
     /// Shell command that starts the server: time to ready is measured first (`--ready-reps`
     /// launches), then the server is started once more for the other parts and stopped at the
     /// end. Needs --base-url.
@@ -87,15 +89,6 @@ pub struct RunArgs {
     /// Launches timed by the ready part.
     #[arg(long, requires = "launch", help_heading = "Sizes")]
     pub ready_reps: Option<u32>,
-    /// Model to measure (default: the first listed).
-    #[arg(long, help_heading = "Server")]
-    pub model: Option<String>,
-    /// Environment variable holding the API key [default: `OPENAI_API_KEY`, when set].
-    #[arg(long, help_heading = "Server")]
-    pub api_key_env: Option<String>,
-    /// A CA certificate (PEM) to trust for HTTPS.
-    #[arg(long, help_heading = "Server")]
-    pub ca_cert: Option<PathBuf>,
     /// The server's GPUs: `--gpu-metrics-url`, `--gpu-sample-ms`, `--gpus`.
     #[command(flatten)]
     pub gpu: vernier_gpu::GpuArgs,
@@ -250,7 +243,8 @@ fn config_of(args: &RunArgs) -> BatteryConfig {
     if !args.parts.is_empty() {
         config.parts.clone_from(&args.parts);
     }
-    config.model.clone_from(&args.model);
+    config.model.clone_from(&args.server.model);
+    config.extra_body = args.server.extra_body.clone().unwrap_or_default();
     if let Some(command) = &args.launch {
         config.launch = Some(command.clone());
         config.stop.clone_from(&args.stop);
@@ -304,9 +298,15 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, 
             }),
         },
     };
-    let mut target = BatteryTarget::new(args.base_url.clone());
-    target.api_key_env.clone_from(&args.api_key_env);
-    target.ca_cert.clone_from(&args.ca_cert);
+    let server = args.server.checked()?;
+    if !args.quiet {
+        for note in &server.notes {
+            vernier_cli::note(note);
+        }
+    }
+    let mut target = BatteryTarget::new(server.base_url.clone());
+    target.api_key_env.clone_from(&server.api_key_env);
+    target.ca_cert.clone_from(&server.ca_cert);
     target.gpu_metrics_url.clone_from(&args.gpu.gpu_metrics_url);
     target.gpu_sample_ms = Some(args.gpu.gpu_sample_ms);
     target.gpus.clone_from(&args.gpu.gpus);

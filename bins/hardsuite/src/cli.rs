@@ -236,24 +236,13 @@ fn parse_dataset_kind(text: &str) -> Result<DatasetKind, String> {
 /// Arguments of `hardsuite run`.
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct RunArgs {
-    /// Server base URL, e.g. `http://127.0.0.1:8000` (with or without /v1). Without it, the
-    /// in-process simulator answers with scripted replies; the code tasks still need a Docker
-    /// engine and the grader image (docker/setup-engine.sh && docker/build-grader-image.sh),
-    /// or leave them out with --tasks.
-    #[arg(long, value_name = "URL", help_heading = "Server")]
-    pub base_url: Option<String>,
-    /// Model id; default: the first model the server lists.
-    #[arg(long, help_heading = "Server")]
-    pub model: Option<String>,
-    /// Environment variable holding the API key (sent as a bearer token; never written to any
-    /// file or message).
-    #[arg(long, value_name = "VAR", help_heading = "Server")]
-    pub api_key_env: Option<String>,
-    /// A PEM file of CA certificates to trust beside the built-in roots, for a self-hosted
-    /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY`,
-    /// `HTTP_PROXY` and `NO_PROXY` are honoured, never for a server on a loopback address.
-    #[arg(long, value_name = "FILE", help_heading = "Server")]
-    pub ca_cert: Option<PathBuf>,
+    /// The server: `--base-url`, `--model`, `--api-key-env`, `--ca-cert`, `--extra-body`
+    /// (which may not set `stop`). Without `--base-url` the in-process simulator answers with
+    /// scripted replies; the code tasks still need a Docker engine and the grader image
+    /// (docker/setup-engine.sh && docker/build-grader-image.sh), or leave them out with
+    /// --tasks.
+    #[command(flatten)]
+    pub server: vernier_run::TargetArgs,
     /// The server's GPUs: `--gpu-metrics-url`, `--gpu-sample-ms`, `--gpus`.
     #[command(flatten)]
     pub gpu: vernier_gpu::GpuArgs,
@@ -293,10 +282,6 @@ pub struct RunArgs {
     /// Presence penalty.
     #[arg(long, help_heading = "Sampling")]
     pub presence_penalty: Option<f64>,
-    /// A JSON object merged into every request body, e.g.
-    /// `'{"chat_template_kwargs": {"enable_thinking": true}}'`. It may not set `stop`.
-    #[arg(long, value_name = "JSON", help_heading = "Sampling")]
-    pub extra_body: Option<String>,
     /// Re-run the tasks that were cut off with this larger budget; both scores are reported.
     #[arg(long, value_name = "BUDGET", help_heading = "Budgets")]
     pub rerun_cut_off: Option<u32>,
@@ -547,22 +532,14 @@ impl RunArgs {
     /// The engine's configuration and where the run writes. `--extra-body` must be JSON here;
     /// the engine checks the rest.
     pub fn to_config(&self) -> Result<(RunConfig, RunTarget), HardsuiteError> {
-        let extra_body = match &self.extra_body {
-            Some(text) => Some(serde_json::from_str(text).map_err(|error| {
-                HardsuiteError::invalid("--extra-body", format!("it is not JSON: {error}"))
-            })?),
-            None => None,
-        };
+        let server = self.server.checked()?;
+        for note in &server.notes {
+            vernier_cli::note(note);
+        }
         let mut config = RunConfig::default();
-        config.base_url = self.base_url.as_deref().map(|url| {
-            let (url, note) = vernier_run::trim_base_url(url);
-            if let Some(note) = note {
-                vernier_cli::note(&note);
-            }
-            url
-        });
-        config.model.clone_from(&self.model);
-        config.api_key_env.clone_from(&self.api_key_env);
+        config.base_url.clone_from(&server.base_url);
+        config.model.clone_from(&server.model);
+        config.api_key_env.clone_from(&server.api_key_env);
         config.suite = self.suite.selection()?;
         config.samples = self.samples;
         config.concurrency = self.concurrency;
@@ -571,13 +548,17 @@ impl RunArgs {
         config.top_p = self.top_p;
         config.top_k = self.top_k;
         config.presence_penalty = self.presence_penalty;
-        config.extra_body = extra_body;
+        config.extra_body = self
+            .server
+            .extra_body
+            .clone()
+            .map(serde_json::Value::Object);
         config.rerun_cut_off = self.rerun_cut_off;
         config.max_tries = self.max_tries;
         config.request_timeout_secs = self.request_timeout;
         config.idle_timeout_secs = self.idle_timeout;
         config.skip_self_check = self.skip_self_check;
-        config.ca_cert.clone_from(&self.ca_cert);
+        config.ca_cert.clone_from(&server.ca_cert);
         config.max_rps = self.max_rps;
         config.gpu_metrics_url.clone_from(&self.gpu.gpu_metrics_url);
         config.gpu_sample_ms = self.gpu.gpu_sample_ms;

@@ -1,6 +1,7 @@
 //! `hardsuite` command line: parse, run, print, map errors to exit codes.
 
 use std::process::ExitCode;
+use vernier_cli::Failure as _;
 
 use clap::Parser as _;
 use vernier_cli::{exit, exit_code, note};

@@ -102,10 +102,12 @@ pub enum Command {
 
 /// Flags of `lifecycle ready`.
 #[derive(Debug, Args)]
+#[command(mut_arg("base_url", |arg| arg.default_value(vernier_run::DEFAULT_BASE_URL)))]
 pub struct ReadyArgs {
-    /// Where the server answers.
-    #[arg(long, default_value = vernier_run::DEFAULT_BASE_URL, help_heading = "Server")]
-    pub base_url: String,
+    /// The server: `--base-url` (default `http://127.0.0.1:8000`), `--model`, `--api-key-env`,
+    /// `--ca-cert`, `--extra-body`.
+    #[command(flatten)]
+    pub server: vernier_run::TargetArgs,
     /// Shell command that starts the server (its process group is stopped after each repetition).
     #[arg(long, help_heading = "Server")]
     pub launch: Option<String>,
@@ -115,9 +117,6 @@ pub struct ReadyArgs {
     /// Against a running proxy that loads models on demand: the models to switch between.
     #[arg(long, value_delimiter = ',', help_heading = "Server")]
     pub swap: Vec<String>,
-    /// Model to wait for and ask (default: the first listed).
-    #[arg(long, help_heading = "Server")]
-    pub model: Option<String>,
     /// Repetitions.
     #[arg(long, default_value_t = 3, help_heading = "Measurement")]
     pub reps: u32,
@@ -147,17 +146,12 @@ pub struct ReadyArgs {
 
 /// Flags of `lifecycle watch`.
 #[derive(Debug, Args)]
+#[command(mut_arg("base_url", |arg| arg.default_value(vernier_run::DEFAULT_BASE_URL)))]
 pub struct WatchArgs {
-    /// The server root.
-    #[arg(long, default_value = vernier_run::DEFAULT_BASE_URL, help_heading = "Server")]
-    pub base_url: String,
-    /// Model to probe (default: the first listed).
-    #[arg(long, help_heading = "Server")]
-    pub model: Option<String>,
-    /// Environment variable holding the API key [default: `OPENAI_API_KEY`, when set]; the
-    /// key is never written anywhere.
-    #[arg(long, help_heading = "Server")]
-    pub api_key_env: Option<String>,
+    /// The server: `--base-url` (default `http://127.0.0.1:8000`), `--model`, `--api-key-env`,
+    /// `--ca-cert`, `--extra-body`.
+    #[command(flatten)]
+    pub server: vernier_run::TargetArgs,
     /// Seconds between probes.
     #[arg(long, default_value_t = 30.0, help_heading = "Probes")]
     pub interval: f64,
@@ -198,10 +192,12 @@ pub struct WatchArgs {
 
 /// Flags of `lifecycle soak`.
 #[derive(Debug, Args)]
+#[command(mut_arg("base_url", |arg| arg.default_value(vernier_run::DEFAULT_BASE_URL)))]
 pub struct SoakArgs {
-    /// Where the server answers.
-    #[arg(long, default_value = vernier_run::DEFAULT_BASE_URL, help_heading = "Server")]
-    pub base_url: String,
+    /// The server: `--base-url` (default `http://127.0.0.1:8000`), `--model`, `--api-key-env`,
+    /// `--ca-cert`, `--extra-body`.
+    #[command(flatten)]
+    pub server: vernier_run::TargetArgs,
     /// Shell command that starts the server (relaunched after each death). Without it (and
     /// without --config) the server at --base-url is soaked, and waited for after a death.
     #[arg(long, conflicts_with = "config", help_heading = "Server")]
@@ -213,12 +209,6 @@ pub struct SoakArgs {
     /// Shell command that stops a launched server (default: SIGTERM to its process group).
     #[arg(long, help_heading = "Server")]
     pub stop: Option<String>,
-    /// Model to ask (default: the first listed).
-    #[arg(long, help_heading = "Server")]
-    pub model: Option<String>,
-    /// Environment variable holding the API key [default: `OPENAI_API_KEY`, when set].
-    #[arg(long, help_heading = "Server")]
-    pub api_key_env: Option<String>,
     /// Requests in flight at once; comma-separated values are arms of their own (2,4).
     #[arg(
         long,
@@ -240,9 +230,6 @@ pub struct SoakArgs {
     /// Ask for `max_tokens` whatever the model says (`ignore_eos`); false to let it stop.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, help_heading = "Load")]
     pub ignore_eos: bool,
-    /// JSON object merged into every request (sampling settings), e.g. `{"repetition_penalty": 1.1}`.
-    #[arg(long, value_parser = parse_object, help_heading = "Load")]
-    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
     /// The prompt (each request opens with a unique line).
     #[arg(long, help_heading = "Load")]
     pub prompt: Option<String>,
@@ -292,17 +279,6 @@ fn parse_count(text: &str) -> Result<u32, String> {
     text.trim()
         .parse()
         .map_err(|_| format!("{text:?} is not a whole number of requests"))
-}
-
-/// A JSON object of `--extra-body`.
-fn parse_object(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
-    match serde_json::from_str(text) {
-        Ok(serde_json::Value::Object(object)) => Ok(object),
-        Ok(_) => Err("give a JSON object, such as '{\"repetition_penalty\": 1.1}'".to_owned()),
-        Err(error) => Err(format!(
-            "not JSON ({error}); give an object such as '{{\"temperature\": 0.7}}'"
-        )),
-    }
 }
 
 /// Seconds from `3600`, `90s`, `30m`, `1h`, `1h30m`, `1.5h`.
@@ -459,8 +435,9 @@ async fn soak(
     command_line: &[String],
 ) -> Result<Done, LifecycleError> {
     let progress = Progress { quiet: args.quiet };
+    let server = checked_server(&args.server, args.quiet)?;
     let mut config = SoakConfig::default();
-    config.base_url = args.base_url;
+    config.base_url = server.base_url_or_default();
     config.servers = if args.config.is_empty() {
         vec![SoakServer::new("default", args.launch)]
     } else {
@@ -470,14 +447,15 @@ async fn soak(
             .collect()
     };
     config.stop = args.stop;
-    config.model = args.model;
-    config.api_key_env = args.api_key_env;
+    config.model = server.model;
+    config.api_key_env = server.api_key_env;
+    config.ca_cert = server.ca_cert;
     config.concurrency = args.concurrency;
     config.duration_s = args.duration;
     config.round_s = args.round;
     config.max_tokens = args.max_tokens;
     config.ignore_eos = args.ignore_eos;
-    config.extra_body = args.extra_body.unwrap_or_default();
+    config.extra_body = server.extra_body;
     if let Some(prompt) = args.prompt {
         config.prompt = prompt;
     }
@@ -548,12 +526,16 @@ async fn ready(
     command_line: &[String],
 ) -> Result<Done, LifecycleError> {
     let progress = Progress { quiet: args.quiet };
+    let server = checked_server(&args.server, args.quiet)?;
     let mut config = ReadyConfig::default();
-    config.base_url = args.base_url;
+    config.base_url = server.base_url_or_default();
     config.launch = args.launch;
     config.stop = args.stop;
     config.swap = args.swap;
-    config.model = args.model;
+    config.model = server.model;
+    config.api_key_env = server.api_key_env;
+    config.ca_cert = server.ca_cert;
+    config.extra_body = server.extra_body;
     config.reps = args.reps;
     config.warm_requests = args.warm_requests;
     config.max_tokens = args.max_tokens;
@@ -599,9 +581,12 @@ async fn ready(
 }
 
 async fn watch(args: WatchArgs) -> Result<Done, LifecycleError> {
+    let server = checked_server(&args.server, args.quiet)?;
     let mut config = WatchConfig::default();
-    config.base_url = args.base_url;
-    config.model = args.model;
+    config.base_url = server.base_url_or_default();
+    config.model = server.model;
+    config.ca_cert = server.ca_cert;
+    config.extra_body = server.extra_body;
     config.interval_s = args.interval;
     config.probe_timeout_s = args.timeout;
     config.settle_s = args.settle;
@@ -612,7 +597,7 @@ async fn watch(args: WatchArgs) -> Result<Done, LifecycleError> {
     config.ready_timeout_s = args.ready_timeout;
     config.allow_no_counter = args.allow_no_counter;
     config.max_probes = args.max_probes;
-    config.api_key_env = args.api_key_env;
+    config.api_key_env = server.api_key_env;
     let progress = Progress { quiet: args.quiet };
     let outcome =
         vernier_lifecycle::run_watch(&config, &args.out, &progress, Some(vernier_run::signals()))
@@ -639,6 +624,21 @@ async fn watch(args: WatchArgs) -> Result<Done, LifecycleError> {
         failed_reps: 0,
         gave_up: None,
     })
+}
+
+/// The target flags checked once, as every binary checks them, with their notes (an endpoint
+/// trimmed off the URL) on stderr unless `--quiet`.
+fn checked_server(
+    server: &vernier_run::TargetArgs,
+    quiet: bool,
+) -> Result<vernier_run::Target, LifecycleError> {
+    let server = server.checked()?;
+    if !quiet {
+        for note in &server.notes {
+            vernier_cli::note(note);
+        }
+    }
+    Ok(server)
 }
 
 /// The README's example, compiled and run as a doctest.

@@ -35,18 +35,9 @@ lengths (no recorded text is ever sent). Exit codes as for `sweep agent`.";
 /// Flags both commands share: the server, the output and the run's life.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Common {
-    /// Server root or `/v1` URL. Omit to run the bundled simulator in-process.
-    #[arg(long, help_heading = "Server")]
-    pub base_url: Option<String>,
-    /// Model id; taken from `/v1/models` when omitted.
-    #[arg(long, help_heading = "Server")]
-    pub model: Option<String>,
-    /// Environment variable holding the API key [default: `OPENAI_API_KEY` when set].
-    #[arg(long, help_heading = "Server")]
-    pub api_key_env: Option<String>,
-    /// PEM file of CA certificates to trust beside the built-in roots.
-    #[arg(long, help_heading = "Server")]
-    pub ca_cert: Option<PathBuf>,
+    /// The server: `--base-url`, `--model`, `--api-key-env`, `--ca-cert`, `--extra-body`.
+    #[command(flatten)]
+    pub server: vernier_run::TargetArgs,
     /// Output folder [default: a dated folder under agent-out/ or replay-out/].
     #[arg(long, help_heading = "Output")]
     pub out: Option<PathBuf>,
@@ -60,24 +51,12 @@ pub struct Common {
     /// bound holds for that turn.
     #[arg(long, value_parser = Target::parse, help_heading = "Workload")]
     pub target: Option<Target>,
-    /// A JSON object merged into every request body.
-    #[arg(long, value_parser = parse_body, help_heading = "Workload")]
-    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
     /// Print the run file as JSON instead of the summary.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
     /// No progress bar.
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
-}
-
-fn parse_body(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(map)) => Ok(map),
-        _ => Err(format!(
-            "{text:?} is not a JSON object; give e.g. '{{\"top_k\": 1}}'"
-        )),
-    }
 }
 
 /// `sweep agent`: concurrent multi-turn sessions with the prefix cache on purpose.
@@ -167,11 +146,11 @@ async fn target(
     common: &Common,
     progress: &Progress,
 ) -> Result<(vernier_openai::Client, Option<InProcessSimulator>), SweepError> {
-    let (base_url, simulator) = if let Some(url) = &common.base_url {
-        let (url, note) = vernier_run::trim_base_url(url);
-        if let Some(note) = note {
-            progress.note_line(&note);
-        }
+    let server = common.server.checked()?;
+    for note in &server.notes {
+        progress.note_line(note);
+    }
+    let (base_url, simulator) = if let Some(url) = server.base_url.clone() {
         (url, None)
     } else {
         let handle = InProcessSimulator::start(vernier_sweep::agent_simulator_config()).await?;
@@ -180,8 +159,8 @@ async fn target(
     };
     let client = vernier_sweep::sweep_client(
         &base_url,
-        common.api_key_env.as_deref(),
-        common.ca_cert.as_deref(),
+        server.api_key_env.as_deref(),
+        server.ca_cert.as_deref(),
     )?;
     Ok((client, simulator))
 }
@@ -232,7 +211,7 @@ pub async fn run_agent(
         }
     } else {
         let config = AgentConfig {
-            model: common.model.clone().unwrap_or_default(),
+            model: common.server.model.clone().unwrap_or_default(),
             sessions: args.sessions,
             turns: args.turns,
             system_tokens: args.system_tokens,
@@ -247,7 +226,7 @@ pub async fn run_agent(
             target: common.target.clone(),
             capacity_up_to: args.find_capacity,
             capture: common.capture,
-            extra_body: common.extra_body.clone().unwrap_or_default(),
+            extra_body: common.server.extra_body.clone().unwrap_or_default(),
             ..AgentConfig::default()
         };
         AgentStart::New {
@@ -277,7 +256,7 @@ pub async fn run_replay(
         }
     } else {
         let config = ReplayConfig {
-            model: common.model.clone().unwrap_or_default(),
+            model: common.server.model.clone().unwrap_or_default(),
             trace: args.trace.clone(),
             format: args.format.clone().unwrap_or_default(),
             time_scale: args.time_scale,
@@ -285,7 +264,7 @@ pub async fn run_replay(
             force_length: !args.no_force_length,
             target: common.target.clone(),
             capture: common.capture,
-            extra_body: common.extra_body.clone().unwrap_or_default(),
+            extra_body: common.server.extra_body.clone().unwrap_or_default(),
         };
         ReplayStart::New {
             config: Box::new(config),

@@ -47,12 +47,9 @@ pub struct Args {
     /// `show`: one measured request of a finished run (without a subcommand: run a sweep).
     #[command(subcommand)]
     pub command: Option<SweepCommand>,
-    /// Server root or `/v1` URL, e.g. `http://127.0.0.1:8000`. Omit to run the simulator.
-    #[arg(long, help_heading = "Server")]
-    pub base_url: Option<String>,
-    /// Model id; taken from `/v1/models` when omitted.
-    #[arg(long, help_heading = "Server")]
-    pub model: Option<String>,
+    /// The server: `--base-url`, `--model`, `--api-key-env`, `--ca-cert`, `--extra-body`.
+    #[command(flatten)]
+    pub server: vernier_run::TargetArgs,
     /// Prompt lengths in the server's own tokens.
     #[arg(long, value_delimiter = ',', default_values_t = [111_u32, 364, 5378, 10714], value_parser = vernier_cli::parse_tokens, help_heading = "Workload")]
     pub prompt_tokens: Vec<u32>,
@@ -101,18 +98,6 @@ pub struct Args {
     /// Sampling seed sent with every request.
     #[arg(long, help_heading = "Workload")]
     pub seed: Option<u64>,
-    /// A JSON object merged into every request body.
-    #[arg(long, help_heading = "Workload")]
-    pub extra_body: Option<String>,
-    /// Environment variable holding the API key [default: `OPENAI_API_KEY`, when set]; the key
-    /// is never written to any file or message.
-    #[arg(long, help_heading = "Server")]
-    pub api_key_env: Option<String>,
-    /// A PEM file of CA certificates to trust beside the built-in roots, for a self-hosted
-    /// HTTPS server with a private CA or a self-signed certificate. `HTTPS_PROXY`,
-    /// `HTTP_PROXY` and `NO_PROXY` are honoured, never for a server on a loopback address.
-    #[arg(long, help_heading = "Server")]
-    pub ca_cert: Option<PathBuf>,
     /// Keep the first N measured streams of each cell byte for byte, every body frame with its
     /// arrival (`OUT/captures/`), for `sweep show` and for replay.
     #[arg(long, value_name = "N", help_heading = "Output")]

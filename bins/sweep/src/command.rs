@@ -16,28 +16,11 @@ fn invalid(what: &str, detail: String) -> SweepError {
     SweepError::invalid(what, detail)
 }
 
-fn parse_extra_body(
-    text: Option<&str>,
-) -> Result<serde_json::Map<String, serde_json::Value>, SweepError> {
-    let Some(text) = text else {
-        return Ok(serde_json::Map::new());
-    };
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(map)) => Ok(map),
-        Ok(_) => Err(invalid(
-            "--extra-body",
-            "it must be a JSON object, e.g. '{\"chat_template_kwargs\":{\"enable_thinking\":false}}'"
-                .to_owned(),
-        )),
-        Err(error) => Err(invalid("--extra-body", format!("not JSON: {error}"))),
-    }
-}
-
 /// The configuration the flags ask for (model empty when `--model` is not given).
 pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
     let defeat = !args.unsafe_allow_prefix_cache;
     let mut config = SweepConfig::default();
-    config.model = args.model.clone().unwrap_or_default();
+    config.model = args.server.model.clone().unwrap_or_default();
     config.workloads.clone_from(&args.workload);
     config.prompt_tokens.clone_from(&args.prompt_tokens);
     config.output_tokens.clone_from(&args.output_tokens);
@@ -49,7 +32,7 @@ pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
     config.retries = args.retries;
     config.temperature = args.temperature;
     config.seed = args.seed;
-    config.extra_body = parse_extra_body(args.extra_body.as_deref())?;
+    config.extra_body = args.server.extra_body.clone().unwrap_or_default();
     config.force_length = !args.no_force_length;
     config.cache_salt = defeat && !args.no_cache_salt;
     config.cache_prompt_field = defeat && !args.no_cache_prompt_field;
@@ -126,18 +109,15 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
     };
     let progress = Progress::new(args.quiet);
     // The server: --base-url, else the one the journal recorded, else the simulator.
-    let base_url = args
+    let target = args.server.checked()?;
+    for note in &target.notes {
+        progress.note_line(note);
+    }
+    let base_url = target
         .base_url
-        .as_deref()
-        .map(|url| {
-            let (url, note) = vernier_run::trim_base_url(url);
-            if let Some(note) = note {
-                progress.note_line(&note);
-            }
-            url
-        })
-        .or_else(|| recorded_target.filter(|target| target != "simulator"));
-    let (client, simulator) = target(args, base_url).await?;
+        .clone()
+        .or_else(|| recorded_target.filter(|recorded| recorded != "simulator"));
+    let (client, simulator) = client_for(&target, base_url).await?;
     if simulator.is_some() {
         progress.note_line(SIMULATOR_BANNER);
     }
@@ -162,8 +142,8 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
 
 /// The client for `base_url`, or for the in-process simulator (started here) when there is
 /// none.
-async fn target(
-    args: &Args,
+async fn client_for(
+    target: &vernier_run::Target,
     base_url: Option<String>,
 ) -> Result<(vernier_openai::Client, Option<InProcessSimulator>), SweepError> {
     let (base_url, simulator) = if let Some(url) = base_url {
@@ -174,8 +154,8 @@ async fn target(
     };
     let client = sweep_client(
         &base_url,
-        args.api_key_env.as_deref(),
-        args.ca_cert.as_deref(),
+        target.api_key_env.as_deref(),
+        target.ca_cert.as_deref(),
     )?;
     Ok((client, simulator))
 }
@@ -185,17 +165,14 @@ async fn target(
 pub async fn dry_run(cli: &Cli) -> Result<String, SweepError> {
     let args = &cli.args;
     let config = config_from(args)?;
-    let base_url = args
-        .base_url
-        .as_deref()
-        .map(|url| vernier_run::trim_base_url(url).0);
-    let (client, simulator) = target(args, base_url).await?;
-    let rates = vernier_sweep::probe_rates(&client, args.model.as_deref()).await;
+    let target = args.server.checked()?;
+    let (client, simulator) = client_for(&target, target.base_url.clone()).await?;
+    let rates = vernier_sweep::probe_rates(&client, target.model.as_deref()).await;
     if let Some(handle) = simulator {
         handle.shutdown().await;
     }
     let mut text = vernier_sweep::render_plan(&config, rates?.as_ref());
-    if args.base_url.is_none() {
+    if target.base_url.is_none() {
         text.push_str(
             "  (against the bundled simulator: give --base-url for your server's figures)\n",
         );

@@ -1,6 +1,7 @@
 //! `sweep` command line: parse, run, print, map errors to the shared exit codes.
 
 use std::process::ExitCode;
+use vernier_cli::Failure as _;
 
 use vernier_cli::{exit, exit_code, note, report_error, write_stdout};
 use vernier_sweep::SweepError;

@@ -148,6 +148,10 @@ pub struct BatteryConfig {
     /// Launches the `ready` part times.
     #[serde(default = "default_ready_reps")]
     pub ready_reps: u32,
+    /// Merged into every request of every part (`--extra-body`), e.g. thinking turned off
+    /// through `chat_template_kwargs`.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
 fn default_ready_reps() -> u32 {
@@ -177,6 +181,7 @@ impl BatteryConfig {
                 launch: None,
                 stop: None,
                 ready_reps: default_ready_reps(),
+                extra_body: serde_json::Map::new(),
             },
             Preset::Seed => Self {
                 preset,
@@ -203,6 +208,7 @@ impl BatteryConfig {
                 launch: None,
                 stop: None,
                 ready_reps: default_ready_reps(),
+                extra_body: serde_json::Map::new(),
             },
         }
     }

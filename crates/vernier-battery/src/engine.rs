@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use vernier_cli::Failure as _;
 
 use vernier_hardsuite::{
     ContextSelection, HardsuiteOutcome, RunConfig, RunObserver, RunTarget, SilentObserver,
@@ -577,6 +578,7 @@ async fn run_sweep_part(
         sweep.reps = config.reps;
         sweep.model = model.or_else(|| config.model.clone()).unwrap_or_default();
         sweep.label = Some("battery".to_owned());
+        sweep.extra_body.clone_from(&config.extra_body);
         SweepStart::New {
             config: Box::new(sweep),
             out: folder.to_path_buf(),
@@ -635,6 +637,8 @@ async fn run_suite_part(
     run.gpu_sample_ms = plumbing.target.gpu_sample_ms();
     run.gpus.clone_from(&plumbing.target.gpus);
     run.model = model.or_else(|| config.model.clone());
+    run.extra_body = (!config.extra_body.is_empty())
+        .then(|| serde_json::Value::Object(config.extra_body.clone()));
     run.samples = Some(config.suite_samples);
     run.concurrency = if part == Part::SuiteBatched {
         usize::try_from(config.batched_concurrency.max(1)).unwrap_or(1)

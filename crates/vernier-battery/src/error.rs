@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use vernier_cli::{ExitKind, Failure};
+
 /// A battery's or a head-to-head's error.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -73,19 +75,21 @@ impl BatteryError {
             source,
         }
     }
+}
 
-    /// The process exit code (`docs/exit-codes.md`): each part's own, 2 for a path or flag
-    /// that cannot be used, 1 otherwise.
-    pub fn exit_code(&self) -> u8 {
+impl Failure for BatteryError {
+    /// Each part's own kind, a usage error for a path or flag that cannot be used, a failure
+    /// otherwise.
+    fn exit_kind(&self) -> ExitKind {
         match self {
-            Self::Run(error) => error.exit_code(),
-            Self::Sweep(error) => error.exit_code(),
-            Self::Suite(error) => error.exit_code(),
+            Self::Run(error) => error.exit_kind(),
+            Self::Sweep(error) => error.exit_kind(),
+            Self::Suite(error) => error.exit_kind(),
             #[cfg(feature = "engine")]
-            Self::Ready(error) => error.exit_code(),
-            Self::Launch { .. } => vernier_cli::exit_code::SERVER_STOPPED,
-            Self::NotARun { .. } | Self::NothingInCommon { .. } => vernier_cli::exit_code::USAGE,
-            Self::Io { .. } | Self::Parse { .. } => vernier_cli::exit_code::FAILURE,
+            Self::Ready(error) => error.exit_kind(),
+            Self::Launch { .. } => ExitKind::ServerStopped,
+            Self::NotARun { .. } | Self::NothingInCommon { .. } => ExitKind::Usage,
+            Self::Io { .. } | Self::Parse { .. } => ExitKind::Failure,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Command-line plumbing shared by Vernier's binaries (`sweep`, `hardsuite`,
 //! `vernier-sim-server`) and the engines behind them.
 //!
-//! - [`exit_code`]: the documented exit codes, one table for every binary.
+//! - [`ExitKind`] and [`Failure`]: the one table from a failure's kind to its exit code, which
+//!   every engine's error maps through; [`exit_code`] names the codes.
 //! - [`cause_chain`] and [`one_line`]: an error and its causes, printed once.
 //! - [`write_stdout`]: write a result to stdout, where a closed pipe (`| head`) is success.
 //! - [`shell_quote`] and [`resume_command`]: the exact command that continues a run.
@@ -23,38 +24,9 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-/// The exit codes every Vernier binary uses. Scripts may rely on them; they are listed in the
-/// README and in `docs/architecture.md`.
-pub mod exit_code {
-    /// The command finished.
-    pub const SUCCESS: u8 = 0;
-    /// It failed while running: the server refused a request, a file could not be written, a
-    /// journal was unreadable, the grader's engine was missing, ...
-    pub const FAILURE: u8 = 1;
-    /// A flag or argument was refused before any work started (clap's own usage errors exit
-    /// with this code too).
-    pub const USAGE: u8 = 2;
-    /// The server had requests in flight before a sweep began (see `--allow-busy`).
-    pub const SERVER_BUSY: u8 = 3;
-    /// The server stopped answering; everything measured is on disk and the run resumes with
-    /// the printed command.
-    pub const SERVER_STOPPED: u8 = 4;
-    /// The suite's self-check failed: no model saw it.
-    pub const SELF_CHECK_FAILED: u8 = 5;
-    /// Interrupted (Ctrl-C); what was measured was written.
-    pub const INTERRUPTED: u8 = 130;
+mod exit_table;
 
-    /// Every code with its name, in the order above (for tables and tests).
-    pub const ALL: [(u8, &str); 7] = [
-        (SUCCESS, "success"),
-        (FAILURE, "failure"),
-        (USAGE, "usage"),
-        (SERVER_BUSY, "server busy"),
-        (SERVER_STOPPED, "server stopped"),
-        (SELF_CHECK_FAILED, "self-check failed"),
-        (INTERRUPTED, "interrupted"),
-    ];
-}
+pub use exit_table::{ExitKind, Failure, exit_code};
 
 /// An [`ExitCode`] from one of [`exit_code`]'s constants.
 pub fn exit(code: u8) -> ExitCode {

@@ -149,17 +149,17 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
         .tasks
         .iter()
         .map(|task| {
-            let kind = match (&task.category, &task.checker) {
-                (Category::Context, _) => context_kind(task),
-                (Category::Dataset, _) => {
+            let kind = match (task.category, &task.checker) {
+                (Category::CONTEXT, _) => context_kind(task),
+                (Category::DATASET, _) => {
                     n_dataset += 1;
                     dataset_kind(n_dataset)
                 }
-                (Category::Vision, _) => {
+                (Category::VISION, _) => {
                     n_vision += 1;
                     media_kind(n_vision)
                 }
-                (Category::Video, _) => {
+                (Category::VIDEO, _) => {
                     n_video += 1;
                     media_kind(n_video)
                 }
@@ -171,7 +171,7 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
                         ScriptedKind::Right
                     }
                 }
-                (Category::Code, Checker::Code(check)) => {
+                (Category::CODE, Checker::Code(check)) => {
                     n_code += 1;
                     match n_code {
                         2 if failing_control(check).is_some() => ScriptedKind::Wrong,
@@ -224,7 +224,7 @@ fn media_kind(place: usize) -> ScriptedKind {
 /// A context task's scripted outcome: right, except a single needle at 75% in a prompt of 32k
 /// or more, where the simulated model gives a distractor's value.
 fn context_kind(task: &Task) -> ScriptedKind {
-    match &task.context {
+    match task.spec::<vernier_tasks::ContextSpec>() {
         Some(spec)
             if spec.depth_pct == Some(DEMO_CONTEXT_MISS_DEPTH)
                 && spec.target_tokens >= DEMO_CONTEXT_MISS_FROM =>
@@ -369,11 +369,11 @@ pub fn demo_script(suite: &Suite) -> Result<Script, HardsuiteError> {
         .tasks
         .iter()
         .zip(&plan)
-        .filter(|(task, _)| task.category != Category::Context)
+        .filter(|(task, _)| task.category != Category::CONTEXT)
         .filter_map(|(task, planned)| {
             let prompt = task.messages.iter().rev().find(|m| m.role == "user")?;
             // With `--video-as frames` the prompt is followed by the frames' text parts.
-            let pattern = if task.category == Category::Video {
+            let pattern = if task.category == Category::VIDEO {
                 format!(r"(?s)\A{}(\n.*)?\z", regex::escape(&prompt.content))
             } else {
                 format!(r"\A{}\z", regex::escape(&prompt.content))
@@ -381,7 +381,7 @@ pub fn demo_script(suite: &Suite) -> Result<Script, HardsuiteError> {
             Some(ScriptRule::new(pattern, reply_for(task, planned.kind)))
         })
         .collect();
-    if suite.count(Category::Context) > 0 {
+    if suite.count(Category::CONTEXT) > 0 {
         // Context prompts differ per request (nonce, length): one rule reads their needles.
         rules.push(ScriptRule::new(
             r"The special code for [A-Za-z]+ is [0-9]+\.",
@@ -396,7 +396,7 @@ pub fn demo_script(suite: &Suite) -> Result<Script, HardsuiteError> {
 
 /// The simulator configuration of the demo run: fast decoding, four tokens per event.
 pub fn hardsuite_demo_simulator_config(suite: &Suite) -> Result<SimConfig, HardsuiteError> {
-    let max_model_len = if suite.count(Category::Context) > 0 {
+    let max_model_len = if suite.count(Category::CONTEXT) > 0 {
         DEMO_CONTEXT_LIMIT
     } else {
         1_000_000

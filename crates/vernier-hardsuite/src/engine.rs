@@ -527,7 +527,7 @@ fn write_results(
 
 /// The prompt sizer of a suite with context tasks: the server's own count when it has one.
 async fn context_sizer(plan: &RunPlan<'_>) -> Option<crate::context_run::ContextSizer> {
-    if plan.suite.count(Category::Context) == 0 {
+    if plan.suite.count(Category::CONTEXT) == 0 {
         return None;
     }
     let sizer = crate::context_run::ContextSizer::new(&plan.client, &plan.model, unix_ms()).await;

@@ -104,21 +104,23 @@ impl HardsuiteError {
     pub fn invalid(what: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::Run(vernier_run::RunError::invalid(what, detail))
     }
+}
 
-    /// The documented exit code ([`vernier_cli::exit_code`]): a shared run failure gives its
-    /// own, a failed self-check 5, runs of different instances and a request the server
-    /// refuses (a key, a model, a field) 2 (a usage error), anything else 1.
-    pub fn exit_code(&self) -> u8 {
-        use vernier_cli::exit_code;
+impl vernier_cli::Failure for HardsuiteError {
+    /// A shared run failure's own kind, a failed self-check its own, runs of different
+    /// instances and a request the server refuses (a key, a model, a field) a usage error,
+    /// anything else a failure.
+    fn exit_kind(&self) -> vernier_cli::ExitKind {
+        use vernier_cli::ExitKind;
         match self {
-            Self::Run(error) => error.exit_code(),
+            Self::Run(error) => error.exit_kind(),
             #[cfg(feature = "engine")]
-            Self::SelfCheck(_) => exit_code::SELF_CHECK_FAILED,
+            Self::SelfCheck(_) => ExitKind::SelfCheckFailed,
             // A request every sample sends the same way: a flag to change.
             Self::DifferentInstances { .. } | Self::Dataset(_) | Self::Rejected { .. } => {
-                exit_code::USAGE
+                ExitKind::Usage
             }
-            _ => exit_code::FAILURE,
+            _ => ExitKind::Failure,
         }
     }
 }

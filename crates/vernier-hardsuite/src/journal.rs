@@ -99,13 +99,13 @@ impl BudgetFlags {
     /// The flag for a category.
     pub fn for_category(&self, category: Category) -> Option<u32> {
         match category {
-            Category::Math => self.math,
-            Category::Code => self.code,
-            Category::Tools => self.tools,
-            Category::Context => self.context,
-            Category::Vision => self.vision,
-            Category::Video => self.video,
-            Category::Dataset => self.dataset,
+            Category::MATH => self.math,
+            Category::CODE => self.code,
+            Category::TOOLS => self.tools,
+            Category::CONTEXT => self.context,
+            Category::VISION => self.vision,
+            Category::VIDEO => self.video,
+            Category::DATASET => self.dataset,
             _ => None,
         }
     }

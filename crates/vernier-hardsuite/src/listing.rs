@@ -74,12 +74,10 @@ pub fn listing(suite: &Suite) -> Vec<TaskListing> {
             let instance = task.instance.as_ref();
             // A vision or video task's family and parameters live in its spec.
             let media = task
-                .vision
-                .as_ref()
+                .spec::<vernier_tasks::VisionSpec>()
                 .map(|spec| (&spec.family, &spec.parameters))
                 .or_else(|| {
-                    task.video
-                        .as_ref()
+                    task.spec::<vernier_tasks::VideoSpec>()
                         .map(|spec| (&spec.family, &spec.parameters))
                 });
             TaskListing {
@@ -95,7 +93,7 @@ pub fn listing(suite: &Suite) -> Vec<TaskListing> {
                     |i| i.parameters.clone(),
                 ),
                 redraws: instance.map(|i| i.redraws.clone()).unwrap_or_default(),
-                prompt: task.context.as_ref().map_or_else(
+                prompt: task.spec::<vernier_tasks::ContextSpec>().map_or_else(
                     || {
                         task.messages
                             .iter()

@@ -129,14 +129,14 @@ pub fn audit(results: &ResultsFile, replies: &[ReplyRecord]) -> Audit {
                 }
             }
             match task.category {
-                Category::Code if sample.outcome != OutcomeKind::Infra => {
+                Category::CODE if sample.outcome != OutcomeKind::Infra => {
                     code_details.push(sample.detail.as_str());
                 }
-                Category::Tools => {
+                Category::TOOLS => {
                     tool_samples += 1;
                     tool_no_call += usize::from(sample.detail == "no_call");
                 }
-                Category::Dataset
+                Category::DATASET
                     if tries
                         .last()
                         .is_some_and(|reply| writes_question_headings(&reply.content)) =>
@@ -144,7 +144,7 @@ pub fn audit(results: &ResultsFile, replies: &[ReplyRecord]) -> Audit {
                     headed += 1;
                     headed_passed += usize::from(sample.outcome == OutcomeKind::Pass);
                 }
-                Category::Context if sample.outcome == OutcomeKind::NoAnswer => {
+                Category::CONTEXT if sample.outcome == OutcomeKind::NoAnswer => {
                     context_no_answers += 1;
                     context_unlined += usize::from(
                         tries

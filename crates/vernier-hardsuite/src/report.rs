@@ -326,8 +326,8 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading:
 /// tokens.
 fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
     for (category, kind) in [
-        (vernier_tasks::Category::Vision, "images"),
-        (vernier_tasks::Category::Video, "videos"),
+        (vernier_tasks::Category::VISION, "images"),
+        (vernier_tasks::Category::VIDEO, "videos"),
     ] {
         let samples: Vec<&crate::task_results::SampleResult> = results
             .tasks

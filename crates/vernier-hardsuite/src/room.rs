@@ -88,7 +88,7 @@ impl Room {
 /// What one try of `task` may hold of the cache at most: its prompt (a long-context task's
 /// target length, else its text at [`CHARS_PER_TOKEN`]) plus its answer budget.
 pub(crate) fn weight(task: &Task, budget_tokens: u32) -> u64 {
-    let prompt = task.context.as_ref().map_or_else(
+    let prompt = task.spec::<vernier_tasks::ContextSpec>().map_or_else(
         || {
             let chars: usize = task.messages.iter().map(|m| m.content.len()).sum();
             (chars / CHARS_PER_TOKEN) as u64

@@ -426,7 +426,7 @@ impl Runner<'_> {
             record.detail = format!("infra:request {message}");
             return Try::new(record);
         }
-        if let Some(spec) = &task.context {
+        if let Some(spec) = task.spec::<vernier_tasks::ContextSpec>() {
             match self.context_request(spec, &mut request).await {
                 Ok((context, fields)) => {
                     record.context = Some(context);
@@ -484,7 +484,7 @@ impl Runner<'_> {
             context.prefill_tokens_per_s = measurement.prefill_tokens_per_s;
             if let (Some(sizer), Some(spec), Some(tokens)) = (
                 &self.context_sizer,
-                &task.context,
+                task.spec::<vernier_tasks::ContextSpec>(),
                 measurement.prompt_tokens,
             ) {
                 sizer.learn(spec.haystack, context.n_units, tokens);
@@ -511,14 +511,14 @@ impl Runner<'_> {
     /// A vision task's images or a video task's clips, made unique for this request, after its
     /// text.
     async fn attach_media(&self, task: &Task, request: &mut ChatRequest) -> Result<(), String> {
-        if let Some(spec) = &task.vision {
+        if let Some(spec) = task.spec::<vernier_tasks::VisionSpec>() {
             attach_images(
                 request,
                 spec,
                 self.media_nonce.fetch_add(1, Ordering::Relaxed),
             );
         }
-        if let Some(spec) = &task.video {
+        if let Some(spec) = task.spec::<vernier_tasks::VideoSpec>() {
             let nonce = self.media_nonce.fetch_add(1, Ordering::Relaxed);
             // Encoding takes tens of milliseconds: off the threads that read other streams.
             let (spec, video_as) = (spec.clone(), self.video_as);

@@ -52,12 +52,16 @@ impl Generated {
     fn suite(self) -> Option<Suite> {
         let budgets = Budgets::default();
         if let Some(seed) = self.probe {
-            Some(Suite::probe(seed, budgets))
+            Some(Suite::probe(seed, &budgets))
         } else if let Some(seed) = self.video {
-            Some(vernier_tasks::video_suite(seed, budgets.video))
+            Some(vernier_tasks::video_suite(
+                seed,
+                budgets.for_category(Category::VIDEO),
+            ))
         } else {
-            self.vision
-                .map(|seed| vernier_tasks::vision_suite(seed, budgets.vision))
+            self.vision.map(|seed| {
+                vernier_tasks::vision_suite(seed, budgets.for_category(Category::VISION))
+            })
         }
     }
 
@@ -159,10 +163,14 @@ pub(crate) fn load_suite_from(
             ));
         }
         (None, Some(path), None) => Suite::from_path(path)?,
-        (None, None, draw) => Suite::drawn(draw.unwrap_or(Draw::BUNDLED), Budgets::default()),
+        (None, None, draw) => Suite::drawn(draw.unwrap_or(Draw::BUNDLED), &Budgets::default()),
     };
     // A dataset's questions (its code ones too) already have `--budget-dataset`.
-    for task in suite.tasks.iter_mut().filter(|task| task.dataset.is_none()) {
+    for task in suite
+        .tasks
+        .iter_mut()
+        .filter(|task| task.spec::<vernier_tasks::DatasetSpec>().is_none())
+    {
         if let Some(budget) = budgets.for_category(task.category) {
             task.budget_tokens = budget;
         }
@@ -195,7 +203,7 @@ pub(crate) async fn connect_grader(
     suite: &Suite,
     image: Option<&str>,
 ) -> Result<Option<Grader>, HardsuiteError> {
-    let n_code_tasks = suite.count(Category::Code);
+    let n_code_tasks = suite.count(Category::CODE);
     if n_code_tasks == 0 {
         return Ok(None);
     }
@@ -218,7 +226,7 @@ fn leave_out_code_tasks(suite: &Suite) -> String {
     let others: Vec<&str> = suite
         .tasks
         .iter()
-        .filter(|task| task.category != Category::Code)
+        .filter(|task| task.category != Category::CODE)
         .map(|task| task.id.as_str())
         .collect();
     if others.is_empty() {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use vernier_cli::exit_code;
+use vernier_cli::{ExitKind, Failure};
 use vernier_journal::JournalError;
 use vernier_run::RunError;
 
@@ -65,15 +65,17 @@ pub enum LifecycleError {
     Journal(#[from] JournalError),
 }
 
-impl LifecycleError {
-    /// The documented exit code ([`vernier_cli::exit_code`]): a shared failure's own
-    /// ([`RunError::exit_code`]); usage (2) for a journal that holds no `ready` run and for a
-    /// server without a generation counter (pass `--allow-no-counter`); 1 for anything else.
-    pub fn exit_code(&self) -> u8 {
+impl LifecycleError {}
+
+impl Failure for LifecycleError {
+    /// A shared failure's own kind; a usage error for a journal that holds no `ready` run and
+    /// for a server without a generation counter (pass `--allow-no-counter`); a failure for
+    /// anything else.
+    fn exit_kind(&self) -> ExitKind {
         match self {
-            Self::Run(error) => error.exit_code(),
-            Self::NoGenerationCounter { .. } | Self::Resume { .. } => exit_code::USAGE,
-            _ => exit_code::FAILURE,
+            Self::Run(error) => error.exit_kind(),
+            Self::NoGenerationCounter { .. } | Self::Resume { .. } => ExitKind::Usage,
+            _ => ExitKind::Failure,
         }
     }
 }

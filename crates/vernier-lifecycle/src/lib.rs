@@ -41,6 +41,7 @@ mod soak_load;
 mod soak_report;
 mod soak_resume;
 mod soak_segment;
+mod user_agent;
 mod watch;
 mod watch_config;
 mod watch_journal;
@@ -78,9 +79,6 @@ pub use vernier_run::Interrupt;
 pub use watch::{WatchOutcome, run_watch, run_watch_with_rule};
 pub use watch_config::WatchConfig;
 pub use watch_journal::{WATCH_JOURNAL_VERSION, WatchEvent, WatchSummary};
-
-/// The `User-Agent` of every request the crate sends.
-const USER_AGENT: &str = concat!("vernier-lifecycle/", env!("CARGO_PKG_VERSION"));
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

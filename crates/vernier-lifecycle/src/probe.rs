@@ -58,9 +58,11 @@ pub(crate) async fn probe(
     client: &Client,
     model: &str,
     prompt: &str,
+    extra_body: &serde_json::Map<String, serde_json::Value>,
     timeout: Duration,
 ) -> ProbeOutcome {
     let mut request = ChatRequest::new(model, vec![ChatMessage::user(prompt)]);
+    request.extra.extend(extra_body.clone());
     request.max_tokens = Some(1);
     let started = Instant::now();
     let attempt = async {

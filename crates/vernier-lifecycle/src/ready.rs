@@ -193,8 +193,10 @@ impl Session<'_> {
             .idle(Some(Duration::from_secs(120)));
         Ok(build_client(
             &ClientOptions::new(&self.config.base_url)
+                .api_key_env(self.config.api_key_env.as_deref())
+                .ca_cert(self.config.ca_cert.as_deref())
                 .timeouts(timeouts)
-                .user_agent(crate::USER_AGENT),
+                .user_agent(crate::user_agent::USER_AGENT),
         )?)
     }
 
@@ -202,6 +204,7 @@ impl Session<'_> {
         let mut request =
             ChatRequest::new(model, vec![ChatMessage::user(self.config.prompt.clone())]);
         request.max_tokens = Some(u64::from(self.config.max_tokens));
+        request.extra.extend(self.config.extra_body.clone());
         request
     }
 

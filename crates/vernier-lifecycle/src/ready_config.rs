@@ -34,6 +34,13 @@ pub struct ReadyConfig {
     pub poll_interval_s: f64,
     /// Seconds between SIGTERM (or the stop command) and SIGKILL.
     pub stop_grace_s: f64,
+    /// The environment variable holding the API key (`OPENAI_API_KEY` when set and none is
+    /// named); its value is never written anywhere.
+    pub api_key_env: Option<String>,
+    /// A PEM file of CA certificates trusted beside the built-in roots.
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// Fields merged into every measured request's body.
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for ReadyConfig {
@@ -51,6 +58,9 @@ impl Default for ReadyConfig {
             ready_timeout_s: 900.0,
             poll_interval_s: 0.05,
             stop_grace_s: 15.0,
+            api_key_env: None,
+            ca_cert: None,
+            extra_body: serde_json::Map::new(),
         }
     }
 }

@@ -182,6 +182,12 @@ impl ResumeFlags<ReadyConfig> {
                 given.to_string(),
             ));
         }
+        settings.push(setting(
+            "--extra-body",
+            Measurement,
+            serde_json::Value::Object(recorded.extra_body.clone()).to_string(),
+            serde_json::Value::Object(given.extra_body.clone()).to_string(),
+        ));
         settings.extend(self.out_setting(journal_folder));
         settings
     }
@@ -191,6 +197,12 @@ impl ResumeFlags<ReadyConfig> {
         let mut config = recorded.clone();
         if self.typed.contains("--base-url") {
             config.base_url.clone_from(&self.config.base_url);
+        }
+        if self.typed.contains("--api-key-env") {
+            config.api_key_env.clone_from(&self.config.api_key_env);
+        }
+        if self.typed.contains("--ca-cert") {
+            config.ca_cert.clone_from(&self.config.ca_cert);
         }
         config
     }

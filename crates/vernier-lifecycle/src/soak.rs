@@ -230,8 +230,9 @@ fn client(config: &SoakConfig, limit: Option<Duration>) -> Result<Client, Lifecy
     Ok(build_client(
         &ClientOptions::new(&config.base_url)
             .api_key_env(config.api_key_env.as_deref())
+            .ca_cert(config.ca_cert.as_deref())
             .timeouts(timeouts)
-            .user_agent(crate::USER_AGENT),
+            .user_agent(crate::user_agent::USER_AGENT),
     )?)
 }
 
@@ -440,6 +441,7 @@ async fn wait_ready(
                             &ctx.load_client,
                             &model.id,
                             "Say OK.",
+                            &ctx.config.extra_body,
                             Duration::from_secs(60),
                         )
                         .await;

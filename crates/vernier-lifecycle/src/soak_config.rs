@@ -54,6 +54,8 @@ pub struct SoakConfig {
     pub model: Option<String>,
     /// Environment variable holding the API key (never written anywhere).
     pub api_key_env: Option<String>,
+    /// A PEM file of CA certificates trusted beside the built-in roots.
+    pub ca_cert: Option<std::path::PathBuf>,
     /// Requests in flight at once; each value is an arm of its own.
     pub concurrency: Vec<u32>,
     /// Seconds of load each arm is held for (the time to ready after a relaunch not counted).
@@ -93,6 +95,7 @@ impl Default for SoakConfig {
             stop: None,
             model: None,
             api_key_env: None,
+            ca_cert: None,
             concurrency: vec![4],
             duration_s: 3600.0,
             round_s: None,

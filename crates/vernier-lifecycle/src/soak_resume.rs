@@ -32,9 +32,10 @@ impl ResumeFlags<SoakConfig> {
             serde_json::Value::Null => "none".to_owned(),
             other => other.to_string(),
         };
-        let fields: [(&str, &str, SettingKind); 17] = [
+        let fields: [(&str, &str, SettingKind); 18] = [
             ("--base-url", "base_url", Operational),
             ("--api-key-env", "api_key_env", Operational),
+            ("--ca-cert", "ca_cert", Operational),
             ("--ready-timeout", "ready_timeout_s", Operational),
             ("--probe-interval", "probe_interval_s", Operational),
             ("--stop-grace", "stop_grace_s", Operational),
@@ -86,6 +87,9 @@ impl ResumeFlags<SoakConfig> {
         }
         if typed("--api-key-env") {
             config.api_key_env.clone_from(&given.api_key_env);
+        }
+        if typed("--ca-cert") {
+            config.ca_cert.clone_from(&given.ca_cert);
         }
         if typed("--ready-timeout") {
             config.ready_timeout_s = given.ready_timeout_s;

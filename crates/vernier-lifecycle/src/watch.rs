@@ -90,8 +90,9 @@ pub async fn run_watch_with_rule(
     let client = build_client(
         &ClientOptions::new(&config.base_url)
             .api_key_env(config.api_key_env.as_deref())
+            .ca_cert(config.ca_cert.as_deref())
             .timeouts(timeouts)
-            .user_agent(crate::USER_AGENT),
+            .user_agent(crate::user_agent::USER_AGENT),
     )?;
     let mut watcher = Watcher {
         config,
@@ -239,7 +240,14 @@ impl Watcher<'_> {
         let outcome = match tokio::time::timeout(timeout, self.model()).await {
             Ok(Some(model)) => {
                 let left = timeout.saturating_sub(started.elapsed());
-                probe::probe(&self.client, &model, &self.config.prompt, left).await
+                probe::probe(
+                    &self.client,
+                    &model,
+                    &self.config.prompt,
+                    &self.config.extra_body,
+                    left,
+                )
+                .await
             }
             Ok(None) => match self.client.models().await {
                 Err(error) => probe::classify(&error),

@@ -39,6 +39,10 @@ pub struct WatchConfig {
     /// The environment variable holding the API key (`OPENAI_API_KEY` when set and none is
     /// named); its value is never written anywhere.
     pub api_key_env: Option<String>,
+    /// A PEM file of CA certificates trusted beside the built-in roots.
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// Fields merged into every probe's body.
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for WatchConfig {
@@ -58,6 +62,8 @@ impl Default for WatchConfig {
             max_probes: None,
             prompt: "Hi".to_owned(),
             api_key_env: None,
+            ca_cert: None,
+            extra_body: serde_json::Map::new(),
         }
     }
 }

@@ -279,7 +279,7 @@ mod seconds_tests {
         );
         assert_eq!(seconds("--grace", 0.0, true).ok(), Some(Duration::ZERO));
         let error = seconds("--timeout", 1e9, true).expect_err("too long");
-        assert_eq!(error.exit_code(), 2);
+        assert_eq!(vernier_cli::Failure::exit_code(&error), 2);
         assert!(error.to_string().starts_with("use --timeout: "), "{error}");
     }
 }

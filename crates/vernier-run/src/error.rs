@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use vernier_cli::exit_code;
+use vernier_cli::{ExitKind, Failure};
 
 /// A failure of the run itself, the same in every engine: a refused setting, a journal that
 /// cannot be started or continued, a server that is busy, changed or gone. Each engine's error
@@ -109,17 +109,19 @@ impl RunError {
             detail: detail.into(),
         }
     }
+}
 
-    /// The documented exit code ([`vernier_cli::exit_code`]): a refused flag, setting or
-    /// resume is a usage error (2), a busy server 3, a stopped server 4, anything else 1.
-    pub fn exit_code(&self) -> u8 {
+impl Failure for RunError {
+    /// A refused flag, setting or resume is a usage error, a busy server and a stopped server
+    /// are their own kinds, anything else a failure.
+    fn exit_kind(&self) -> ExitKind {
         match self {
             Self::InvalidArgument { .. }
             | Self::JournalExists { .. }
-            | Self::ConfigMismatch { .. } => exit_code::USAGE,
-            Self::ServerBusy { .. } => exit_code::SERVER_BUSY,
-            Self::ServerStopped { .. } => exit_code::SERVER_STOPPED,
-            _ => exit_code::FAILURE,
+            | Self::ConfigMismatch { .. } => ExitKind::Usage,
+            Self::ServerBusy { .. } => ExitKind::ServerBusy,
+            Self::ServerStopped { .. } => ExitKind::ServerStopped,
+            _ => ExitKind::Failure,
         }
     }
 }

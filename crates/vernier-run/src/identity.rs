@@ -81,6 +81,7 @@ pub fn check_same_server(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use vernier_cli::Failure as _;
 
     #[test]
     fn another_model_kind_or_version_is_refused_and_a_missing_version_is_not() {

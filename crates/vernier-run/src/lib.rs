@@ -55,6 +55,7 @@ mod run_path;
 mod simulator;
 #[cfg(feature = "engine")]
 mod target;
+mod target_args;
 mod verdict;
 mod weights;
 
@@ -82,10 +83,10 @@ pub use run_path::{run_file_in, run_folder, write_atomically};
 pub use simulator::InProcessSimulator;
 #[cfg(feature = "engine")]
 pub use target::{
-    ClientOptions, DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, ResolvedModel, api_key_source,
-    build_client, fingerprint, identity_changes, kind_name, loaded_weights, read_loaded_weights,
-    resolve_model, trim_base_url,
+    ClientOptions, DEFAULT_API_KEY_ENV, ResolvedModel, api_key_source, build_client, fingerprint,
+    identity_changes, kind_name, loaded_weights, read_loaded_weights, resolve_model,
 };
+pub use target_args::{DEFAULT_BASE_URL, Target, TargetArgs, parse_json_object, trim_base_url};
 pub use verdict::{
     CLIENT_LAG_P99_US, COALESCED_FIRST_TOKEN_SHARE, INFRA_INVALID_SHARE, Reason, Verdict,
     VerdictLevel, share,

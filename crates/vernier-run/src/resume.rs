@@ -130,6 +130,7 @@ pub fn check_resume(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use vernier_cli::Failure as _;
 
     #[test]
     fn measurement_changes_are_refused_by_name_and_operational_ones_recorded() {

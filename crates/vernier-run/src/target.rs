@@ -24,6 +24,10 @@ pub struct ClientOptions<'a> {
     pub timeouts: Timeouts,
     /// The `User-Agent` header (the client's default when `None`).
     pub user_agent: Option<String>,
+    /// A proxy for every request (else the environment's `HTTPS_PROXY`/`HTTP_PROXY`).
+    pub proxy: Option<&'a str>,
+    /// No proxy, whatever the environment says.
+    pub no_proxy: bool,
 }
 
 impl<'a> ClientOptions<'a> {
@@ -35,6 +39,8 @@ impl<'a> ClientOptions<'a> {
             ca_cert: None,
             timeouts: Timeouts::none(),
             user_agent: None,
+            proxy: None,
+            no_proxy: false,
         }
     }
 
@@ -67,27 +73,6 @@ impl<'a> ClientOptions<'a> {
     }
 }
 
-/// A base URL as users paste it, trimmed to the server's root or `/v1`: an endpoint path
-/// (`/chat/completions`, `/completions`, `/models`) and trailing slashes come off. Returns the
-/// URL to use and, when it changed, a note saying so for the binary to print.
-pub fn trim_base_url(url: &str) -> (String, Option<String>) {
-    let mut trimmed = url.trim().trim_end_matches('/');
-    for endpoint in ["/chat/completions", "/completions", "/models"] {
-        if let Some(root) = trimmed.strip_suffix(endpoint) {
-            trimmed = root.trim_end_matches('/');
-            break;
-        }
-    }
-    if trimmed.len() + 1 < url.trim().len() {
-        let note = format!(
-            "note: --base-url {url} names an endpoint; using {trimmed} (the requests add their own paths)"
-        );
-        (trimmed.to_owned(), Some(note))
-    } else {
-        (trimmed.to_owned(), None)
-    }
-}
-
 /// The variable the key is read from when no `--api-key-env` names one, as the reference
 /// clients do.
 pub const DEFAULT_API_KEY_ENV: &str = "OPENAI_API_KEY";
@@ -114,6 +99,11 @@ pub fn build_client(options: &ClientOptions<'_>) -> Result<Client, RunError> {
     }
     if let Some(var) = api_key_source(options.api_key_env) {
         builder = builder.api_key_from_env(var);
+    }
+    if options.no_proxy {
+        builder = builder.no_proxy();
+    } else if let Some(proxy) = options.proxy {
+        builder = builder.proxy(proxy);
     }
     if let Some(path) = options.ca_cert {
         if options.base_url.trim_start().starts_with("http://") {
@@ -238,11 +228,6 @@ pub const fn kind_name(kind: ServerKind) -> &'static str {
         _ => "unknown",
     }
 }
-
-/// The one default server address of every command that needs a server and has no simulator
-/// to fall back on (`lifecycle ready` and `lifecycle watch`): vLLM's default port, which the
-/// bundled `vernier-sim-server` also listens on.
-pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8000";
 
 /// What changed since the run began: the server asked again at the end of a run, the model
 /// still listed and the fingerprint compared with the one recorded at its start. Empty when

@@ -102,16 +102,17 @@ impl SweepError {
     pub fn invalid(what: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::Run(RunError::invalid(what, detail))
     }
+}
 
-    /// The documented exit code ([`vernier_cli::exit_code`]): the shared failures' own
-    /// ([`RunError::exit_code`]), 2 for a request the server refuses whatever is retried (a
-    /// key, a model, a field: a flag to change), 1 for the rest.
-    pub fn exit_code(&self) -> u8 {
+impl vernier_cli::Failure for SweepError {
+    /// The shared failures' own kind, a usage error for a request the server refuses whatever
+    /// is retried (a key, a model, a field: a flag to change), a failure for the rest.
+    fn exit_kind(&self) -> vernier_cli::ExitKind {
         match self {
-            Self::Run(error) => error.exit_code(),
+            Self::Run(error) => error.exit_kind(),
             // Every request has the refused shape: a flag to change, not a run-time failure.
-            Self::ServerRejected { .. } => vernier_cli::exit_code::USAGE,
-            _ => vernier_cli::exit_code::FAILURE,
+            Self::ServerRejected { .. } => vernier_cli::ExitKind::Usage,
+            _ => vernier_cli::ExitKind::Failure,
         }
     }
 }

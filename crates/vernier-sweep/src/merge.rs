@@ -157,7 +157,7 @@ fn server_of(header: &Header) -> String {
         "{} {}{} serving {}",
         env.server.base_url,
         env.server.kind,
-        crate::report::server_version(env),
+        crate::report::text::server_version(env),
         env.model.id
     )
 }

@@ -12,69 +12,20 @@
 
 mod azure;
 mod json;
+mod record;
 mod synth;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
+pub use record::{DEFAULT_BLOCK_TOKENS, TraceError, TraceRecord};
 pub use synth::{Synthesis, synthesize};
-
-/// The block size, in tokens, a hash id stands for when a trace does not say otherwise (and
-/// always in Mooncake traces).
-pub const DEFAULT_BLOCK_TOKENS: u32 = 512;
 
 /// The names [`bundled_trace`] knows.
 pub const BUNDLED_TRACE_NAMES: [&str; 2] = ["mini-mooncake", "mini-azure"];
 
 const MINI_MOONCAKE: &str = include_str!("../data/traces/mini-mooncake.jsonl");
 const MINI_AZURE: &str = include_str!("../data/traces/mini-azure.csv");
-
-/// Why a trace could not be read. Messages read after "failed to ...".
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TraceError {
-    /// The file could not be read.
-    #[error("read trace {path}", path = path.display())]
-    Read {
-        /// The trace file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// One line of the trace is wrong.
-    #[error("read trace {origin} line {line}: {detail}")]
-    Line {
-        /// The file (or the bundled trace's name).
-        origin: String,
-        /// 1-based line number.
-        line: usize,
-        /// What is wrong and what to write instead.
-        detail: String,
-    },
-    /// The trace holds no request.
-    #[error("read trace {origin}: it has no records; a trace needs at least one request")]
-    Empty {
-        /// The file (or the bundled trace's name).
-        origin: String,
-    },
-    /// No format was given and the content did not tell.
-    #[error(
-        "read trace {origin}: cannot tell its format ({detail}); name the format: jsonl, mooncake or azure"
-    )]
-    Undetected {
-        /// The file (or the bundled trace's name).
-        origin: String,
-        /// What the first line looked like.
-        detail: String,
-    },
-    /// A format name that is not one of `jsonl`, `mooncake`, `azure`.
-    #[error("choose a trace format: \"{name}\" is not one; use jsonl, mooncake or azure")]
-    UnknownFormat {
-        /// The name given.
-        name: String,
-    },
-}
 
 /// The file formats a trace can come in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -120,24 +71,6 @@ impl FromStr for TraceFormat {
             }),
         }
     }
-}
-
-/// One request of a trace.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TraceRecord {
-    /// Arrival in milliseconds after the trace's first record (which arrives at 0).
-    pub offset_ms: f64,
-    /// The conversation or user the request belongs to, when the trace says (Vernier's JSONL
-    /// only).
-    pub session: Option<String>,
-    /// Prompt length in tokens (at least 1).
-    pub input_tokens: u32,
-    /// Reply length in tokens.
-    pub output_tokens: u32,
-    /// One id per leading block of `block_tokens` prompt tokens: equal ids are equal text,
-    /// so records with the same leading ids share a prompt prefix. May cover only part of
-    /// the prompt (or none), never more blocks than the prompt fills.
-    pub hash_ids: Vec<u64>,
 }
 
 /// A trace read from a file or a bundled text.
@@ -259,26 +192,6 @@ fn finish(
         block_tokens,
         records,
     })
-}
-
-/// The most hash id blocks a prompt of `input_tokens` can fill: `ceil(input / block)`.
-fn max_blocks(input_tokens: u32, block_tokens: u32) -> u64 {
-    u64::from(input_tokens).div_ceil(u64::from(block_tokens.max(1)))
-}
-
-/// The message for a record whose hash ids need more blocks than its prompt fills.
-fn too_many_blocks(n_ids: usize, input_field: &str, input: u32, block_tokens: u32) -> String {
-    let allowed = max_blocks(input, block_tokens);
-    format!(
-        "\"hash_ids\" has {n_ids} ids but {input_field} {input} fills only {allowed} \
-         block(s) of {block_tokens} tokens; each hash id stands for one block, so list at \
-         most {allowed}"
-    )
-}
-
-/// The message for a record with no prompt tokens.
-fn zero_input(field: &str) -> String {
-    format!("\"{field}\" is 0; every request needs at least one prompt token")
 }
 
 #[cfg(test)]

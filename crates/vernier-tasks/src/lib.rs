@@ -23,7 +23,7 @@
 //! # tokio_test_block_on(async {
 //! let suite = Suite::bundled();
 //! let task = suite.task("domino-tiling").expect("bundled task");
-//! assert_eq!(task.category, Category::Math);
+//! assert_eq!(task.category, Category::MATH);
 //! let outcome = task.check(&Reply::stopped("...\nANSWER: 2,131"), None).await;
 //! assert_eq!(outcome.kind, OutcomeKind::Pass);
 //! # });
@@ -91,14 +91,20 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod answer;
+mod budgets;
+mod bundled;
 mod canvas;
-#[cfg(feature = "grader")]
 mod code;
+#[cfg(feature = "grader")]
+mod code_check;
 mod context;
 mod dataset;
+mod draw;
 mod error;
 mod family;
 mod grading;
+mod kind;
+mod kinds;
 mod math;
 mod math_check;
 mod movie;
@@ -106,13 +112,18 @@ mod proof;
 #[cfg(feature = "grader")]
 mod selfcheck;
 mod suite;
+mod suite_file;
 mod task;
 mod tools;
 mod video;
 mod vision;
 
 pub use answer::{extract_answer, parse_fraction, parse_integer};
+pub use budgets::{Budgets, FALLBACK_BUDGET};
+pub use bundled::{PROBE_CONTEXT_DEPTHS, PROBE_CONTEXT_LENGTHS};
 pub use canvas::{Image, PALETTE, Rgb, TextBox};
+#[cfg(feature = "grader")]
+pub use code_check::{CodeCheck, CodeControl, ExpectedFailure};
 pub use context::{
     ContextPlan, ContextSpec, DEFAULT_CONTEXT_BUDGET, DEFAULT_DEPTHS, DEFAULT_LENGTHS,
     DEPTH_TOLERANCE_POINTS, Haystack, Needle, Rendered, UNITS_PER_TOKEN_GUESS, context_suite,
@@ -127,8 +138,10 @@ pub use dataset::{
     extract_choice, extract_final, final_answers_agree, load_dataset, load_dataset_bytes,
     normalise_final, question_prompt, question_task,
 };
+pub use draw::{Draw, Instance, MAX_LEVEL, MIN_LEVEL, Redraw};
 pub use error::{SelfCheckError, SelfCheckFailure, SuiteError};
-pub use family::{Draw, Instance, MAX_LEVEL, MIN_LEVEL, Redraw};
+pub use kind::{Kind, Prove};
+pub use kinds::{KINDS, categories, category_named, kind};
 pub use math::{
     BracketDepth, CoinChange, Collatz, Crt, DiceProbability, DigitSum, DominoTiling, FixedPoints,
     Friday13, KnightPath, LastDigits, LatticePaths, Problem, RoundTable, SubsetSum,
@@ -136,13 +149,11 @@ pub use math::{
 pub use movie::{Decoded, decode_mp4, encode_mp4};
 #[cfg(feature = "grader")]
 pub use selfcheck::{SelfCheckReport, TIME_LIMIT_FACTOR, TaskSelfCheck, self_check};
-pub use suite::{Budgets, PROBE_CONTEXT_DEPTHS, PROBE_CONTEXT_LENGTHS, Suite};
+pub use suite::Suite;
 pub use task::{
     ArgCheck, ArgField, ArgRule, Category, Checker, GradeEvidence, Message, Outcome, OutcomeKind,
-    Reply, ReplyToolCall, Task, ToolSpec,
+    Reply, ReplyToolCall, Task, TaskSpec, ToolSpec,
 };
-#[cfg(feature = "grader")]
-pub use task::{CodeCheck, CodeControl, ExpectedFailure};
 pub use video::{
     DEFAULT_VIDEO_BUDGET, DIRECTIONS, FRAMES_PER_SECOND_SAMPLED, TimedFrame, VIDEO_FAMILIES,
     VIDEO_FPS, VIDEO_FRAMES, VIDEO_HEIGHT, VIDEO_SAMPLES, VIDEO_WIDTH, VideoSpec, prove_video,

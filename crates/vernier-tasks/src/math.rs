@@ -12,10 +12,12 @@ mod counting;
 mod knight_path;
 #[cfg(test)]
 mod tests;
+mod wording;
 
 use serde::Serialize;
 
-use crate::task::Checker;
+use crate::kind::Kind;
+use crate::task::{Category, Checker, Task};
 
 pub use arithmetic::{Collatz, Crt, DigitSum, Friday13, LastDigits};
 pub use counting::{
@@ -24,9 +26,42 @@ pub use counting::{
 };
 pub use knight_path::KnightPath;
 
-/// The closing instruction of every integer-answer prompt.
-const INTEGER_INSTRUCTION: &str =
-    "Give the final answer as an integer on a last line of the form `ANSWER: <integer>`.";
+impl Category {
+    /// Math and logic problems with one numeric answer.
+    pub const MATH: Self = Self::new("math");
+}
+
+/// The math family: one numeric answer, its gold computed two ways from the prompt's
+/// parameters (the self-check's literal probes prove it).
+pub(crate) const KIND: Kind = Kind {
+    category: Category::MATH,
+    description: "math and logic problems with one numeric answer",
+    default_budget: 16_000,
+    fits: |checker| {
+        matches!(
+            checker,
+            Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_)
+        )
+    },
+    prove: None,
+};
+
+impl Task {
+    /// A math task built from a problem: the prompt and gold answer come from its parameters,
+    /// which the task carries as its spec ([`Task::spec::<Problem>`]).
+    pub fn from_problem(id: impl Into<String>, problem: Problem, budget_tokens: u32) -> Self {
+        let mut task = Self::new(
+            id,
+            Category::MATH,
+            problem.prompt(),
+            budget_tokens,
+            problem.gold(),
+        )
+        .with_spec(problem);
+        task.expect_positive = true;
+        task
+    }
+}
 
 /// A math or logic problem whose prompt and gold answer come from the same parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -234,46 +269,4 @@ pub(crate) fn bundled_problems() -> Vec<(&'static str, Problem)> {
             }),
         ),
     ]
-}
-
-fn number_word(n: u32) -> String {
-    const WORDS: [&str; 11] = [
-        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    ];
-    WORDS
-        .get(n as usize)
-        .map_or_else(|| n.to_string(), |w| (*w).to_owned())
-}
-
-fn grouped(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::new();
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
-fn join_words(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
-trait UppercaseFirst {
-    fn to_uppercase_first(&self) -> String;
-}
-
-impl UppercaseFirst for String {
-    fn to_uppercase_first(&self) -> String {
-        let mut chars = self.chars();
-        chars.next().map_or_else(String::new, |first| {
-            first.to_uppercase().chain(chars).collect()
-        })
-    }
 }

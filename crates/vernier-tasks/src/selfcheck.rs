@@ -7,11 +7,12 @@ use futures::future::join_all;
 use vernier_grader::{GradeReason, Grader};
 
 use crate::answer::gcd;
+use crate::code_check::CodeCheck;
 use crate::error::{SelfCheckError, SelfCheckFailure};
+use crate::kinds::kind;
+use crate::math::Problem;
 use crate::suite::Suite;
-use crate::task::{
-    ArgRule, Category, Checker, CodeCheck, Outcome, OutcomeKind, Reply, ReplyToolCall, Task,
-};
+use crate::task::{ArgRule, Category, Checker, Outcome, OutcomeKind, Reply, ReplyToolCall, Task};
 use crate::tools::example_arguments;
 
 /// A code task's time limit is this many times its reference's measured wall time in the
@@ -79,7 +80,7 @@ pub async fn self_check(
     suite: &Suite,
     grader: Option<&Grader>,
 ) -> Result<SelfCheckReport, SelfCheckError> {
-    let n_code_tasks = suite.count(Category::Code);
+    let n_code_tasks = suite.count(Category::CODE);
     if n_code_tasks > 0 && grader.is_none() {
         return Err(SelfCheckError::GraderRequired { n_code_tasks });
     }
@@ -96,16 +97,8 @@ pub async fn self_check(
             probe.fail("the id is used by another task");
         }
         probe.common();
-        if matches!(
-            task.category,
-            Category::Context | Category::Vision | Category::Video | Category::Dataset
-        ) {
-            let (n_checks, proof_failures) = match task.category {
-                Category::Context => crate::context::prove_context_task(task),
-                Category::Dataset => crate::dataset::prove_dataset_task(task),
-                Category::Vision => crate::vision::prove_vision_task(task),
-                _ => crate::video::prove_video_task(task),
-            };
+        if let Some(prove) = kind(task.category).and_then(|kind| kind.prove) {
+            let (n_checks, proof_failures) = prove(task);
             probe.n_checks += n_checks;
             for failure in proof_failures {
                 probe.fail(failure);
@@ -239,30 +232,14 @@ impl Probe<'_> {
         self.require(task.budget_tokens > 0, || {
             "the token budget is 0".to_owned()
         });
-        let consistent = matches!(
-            (task.category, &task.checker),
-            (
-                Category::Math,
-                Checker::Integer(_) | Checker::Fraction { .. } | Checker::ExactString(_)
-            ) | (Category::Code, Checker::Code(_))
-                | (
-                    Category::Tools,
-                    Checker::ToolCall { .. } | Checker::NoCall { .. }
-                )
-                | (
-                    Category::Context,
-                    Checker::Integer(_) | Checker::IntegerList(_)
-                )
-                | (Category::Vision, Checker::Integer(_) | Checker::Word(_))
-                | (
-                    Category::Video,
-                    Checker::Integer(_) | Checker::Word(_) | Checker::WordList(_)
-                )
-                | (
-                    Category::Dataset,
-                    Checker::Choice { .. } | Checker::FinalAnswer(_)
-                )
-        );
+        let registered = kind(task.category);
+        self.require(registered.is_some(), || {
+            format!(
+                "no family registers the category `{}`; register it in kinds.rs",
+                task.category
+            )
+        });
+        let consistent = registered.is_none_or(|kind| (kind.fits)(&task.checker));
         self.require(consistent, || {
             format!("a {} task cannot use this checker", task.category)
         });
@@ -271,7 +248,7 @@ impl Probe<'_> {
     /// The gold answer and prompt must be the ones computed from the task's parameters.
     fn parameters(&mut self) {
         let task = self.task;
-        if let Some(problem) = &task.problem {
+        if let Some(problem) = task.spec::<Problem>() {
             let validation = problem.validate();
             self.require(validation.is_ok(), || {
                 validation.clone().err().unwrap_or_default()
@@ -741,7 +718,7 @@ mod tests {
     #[test]
     fn code_checks_that_need_no_sandbox_pass_on_the_bundled_code_tasks() {
         let suite = Suite::bundled();
-        for task in suite.tasks.iter().filter(|t| t.category == Category::Code) {
+        for task in suite.tasks.iter().filter(|t| t.category == Category::CODE) {
             let mut probe = Probe {
                 task,
                 failures: Vec::new(),

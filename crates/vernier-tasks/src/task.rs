@@ -1,65 +1,73 @@
 //! Tasks, checkers, replies and outcomes (their grading is in `grading.rs`).
 
-#[cfg(feature = "grader")]
-use std::time::Duration;
+use std::sync::Arc;
 
+#[cfg(feature = "grader")]
+use crate::code_check::CodeCheck;
 use serde::{Deserialize, Serialize};
-#[cfg(feature = "grader")]
-use vernier_grader::{Case, GradeReason, Guard, Limits, Submission};
 
-use crate::family::Instance;
-use crate::math::Problem;
+use crate::draw::Instance;
 
-/// The three parts of the suite.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Category {
-    /// Math and logic problems with one numeric answer.
-    Math,
-    /// Coding tasks graded by hidden tests in a sandbox.
-    Code,
-    /// Tool-calling requests.
-    Tools,
-    /// Long-context retrieval: needles in haystacks sized in the server's tokens.
-    Context,
-    /// Questions about generated images.
-    Vision,
-    /// Questions about generated videos.
-    Video,
-    /// Questions of a standard dataset (MMLU-Pro, GSM8K, ...) or a user's own file.
-    Dataset,
-}
+/// The kind of a task: which family it belongs to (`math`, `code`, `tools`, `context`, ...).
+///
+/// Kinds are open: each family defines its own constant (`Category::MATH` in `math.rs`) and
+/// registers itself in `kinds.rs`, where the order reports list them, each kind's default budget
+/// and the proof of its generated tasks live. A name read from a file that no family registers
+/// is kept as it was written (a results file from a newer Vernier still reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Category(&'static str);
 
 impl Category {
-    /// Every category, in the order scores and reports list them.
-    pub const ALL: [Self; 7] = [
-        Self::Math,
-        Self::Code,
-        Self::Tools,
-        Self::Context,
-        Self::Vision,
-        Self::Video,
-        Self::Dataset,
-    ];
+    /// A category named `name` (lowercase, as files and reports write it).
+    pub const fn new(name: &'static str) -> Self {
+        Self(name)
+    }
 
     /// The lowercase name used in files and reports.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Math => "math",
-            Self::Code => "code",
-            Self::Tools => "tools",
-            Self::Context => "context",
-            Self::Vision => "vision",
-            Self::Video => "video",
-            Self::Dataset => "dataset",
-        }
+        self.0
     }
 }
 
 impl std::fmt::Display for Category {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.write_str(self.0)
+    }
+}
+
+impl Serialize for Category {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0)
+    }
+}
+
+/// What a task of one family carries beyond its prompt and checker (a long-context plan, the
+/// images or clips and their gold, a dataset question, the parameters of a math problem). Any
+/// `'static` type that is `Debug`, `PartialEq`, `Send` and `Sync` is one; a family reads its own
+/// back with [`Task::spec`].
+pub trait TaskSpec: std::any::Any + std::fmt::Debug + Send + Sync {
+    /// Whether `other` is the same spec (same type, equal value).
+    fn same_as(&self, other: &dyn TaskSpec) -> bool;
+    /// The spec as `Any`, for [`Task::spec`].
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// The spec as mutable `Any`, for [`Task::spec_mut`].
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+impl<T: std::any::Any + std::fmt::Debug + PartialEq + Send + Sync> TaskSpec for T {
+    fn same_as(&self, other: &dyn TaskSpec) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<T>()
+            .is_some_and(|other| other == self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
 
@@ -150,133 +158,6 @@ pub enum ArgRule {
     },
 }
 
-#[cfg(feature = "grader")]
-/// The task's code check: hidden harness and cases, guards, limits and the controls that
-/// prove the tests bite.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct CodeCheck {
-    /// Python defining `run_case(solution, case_input)`.
-    pub harness: String,
-    /// Hidden cases with their expected values.
-    pub cases: Vec<Case>,
-    /// Forbidden names in the submission.
-    pub guards: Vec<Guard>,
-    /// Sandbox limits; `wall_time` is the task's time limit (its floor until a self-check
-    /// calibrates it, see [`crate::SelfCheckReport::apply`]).
-    pub limits: Limits,
-    /// The smallest time limit the task may get.
-    pub time_floor: Duration,
-    /// The reference solution, which must pass every case.
-    pub reference: Option<String>,
-    /// Submissions that must fail.
-    pub controls: Vec<CodeControl>,
-    /// Lines put before every submission when it is graded (a code dataset's prompt imports);
-    /// empty for the bundled tasks.
-    pub preamble: String,
-}
-
-#[cfg(feature = "grader")]
-impl CodeCheck {
-    /// A code check with default limits whose time limit is `time_floor`.
-    pub fn new(harness: impl Into<String>, cases: Vec<Case>, time_floor: Duration) -> Self {
-        let mut limits = Limits::default();
-        limits.wall_time = time_floor;
-        Self {
-            harness: harness.into(),
-            cases,
-            guards: Vec::new(),
-            limits,
-            time_floor,
-            reference: None,
-            controls: Vec::new(),
-            preamble: String::new(),
-        }
-    }
-
-    /// The program graded for `code`: the preamble, then the code; the code's `from __future__`
-    /// imports stay first, where Python requires them.
-    pub fn graded_program(&self, code: &str) -> String {
-        if self.preamble.is_empty() {
-            return code.to_owned();
-        }
-        let (future, rest): (Vec<&str>, Vec<&str>) = code
-            .lines()
-            .partition(|line| line.starts_with("from __future__ import"));
-        if future.is_empty() {
-            return format!("{}{code}", self.preamble);
-        }
-        format!(
-            "{}\n{}{}\n",
-            future.join("\n"),
-            self.preamble,
-            rest.join("\n")
-        )
-    }
-
-    /// A submission of `code` (after the preamble) under this check's harness, cases, limits
-    /// and guards.
-    pub fn submission(&self, code: impl Into<String>) -> Submission {
-        let code: String = code.into();
-        Submission::new(
-            self.graded_program(&code),
-            self.harness.clone(),
-            self.cases.clone(),
-        )
-        .with_limits(self.limits)
-        .with_guards(self.guards.clone())
-    }
-}
-
-#[cfg(feature = "grader")]
-/// A submission that must fail, and how.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CodeControl {
-    /// Short name, e.g. `returns-input`.
-    pub name: String,
-    /// The Python source.
-    pub code: String,
-    /// The failure it must produce.
-    pub must_fail_with: ExpectedFailure,
-    /// A grading-integrity control (sandbox escape or result forgery) rather than a
-    /// task-specific negative control.
-    pub integrity: bool,
-}
-
-#[cfg(feature = "grader")]
-/// The failure a control must produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum ExpectedFailure {
-    /// Some hidden case fails (or results are missing).
-    FailedCases,
-    /// The time limit kills it.
-    Timeout,
-    /// The memory limit kills it.
-    OutOfMemory,
-    /// A static guard rejects it.
-    GuardViolation,
-    /// Any failure except an infrastructure one: used where more than one verdict is
-    /// right (a submission that exits at import gives no results; the grader may call
-    /// that failed cases or a crash).
-    AnyFailure,
-}
-
-#[cfg(feature = "grader")]
-impl ExpectedFailure {
-    /// Whether a grade's reason is this failure.
-    pub fn matches(self, reason: &GradeReason) -> bool {
-        match self {
-            Self::FailedCases => matches!(reason, GradeReason::FailedCases(_)),
-            Self::Timeout => matches!(reason, GradeReason::Timeout),
-            Self::OutOfMemory => matches!(reason, GradeReason::OutOfMemory),
-            Self::GuardViolation => matches!(reason, GradeReason::GuardViolation(_)),
-            Self::AnyFailure => !matches!(reason, GradeReason::Passed | GradeReason::Infra(_)),
-        }
-    }
-}
-
 /// How a reply is judged.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -334,7 +215,7 @@ pub enum Checker {
 }
 
 /// A task: prompt, tools on offer, token budget and checker.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Task {
     /// Stable id, e.g. `domino-tiling`.
@@ -349,27 +230,38 @@ pub struct Task {
     pub budget_tokens: u32,
     /// How the reply is judged.
     pub checker: Checker,
-    /// The parameters the prompt and gold answer come from (bundled math tasks); the self-check
-    /// recomputes both from them.
-    pub problem: Option<Problem>,
     /// The self-check requires a positive gold answer (a counting puzzle with 0 solutions is
     /// broken).
     pub expect_positive: bool,
     /// The family, level, seed and parameters the task was drawn from (bundled tasks).
     pub instance: Option<Instance>,
-    /// A long-context task: what its prompt is drawn from. The runner renders the prompt again
-    /// for every request, at the haystack length the server's token count calls for.
-    pub context: Option<crate::context::ContextSpec>,
-    /// A vision task: its images (PNG), the parameters they were drawn from and their gold.
-    pub vision: Option<crate::vision::VisionSpec>,
-    /// A video task: its clips (MP4), the parameters they were drawn from and their gold.
-    pub video: Option<crate::video::VideoSpec>,
-    /// A dataset question: the question, its kind and its examples.
-    pub dataset: Option<crate::dataset::DatasetSpec>,
+    /// What the task's family carries beyond its prompt ([`Task::spec`]): a math problem's
+    /// parameters (the self-check recomputes prompt and gold from them), a long-context plan
+    /// (the runner renders the prompt again for every request, at the haystack length the
+    /// server's token count calls for), images or clips with their gold, a dataset question.
+    pub spec: Option<Arc<dyn TaskSpec>>,
+}
+
+impl PartialEq for Task {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.category == other.category
+            && self.messages == other.messages
+            && self.tools == other.tools
+            && self.budget_tokens == other.budget_tokens
+            && self.checker == other.checker
+            && self.expect_positive == other.expect_positive
+            && self.instance == other.instance
+            && match (&self.spec, &other.spec) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a.same_as(b.as_ref()),
+                _ => false,
+            }
+    }
 }
 
 impl Task {
-    /// A task with a single user message, no tools and no problem parameters.
+    /// A task with a single user message, no tools and no spec.
     pub fn new(
         id: impl Into<String>,
         category: Category,
@@ -384,28 +276,10 @@ impl Task {
             tools: Vec::new(),
             budget_tokens,
             checker,
-            problem: None,
             expect_positive: false,
             instance: None,
-            context: None,
-            vision: None,
-            video: None,
-            dataset: None,
+            spec: None,
         }
-    }
-
-    /// A math task built from a problem: the prompt and gold answer come from its parameters.
-    pub fn from_problem(id: impl Into<String>, problem: Problem, budget_tokens: u32) -> Self {
-        let mut task = Self::new(
-            id,
-            Category::Math,
-            problem.prompt(),
-            budget_tokens,
-            problem.gold(),
-        );
-        task.problem = Some(problem);
-        task.expect_positive = true;
-        task
     }
 
     /// The same task with these tools on offer.
@@ -413,6 +287,28 @@ impl Task {
     pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
         self.tools = tools;
         self
+    }
+
+    /// The same task carrying `spec` ([`Task::spec`] reads it back).
+    #[must_use]
+    pub fn with_spec(mut self, spec: impl TaskSpec) -> Self {
+        self.spec = Some(Arc::new(spec));
+        self
+    }
+
+    /// The task's spec when it is a `T` (a family asks for its own type).
+    pub fn spec<T: TaskSpec>(&self) -> Option<&T> {
+        self.spec
+            .as_deref()
+            .and_then(|spec| spec.as_any().downcast_ref::<T>())
+    }
+
+    /// The task's spec when it is a `T`, to change (this task's copy only: a clone of the
+    /// task keeps the spec it had).
+    pub fn spec_mut<T: TaskSpec + Clone>(&mut self) -> Option<&mut T> {
+        let own: T = self.spec::<T>()?.clone();
+        let spec = self.spec.insert(Arc::new(own));
+        Arc::get_mut(spec)?.as_any_mut().downcast_mut::<T>()
     }
 }
 

@@ -2,8 +2,23 @@
 
 use serde_json::{Value, json};
 
+use crate::kind::Kind;
 use crate::task::{
     ArgCheck, ArgField, ArgRule, Category, Checker, Outcome, OutcomeKind, Reply, Task, ToolSpec,
+};
+
+impl Category {
+    /// Tool-calling requests.
+    pub const TOOLS: Self = Self::new("tools");
+}
+
+/// The tools family: the right call with the right arguments, or no call where none fits.
+pub(crate) const KIND: Kind = Kind {
+    category: Category::TOOLS,
+    description: "tool-calling requests",
+    default_budget: 2_000,
+    fits: |checker| matches!(checker, Checker::ToolCall { .. } | Checker::NoCall { .. }),
+    prove: None,
 };
 
 /// The four tools every tool task offers.
@@ -120,7 +135,7 @@ pub(crate) fn bundled_tool_tasks(budget_tokens: u32) -> Vec<Task> {
     tasks
         .into_iter()
         .map(|(id, prompt, checker)| {
-            Task::new(id, Category::Tools, prompt, budget_tokens, checker)
+            Task::new(id, Category::TOOLS, prompt, budget_tokens, checker)
                 .with_tools(bundled_tools())
         })
         .collect()

@@ -17,6 +17,7 @@
 )]
 
 mod read_back;
+mod spec;
 #[cfg(test)]
 mod tests;
 
@@ -25,9 +26,36 @@ use serde_json::json;
 use vernier_stats::SplitMix64;
 
 use crate::canvas::{BLACK, Image, PALETTE, Rgb, WHITE, colour};
+use crate::kind::Kind;
 use crate::movie::encode_mp4;
+use crate::task::{Category, Checker};
 use crate::vision::VisionGold;
+
+impl Category {
+    /// Questions about generated videos.
+    pub const VIDEO: Self = Self::new("video");
+}
+
+/// The video family: questions about generated clips, each gold tracked from the decoded
+/// frames.
+pub(crate) const KIND: Kind = Kind {
+    category: Category::VIDEO,
+    description: "questions about generated videos",
+    default_budget: DEFAULT_VIDEO_BUDGET,
+    fits: |checker| {
+        matches!(
+            checker,
+            Checker::Integer(_) | Checker::Word(_) | Checker::WordList(_)
+        )
+    },
+    prove: Some(prove_video_task),
+};
 use read_back::{ReadBack, read_answer, sample};
+use spec::WALL;
+pub use spec::{
+    FRAMES_PER_SECOND_SAMPLED, VIDEO_FPS, VIDEO_FRAMES, VIDEO_HEIGHT, VIDEO_WIDTH, VideoSpec,
+    sampled_indices,
+};
 
 pub use read_back::prove_video;
 
@@ -46,43 +74,8 @@ pub const VIDEO_SAMPLES: u32 = 2;
 /// The default completion budget of a video task.
 pub const DEFAULT_VIDEO_BUDGET: u32 = 2_000;
 
-/// Width of every clip, in pixels.
-pub const VIDEO_WIDTH: u32 = 256;
-/// Height of every clip, in pixels.
-pub const VIDEO_HEIGHT: u32 = 192;
-/// Frames per second of every clip.
-pub const VIDEO_FPS: u32 = 8;
-/// Frames in every clip (6 s).
-pub const VIDEO_FRAMES: u32 = 48;
-/// Frames per second sent to a server without video input (`--video-as frames`).
-pub const FRAMES_PER_SECOND_SAMPLED: u32 = 2;
-
 /// The directions a `shape-direction` answer is chosen from.
 pub const DIRECTIONS: [&str; 4] = ["left", "right", "up", "down"];
-
-/// What a video task is drawn from and what it shows: the family, its parameters, the clips
-/// (MP4) and their geometry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct VideoSpec {
-    /// The family, e.g. `ball-bounces`.
-    pub family: String,
-    /// The parameters the clips and the gold come from.
-    pub parameters: serde_json::Value,
-    /// The gold, computed from the parameters.
-    pub gold: VisionGold,
-    /// Width of every clip.
-    pub width: u32,
-    /// Height of every clip.
-    pub height: u32,
-    /// Frames per second.
-    pub fps: u32,
-    /// Frames in every clip.
-    pub n_frames: u32,
-    /// The clips as MP4 files (H.264, yuv420p), in the order the prompt names them.
-    #[serde(skip)]
-    pub videos: Vec<Vec<u8>>,
-}
 
 /// A ball or shape in a clip: where it starts, how fast it goes (pixels per frame) and what it
 /// looks like.
@@ -99,8 +92,6 @@ struct Mover {
     /// Reflects off the walls (else it must stay inside by construction).
     bounces: bool,
 }
-
-const WALL: u32 = 4;
 
 impl Mover {
     /// Positions frame by frame, and the frames at which it hit a wall on each axis.
@@ -417,16 +408,6 @@ fn draw_candidate(
     })
 }
 
-/// The frames a server without video input is sent: every `fps / sampled`-th frame, with its
-/// time in seconds.
-pub fn sampled_indices(fps: u32, n_frames: u32) -> Vec<(u32, f64)> {
-    let step = (fps / FRAMES_PER_SECOND_SAMPLED).max(1);
-    (0..n_frames)
-        .step_by(step as usize)
-        .map(|i| (i, f64::from(i) / f64::from(fps.max(1))))
-        .collect()
-}
-
 /// Draws one task of `family` from `rng`: a candidate is kept once its drawn frames show its
 /// gold at the full rate and at the sampled rate (at most 64 candidates).
 pub(crate) fn draw_video(family: &str, rng: &mut SplitMix64) -> Option<(String, VideoSpec)> {
@@ -487,15 +468,14 @@ pub fn video_task(
     budget_tokens: u32,
 ) -> crate::task::Task {
     let id = id.into();
-    let mut task = crate::task::Task::new(
+    let task = crate::task::Task::new(
         id.clone(),
-        crate::task::Category::Video,
+        crate::task::Category::VIDEO,
         format!("Question {id}. {prompt}"),
         budget_tokens,
         crate::vision::checker_of(&spec.gold),
     );
-    task.video = Some(spec);
-    task
+    task.with_spec(spec)
 }
 
 /// The clips of a request, drawn again from the parameters with a nonce strip along the bottom
@@ -531,7 +511,7 @@ pub fn unique_frames(spec: &VideoSpec, nonce: u64) -> Result<Vec<Vec<TimedFrame>
 /// refuses a near miss, a cut-off and an answer only in the reasoning.
 pub fn prove_video_task(task: &crate::task::Task) -> (usize, Vec<String>) {
     let mut proof = crate::proof::Proof::default();
-    let Some(spec) = &task.video else {
+    let Some(spec) = task.spec::<VideoSpec>() else {
         proof.require(false, "a video task without its spec");
         return proof.finish();
     };

@@ -11,28 +11,33 @@
 )]
 
 mod read_back;
+mod spec;
 #[cfg(test)]
 mod tests;
 
-use serde::{Deserialize, Serialize};
 use vernier_stats::SplitMix64;
 
-use crate::canvas::{BLACK, GRID, Image, PALETTE, TextBox, WHITE, colour};
+use crate::canvas::{BLACK, GRID, Image, PALETTE, WHITE, colour};
+use crate::kind::Kind;
+use crate::task::{Category, Checker};
+
+impl Category {
+    /// Questions about generated images.
+    pub const VISION: Self = Self::new("vision");
+}
+
+/// The vision family: questions about generated images, each gold read back from the pixels.
+pub(crate) const KIND: Kind = Kind {
+    category: Category::VISION,
+    description: "questions about generated images",
+    default_budget: DEFAULT_VISION_BUDGET,
+    fits: |checker| matches!(checker, Checker::Integer(_) | Checker::Word(_)),
+    prove: Some(prove_vision_task),
+};
 use read_back::{decoded, prove_images};
+pub use spec::{VisionGold, VisionSpec};
 
 pub use read_back::prove_vision;
-
-/// The gold of a vision task: an integer, or a word compared without regard to case.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VisionGold {
-    /// An integer.
-    Integer(i128),
-    /// A word from the closed list the prompt gives (or a made-up word to read).
-    Word(String),
-    /// Words from the closed list, all of them, in order (a video's background colours).
-    Words(Vec<String>),
-}
 
 /// The checker of a gold.
 pub(crate) fn checker_of(gold: &VisionGold) -> crate::task::Checker {
@@ -68,24 +73,6 @@ pub(crate) fn answer_texts(gold: &VisionGold) -> (String, String) {
             (words.join(", ").to_ascii_uppercase(), near.join(", "))
         }
     }
-}
-
-/// What a vision task is drawn from and what it shows: the family, its parameters, the
-/// images (PNG) and, for text families, the box the text covers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct VisionSpec {
-    /// The family, e.g. `count-squares`.
-    pub family: String,
-    /// The parameters the images and the gold come from.
-    pub parameters: serde_json::Value,
-    /// The gold, computed from the parameters.
-    pub gold: VisionGold,
-    /// The images as PNG files, in the order the prompt names them.
-    #[serde(skip)]
-    pub images: Vec<Vec<u8>>,
-    /// The box the rendered text covers (text families).
-    pub text: Option<TextBox>,
 }
 
 /// The vision families, in catalogue order.
@@ -477,15 +464,14 @@ pub fn vision_task(
     let checker = checker_of(&spec.gold);
     let id = id.into();
     // The task's id opens its text, so that tasks of one family never share a prompt.
-    let mut task = crate::task::Task::new(
+    let task = crate::task::Task::new(
         id.clone(),
-        crate::task::Category::Vision,
+        crate::task::Category::VISION,
         format!("Question {id}. {prompt}"),
         budget_tokens,
         checker,
     );
-    task.vision = Some(spec);
-    task
+    task.with_spec(spec)
 }
 
 /// The self-check of one vision task: its images decode and show the gold (from the pixels);
@@ -494,7 +480,7 @@ pub fn vision_task(
 /// an answer only in the reasoning. Gives the number of checks and every failure.
 pub fn prove_vision_task(task: &crate::task::Task) -> (usize, Vec<String>) {
     let mut proof = crate::proof::Proof::default();
-    let Some(spec) = &task.vision else {
+    let Some(spec) = task.spec::<VisionSpec>() else {
         proof.require(false, "a vision task without its spec");
         return proof.finish();
     };

@@ -1,6 +1,7 @@
 //! Command-line behaviour: the self-check gate, argument checks, the self-check subcommand.
 
 use hardsuite::CommandOutput;
+use vernier_cli::Failure as _;
 use vernier_hardsuite::HardsuiteError;
 use vernier_run::RunError;
 
@@ -158,7 +159,7 @@ async fn a_missing_grader_says_how_to_get_one_or_leave_the_code_tasks_out() {
     let expected: Vec<&str> = suite
         .tasks
         .iter()
-        .filter(|task| task.category != vernier_tasks::Category::Code)
+        .filter(|task| task.category != vernier_tasks::Category::CODE)
         .map(|task| task.id.as_str())
         .collect();
     assert_eq!(expected.len(), 18);

@@ -2,6 +2,7 @@
 //! every task scored, and every wait is journaled at least as long as the server asked.
 
 use hardsuite::CommandOutput;
+use vernier_cli::Failure as _;
 use vernier_hardsuite::hardsuite_demo_simulator_config;
 use vernier_sim::{Faults, Sim};
 use vernier_tasks::{OutcomeKind, Suite};

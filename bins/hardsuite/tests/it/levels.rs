@@ -3,6 +3,7 @@
 //! an independent recomputation.
 
 use hardsuite::CommandOutput;
+use vernier_cli::Failure as _;
 
 use crate::{arg, run_cli};
 

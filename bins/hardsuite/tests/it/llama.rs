@@ -461,7 +461,11 @@ fn check_vision(port: u16, out: &std::path::Path) {
         );
         let id = attempt["task_id"].as_str().expect("an id");
         let task = suite.tasks.iter().find(|t| t.id == id).expect("the task");
-        let images = task.vision.as_ref().expect("a vision task").images.len() as u64;
+        let images = task
+            .spec::<vernier_tasks::VisionSpec>()
+            .expect("a vision task")
+            .images
+            .len() as u64;
         most_images = most_images.max(images);
         let prompt = attempt["prompt_tokens"]
             .as_u64()

@@ -2,6 +2,7 @@
 //! advance (the script is built from the suite's own gold answers and reference code).
 
 use std::collections::HashMap;
+use vernier_cli::Failure as _;
 
 use hardsuite::CommandOutput;
 use vernier_hardsuite::{HardsuiteError, ScriptedKind, scripted_plan};

@@ -211,9 +211,9 @@ fn ready_and_watch_default_to_one_server_address() {
         .map(|command| {
             let cli = lifecycle::Cli::parse_from(["lifecycle", command]);
             match cli.command {
-                lifecycle::Command::Ready(args) => args.base_url,
-                lifecycle::Command::Watch(args) => args.base_url,
-                lifecycle::Command::Soak(args) => args.base_url,
+                lifecycle::Command::Ready(args) => args.server.base_url.unwrap_or_default(),
+                lifecycle::Command::Watch(args) => args.server.base_url.unwrap_or_default(),
+                lifecycle::Command::Soak(args) => args.server.base_url.unwrap_or_default(),
                 lifecycle::Command::Completions { .. } => unreachable!("not asked for"),
             }
         })

@@ -2,6 +2,7 @@
 //! refused by name (exit 2), and `--base-url` is used and recorded.
 
 use std::path::{Path, PathBuf};
+use vernier_cli::Failure as _;
 
 use clap::Parser as _;
 use lifecycle::{Cli, Done, run};

@@ -2,6 +2,7 @@
 //! or a second run into the same folder fails at once, naming what to change.
 
 use crate::support::run_sweep;
+use vernier_cli::Failure as _;
 
 /// A loopback URL nobody listens on: any request to it would fail with a connection error.
 fn nobody_listening() -> String {

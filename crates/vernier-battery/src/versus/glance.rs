@@ -4,10 +4,10 @@
 use vernier_stats::Interval;
 use vernier_sweep::Workload;
 
+use super::schema::{GlanceRow, SuiteVersus, Versus};
 use crate::budget::Leader;
 use crate::side::Side;
 use crate::speed::{CellRatio, Metric};
-use crate::versus::{GlanceRow, SuiteVersus, Versus};
 
 use vernier_cli::figure;
 

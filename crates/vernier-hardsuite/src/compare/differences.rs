@@ -52,7 +52,13 @@ pub fn instance_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
 /// Every difference in how two runs were made besides their instances, one phrase each.
 pub fn setting_differences(a: &ResultsFile, b: &ResultsFile) -> Vec<String> {
     let mut differences = Vec::new();
-    for category in Category::ALL {
+    let present: std::collections::BTreeSet<Category> = a
+        .tasks
+        .iter()
+        .chain(&b.tasks)
+        .map(|task| task.category)
+        .collect();
+    for category in present {
         let budgets = |run: &ResultsFile| {
             let mut values: Vec<u32> = run
                 .tasks

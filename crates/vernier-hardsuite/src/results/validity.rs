@@ -4,7 +4,7 @@
 use vernier_run::{Reason, Verdict, VerdictLevel};
 use vernier_tasks::{Category, OutcomeKind};
 
-use crate::results::ResultsFile;
+use super::schema::ResultsFile;
 
 /// The verdict of a suite run. `invalid`: the server changed during the run, samples failed on
 /// infrastructure past [`vernier_run::INFRA_INVALID_SHARE`], or a long-context prompt hit the
@@ -143,7 +143,7 @@ fn long_cache_hits(results: &ResultsFile) -> usize {
     results
         .tasks
         .iter()
-        .filter(|task| task.category == Category::Context)
+        .filter(|task| task.category == Category::CONTEXT)
         .flat_map(|task| task.samples.iter().chain(&task.rerun))
         .filter(|sample| {
             sample.outcome != OutcomeKind::Infra && sample.cached_tokens.unwrap_or(0) > 0

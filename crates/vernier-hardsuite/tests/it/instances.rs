@@ -43,7 +43,7 @@ fn every_other_difference_is_named() {
     let a = fixture();
     let mut b = fixture();
     for task in &mut b.tasks {
-        if task.category == vernier_tasks::Category::Math {
+        if task.category == vernier_tasks::Category::MATH {
             for sample in &mut task.samples {
                 sample.budget_tokens = 200;
             }

@@ -1,5 +1,6 @@
 //! Resuming a run through the engine's API: the server must be the one the journal measured.
 
+use vernier_cli::Failure as _;
 use vernier_hardsuite::{
     HardsuiteError, RunConfig, RunTarget, SilentObserver, SuiteSelection,
     hardsuite_demo_simulator_config, load_suite, run_suite,

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::time::Duration;
+use vernier_cli::Failure as _;
 
 use vernier_lifecycle::{
     LifecycleError, QuietObserver, ReadyConfig, ReadyJournalLine, ReadyStart, ResumeFlags,

@@ -3,6 +3,7 @@
 //! stall while another client's request generates is busy, never a death.
 
 use std::time::Duration;
+use vernier_cli::Failure as _;
 
 use vernier_lifecycle::{
     DeathKind, QuietObserver, SoakConfig, SoakJournalLine, SoakServer, SoakStart,

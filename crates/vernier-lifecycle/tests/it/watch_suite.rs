@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use vernier_cli::Failure as _;
 
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;

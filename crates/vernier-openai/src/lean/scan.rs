@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use serde::de::IgnoredAny;
 
-use super::{
+use super::chunk::{
     AString, AnInteger, Count, LeanChoice, LeanChunk, LeanCompletionDetails, LeanDelta,
     LeanPromptDetails, LeanUsage,
 };

@@ -1,6 +1,7 @@
 //! Model resolution and the server's fingerprint against a real simulator over loopback.
 
 use std::path::Path;
+use vernier_cli::Failure as _;
 
 use vernier_run::{
     ClientOptions, InProcessSimulator, RunError, build_client, check_same_server, fingerprint,

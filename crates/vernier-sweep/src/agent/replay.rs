@@ -732,9 +732,9 @@ fn markdown(run: &ReplayRunFile) -> String {
             |s| {
                 format!(
                     "{} (p99 {}, max {})",
-                    crate::report::number(Some(s.median), d),
-                    crate::report::number(Some(s.p99), d),
-                    crate::report::number(Some(s.max), d)
+                    crate::report::text::number(Some(s.median), d),
+                    crate::report::text::number(Some(s.p99), d),
+                    crate::report::text::number(Some(s.max), d)
                 )
             },
         )

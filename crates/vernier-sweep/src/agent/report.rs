@@ -13,8 +13,8 @@ use super::journal::{AgentLine, Job, Pass, TurnRecord};
 use super::summary::{CacheSpeedup, PassSummary, SessionCapacity, Spread, speedup, summarise_pass};
 use crate::environment::Environment;
 use crate::error::SweepError;
-use crate::report::number;
 use crate::report::svg::{Labels, Point, Series, line_chart_marked};
+use crate::report::text::number;
 
 /// An agent run's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -233,7 +233,11 @@ fn subtitle(run: &AgentRunFile) -> String {
     let server = if env.server.simulator {
         "the bundled simulator (simulated figures)".to_owned()
     } else {
-        format!("{}{}", env.server.kind, crate::report::server_version(env))
+        format!(
+            "{}{}",
+            env.server.kind,
+            crate::report::text::server_version(env)
+        )
     };
     format!(
         "{} on {server}, {}",

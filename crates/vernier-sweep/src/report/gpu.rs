@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::number;
 use super::svg::{Chart, by_prompt, prompt_chart, subtitle};
+use super::text::number;
 use crate::run_file::{CellSummary, RunFile};
 
 /// `GPU: 2 × NVIDIA H100 …, read through nvml` or `GPU: none read (why)`; `None` for a run

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::number;
+use super::text::number;
 use crate::run_file::{CellSummary, RunFile};
 
 /// Tokens per event above this make event counting under-report (design rule).
@@ -70,12 +70,12 @@ pub fn markdown_report(run: &RunFile) -> String {
             "> **Incomplete run.** Some cells have fewer repetitions than configured (see `n`).\n"
         );
     }
-    let _ = writeln!(out, "**{}**\n", super::validity(run).line());
+    let _ = writeln!(out, "**{}**\n", super::table::validity(run).line());
     let max_context = env
         .model
         .max_model_len
         .map_or_else(String::new, |len| format!(" (max context {len} tokens)"));
-    let version = super::server_version(env);
+    let version = super::text::server_version(env);
     if run.started_unix_ms > 0 {
         let _ = writeln!(
             out,

@@ -7,7 +7,7 @@ mod offered_load;
 mod shards;
 pub(crate) mod svg;
 mod table;
-mod text;
+pub(crate) mod text;
 
 use std::path::{Path, PathBuf};
 
@@ -27,24 +27,6 @@ pub fn svg_charts(run: &RunFile) -> Vec<Chart> {
     charts.extend(offered_load::charts(run));
     charts.extend(gpu::charts(run));
     charts
-}
-
-/// The server's version as it reported it, with a leading space (empty when it did not).
-pub(crate) fn server_version(env: &crate::environment::Environment) -> String {
-    env.server
-        .version
-        .as_ref()
-        .and_then(|v| v.get("version"))
-        .and_then(|v| v.as_str())
-        .map_or_else(String::new, |v| format!(" {v}"))
-}
-
-/// Formats an optional figure with `decimals` places, or an em dash.
-pub(crate) fn number(value: Option<f64>, decimals: usize) -> String {
-    match value {
-        Some(value) if value.is_finite() => format!("{value:.decimals$}"),
-        _ => "—".to_owned(),
-    }
 }
 
 /// The files written for a run.

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::number;
 use super::svg::{Chart, Labels, Mark, Point, Series, line_chart_marked, subtitle};
+use super::text::number;
 use crate::offered_load::{Capacity, TargetCheck};
 use crate::run_file::{CellSummary, RunFile};
 

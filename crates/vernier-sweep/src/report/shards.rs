@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::number;
+use super::text::number;
 use crate::run_file::RunFile;
 use crate::shard_report::ShardFigures;
 

@@ -71,7 +71,7 @@ pub(crate) fn subtitle(run: &RunFile) -> String {
     let server = if env.server.simulator {
         "the bundled simulator (simulated figures)".to_owned()
     } else {
-        let version = super::server_version(env);
+        let version = super::text::server_version(env);
         if env.server.kind == "unknown" {
             env.server.base_url.clone()
         } else {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::number;
+use super::text::number;
 use super::text::{aligned, cell_name, rate};
 use vernier_run::{Reason, Verdict, VerdictLevel};
 

@@ -1,4 +1,5 @@
-//! Text helpers the terminal tables share: a cell's name, a rate, aligned columns.
+//! Text helpers the reports share: a figure or a dash, a rate, a cell's name, the server's
+//! version, aligned columns.
 
 use std::fmt::Write as _;
 
@@ -20,6 +21,24 @@ fn load(cell: &CellSummary) -> String {
         || format!("c{}", cell.concurrency),
         |rate| format!("{rate}/s"),
     )
+}
+
+/// The server's version as it reported it, with a leading space (empty when it did not).
+pub(crate) fn server_version(env: &crate::environment::Environment) -> String {
+    env.server
+        .version
+        .as_ref()
+        .and_then(|v| v.get("version"))
+        .and_then(|v| v.as_str())
+        .map_or_else(String::new, |v| format!(" {v}"))
+}
+
+/// Formats an optional figure with `decimals` places, or an em dash.
+pub(crate) fn number(value: Option<f64>, decimals: usize) -> String {
+    match value {
+        Some(value) if value.is_finite() => format!("{value:.decimals$}"),
+        _ => "—".to_owned(),
+    }
 }
 
 /// A rate with decimals only where they matter: `1143`, `85.2`, `3.41`.

@@ -21,7 +21,7 @@
 
 use vernier_stats::SplitMix64;
 
-use super::TraceRecord;
+use super::record::TraceRecord;
 
 /// How the prompts of one run are written.
 #[derive(Debug, Clone, PartialEq)]

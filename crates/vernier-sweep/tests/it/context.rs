@@ -3,6 +3,7 @@
 //! the run goes on.
 
 use std::time::Duration;
+use vernier_cli::Failure as _;
 
 use vernier_sim::SimConfig;
 use vernier_sweep::Workload;

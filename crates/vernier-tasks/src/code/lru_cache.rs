@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use vernier_grader::Case;
 use vernier_stats::SplitMix64;
 
-use super::{CaseDraw, CodeTaskSpec, ExpectedFailure, NegativeControl, harness};
+use super::spec::{CaseDraw, CodeTaskSpec, NegativeControl, harness};
+use crate::code_check::ExpectedFailure;
 
 const DESCRIPTION: &str = r"Write a Python class
 

@@ -3,7 +3,7 @@
 use serde_json::Value;
 use vernier_grader::Case;
 
-use super::{CaseDraw, CodeTaskSpec, single_control_spec};
+use super::spec::{CaseDraw, CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r#"Write a Python function
 
@@ -151,7 +151,7 @@ pub(super) fn spec(draw: CaseDraw) -> CodeTaskSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::family::Draw;
+    use crate::draw::Draw;
 
     #[test]
     fn drawn_instances_add_random_durations_and_the_bundled_suite_stays_as_it_was() {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use vernier_grader::Case;
 
-use super::{CaseDraw, CodeTaskSpec, single_control_spec};
+use super::spec::{CaseDraw, CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r#"Write two Python functions
 

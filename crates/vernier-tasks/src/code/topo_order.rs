@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use vernier_grader::Case;
 use vernier_stats::SplitMix64;
 
-use super::{CaseDraw, CodeTaskSpec, single_control_spec};
+use super::spec::{CaseDraw, CodeTaskSpec, single_control_spec};
 
 const DESCRIPTION: &str = r#"Write a Python function
 

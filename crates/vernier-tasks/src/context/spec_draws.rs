@@ -3,7 +3,7 @@
 
 use vernier_stats::SplitMix64;
 
-use super::{ContextPlan, ContextSpec, Corpus, Haystack, Needle};
+use super::spec::{ContextPlan, ContextSpec, Corpus, Haystack, Needle};
 
 /// Syllables of the made-up needle keys.
 const SYLLABLES: [&str; 24] = [

@@ -15,7 +15,7 @@ fn every_task_of_a_plan_is_proved_at_several_lengths() {
     let suite = context_suite(&plan(), 500);
     assert_eq!(suite.tasks.len(), 2 * (3 + 1));
     for task in &suite.tasks {
-        let spec = task.context.as_ref().expect("a context task");
+        let spec = task.spec::<ContextSpec>().expect("a context task");
         for n_units in [200, spec.guess_units(), 5_000, 40_000] {
             let rendered = spec.render("abcdef0123456789", n_units);
             let failures = spec.verify(&rendered);
@@ -31,7 +31,10 @@ fn every_task_of_a_plan_is_proved_at_several_lengths() {
 #[test]
 fn a_needle_left_out_or_doubled_fails_the_proof() {
     let suite = context_suite(&plan(), 500);
-    let spec = suite.tasks[1].context.clone().expect("context task");
+    let spec = suite.tasks[1]
+        .spec::<ContextSpec>()
+        .cloned()
+        .expect("context task");
     let mut rendered = spec.render("n", 2_000);
     let sentence = spec.needles[0].sentence();
     rendered.prompt = rendered.prompt.replacen(&sentence, "", 1);
@@ -60,7 +63,7 @@ fn a_needle_left_out_or_doubled_fails_the_proof() {
 fn depths_land_where_asked() {
     let suite = context_suite(&plan(), 500);
     for task in suite.tasks.iter().filter(|t| t.id.contains("-d")) {
-        let spec = task.context.as_ref().expect("context");
+        let spec = task.spec::<ContextSpec>().expect("context");
         let rendered = spec.render("n", 3_000);
         let nominal = f64::from(spec.depth_pct.expect("single needle"));
         assert!((rendered.depths[0] - nominal).abs() <= DEPTH_TOLERANCE_POINTS);
@@ -71,7 +74,7 @@ fn depths_land_where_asked() {
 fn checkers_take_the_gold_and_refuse_near_misses() {
     let suite = context_suite(&plan(), 500);
     let single = suite.task("context-4k-d50-s0").expect("task");
-    let spec = single.context.as_ref().expect("context");
+    let spec = single.spec::<ContextSpec>().expect("context");
     let gold = spec.gold()[0];
     let pass = single
         .check_answer(&Reply::stopped(format!("It says so.\nANSWER: {gold}")))
@@ -83,7 +86,7 @@ fn checkers_take_the_gold_and_refuse_near_misses() {
         .expect("literal");
     assert_eq!(wrong.kind, OutcomeKind::Wrong);
     let multi = suite.task("context-4k-multi-s0").expect("multi task");
-    let values = multi.context.as_ref().expect("context").gold();
+    let values = multi.spec::<ContextSpec>().expect("context").gold();
     assert_eq!(values.len(), 3);
     let all: Vec<String> = values.iter().map(u32::to_string).collect();
     let reply = |text: String| Reply::stopped(format!("ANSWER: {text}"));
@@ -111,7 +114,10 @@ fn the_same_plan_draws_the_same_tasks_and_another_seed_others() {
         a.tasks.iter().map(|t| &t.id).collect::<Vec<_>>(),
         c.tasks.iter().map(|t| &t.id).collect::<Vec<_>>()
     );
-    assert_ne!(a.tasks[0].context, c.tasks[0].context);
+    assert_ne!(
+        a.tasks[0].spec::<ContextSpec>(),
+        c.tasks[0].spec::<ContextSpec>()
+    );
 }
 
 #[test]
@@ -124,7 +130,7 @@ fn the_self_check_proves_every_task_and_catches_a_broken_one() {
     }
     // A task whose prompt lost a needle (a broken generator) fails, naming the reason.
     let mut broken = suite.tasks[0].clone();
-    let spec = broken.context.clone().expect("spec");
+    let spec = broken.spec::<ContextSpec>().cloned().expect("spec");
     broken.messages[0].content =
         broken.messages[0]
             .content

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use vernier_stats::SplitMix64;
 
-use super::{DatasetError, Question};
+use super::error::DatasetError;
+use super::question::Question;
 
 /// How questions are drawn from a dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{DatasetError, DatasetKind};
+use super::error::DatasetError;
+use super::question::DatasetKind;
 
 /// Records with their line numbers.
 pub(super) type Records = Vec<(usize, Map<String, Value>)>;

@@ -3,61 +3,18 @@
 
 use std::collections::HashSet;
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::draw::name_hash;
+use super::error::DatasetError;
+use super::extract::choice_letter;
 use super::files::{Records, csv_records, parquet_records, records};
-use super::{DatasetKind, Gold, MAX_OPTIONS, Question, choice_letter};
-
-/// Failure to read a dataset file. Messages read after "failed to ...".
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum DatasetError {
-    /// The file could not be read.
-    #[error("read dataset {path}: {source}; check the path given to --dataset-file")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// A format this build does not read.
-    #[error("read dataset {path}: {reason}")]
-    Format {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong and how to fix it.
-        reason: String,
-    },
-    /// A record that does not match its kind.
-    #[error("read dataset {path} as {kind}: line {line}, field `{field}`: {reason}")]
-    Record {
-        /// The file.
-        path: PathBuf,
-        /// The kind it was read as.
-        kind: DatasetKind,
-        /// The 1-based line (or, for a JSON array, the record number).
-        line: usize,
-        /// The field at fault.
-        field: String,
-        /// What is wrong and how to fix it.
-        reason: String,
-    },
-    /// The file holds no question.
-    #[error("read dataset {path}: it holds no question")]
-    Empty {
-        /// The file.
-        path: PathBuf,
-    },
-    /// The draw asks for more questions than there are.
-    #[error("draw from dataset: {reason}")]
-    Draw {
-        /// What is wrong and how to fix it.
-        reason: String,
-    },
-}
+#[cfg(feature = "grader")]
+use super::program::ProgramTests;
+use super::question::{DatasetKind, Gold, MAX_OPTIONS, Question};
 
 /// A dataset file read: its questions, and the records left out with the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -341,7 +298,7 @@ impl At<'_> {
         let id = self.text("task_id")?.replace('/', "-");
         let prompt = self.text("prompt")?;
         let entry_point = self.text("entry_point")?;
-        let preamble = super::ProgramTests::preamble_of(&prompt, &entry_point);
+        let preamble = ProgramTests::preamble_of(&prompt, &entry_point);
         let canonical = self.text("canonical_solution")?;
         let test = self.text("test")?;
         if !test.contains("def check(") {
@@ -350,7 +307,7 @@ impl At<'_> {
         Ok(Question {
             id,
             subject: "python".to_owned(),
-            gold: Gold::Program(super::ProgramTests {
+            gold: Gold::Program(ProgramTests {
                 entry_point: Some(entry_point),
                 tests: vec![test],
                 setup: String::new(),
@@ -396,7 +353,7 @@ impl At<'_> {
             subject: "python".to_owned(),
             text,
             options: Vec::new(),
-            gold: Gold::Program(super::ProgramTests {
+            gold: Gold::Program(ProgramTests {
                 entry_point: None,
                 tests,
                 setup,
@@ -484,7 +441,7 @@ impl At<'_> {
         }
         // An order fixed by the record id alone: every run and every model sees the same one.
         let mut order = [0_usize, 1, 2, 3];
-        vernier_stats::SplitMix64::new(super::draw::name_hash(&id)).shuffle(&mut order);
+        vernier_stats::SplitMix64::new(name_hash(&id)).shuffle(&mut order);
         let options: Vec<String> = order.iter().map(|index| options[*index].clone()).collect();
         let gold = order
             .iter()

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use vernier_grader::Case;
 
-use crate::task::{CodeCheck, CodeControl, ExpectedFailure};
+use crate::code_check::{CodeCheck, CodeControl, ExpectedFailure};
 
 /// The time limit of a code dataset question before the self-check calibrates it.
 const TIME_FLOOR: Duration = Duration::from_secs(5);
@@ -126,8 +126,9 @@ pub(crate) fn program_check(tests: &ProgramTests) -> CodeCheck {
 }
 
 /// The prompt of a program question.
-pub(crate) fn program_prompt(kind: super::DatasetKind, text: &str, tests: &ProgramTests) -> String {
-    if kind == super::DatasetKind::Mbpp {
+/// An MBPP task (`mbpp`) lists its tests under the task; HumanEval completes a signature.
+pub(crate) fn program_prompt(mbpp: bool, text: &str, tests: &ProgramTests) -> String {
+    if mbpp {
         format!(
             "You are an expert Python programmer, and here is your task: {} Your code should \
              pass these tests:\n\n{}\n\nThink it through, then reply with the complete code in \

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{INTEGER_INSTRUCTION, grouped, join_words, number_word};
+use super::wording::{INTEGER_INSTRUCTION, grouped, join_words, number_word};
 
 /// The last `digits` decimal digits of `base`^`exponent`, as an integer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

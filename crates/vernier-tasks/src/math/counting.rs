@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{INTEGER_INSTRUCTION, UppercaseFirst, join_words, number_word};
+use super::wording::{INTEGER_INSTRUCTION, UppercaseFirst, join_words, number_word};
 use crate::answer::reduce;
 
 /// Ways to tile a `width` × `length` rectangle with 1×2 dominoes.

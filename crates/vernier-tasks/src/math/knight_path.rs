@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
-use super::{INTEGER_INSTRUCTION, join_words};
+use super::wording::{INTEGER_INSTRUCTION, join_words};
 
 /// Fewest knight moves between two squares of an n×n board with some squares occupied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,4 +1,5 @@
 use super::knight_path::square;
+use super::wording::grouped;
 use super::*;
 
 #[test]

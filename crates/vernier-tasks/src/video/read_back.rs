@@ -2,7 +2,7 @@
 //! reading the background's colour, and decoding each MP4 again to prove its clips show the gold
 //! at the full frame rate and at the sampled one.
 
-use super::{
+use super::spec::{
     FRAMES_PER_SECOND_SAMPLED, VIDEO_HEIGHT, VIDEO_WIDTH, VideoSpec, WALL, sampled_indices,
 };
 use crate::canvas::{Image, PALETTE, Rgb, colour};

@@ -22,7 +22,12 @@ fn the_controls_fail_naming_what_the_pixels_show() {
         "video-colour-order-0",
         "video-count-moving-0",
     ] {
-        let spec = suite.task(id).expect("task").video.clone().expect("spec");
+        let spec = suite
+            .task(id)
+            .expect("task")
+            .spec::<VideoSpec>()
+            .cloned()
+            .expect("spec");
         let control = broken_control(&spec).expect("a control");
         let failures = prove_video(&control);
         assert!(
@@ -34,8 +39,8 @@ fn the_controls_fail_naming_what_the_pixels_show() {
     let mut spec = suite
         .task("video-shape-direction-0")
         .expect("task")
-        .video
-        .clone()
+        .spec::<VideoSpec>()
+        .cloned()
         .expect("spec");
     let mut frames = render_videos(&spec, None).expect("frames").remove(0);
     frames.pop();
@@ -51,7 +56,7 @@ fn the_controls_fail_naming_what_the_pixels_show() {
 fn unique_videos_differ_per_nonce_and_still_prove() {
     let suite = video_suite(1, 500);
     for task in &suite.tasks {
-        let spec = task.video.as_ref().expect("spec");
+        let spec = task.spec::<VideoSpec>().expect("spec");
         let mut a = spec.clone();
         a.videos = unique_videos(spec, 1).expect("encodes");
         let b = unique_videos(spec, 2).expect("encodes");
@@ -73,7 +78,7 @@ fn unique_videos_differ_per_nonce_and_still_prove() {
 fn the_same_seed_draws_the_same_suite() {
     assert_eq!(video_suite(9, 10), video_suite(9, 10));
     assert_ne!(
-        video_suite(9, 10).tasks[0].video,
-        video_suite(10, 10).tasks[0].video
+        video_suite(9, 10).tasks[0].spec::<VideoSpec>(),
+        video_suite(10, 10).tasks[0].spec::<VideoSpec>()
     );
 }

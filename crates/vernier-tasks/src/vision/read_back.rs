@@ -1,7 +1,7 @@
 //! Reading a vision task's answer back from the decoded PNGs alone: regions of each colour and
 //! their shapes, bar heights and the text a box covers, checked against the gold.
 
-use super::{VisionGold, VisionSpec};
+use super::spec::{VisionGold, VisionSpec};
 use crate::canvas::{BLACK, Image, PALETTE, TextBox, colour};
 
 /// The shape of a region, from how much of its bounding box it fills.

@@ -18,7 +18,7 @@ fn every_family_draws_images_its_proof_accepts_and_a_wrong_gold_fails() {
 fn a_broken_generator_is_caught_by_the_pixels() {
     let suite = vision_suite(5, 500);
     let task = suite.task("vision-count-squares-0").expect("task");
-    let spec = task.vision.as_ref().expect("spec");
+    let spec = task.spec::<VisionSpec>().expect("spec");
     let control = one_square_fewer(spec).expect("a control");
     let failures = prove_vision(&control);
     assert!(
@@ -29,8 +29,8 @@ fn a_broken_generator_is_caught_by_the_pixels() {
     let bars = suite
         .task("vision-bar-value-0")
         .expect("task")
-        .vision
-        .clone()
+        .spec::<VisionSpec>()
+        .cloned()
         .expect("spec");
     let mut image = Image::from_png(&bars.images[0]).expect("png");
     let (_, b) = image.regions(colour("blue"))[0];
@@ -44,7 +44,7 @@ fn a_broken_generator_is_caught_by_the_pixels() {
 fn unique_images_differ_per_nonce_and_still_prove() {
     let suite = vision_suite(1, 500);
     for task in &suite.tasks {
-        let spec = task.vision.as_ref().expect("spec");
+        let spec = task.spec::<VisionSpec>().expect("spec");
         let mut a = spec.clone();
         a.images = unique_images(spec, 1);
         let mut b = spec.clone();
@@ -63,7 +63,7 @@ fn unique_images_differ_per_nonce_and_still_prove() {
 fn the_same_seed_draws_the_same_suite() {
     assert_eq!(vision_suite(9, 10), vision_suite(9, 10));
     assert_ne!(
-        vision_suite(9, 10).tasks[0].vision,
-        vision_suite(10, 10).tasks[0].vision
+        vision_suite(9, 10).tasks[0].spec::<VisionSpec>(),
+        vision_suite(10, 10).tasks[0].spec::<VisionSpec>()
     );
 }

@@ -159,7 +159,7 @@ fn unreduced_fractions_pass_where_the_task_allows_them() {
     let fraction = |allow_unreduced| {
         Task::new(
             "two-dice-seven",
-            Category::Math,
+            Category::MATH,
             "P(sum is 7)? ANSWER: p/q",
             100,
             Checker::Fraction {
@@ -205,7 +205,7 @@ fn unreduced_fractions_pass_where_the_task_allows_them() {
 fn exact_strings() {
     let task = Task::new(
         "word",
-        Category::Math,
+        Category::MATH,
         "Say two. ANSWER: <word>",
         100,
         Checker::ExactString("two".to_owned()),
@@ -397,7 +397,7 @@ fn code_tasks_without_a_grader_are_infra_and_without_code_no_answer() {
     let task = suite
         .tasks
         .iter()
-        .find(|t| t.category == Category::Code)
+        .find(|t| t.category == Category::CODE)
         .expect("the coding tasks are bundled");
     let outcome = check(
         task,

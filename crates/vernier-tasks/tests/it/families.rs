@@ -2,7 +2,7 @@
 //! agrees with the second method, and draws are reproducible.
 
 use sha2::Digest;
-use vernier_tasks::{Budgets, Checker, Draw, MAX_LEVEL, MIN_LEVEL, Suite};
+use vernier_tasks::{Budgets, Checker, Draw, MAX_LEVEL, MIN_LEVEL, Problem, Suite};
 
 fn digest(text: &str) -> String {
     use std::fmt::Write as _;
@@ -53,7 +53,7 @@ fn level_two_seed_zero_is_the_suite_captured_before_families_existed() {
     let fixture: serde_json::Value =
         serde_json::from_str(include_str!("../fixtures/bundled-level2-seed0.json"))
             .expect("fixture");
-    let drawn = Suite::drawn(Draw::BUNDLED, Budgets::default());
+    let drawn = Suite::drawn(Draw::BUNDLED, &Budgets::default());
     assert_eq!(snapshot(&drawn), fixture);
     assert_eq!(snapshot(crate::bundled_suite()), fixture);
     assert_eq!(drawn.draw(), Some(Draw::BUNDLED));
@@ -65,10 +65,10 @@ fn every_level_agrees_with_the_second_method() {
         let seeds: &[u64] = if level >= 4 { &[2026] } else { &[1, 2026] };
         for &seed in seeds {
             let draw = Draw::new(level, seed).expect("level");
-            let suite = Suite::drawn(draw, Budgets::default());
+            let suite = Suite::drawn(draw, &Budgets::default());
             assert_eq!(suite.draw(), Some(draw));
             for task in &suite.tasks {
-                let Some(problem) = &task.problem else {
+                let Some(problem) = task.spec::<Problem>() else {
                     continue;
                 };
                 problem
@@ -86,12 +86,12 @@ fn every_level_agrees_with_the_second_method() {
 #[test]
 fn other_seeds_at_level_two_are_fresh_instances() {
     let bundled = crate::bundled_suite();
-    let fresh = Suite::drawn(Draw::new(2, 1).expect("level"), Budgets::default());
+    let fresh = Suite::drawn(Draw::new(2, 1).expect("level"), &Budgets::default());
     let differing = bundled
         .tasks
         .iter()
         .zip(&fresh.tasks)
-        .filter(|(a, b)| a.problem.is_some() && a.messages != b.messages)
+        .filter(|(a, b)| a.spec::<Problem>().is_some() && a.messages != b.messages)
         .count();
     assert!(differing >= 12, "only {differing} math prompts changed");
 }
@@ -100,7 +100,7 @@ fn other_seeds_at_level_two_are_fresh_instances() {
 fn ill_posed_draws_are_redrawn_and_recorded() {
     // Level 2, seed 3 first draws a seating no arrangement satisfies (found by
     // `hardsuite tasks`); the rejected parameters stay on the task.
-    let suite = Suite::drawn(Draw::new(2, 3).expect("level"), Budgets::default());
+    let suite = Suite::drawn(Draw::new(2, 3).expect("level"), &Budgets::default());
     let task = suite.task("round-table").expect("task");
     let instance = task.instance.as_ref().expect("instance");
     assert_eq!(instance.redraws.len(), 1);
@@ -140,5 +140,5 @@ fn ill_posed_draws_are_redrawn_and_recorded() {
         order[i + 1..].reverse();
     }
     assert_eq!(count, 0);
-    assert!(task.problem.as_ref().expect("problem").validate().is_ok());
+    assert!(task.spec::<Problem>().expect("problem").validate().is_ok());
 }

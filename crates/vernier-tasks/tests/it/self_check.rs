@@ -11,7 +11,7 @@ use crate::block_on;
 /// The bundled suite without its code tasks: everything that needs no Docker engine.
 fn offline_suite() -> Suite {
     let mut suite = crate::bundled_suite().clone();
-    suite.tasks.retain(|task| task.category != Category::Code);
+    suite.tasks.retain(|task| task.category != Category::CODE);
     suite
 }
 
@@ -33,8 +33,8 @@ pub(crate) fn task_mut<'a>(suite: &'a mut Suite, id: &str) -> &'a mut Task {
 #[test]
 fn the_bundled_math_and_tool_tasks_pass_without_docker() {
     let suite = offline_suite();
-    assert_eq!(suite.count(Category::Math), 14);
-    assert_eq!(suite.count(Category::Tools), 4);
+    assert_eq!(suite.count(Category::MATH), 14);
+    assert_eq!(suite.count(Category::TOOLS), 4);
     let report = block_on(self_check(&suite, None)).expect("self-check passes");
     assert_eq!(report.tasks.len(), 18);
     // Math: 2 accepted forms, a wrong one, the last answer counts, cut-off, reasoning-only,
@@ -46,7 +46,7 @@ fn the_bundled_math_and_tool_tasks_pass_without_docker() {
 #[test]
 fn code_tasks_need_a_grader() {
     let suite = crate::bundled_suite();
-    let n_code_tasks = suite.count(Category::Code);
+    let n_code_tasks = suite.count(Category::CODE);
     assert_eq!(n_code_tasks, 10, "the 10 coding tasks are bundled");
     match block_on(self_check(suite, None)) {
         Err(SelfCheckError::GraderRequired { n_code_tasks: n }) => assert_eq!(n, n_code_tasks),
@@ -115,7 +115,7 @@ fn an_unreduced_gold_fraction_is_named() {
         den: 1296,
         allow_unreduced: false,
     };
-    task.problem = None;
+    task.spec = None;
     let failures = failures_of(&suite);
     assert!(
         failures.iter().all(|(id, _)| id == "dice-probability"),
@@ -204,7 +204,7 @@ fn the_bundled_suite_passes_its_self_check_in_docker() {
     let Some(grader) = grader() else { return };
     let mut suite = Suite::bundled();
     assert_eq!(
-        suite.count(Category::Code),
+        suite.count(Category::CODE),
         10,
         "the 10 coding tasks are bundled"
     );
@@ -233,7 +233,7 @@ fn drawn_suites_pass_their_self_check_in_docker() {
     let Some(grader) = grader() else { return };
     for (level, seed) in [(1, 4), (5, 3)] {
         let draw = vernier_tasks::Draw::new(level, seed).expect("level");
-        let suite = Suite::drawn(draw, vernier_tasks::Budgets::default());
+        let suite = Suite::drawn(draw, &vernier_tasks::Budgets::default());
         let report = block_on(self_check(&suite, Some(&grader)))
             .unwrap_or_else(|error| panic!("{draw}: {error}"));
         assert_eq!(report.tasks.len(), 28);

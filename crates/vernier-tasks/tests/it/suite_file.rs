@@ -64,7 +64,7 @@ fn the_example_suite_loads() {
 #[test]
 fn the_example_suite_math_part_passes_the_self_check_without_docker() {
     let mut suite = Suite::from_path(example()).expect("example suite");
-    suite.tasks.retain(|t| t.category != Category::Code);
+    suite.tasks.retain(|t| t.category != Category::CODE);
     let report = block_on(self_check(&suite, None)).expect("self-check");
     assert_eq!(report.tasks.len(), 4);
     let task = &suite.tasks[0];

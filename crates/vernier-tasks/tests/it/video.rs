@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use vernier_tasks::{Category, VIDEO_FPS, render_videos, unique_videos, video_suite, vision_suite};
+use vernier_tasks::{
+    Category, VIDEO_FPS, VideoSpec, render_videos, unique_videos, video_suite, vision_suite,
+};
 
 use crate::self_check::{failures_of, task_mut};
 
@@ -51,10 +53,10 @@ fn every_clip_decodes_in_ffprobe_with_the_recorded_frames_and_size() {
     let ffprobe = ffprobe();
     let folder = tempfile::tempdir().expect("temporary folder");
     let suite = video_suite(11, 500);
-    assert_eq!(suite.count(Category::Video), 10);
+    assert_eq!(suite.count(Category::VIDEO), 10);
     let mut n_files = 0;
     for task in &suite.tasks {
-        let spec = task.video.as_ref().expect("a video spec");
+        let spec = task.spec::<VideoSpec>().expect("a video spec");
         // The clips the self-check proves, and the ones a request sends.
         let sent = unique_videos(spec, 77).expect("the clips encode");
         for (k, bytes) in spec.videos.iter().chain(&sent).enumerate() {
@@ -89,7 +91,9 @@ fn a_video_generator_broken_on_purpose_is_named_by_the_self_check() {
     let mut suite = video_suite(2, 500);
     let broken = "video-ball-bounces-1";
     // The ball drawn still from the second frame on: no bounce, whatever the gold says.
-    let spec = task_mut(&mut suite, broken).video.as_mut().expect("spec");
+    let spec = task_mut(&mut suite, broken)
+        .spec_mut::<VideoSpec>()
+        .expect("spec");
     let mut frames = render_videos(spec, None).expect("frames").remove(0);
     let still = frames[1].clone();
     for frame in frames.iter_mut().skip(1) {
@@ -111,7 +115,9 @@ fn a_video_generator_broken_on_purpose_is_named_by_the_self_check() {
 fn a_vision_generator_broken_on_purpose_is_named_by_the_self_check() {
     let mut suite = vision_suite(2, 500);
     let broken = "vision-count-squares-1";
-    let spec = task_mut(&mut suite, broken).vision.as_mut().expect("spec");
+    let spec = task_mut(&mut suite, broken)
+        .spec_mut::<vernier_tasks::VisionSpec>()
+        .expect("spec");
     // A blank canvas where the grid should be.
     spec.images = vec![vernier_tasks::Image::new(384, 384).to_png()];
     let failures = failures_of(&suite);
