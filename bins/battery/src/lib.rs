@@ -23,6 +23,7 @@ use vernier_battery::{
     BatteryConfig, BatteryError, BatteryObserver, BatteryStart, BatteryTarget, Part, PartEntry,
     PartStatus, Preset, Side,
 };
+use vernier_cli::Finished;
 use vernier_hardsuite::RunObserver;
 use vernier_sweep::SweepObserver;
 
@@ -150,17 +151,6 @@ pub struct VersusArgs {
     pub out: PathBuf,
 }
 
-/// What a command leaves for the terminal.
-#[derive(Debug)]
-pub struct Done {
-    /// For stdout.
-    pub summary: String,
-    /// For stderr, after the summary.
-    pub notes: Vec<String>,
-    /// The process exit code.
-    pub exit_code: u8,
-}
-
 /// Progress on stderr.
 struct Progress {
     quiet: bool,
@@ -238,13 +228,13 @@ fn part_line(entry: &PartEntry) -> String {
     )
 }
 
-fn config_of(args: &RunArgs) -> BatteryConfig {
+fn config_of(args: &RunArgs, server: &vernier_run::Target) -> BatteryConfig {
     let mut config = BatteryConfig::preset(args.preset);
     if !args.parts.is_empty() {
         config.parts.clone_from(&args.parts);
     }
     config.model.clone_from(&args.server.model);
-    config.extra_body = args.server.extra_body.clone().unwrap_or_default();
+    config.extra_body.clone_from(&server.extra_body);
     if let Some(command) = &args.launch {
         config.launch = Some(command.clone());
         config.stop.clone_from(&args.stop);
@@ -285,25 +275,25 @@ fn config_of(args: &RunArgs) -> BatteryConfig {
     config
 }
 
-async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, BatteryError> {
-    let start = match &args.resume {
-        Some(folder) => BatteryStart::Resume {
-            folder: folder.clone(),
-        },
-        None => BatteryStart::New {
-            config: Box::new(config_of(args)),
-            out: args.out.clone().unwrap_or_else(|| {
-                PathBuf::from("battery-out")
-                    .join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
-            }),
-        },
-    };
+async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Finished, BatteryError> {
     let server = args.server.checked()?;
     if !args.quiet {
         for note in &server.notes {
             vernier_cli::note(note);
         }
     }
+    let start = match &args.resume {
+        Some(folder) => BatteryStart::Resume {
+            folder: folder.clone(),
+        },
+        None => BatteryStart::New {
+            config: Box::new(config_of(args, &server)),
+            out: args.out.clone().unwrap_or_else(|| {
+                PathBuf::from("battery-out")
+                    .join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
+            }),
+        },
+    };
     let mut target = BatteryTarget::new(server.base_url.clone());
     target.api_key_env.clone_from(&server.api_key_env);
     target.ca_cert.clone_from(&server.ca_cert);
@@ -365,14 +355,16 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Done, 
             vernier_cli::shell_quote(&folder.display().to_string())
         ));
     }
-    Ok(Done {
-        summary,
+    let kind = vernier_cli::ExitKind::of_code(outcome.exit_code())
+        .unwrap_or(vernier_cli::ExitKind::Failure);
+    Ok(Finished {
+        stdout: summary,
         notes,
-        exit_code: outcome.exit_code(),
+        kind,
     })
 }
 
-fn versus(args: &VersusArgs) -> Result<Done, BatteryError> {
+fn versus(args: &VersusArgs) -> Result<Finished, BatteryError> {
     let a = Side::load(&args.a)?;
     let b = Side::load(&args.b)?;
     let result = vernier_battery::versus(&a, &b)?;
@@ -400,30 +392,31 @@ fn versus(args: &VersusArgs) -> Result<Done, BatteryError> {
             row.dimension, row.a, row.b, row.comparison, row.interval, row.ahead
         );
     }
-    Ok(Done {
-        summary,
+    Ok(Finished {
+        stdout: summary,
+        kind: vernier_cli::ExitKind::Success,
         notes: vec![
             format!("markdown: {}", files.markdown.display()),
             format!("json: {}", files.json.display()),
             format!("html: {}", files.html.display()),
         ],
-        exit_code: vernier_cli::exit_code::SUCCESS,
     })
 }
 
+/// Runs the command to its end on a runtime of its own: what `battery` prints and exits with.
+pub fn execute(cli: Cli, command_line: Vec<String>) -> Result<Finished, BatteryError> {
+    vernier_run::block_on(run(cli, command_line))?
+}
+
 /// Runs the command.
-pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Done, BatteryError> {
+pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Finished, BatteryError> {
     match cli.command {
         Command::Run(args) => run_battery(&args, command_line).await,
         Command::Versus(args) => versus(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "battery", &mut script);
-            Ok(Done {
-                summary: String::from_utf8_lossy(&script).into_owned(),
-                notes: Vec::new(),
-                exit_code: vernier_cli::exit_code::SUCCESS,
-            })
+            Ok(Finished::printing(String::from_utf8_lossy(&script)))
         }
     }
 }

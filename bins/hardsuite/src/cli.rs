@@ -551,8 +551,8 @@ impl RunArgs {
         config.extra_body = self
             .server
             .extra_body
-            .clone()
-            .map(serde_json::Value::Object);
+            .is_some()
+            .then(|| serde_json::Value::Object(server.extra_body.clone()));
         config.rerun_cut_off = self.rerun_cut_off;
         config.max_tries = self.max_tries;
         config.request_timeout_secs = self.request_timeout;

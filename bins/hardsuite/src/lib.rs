@@ -62,6 +62,28 @@ impl CommandOutput {
     }
 }
 
+/// Runs the command the arguments name to its end on a runtime of its own: the text for
+/// stdout, where a run's files are, and the resume command when it was interrupted.
+pub fn execute(
+    args: Args,
+    command_line: Vec<String>,
+) -> Result<vernier_cli::Finished, HardsuiteError> {
+    let output = vernier_run::block_on(run(args, command_line))??;
+    let mut finished = vernier_cli::Finished::printing(output.text());
+    if let CommandOutput::Run(outcome) = &output {
+        finished = finished
+            .note(format!("journal: {}", outcome.files.journal.display()))
+            .note(format!("results: {}", outcome.files.results.display()))
+            .note(format!("report:  {}", outcome.files.report.display()));
+        if let Some(command) = &outcome.resume_command {
+            finished = finished
+                .note(format!("interrupted; continue with: {command}"))
+                .of_kind(vernier_cli::ExitKind::Interrupted);
+        }
+    }
+    Ok(finished)
+}
+
 /// Runs the command the arguments name (`run` when none), printing progress on stderr unless
 /// `--quiet`.
 pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput, HardsuiteError> {

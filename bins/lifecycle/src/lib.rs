@@ -313,6 +313,14 @@ pub fn parse_duration(text: &str) -> Result<f64, String> {
     Ok(total)
 }
 
+/// Runs the command to its end on a runtime of its own: what `lifecycle` prints and exits with.
+pub fn execute(
+    cli: Cli,
+    command_line: Vec<String>,
+) -> Result<vernier_cli::Finished, LifecycleError> {
+    Ok(vernier_run::block_on(run(cli, command_line))??.finished())
+}
+
 /// What a finished command leaves for `main` to print.
 #[derive(Debug)]
 pub struct Done {
@@ -335,6 +343,47 @@ pub struct Done {
 }
 
 impl Done {
+    /// What `lifecycle` prints and exits with: the summary (on stdout, or stderr for `watch`),
+    /// the files, why a soak gave up or how to continue; a failure when a soak could not go on
+    /// or a repetition missed a milestone, interrupted when a signal stopped a run.
+    pub fn finished(self) -> vernier_cli::Finished {
+        use vernier_cli::{ExitKind, Finished};
+        let mut finished = if self.summary_to_stdout {
+            Finished::printing(self.summary)
+        } else {
+            Finished::saying(ExitKind::Success, self.summary.trim_end())
+        };
+        for (what, path) in &self.files {
+            finished = finished.note(format!("{what}: {}", path.display()));
+        }
+        if let Some(reason) = &self.gave_up {
+            let then = self
+                .resume_command
+                .as_ref()
+                .map_or_else(String::new, |command| {
+                    format!("; once the server answers again, continue with: {command}")
+                });
+            return finished
+                .note(format!("error: the soak could not go on: {reason}{then}"))
+                .of_kind(ExitKind::Failure);
+        }
+        if let Some(command) = &self.resume_command {
+            finished = finished.note(format!("interrupted; continue with: {command}"));
+        }
+        if self.interrupted_ready {
+            finished.of_kind(ExitKind::Interrupted)
+        } else if self.failed_reps > 0 {
+            finished
+                .note(format!(
+                    "error: {} repetition(s) did not reach every milestone; see the report and the logs",
+                    self.failed_reps
+                ))
+                .of_kind(ExitKind::Failure)
+        } else {
+            finished
+        }
+    }
+
     /// A `ready` or `soak` run's: its report for stdout and its three files (run file,
     /// report, journal).
     fn run(summary: String, [run_file, report, journal]: [PathBuf; 3], interrupted: bool) -> Self {

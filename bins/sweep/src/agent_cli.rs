@@ -226,7 +226,7 @@ pub async fn run_agent(
             target: common.target.clone(),
             capacity_up_to: args.find_capacity,
             capture: common.capture,
-            extra_body: common.server.extra_body.clone().unwrap_or_default(),
+            extra_body: common.server.extra_body_object()?,
             ..AgentConfig::default()
         };
         AgentStart::New {
@@ -264,7 +264,7 @@ pub async fn run_replay(
             force_length: !args.no_force_length,
             target: common.target.clone(),
             capture: common.capture,
-            extra_body: common.server.extra_body.clone().unwrap_or_default(),
+            extra_body: common.server.extra_body_object()?,
         };
         ReplayStart::New {
             config: Box::new(config),

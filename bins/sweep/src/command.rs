@@ -32,7 +32,7 @@ pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
     config.retries = args.retries;
     config.temperature = args.temperature;
     config.seed = args.seed;
-    config.extra_body = args.server.extra_body.clone().unwrap_or_default();
+    config.extra_body = args.server.extra_body_object()?;
     config.force_length = !args.no_force_length;
     config.cache_salt = defeat && !args.no_cache_salt;
     config.cache_prompt_field = defeat && !args.no_cache_prompt_field;

@@ -18,8 +18,10 @@
 mod agent_cli;
 mod cli;
 mod command;
+mod execute;
 mod progress;
 
 pub use agent_cli::{AgentArgs, Common, ReplayArgs, run_agent, run_replay};
 pub use cli::{Args, Cli, SweepCommand};
 pub use command::{dry_run, run, shard_job};
+pub use execute::execute;

@@ -226,3 +226,61 @@ pub fn crossovers(a: &Curve, b: &Curve) -> Vec<Crossover> {
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(points: &[(f64, f64)], limit: f64) -> Curve {
+        Curve {
+            points: points
+                .iter()
+                .map(|&(x, pass_rate)| CurvePoint { x, pass_rate })
+                .collect(),
+            limit,
+            n_scored: 10,
+        }
+    }
+
+    #[test]
+    fn a_curve_is_a_step_known_only_up_to_its_budget() {
+        let c = curve(&[(100.0, 0.2), (400.0, 0.5), (1_000.0, 0.5)], 1_000.0);
+        assert_eq!(c.at(50.0), Some(0.0));
+        assert_eq!(c.at(100.0), Some(0.2));
+        assert_eq!(c.at(399.0), Some(0.2));
+        assert_eq!(c.at(400.0), Some(0.5));
+        assert_eq!(c.at(1_000.0), Some(0.5));
+        assert_eq!(
+            c.at(1_001.0),
+            None,
+            "beyond the run's own budget nothing is known"
+        );
+    }
+
+    #[test]
+    fn a_change_of_leader_is_one_crossover_at_the_budget_where_it_happens() {
+        // A solves quickly but stops at 40%; B starts slower and reaches 80% from 600 tokens.
+        let a = curve(&[(100.0, 0.4), (2_000.0, 0.4)], 2_000.0);
+        let b = curve(&[(300.0, 0.2), (600.0, 0.8), (2_000.0, 0.8)], 2_000.0);
+        let found = crossovers(&a, &b);
+        assert_eq!(found.len(), 1, "{found:?}");
+        vernier_stats::assert_close(found[0].at, 600.0, 0.0);
+        assert_eq!((found[0].before, found[0].after), (Leader::A, Leader::B));
+        // The same curves the other way round: the leaders swap, the budget stays.
+        let found = crossovers(&b, &a);
+        assert_eq!((found[0].before, found[0].after), (Leader::B, Leader::A));
+        // A curve never behind the other crosses nothing; nor does a curve with itself.
+        assert!(crossovers(&b, &curve(&[(300.0, 0.1), (2_000.0, 0.5)], 2_000.0)).is_empty());
+        assert!(crossovers(&a, &a).is_empty());
+    }
+
+    #[test]
+    fn crossovers_are_looked_for_only_where_both_curves_are_known() {
+        let a = curve(&[(100.0, 0.5)], 500.0);
+        let b = curve(&[(100.0, 0.1), (800.0, 0.9)], 1_000.0);
+        assert!(
+            crossovers(&a, &b).is_empty(),
+            "B's lead at 800 lies beyond A's budget"
+        );
+    }
+}

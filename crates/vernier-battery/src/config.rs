@@ -228,3 +228,59 @@ impl Default for BatteryConfig {
         Self::preset(Preset::Seed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_part_and_preset_reads_back_from_its_name_and_a_typo_names_the_choices() {
+        for part in Part::ALL {
+            assert_eq!(Part::parse(part.name()), Ok(part));
+            assert_eq!(part.folder(), part.name());
+        }
+        assert_eq!(Part::parse(" suite_batched "), Ok(Part::SuiteBatched));
+        let error = Part::parse("sweeep").expect_err("a typo");
+        assert!(error.contains("unknown part \"sweeep\""), "{error}");
+        assert!(error.contains("sweep, suite, suite_batched"), "{error}");
+        for preset in [Preset::Quick, Preset::Seed] {
+            assert_eq!(Preset::parse(preset.name()), Ok(preset));
+        }
+        assert!(Preset::parse("fast").is_err());
+    }
+
+    #[test]
+    fn the_presets_hold_the_seeds_shape_and_the_quick_one() {
+        let seed = BatteryConfig::preset(Preset::Seed);
+        // The seeds' four prompt lengths (111 to 10,714 tokens), prose and code, 1 and 8 streams.
+        assert_eq!(seed.prompt_tokens, [111, 364, 5_378, 10_714]);
+        assert_eq!(seed.workloads, [Workload::Prose, Workload::Code]);
+        assert_eq!(seed.concurrencies(), [1, 8]);
+        assert!(seed.parts.contains(&Part::SuiteBatched));
+        let quick = BatteryConfig::preset(Preset::Quick);
+        assert_eq!(quick.parts, [Part::Sweep, Part::Suite]);
+        assert_eq!(quick.concurrencies(), [1, 4]);
+        assert!(quick.extra_body.is_empty());
+        let mut single = quick.clone();
+        single.batched_concurrency = 1;
+        assert_eq!(
+            single.concurrencies(),
+            [1],
+            "no batched level at one stream"
+        );
+        assert_eq!(BatteryConfig::default(), seed);
+    }
+
+    #[test]
+    fn a_config_written_without_newer_fields_reads_back_with_their_defaults() {
+        let mut json = serde_json::to_value(BatteryConfig::preset(Preset::Quick)).expect("json");
+        let object = json.as_object_mut().expect("an object");
+        object.remove("ready_reps");
+        object.remove("extra_body");
+        object.remove("model");
+        let read: BatteryConfig = serde_json::from_value(json).expect("reads");
+        assert_eq!(read.ready_reps, 3);
+        assert!(read.extra_body.is_empty());
+        assert_eq!(read.model, None);
+    }
+}

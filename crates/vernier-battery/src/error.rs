@@ -36,6 +36,17 @@ pub enum BatteryError {
         /// The path given.
         path: PathBuf,
     },
+    /// A suite run of a kind no battery part stands for (vision, video, a dataset).
+    #[error(
+        "read {} as a battery part: its suite {suite:?} is not one a battery runs (the hard suite, the probe, long context); compare two such runs with `hardsuite compare A B`",
+        path.display()
+    )]
+    NotAPart {
+        /// The results file.
+        path: PathBuf,
+        /// Its suite's name.
+        suite: String,
+    },
     /// The two sides share nothing to compare.
     #[error("compare: {detail}")]
     NothingInCommon {
@@ -88,7 +99,9 @@ impl Failure for BatteryError {
             #[cfg(feature = "engine")]
             Self::Ready(error) => error.exit_kind(),
             Self::Launch { .. } => ExitKind::ServerStopped,
-            Self::NotARun { .. } | Self::NothingInCommon { .. } => ExitKind::Usage,
+            Self::NotARun { .. } | Self::NotAPart { .. } | Self::NothingInCommon { .. } => {
+                ExitKind::Usage
+            }
             Self::Io { .. } | Self::Parse { .. } => ExitKind::Failure,
         }
     }

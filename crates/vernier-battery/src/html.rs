@@ -4,7 +4,9 @@
 
 use std::fmt::Write as _;
 
-use crate::chart::{curve_chart, escape, ratio_chart};
+use vernier_plot::escape;
+
+use crate::chart::{curve_chart, ratio_chart};
 use crate::speed::Metric;
 use crate::versus::Versus;
 
@@ -86,13 +88,17 @@ pub fn versus_html(versus: &Versus) -> String {
 
 /// Each dimension's chart: speed ratios by cell, then each suite's pass-rate curves.
 fn charts(out: &mut String, versus: &Versus) {
+    let subtitle = format!(
+        "A: {} on {}; B: {} on {}",
+        versus.a.model, versus.a.target, versus.b.model, versus.b.target
+    );
     if !versus.speed.is_empty() {
         let _ = writeln!(out, "<h2>Speed</h2>");
         for metric in [Metric::Decode, Metric::Prefill, Metric::Ttft] {
             let _ = writeln!(
                 out,
                 "<figure>{}</figure>",
-                ratio_chart(metric, &versus.speed)
+                ratio_chart(metric, &versus.speed, &subtitle)
             );
         }
     }
@@ -108,6 +114,7 @@ fn charts(out: &mut String, versus: &Versus) {
             "<figure>{}</figure>",
             curve_chart(
                 &format!("{name}: pass rate against token budget"),
+                &subtitle,
                 "token budget",
                 (&names.0, &names.1),
                 (&suite.tokens.0, &suite.tokens.1),
@@ -119,6 +126,7 @@ fn charts(out: &mut String, versus: &Versus) {
             "<figure>{}</figure>",
             curve_chart(
                 &format!("{name}: pass rate against seconds per task"),
+                &subtitle,
                 "seconds per task (each try's own, one stream)",
                 (&names.0, &names.1),
                 (&suite.seconds.0, &suite.seconds.1),

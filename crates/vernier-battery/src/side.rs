@@ -124,7 +124,7 @@ impl Side {
         }
         if folder.join("results.json").is_file() {
             let results = ResultsFile::load(&folder)?;
-            return Ok(Self::of_suite(label, folder, results));
+            return Self::of_suite(label, folder, results);
         }
         if folder.join("run.json").is_file()
             && let Some(run) = ready_run(&folder.join("run.json"))?
@@ -136,7 +136,7 @@ impl Side {
                 return Ok(Self::of_sweep(label, folder, sweep));
             }
             let results = ResultsFile::load(&folder)?;
-            return Ok(Self::of_suite(label, folder, results));
+            return Self::of_suite(label, folder, results);
         }
         Err(BatteryError::NotARun {
             path: path.to_path_buf(),
@@ -180,8 +180,9 @@ impl Side {
         })
     }
 
-    fn of_suite(label: String, path: PathBuf, results: ResultsFile) -> Self {
-        Self {
+    fn of_suite(label: String, path: PathBuf, results: ResultsFile) -> Result<Self, BatteryError> {
+        let part = suite_part(&results, &path)?;
+        Ok(Self {
             label,
             path,
             model: results.model.clone(),
@@ -193,9 +194,9 @@ impl Side {
             validity: results.validity.clone(),
             battery: None,
             sweep: None,
-            suites: BTreeMap::from([(suite_part(&results), results)]),
+            suites: BTreeMap::from([(part, results)]),
             ready: None,
-        }
+        })
     }
 
     /// A lone `lifecycle ready` run: time to ready, and a verdict from its repetitions.
@@ -255,12 +256,23 @@ impl Side {
     }
 }
 
-/// The part a lone suite run stands for, by its suite's name.
-fn suite_part(results: &ResultsFile) -> Part {
+/// The part a lone suite run stands for: the probe, long context, or the hard suite (bundled,
+/// drawn at a level, or a user's suite file); a vision, video or dataset run stands for none
+/// and is refused by name rather than filed as the hard suite.
+fn suite_part(results: &ResultsFile, path: &Path) -> Result<Part, BatteryError> {
+    let not_a_part = || BatteryError::NotAPart {
+        path: path.to_path_buf(),
+        suite: results.suite.clone(),
+    };
+    if results.dataset_record.is_some() {
+        return Err(not_a_part());
+    }
     match results.suite.as_str() {
-        "probe" => Part::Probe,
-        "context" => Part::Context,
-        _ => Part::Suite,
+        "probe" => Ok(Part::Probe),
+        "context" => Ok(Part::Context),
+        "vision" | "video" => Err(not_a_part()),
+        _ if results.context.is_some() => Ok(Part::Context),
+        _ => Ok(Part::Suite),
     }
 }
 
@@ -293,4 +305,44 @@ fn read_sweep(folder: &Path) -> Result<SweepSide, BatteryError> {
             });
     }
     Ok(SweepSide { run, requests })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hard suite's own fixture journal (two math tasks, two code, one tool, one context-free
+    /// mix), read as its results.
+    fn results() -> ResultsFile {
+        let journal = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../vernier-hardsuite/tests/it/fixtures/journal.jsonl");
+        ResultsFile::load(&journal).expect("the fixture journal")
+    }
+
+    #[test]
+    fn a_lone_suite_run_is_filed_as_the_part_it_stands_for_or_refused() {
+        let path = Path::new("run");
+        let mut run = results();
+        assert_eq!(suite_part(&run, path).expect("the hard suite"), Part::Suite);
+        run.suite = "my-suite".to_owned();
+        assert_eq!(suite_part(&run, path).expect("a suite file"), Part::Suite);
+        run.suite = "probe".to_owned();
+        assert_eq!(suite_part(&run, path).expect("the probe"), Part::Probe);
+        run.suite = "context".to_owned();
+        assert_eq!(suite_part(&run, path).expect("context"), Part::Context);
+        for other in ["vision", "video"] {
+            run.suite = other.to_owned();
+            let error = suite_part(&run, path).expect_err(other);
+            assert!(matches!(error, BatteryError::NotAPart { .. }), "{error}");
+            assert!(error.to_string().contains("hardsuite compare"), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_folder_that_holds_no_run_is_refused_by_name() {
+        let folder = tempfile::tempdir().expect("a folder");
+        let error = Side::load(folder.path()).expect_err("nothing there");
+        assert!(matches!(error, BatteryError::NotARun { .. }), "{error}");
+        assert_eq!(vernier_cli::Failure::exit_code(&error), 2);
+    }
 }

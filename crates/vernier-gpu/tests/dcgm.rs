@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use vernier_gpu::{EnergySource, EnergyWindow, GpuChoice, GpuSampler, open_source, parse_dcgm};
 
-#[path = "../../../tests/support/dcgm_exporter.rs"]
-mod dcgm_exporter;
+use vernier_test_support::dcgm_exporter;
 
 use dcgm_exporter::{FIXTURE, JOULES_PER_SCRAPE};
 

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
+use vernier_plot::{Format, HeatCell, HeatMap};
 use vernier_stats::{Interval, median, wilson};
 use vernier_tasks::{OutcomeKind, length_label};
 
@@ -380,13 +381,6 @@ fn write_lengths(out: &mut String, report: &ContextReport) {
     );
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// An SVG heat map of the pass rate by length (rows) and depth (columns), with the
 /// multi-needle task last; refused cells are grey. `subtitle` names the run (model, server,
 /// date; [`ResultsFile::chart_subtitle`](crate::ResultsFile::chart_subtitle)).
@@ -395,78 +389,33 @@ pub fn render_context_svg(report: &ContextReport, subtitle: &str) -> String {
     if report.cells.iter().any(|c| c.depth_pct.is_none()) {
         columns.push(None);
     }
-    let (cell_w, cell_h, left, top) = (72usize, 32usize, 70usize, 68usize);
-    // Wide enough for the title, the subtitle and the footnote whatever the number of columns
-    // (about 7 px a character at 12 px).
-    let width = (left + cell_w * columns.len() + 20)
-        .max(560)
-        .max(left + 7 * subtitle.chars().count() + 20);
-    let height = top + cell_h * report.lengths.len() + 40;
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"DejaVu Sans, Verdana, sans-serif\" font-size=\"12\">\n"
-    );
-    let _ = writeln!(
-        svg,
-        "<text x=\"{left}\" y=\"18\" font-size=\"14\">Needles found by prompt length and depth</text>\n<text x=\"{left}\" y=\"36\" fill=\"#555\">{}</text>",
-        escape(subtitle)
-    );
-    for (column, depth) in columns.iter().enumerate() {
-        let x = left + column * cell_w + cell_w / 2;
-        let label = depth.map_or_else(|| "all".to_owned(), |d| format!("{d}%"));
-        let _ = writeln!(
-            svg,
-            "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\">{label}</text>",
-            top - 8
-        );
+    let mut map = HeatMap::new("Needles found by prompt length and depth", subtitle)
+        .x_title(if columns.contains(&None) {
+            "needle depth (all: the multi-needle task)"
+        } else {
+            "needle depth"
+        })
+        .y_title("prompt length, server's tokens")
+        .columns(
+            columns
+                .iter()
+                .map(|depth| depth.map_or_else(|| "all".to_owned(), |d| format!("{d}%"))),
+        )
+        .scale("found", 0.0, 1.0, Format::Percent)
+        .meanings("refused: longer than the context", "not run");
+    for length in &report.lengths {
+        let cells = columns
+            .iter()
+            .map(|depth| match report.cell(length.target_tokens, *depth) {
+                Some(found) if found.n_scored > 0 => HeatCell::value(
+                    found.n_pass as f64 / found.n_scored as f64,
+                    format!("{}/{}", found.n_pass, found.n_scored),
+                ),
+                Some(found) if found.n_context_exceeded > 0 => HeatCell::grey("exceeded"),
+                _ => HeatCell::blank("–"),
+            })
+            .collect();
+        map = map.row(length_label(length.target_tokens), cells);
     }
-    for (row, length) in report.lengths.iter().enumerate() {
-        let top_y = top + row * cell_h;
-        let _ = writeln!(
-            svg,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-            left - 8,
-            top_y + cell_h / 2 + 4,
-            length_label(length.target_tokens)
-        );
-        for (column, depth) in columns.iter().enumerate() {
-            let left_x = left + column * cell_w;
-            let cell = report.cell(length.target_tokens, *depth);
-            let (fill, text) = match cell {
-                Some(found) if found.n_scored > 0 => {
-                    let rate = found.n_pass as f64 / found.n_scored as f64;
-                    // Red (0) through yellow to green (1).
-                    #[expect(
-                        clippy::cast_possible_truncation,
-                        clippy::cast_sign_loss,
-                        reason = "0..=255 by construction"
-                    )]
-                    let (red, green) = (
-                        (255.0 * (1.0 - rate).min(0.5) * 2.0) as u8,
-                        (255.0 * rate.min(0.5) * 2.0) as u8,
-                    );
-                    (
-                        format!("rgb({red},{green},90)"),
-                        format!("{}/{}", found.n_pass, found.n_scored),
-                    )
-                }
-                Some(found) if found.n_context_exceeded > 0 => {
-                    ("#bbbbbb".to_owned(), "exceeded".to_owned())
-                }
-                _ => ("#eeeeee".to_owned(), "–".to_owned()),
-            };
-            let _ = writeln!(
-                svg,
-                "<rect x=\"{left_x}\" y=\"{top_y}\" width=\"{cell_w}\" height=\"{cell_h}\" fill=\"{fill}\" stroke=\"white\"/>\n<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{text}</text>",
-                left_x + cell_w / 2,
-                top_y + cell_h / 2 + 4
-            );
-        }
-    }
-    let _ = writeln!(
-        svg,
-        "<text x=\"{left}\" y=\"{}\">rows: prompt length in the server's tokens; columns: needle depth</text>",
-        height - 12
-    );
-    svg.push_str("</svg>\n");
-    svg
+    map.to_svg()
 }

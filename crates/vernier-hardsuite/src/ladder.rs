@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use vernier_plot::{Format, LineChart, Point, Series};
 use vernier_stats::Interval;
 
 use crate::error::HardsuiteError;
@@ -159,106 +160,39 @@ pub fn render_ladder_markdown(ladder: &Ladder) -> String {
     out
 }
 
-/// The ladder as an SVG: pass rate per level with its interval as a bar, and the median
-/// tokens per solved task written under each level.
+/// The ladder as an SVG: pass rate per level with its interval as an error bar, the rate
+/// beside each point, and the median tokens per solved task under each level.
 pub fn render_ladder_svg(ladder: &Ladder) -> String {
-    const HEIGHT: f64 = 360.0;
-    const LEFT: f64 = 60.0;
-    const RIGHT: f64 = 20.0;
-    const TOP: f64 = 60.0;
-    const BOTTOM: f64 = 70.0;
     let subtitle = crate::results::run_line(
         &ladder.model,
         &ladder.base_url,
         ladder.simulated,
         ladder.started_unix_ms,
     );
-    // Wide enough for the subtitle (about 7 px a character at 12 px) and 90 px a level.
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "a subtitle and a ladder are far shorter than 2^52"
-    )]
-    let width = 560.0_f64
-        .max(LEFT + 7.0 * subtitle.chars().count() as f64 + RIGHT)
-        .max(LEFT + 90.0 * ladder.rungs.len() as f64 + RIGHT);
-    let plot_width = width - LEFT - RIGHT;
-    let plot_height = HEIGHT - TOP - BOTTOM;
-    let y = |rate: f64| TOP + (1.0 - rate.clamp(0.0, 1.0)) * plot_height;
-    let n = ladder.rungs.len().max(1) as f64;
-    let x = |index: usize| LEFT + plot_width * (index as f64 + 0.5) / n;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{HEIGHT}" viewBox="0 0 {width} {HEIGHT}" font-family="DejaVu Sans, Verdana, sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(
-        out,
-        r##"<text x="{LEFT}" y="22" font-size="14">Pass rate per level, with its 95% interval</text><text x="{LEFT}" y="40" fill="#555">{}</text>"##,
-        escape(&subtitle)
-    );
-    for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
-        let _ = writeln!(
-            out,
-            r##"<line x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{:.0}%</text>"##,
-            width - RIGHT,
-            LEFT - 6.0,
-            y(tick) + 4.0,
-            tick * 100.0,
-            y = y(tick)
-        );
-    }
-    let mut path = String::new();
-    for (index, rung) in ladder.rungs.iter().enumerate() {
-        let cx = x(index);
-        if let Some(interval) = rung.interval {
-            let _ = writeln!(
-                out,
-                r##"<line x1="{cx:.1}" x2="{cx:.1}" y1="{:.1}" y2="{:.1}" stroke="#4a6fa5" stroke-width="6" stroke-opacity="0.35"/>"##,
-                y(interval.low),
-                y(interval.high)
+    let mut chart = LineChart::new("Pass rate per level, with its 95% interval", subtitle)
+        .x_title("level, with the median tokens per solved task")
+        .y_title("share of tasks passed")
+        .y_format(Format::Percent)
+        .y_range(0.0, 1.0)
+        .x_values(ladder.rungs.iter().map(|rung| f64::from(rung.level)));
+    let mut points = Vec::new();
+    for rung in &ladder.rungs {
+        let level = f64::from(rung.level);
+        chart = chart
+            .x_label(level, format!("level {}", rung.level))
+            .x_note(
+                level,
+                format!("{} tok/solved", tokens(rung.median_tokens_solved)),
             );
-        }
         if let Some(rate) = rung.pass_rate {
-            let _ = write!(
-                path,
-                "{}{cx:.1},{:.1} ",
-                if path.is_empty() { "M" } else { "L" },
-                y(rate)
-            );
-            let _ = writeln!(
-                out,
-                r##"<circle cx="{cx:.1}" cy="{:.1}" r="4" fill="#4a6fa5"/><text x="{:.1}" y="{:.1}">{}</text>"##,
-                y(rate),
-                cx + 8.0,
-                y(rate) - 6.0,
-                percent(Some(rate))
-            );
+            let mut point = Point::at(level, rate).labelled(percent(Some(rate)));
+            if let Some(interval) = rung.interval {
+                point = point.with_interval(interval.low, interval.high);
+            }
+            points.push(point);
         }
-        let _ = writeln!(
-            out,
-            r##"<text x="{cx:.1}" y="{:.1}" text-anchor="middle">level {}</text><text x="{cx:.1}" y="{:.1}" text-anchor="middle" fill="#555">{} tok/solved</text>"##,
-            HEIGHT - BOTTOM + 20.0,
-            rung.level,
-            HEIGHT - BOTTOM + 38.0,
-            tokens(rung.median_tokens_solved)
-        );
     }
-    if !path.is_empty() {
-        let _ = writeln!(
-            out,
-            r##"<path d="{}" fill="none" stroke="#4a6fa5" stroke-width="2"/>"##,
-            path.trim_end()
-        );
-    }
-    out.push_str("</svg>\n");
-    out
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    chart.series([Series::new("pass rate", points)]).to_svg()
 }
 
 /// Parses a `--levels` value: `1-5`, `2,4` or `3`.

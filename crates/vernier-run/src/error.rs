@@ -95,6 +95,10 @@ pub enum RunError {
     #[cfg(feature = "engine")]
     #[error("start the in-process simulator's thread")]
     SimulatorThread(#[source] std::io::Error),
+    /// The async runtime a command runs on could not start.
+    #[cfg(feature = "engine")]
+    #[error("start the async runtime")]
+    Runtime(#[source] std::io::Error),
 }
 
 fn started_as(command: Option<&str>) -> String {

@@ -36,3 +36,13 @@ pub fn signals() -> Interrupt {
 pub fn never() -> Interrupt {
     Box::pin(std::future::pending())
 }
+
+/// Runs `work` to its end on a new multi-threaded runtime: what a binary's command does from
+/// its synchronous `main`.
+pub fn block_on<T>(work: impl std::future::Future<Output = T>) -> Result<T, crate::RunError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(crate::RunError::Runtime)?;
+    Ok(runtime.block_on(work))
+}

@@ -68,7 +68,7 @@ pub use error::{RunError, StopReason};
 pub use gpu::{OpenedGpu, finish_sampling};
 pub use identity::{ServerFingerprint, check_same_server};
 #[cfg(feature = "engine")]
-pub use interrupt::{Interrupt, never, signals};
+pub use interrupt::{Interrupt, block_on, never, signals};
 #[cfg(feature = "engine")]
 pub use pacing::{
     AdaptiveConcurrency, RequestPacer, WaitBudget, WaitCause, rate_limit_wait, wait_for,
@@ -86,7 +86,9 @@ pub use target::{
     ClientOptions, DEFAULT_API_KEY_ENV, ResolvedModel, api_key_source, build_client, fingerprint,
     identity_changes, kind_name, loaded_weights, read_loaded_weights, resolve_model,
 };
-pub use target_args::{DEFAULT_BASE_URL, Target, TargetArgs, parse_json_object, trim_base_url};
+pub use target_args::{
+    DEFAULT_BASE_URL, ExtraBody, Target, TargetArgs, parse_json_object, trim_base_url,
+};
 pub use verdict::{
     CLIENT_LAG_P99_US, COALESCED_FIRST_TOKEN_SHARE, INFRA_INVALID_SHARE, Reason, Verdict,
     VerdictLevel, share,

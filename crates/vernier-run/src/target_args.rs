@@ -56,10 +56,48 @@ pub struct TargetArgs {
     /// `{"chat_template_kwargs":{"enable_thinking":false}}`.
     #[cfg_attr(
         feature = "cli",
-        arg(long, value_name = "JSON", value_parser = parse_json_object, help_heading = "Server")
+        arg(long, value_name = "JSON", help_heading = "Server")
     )]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    pub extra_body: Option<ExtraBody>,
+}
+
+/// `--extra-body` as given: JSON text on a command line, a table in a study file. Checked (a
+/// JSON object) by [`TargetArgs::checked`], so a bad one is refused with the flag's name like
+/// every other target setting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ExtraBody {
+    /// A table (a study file's `extra_body = { ... }`).
+    Table(serde_json::Map<String, serde_json::Value>),
+    /// Text to parse as a JSON object (the command line's).
+    Text(String),
+}
+
+impl std::str::FromStr for ExtraBody {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Self::Text(text.to_owned()))
+    }
+}
+
+impl From<serde_json::Map<String, serde_json::Value>> for ExtraBody {
+    fn from(map: serde_json::Map<String, serde_json::Value>) -> Self {
+        Self::Table(map)
+    }
+}
+
+impl ExtraBody {
+    /// The object, or why the text is none (a refused `--extra-body`).
+    pub fn object(&self) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
+        match self {
+            Self::Table(map) => Ok(map.clone()),
+            Self::Text(text) => {
+                parse_json_object(text).map_err(|why| RunError::invalid("--extra-body", why))
+            }
+        }
+    }
 }
 
 /// The target after its one validation: the URL trimmed and checked, the rest as given.
@@ -148,8 +186,19 @@ impl TargetArgs {
             model: self.model.clone(),
             api_key_env: self.api_key_env.clone(),
             ca_cert: self.ca_cert.clone(),
-            extra_body: self.extra_body.clone().unwrap_or_default(),
+            extra_body: self.extra_body_object()?,
         })
+    }
+
+    /// `--extra-body` as an object (empty when not given), or its refusal.
+    pub fn extra_body_object(
+        &self,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, RunError> {
+        self.extra_body
+            .as_ref()
+            .map(ExtraBody::object)
+            .transpose()
+            .map(Option::unwrap_or_default)
     }
 
     /// The flags that name this target on a command line (to repeat it in a printed resume
@@ -227,7 +276,7 @@ fn check_url(flag: &str, url: &str) -> Result<(), RunError> {
     Ok(())
 }
 
-/// `--extra-body`: a JSON object, or a message naming what it is instead.
+/// A JSON object given as text (`--extra-body`), or a message naming what it is instead.
 pub fn parse_json_object(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(map)) => Ok(map),
@@ -235,7 +284,9 @@ pub fn parse_json_object(text: &str) -> Result<serde_json::Map<String, serde_jso
             "it must be a JSON object, e.g. '{\"chat_template_kwargs\":{\"enable_thinking\":false}}'"
                 .to_owned(),
         ),
-        Err(error) => Err(format!("not JSON: {error}")),
+        Err(error) => Err(format!(
+            "it is not JSON ({error}); give an object, e.g. '{{\"top_k\": 1}}'"
+        )),
     }
 }
 
@@ -294,6 +345,27 @@ mod tests {
                 "{error}"
             );
         }
+    }
+
+    #[test]
+    fn extra_body_text_must_be_a_json_object() {
+        for (text, why) in [("[1]", "must be a JSON object"), ("{not", "it is not JSON")] {
+            let args = TargetArgs {
+                extra_body: Some(text.parse().expect("any text")),
+                ..TargetArgs::default()
+            };
+            let error = args.checked().expect_err(text);
+            assert!(
+                error.to_string().starts_with("use --extra-body: "),
+                "{error}"
+            );
+            assert!(error.to_string().contains(why), "{error}");
+        }
+        let args = TargetArgs {
+            extra_body: Some(r#"{"top_k": 1}"#.parse().expect("any text")),
+            ..TargetArgs::default()
+        };
+        assert_eq!(args.checked().expect("an object").extra_body["top_k"], 1);
     }
 
     #[test]

@@ -44,6 +44,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod bootstrap;
+mod close;
 mod clustered;
 mod descriptive;
 mod error;
@@ -56,6 +57,7 @@ mod proportion;
 mod splitmix;
 
 pub use bootstrap::{bootstrap_bca, bootstrap_percentile, paired_bootstrap_diff};
+pub use close::{assert_close, is_close};
 pub use clustered::{ClusteredDifference, MeanSe, clustered_mean_se, clustered_paired_difference};
 pub use descriptive::{MAD_NORMAL_CONSISTENCY, mad, mean, median, quantile, std_dev};
 pub use error::{Result, StatsError};

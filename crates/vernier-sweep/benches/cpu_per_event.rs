@@ -96,8 +96,7 @@ fn serve() {
     });
 }
 
-#[path = "../../../tests/support/dcgm_exporter.rs"]
-mod dcgm_exporter;
+use vernier_test_support::dcgm_exporter;
 
 /// A DCGM exporter's text (`fixtures/gpu`) served on loopback from the simulator's process, so
 /// that its CPU is not counted: the GPU source the sampling rows read. Returns its URL.

@@ -57,6 +57,15 @@ pub enum SweepError {
         /// The server's message.
         detail: String,
     },
+    /// A report file could not be read back (to print it).
+    #[error("read {path}", path = path.display())]
+    ReadReport {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A report file could not be written.
     #[error("write {path}", path = path.display())]
     WriteReport {

@@ -1,45 +1,22 @@
 //! `--launch`: time to ready measured first, then the server started once more for the other
 //! parts and stopped at the end. The server is the simulator in a process of its own: this very
-//! test binary, run again with `VERNIER_BATTERY_SIM_AT` set.
-
-use std::net::SocketAddr;
-use std::time::Duration;
-
-use vernier_sim::{Sim, SimConfig};
+//! test binary, run again by `vernier_test_support::launch_command`.
 
 use crate::{battery, battery_json, read_json, succeeded, text, versus};
 
-#[path = "../../../../tests/support/free_port.rs"]
-mod ports;
-use ports::free_port;
+use vernier_test_support::free_port;
 
-/// Not a test of its own: serves the simulator when `VERNIER_BATTERY_SIM_AT` is set.
-#[test]
-fn serve_sim_when_asked() {
-    let Ok(at) = std::env::var("VERNIER_BATTERY_SIM_AT") else {
-        return;
-    };
-    let addr: SocketAddr = at.parse().expect("VERNIER_BATTERY_SIM_AT is host:port");
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    runtime.block_on(async move {
-        // A start that takes a moment, as a real server's does.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let config = SimConfig::builder()
-            .bind(addr)
-            .decode_step(Duration::from_millis(1))
-            .build();
-        let _sim = Sim::start(config).await.expect("start the simulator");
-        std::future::pending::<()>().await;
-    });
-}
+vernier_test_support::simulator_entry_point!();
 
 #[test]
 fn a_launched_server_is_timed_to_ready_then_measured_then_stopped() {
     let port = free_port();
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let launch = format!(
-        "VERNIER_BATTERY_SIM_AT=127.0.0.1:{port} exec '{}' --exact launch::serve_sim_when_asked --nocapture",
-        exe.display()
+    // A start that takes a moment, as a real server's does.
+    let launch = vernier_test_support::launch_command(
+        "launch::serve_simulator_when_asked",
+        &format!("--port {port} --decode-step-ms 1"),
+        200,
+        0,
     );
     let dir = tempfile::tempdir().expect("temporary folder");
     let out = dir.path().join("launched");

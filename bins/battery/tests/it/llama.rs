@@ -5,8 +5,7 @@
 
 use crate::{battery, battery_json, read_json, succeeded};
 
-#[path = "../../../../tests/support/llama_server.rs"]
-mod llama_server;
+use vernier_test_support::llama_server;
 
 #[test]
 fn a_battery_against_a_real_llama_server_finishes_with_one_command_and_a_verdict() {

@@ -1,34 +1,17 @@
 //! The hard suite's charts as a browser lays them out (`DejaVu Sans`): every text inside the
 //! canvas, no two labels on top of each other, the run named under the title.
 
+use vernier_plot::check;
+
 /// Each text of `svg` as laid out in `DejaVu Sans`, asserting that it lies inside the canvas.
 pub(crate) fn rendered_text(svg: &str) -> Vec<(String, [f32; 4])> {
-    use resvg::usvg;
-    fn walk(group: &usvg::Group, out: &mut Vec<(String, [f32; 4])>) {
-        for node in group.children() {
-            match node {
-                usvg::Node::Group(inner) => walk(inner, out),
-                usvg::Node::Text(text) => {
-                    let b = text.abs_bounding_box();
-                    let words: String = text.chunks().iter().map(usvg::TextChunk::text).collect();
-                    out.push((words, [b.left(), b.top(), b.right(), b.bottom()]));
-                }
-                _ => {}
-            }
-        }
-    }
-    let mut options = usvg::Options::default();
-    options.fontdb_mut().load_system_fonts();
-    // `sans-serif` is Arial to the font database unless told otherwise.
-    options.fontdb_mut().set_sans_serif_family("DejaVu Sans");
-    assert!(
-        !options.fontdb.is_empty(),
-        "no system fonts: install Debian's fonts-dejavu-core (scripts/test.sh does)"
-    );
-    let tree = usvg::Tree::from_str(svg, &options).expect("valid SVG");
-    let (width, height) = (tree.size().width(), tree.size().height());
-    let mut out = Vec::new();
-    walk(tree.root(), &mut out);
+    let image = check::render(svg);
+    let (width, height) = (image.width(), image.height());
+    let out: Vec<(String, [f32; 4])> = image
+        .texts
+        .iter()
+        .map(|b| (b.text.clone(), b.edges()))
+        .collect();
     for (text, [left, top, right, bottom]) in &out {
         assert!(
             *left >= 0.0 && *top >= 0.0 && *right <= width && *bottom <= height,
@@ -36,11 +19,6 @@ pub(crate) fn rendered_text(svg: &str) -> Vec<(String, [f32; 4])> {
         );
     }
     out
-}
-
-/// Whether two text boxes overlap (touching is not overlapping).
-fn overlap(a: &[f32; 4], b: &[f32; 4]) -> bool {
-    a[0] < b[2] - 0.5 && b[0] < a[2] - 0.5 && a[1] < b[3] - 0.5 && b[1] < a[3] - 0.5
 }
 
 #[test]
@@ -83,7 +61,7 @@ fn the_ladder_names_its_run_and_no_label_is_clipped_or_overprinted() {
     for (i, (a, box_a)) in labels.iter().enumerate() {
         for (b, box_b) in labels.iter().skip(i + 1) {
             assert!(
-                !overlap(box_a, box_b),
+                !check::edges_overlap(*box_a, *box_b),
                 "{a:?} {box_a:?} overprints {b:?} {box_b:?}"
             );
         }

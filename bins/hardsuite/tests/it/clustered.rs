@@ -29,11 +29,12 @@ use hardsuite::CommandOutput;
 use serde_json::json;
 use vernier_hardsuite::{ResultsFile, render_markdown, render_table};
 
+use vernier_test_support::assert_close;
+
 use crate::{arg, run_cli};
 
-fn assert_close(got: f64, want: f64) {
-    assert!((got - want).abs() <= 1e-12, "got {got}, want {want}");
-}
+/// The figures here are exact sums and ratios: equal to rounding.
+const EXACT: f64 = 1e-12;
 
 /// Writes a journal with two samples per task: `(category, outcome of sample 0, of sample 1)`.
 fn write_two_sample_journal(path: &Path, model: &str, tasks: &[(&str, &str, &str)]) {
@@ -98,22 +99,26 @@ fn k2_scores_are_means_of_per_task_fractions_with_clustered_errors() {
     let clustered = total.task_clustered.expect("K = 2 is task-clustered");
     assert_eq!(clustered.n_tasks, 6);
     // The mean of the per-task fractions (4/6), not the share of samples (7/11).
-    assert_close(clustered.mean, 0.666_666_666_666_666_6);
-    assert_close(total.pass_rate().expect("scored"), clustered.mean);
-    assert_close(clustered.se.expect("6 tasks"), 0.166_666_666_666_666_69);
+    assert_close(clustered.mean, 0.666_666_666_666_666_6, EXACT);
+    assert_close(total.pass_rate().expect("scored"), clustered.mean, EXACT);
+    assert_close(
+        clustered.se.expect("6 tasks"),
+        0.166_666_666_666_666_69,
+        EXACT,
+    );
     let interval = clustered.interval.expect("6 tasks");
-    assert_close(interval.low, 0.340_006_002_576_657_6);
-    assert_close(interval.high, 0.993_327_330_756_675_7);
+    assert_close(interval.low, 0.340_006_002_576_657_6, EXACT);
+    assert_close(interval.high, 0.993_327_330_756_675_7, EXACT);
     assert_eq!(total.interval(), Some(interval));
 
     let math = &results.main.categories[0];
     assert_eq!(math.name, "math");
     let math = math.task_clustered.expect("task-clustered");
-    assert_close(math.mean, 0.5);
-    assert_close(math.se.expect("4 tasks"), 0.204_124_145_231_931_5);
+    assert_close(math.mean, 0.5, EXACT);
+    assert_close(math.se.expect("4 tasks"), 0.204_124_145_231_931_5, EXACT);
     let math_interval = math.interval.expect("4 tasks");
-    assert_close(math_interval.low, 0.099_924_026_970_390_82);
-    assert_close(math_interval.high, 0.900_075_973_029_609_2);
+    assert_close(math_interval.low, 0.099_924_026_970_390_82, EXACT);
+    assert_close(math_interval.high, 0.900_075_973_029_609_2, EXACT);
     // Both code tasks always pass when scored: no spread, a zero-width interval at 1.
     let code = results.main.categories[1]
         .task_clustered
@@ -194,16 +199,20 @@ async fn k2_compare_uses_per_task_differences() {
         (12, 6, 2)
     );
     // numpy: mean of per-task means of a and of b → 0.6666666666666666, 0.4166666666666667.
-    assert_close(comparison.pass_rate_a, 0.666_666_666_666_666_6);
-    assert_close(comparison.pass_rate_b, 0.416_666_666_666_666_7);
-    assert_close(comparison.difference, 0.25);
+    assert_close(comparison.pass_rate_a, 0.666_666_666_666_666_6, EXACT);
+    assert_close(comparison.pass_rate_b, 0.416_666_666_666_666_7, EXACT);
+    assert_close(comparison.difference, 0.25, EXACT);
     let clustered = comparison.task_clustered.expect("K = 2 is task-clustered");
     assert_eq!(clustered.n_tasks, 6);
-    assert_close(clustered.mean, 0.25);
-    assert_close(clustered.se.expect("6 tasks"), 0.170_782_512_765_993_32);
+    assert_close(clustered.mean, 0.25, EXACT);
+    assert_close(
+        clustered.se.expect("6 tasks"),
+        0.170_782_512_765_993_32,
+        EXACT,
+    );
     let interval = clustered.interval.expect("6 tasks");
-    assert_close(interval.low, -0.084_727_574_210_598_9);
-    assert_close(interval.high, 0.584_727_574_210_598_8);
+    assert_close(interval.low, -0.084_727_574_210_598_9, EXACT);
+    assert_close(interval.high, 0.584_727_574_210_598_8, EXACT);
     // No statistic that takes the 12 samples as independent pairs.
     assert_eq!(
         (

@@ -8,12 +8,7 @@ use vernier_hardsuite::ResultsFile;
 
 use crate::{arg, run_cli};
 
-fn assert_close(got: f64, want: f64, tolerance: f64) {
-    assert!(
-        (got - want).abs() <= tolerance,
-        "got {got}, want {want} ± {tolerance}"
-    );
-}
+use vernier_test_support::assert_close;
 
 /// Writes a journal whose task `task-i` passes when `passes[i]`.
 fn write_journal(path: &Path, model: &str, passes: &[bool], tokens: u64) {

@@ -1,12 +1,11 @@
-//! The hard suite's column of the fault matrix (`tests/support/fault_matrix.rs`): each fault
+//! The hard suite's column of the fault matrix (`vernier_test_support::fault_matrix`): each fault
 //! ends with a named outcome, the documented exit code, the resume command where resuming makes
 //! sense, and a continued run that scores every sample once.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-#[path = "../../../../tests/support/fault_matrix.rs"]
-mod matrix;
+use vernier_test_support::fault_matrix as matrix;
 
 use matrix::Tool;
 
@@ -76,7 +75,7 @@ fn hardsuite() -> Tool<'static> {
     Tool {
         name: "hardsuite",
         exe: env!("CARGO_BIN_EXE_hardsuite"),
-        serve: "fault_matrix::serve_matrix_sim_when_asked",
+        serve: "fault_matrix::serve_simulator_when_asked",
         args: &args,
         resume: &resume,
         started: "\"type\":\"attempt\"",
@@ -89,4 +88,4 @@ fn hardsuite() -> Tool<'static> {
     }
 }
 
-matrix::matrix_cells!(hardsuite);
+vernier_test_support::matrix_cells!(hardsuite);

@@ -5,8 +5,7 @@ use hardsuite::CommandOutput;
 
 use crate::{arg, run_cli};
 
-#[path = "../../../../tests/support/dcgm_exporter.rs"]
-mod dcgm_exporter;
+use vernier_test_support::dcgm_exporter;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_suite_reports_the_exporters_energy_per_output_token() {

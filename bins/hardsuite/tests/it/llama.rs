@@ -7,8 +7,7 @@ use std::process::Command;
 
 use crate::{json_lines, skip_docker_tests};
 
-#[path = "../../../../tests/support/llama_server.rs"]
-pub(crate) mod llama_server;
+pub(crate) use vernier_test_support::llama_server;
 
 /// Whether `content` has an answer line as the task asks for it: a line that, past any
 /// whitespace and Markdown marks, starts with `ANSWER:` (in any case) and has a value after

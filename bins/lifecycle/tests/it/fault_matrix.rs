@@ -1,4 +1,4 @@
-//! The lifecycle column of the fault matrix (`tests/support/fault_matrix.rs`), on `soak`
+//! The lifecycle column of the fault matrix (`vernier_test_support::fault_matrix`), on `soak`
 //! against a running server: each fault ends with a named outcome, the documented exit code,
 //! the resume command where resuming makes sense, and a continued soak that holds exactly its
 //! duration of load. (`ready` launches its own server; its faults are in `resume.rs` and
@@ -6,11 +6,9 @@
 
 use std::path::Path;
 
-#[path = "../../../../tests/support/fault_matrix.rs"]
-mod matrix;
+use vernier_test_support::fault_matrix as matrix;
 
 use matrix::Tool;
-pub(crate) use matrix::free_port;
 
 const DURATION_S: f64 = 3.0;
 
@@ -76,7 +74,7 @@ fn soak() -> Tool<'static> {
     Tool {
         name: "lifecycle soak",
         exe: env!("CARGO_BIN_EXE_lifecycle"),
-        serve: "fault_matrix::serve_matrix_sim_when_asked",
+        serve: "fault_matrix::serve_simulator_when_asked",
         args: &args,
         resume: &resume,
         started: "\"type\":\"ready\"",
@@ -90,4 +88,4 @@ fn soak() -> Tool<'static> {
     }
 }
 
-matrix::matrix_cells!(soak);
+vernier_test_support::matrix_cells!(soak);

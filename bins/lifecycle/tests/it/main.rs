@@ -6,9 +6,8 @@ use std::time::Duration;
 use vernier_sim::{Sim, SimConfig};
 
 mod fault_matrix;
-/// The one copy of the port helper (`tests/support/free_port.rs`), through the fault matrix's support.
 mod ports {
-    pub(crate) use crate::fault_matrix::free_port;
+    pub(crate) use vernier_test_support::free_port;
 }
 mod resume;
 mod soak;

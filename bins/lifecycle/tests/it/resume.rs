@@ -4,39 +4,11 @@
 use std::path::{Path, PathBuf};
 use vernier_cli::Failure as _;
 
-use clap::Parser as _;
 use lifecycle::{Cli, Done, run};
 use vernier_lifecycle::{LifecycleError, ReadyJournalLine, read_journal};
 use vernier_run::RunError;
 
 use crate::ports::free_port;
-
-/// Not a test of its own: serves the simulator when `VERNIER_LIFECYCLE_SIM` is set to
-/// `PORT MODEL` (the launch command below runs this test binary again so).
-#[test]
-fn serve_sim_when_asked() {
-    let Ok(spec) = std::env::var("VERNIER_LIFECYCLE_SIM") else {
-        return;
-    };
-    let (port, model) = spec.split_once(' ').expect("PORT MODEL");
-    let args = vernier_sim_server::Args::parse_from([
-        "vernier-sim-server",
-        "--port",
-        port,
-        "--model",
-        model,
-        "--decode-step-ms",
-        "1",
-    ]);
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    runtime
-        .block_on(vernier_sim_server::run(
-            &args,
-            |_| {},
-            std::future::pending(),
-        ))
-        .expect("serve the simulator");
-}
 
 /// A launched simulator whose port is read from a file when it starts, so a resume can move it.
 struct Launch {
@@ -48,11 +20,14 @@ impl Launch {
     fn new(folder: &Path, port: u16) -> Self {
         let port_file = folder.join("port");
         std::fs::write(&port_file, port.to_string()).expect("port file");
-        let exe = std::env::current_exe().expect("the test binary's path");
-        let command = format!(
-            "VERNIER_LIFECYCLE_SIM=\"$(cat '{}') vernier-sim\" exec '{}' --exact resume::serve_sim_when_asked --nocapture",
-            port_file.display(),
-            exe.display()
+        let command = vernier_test_support::launch_command(
+            "fault_matrix::serve_simulator_when_asked",
+            &format!(
+                "--port $(cat '{}') --model vernier-sim --decode-step-ms 1",
+                port_file.display()
+            ),
+            0,
+            0,
         );
         Self { port_file, command }
     }
@@ -164,7 +139,7 @@ async fn flags_beside_resume_that_change_the_measurement_are_refused_by_name() {
     assert!(
         original_command
             .as_deref()
-            .is_some_and(|command| command.contains("--launch 'VERNIER_LIFECYCLE_SIM=")),
+            .is_some_and(|command| command.contains("--launch 'VERNIER_TEST_SIM=")),
         "{original_command:?}"
     );
     assert!(

@@ -1,12 +1,11 @@
-//! The sweep's column of the fault matrix (`tests/support/fault_matrix.rs`): each fault ends
+//! The sweep's column of the fault matrix (`vernier_test_support::fault_matrix`): each fault ends
 //! with a named outcome, the documented exit code, the resume command where resuming makes
 //! sense, and a continued run that measures every repetition once.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-#[path = "../../../../tests/support/fault_matrix.rs"]
-mod matrix;
+use vernier_test_support::fault_matrix as matrix;
 
 use matrix::Tool;
 
@@ -69,7 +68,7 @@ fn sweep() -> Tool<'static> {
     Tool {
         name: "sweep",
         exe: env!("CARGO_BIN_EXE_sweep"),
-        serve: "fault_matrix::serve_matrix_sim_when_asked",
+        serve: "fault_matrix::serve_simulator_when_asked",
         args: &args,
         resume: &resume,
         started: "\"type\":\"rep_done\"",
@@ -82,4 +81,4 @@ fn sweep() -> Tool<'static> {
     }
 }
 
-matrix::matrix_cells!(sweep);
+vernier_test_support::matrix_cells!(sweep);

@@ -8,8 +8,7 @@ use vernier_sim::{SimConfig, TokensPerEvent};
 
 use crate::support::{run_sweep, start_sim};
 
-#[path = "../../../../tests/support/dcgm_exporter.rs"]
-mod dcgm_exporter;
+use vernier_test_support::dcgm_exporter;
 
 fn quick_sim() -> SimConfig {
     SimConfig::builder()

@@ -1,25 +1,11 @@
 //! Hosted endpoints through the binary: an API key named by `--api-key-env` that must never reach
 //! a file or a message, and a self-signed HTTPS server trusted with `--ca-cert`.
 
-use std::time::Duration;
-
-use vernier_sim::{Faults, SimConfig};
-
 use crate::support::start_sim;
-
-fn sim_config(rate_limited: Option<(u32, u64)>) -> SimConfig {
-    let mut faults = Faults::default();
-    faults.rate_limited = rate_limited;
-    SimConfig::builder()
-        .decode_step(Duration::from_millis(4))
-        .prefill_tokens_per_s(50_000.0)
-        .faults(faults)
-        .build()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_key_is_written_to_no_journal_run_file_report_or_message() {
-    let sim = start_sim(sim_config(Some((300, 0)))).await;
+    let sim = start_sim(vernier_test_support::rate_limited_sim(Some((300, 0)))).await;
     let out = tempfile::tempdir().expect("temporary folder");
     let key = "sk-vernier-test-7f3a9c1e5b2d4e6f8a0b";
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_sweep"))
@@ -117,7 +103,7 @@ async fn tls_front(upstream: std::net::SocketAddr) -> (u16, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_self_signed_https_server_is_measured_with_ca_cert_and_refused_without_it() {
-    let sim = start_sim(sim_config(None)).await;
+    let sim = start_sim(vernier_test_support::rate_limited_sim(None)).await;
     let (port, pem) = tls_front(sim.addr()).await;
     let folder = tempfile::tempdir().expect("temporary folder");
     let ca = folder.path().join("ca.pem");

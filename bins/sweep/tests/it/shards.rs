@@ -11,8 +11,7 @@ use vernier_sim::SimConfig;
 
 use crate::support::{journal_values, start_sim};
 
-#[path = "../../../../tests/support/cached.rs"]
-mod cached;
+use vernier_test_support as cached;
 
 const SWEEP: &str = env!("CARGO_BIN_EXE_sweep");
 

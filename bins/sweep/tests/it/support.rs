@@ -28,14 +28,7 @@ pub(crate) async fn run_sweep(
     sweep::run(args(base_url, out, extra), vec!["sweep".to_owned()]).await
 }
 
-/// Every journal line as JSON.
-pub(crate) fn journal_values(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .expect("read the journal")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every journal line is JSON"))
-        .collect()
-}
+pub(crate) use vernier_test_support::journal_values;
 
 /// The `sweep` binary run in `dir` with `args` (no API key in its environment), to its end.
 pub(crate) fn sweep_in(dir: &Path, args: &[&str]) -> Output {

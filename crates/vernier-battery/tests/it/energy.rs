@@ -6,8 +6,7 @@ use std::time::Duration;
 use vernier_battery::{BatteryConfig, BatteryStart, BatteryTarget, Part, Preset, Side};
 use vernier_sim::{Sim, SimConfig, TokensPerEvent};
 
-#[path = "../../../../tests/support/dcgm_exporter.rs"]
-mod dcgm_exporter;
+use vernier_test_support::dcgm_exporter;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_head_to_head_compares_energy_per_output_token() {

@@ -13,12 +13,7 @@ use vernier_lifecycle::{
 
 use crate::support::free_port;
 
-#[path = "../../../../tests/support/llama_server.rs"]
-#[expect(
-    dead_code,
-    reason = "`ready --launch` starts the server itself: only `locate` is used"
-)]
-mod llama_server;
+use vernier_test_support::llama_server;
 
 fn config(server: &str, model: &str, port: u16) -> ReadyConfig {
     let mut config = ReadyConfig::default();

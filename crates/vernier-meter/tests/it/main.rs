@@ -15,14 +15,7 @@ pub(crate) fn clock() -> (Instant, impl Fn(u64) -> Instant) {
     (origin, move |ms: u64| origin + Duration::from_millis(ms))
 }
 
-/// Asserts two floats agree within `tolerance`.
-#[track_caller]
-pub(crate) fn assert_close(actual: f64, expected: f64, tolerance: f64) {
-    assert!(
-        (actual - expected).abs() <= tolerance,
-        "expected {expected} ± {tolerance}, got {actual}"
-    );
-}
+pub(crate) use vernier_test_support::assert_close;
 
 /// Asserts the decode rate (tokens/s) and the event rate (events/s), each within 1e-6.
 #[track_caller]

@@ -7,11 +7,4 @@ mod golden;
 mod normal;
 mod properties;
 
-/// Asserts |actual − expected| ≤ tolerance with a readable message.
-#[track_caller]
-pub(crate) fn assert_close(actual: f64, expected: f64, tolerance: f64) {
-    assert!(
-        (actual - expected).abs() <= tolerance,
-        "expected {expected}, got {actual} (tolerance {tolerance})"
-    );
-}
+pub(crate) use vernier_stats::assert_close;

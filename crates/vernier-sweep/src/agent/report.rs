@@ -13,7 +13,9 @@ use super::journal::{AgentLine, Job, Pass, TurnRecord};
 use super::summary::{CacheSpeedup, PassSummary, SessionCapacity, Spread, speedup, summarise_pass};
 use crate::environment::Environment;
 use crate::error::SweepError;
-use crate::report::svg::{Labels, Point, Series, line_chart_marked};
+use vernier_plot::{Point, Series};
+
+use crate::report::svg::line_chart;
 use crate::report::text::number;
 
 /// An agent run's figures.
@@ -253,35 +255,26 @@ fn ttft_chart(run: &AgentRunFile) -> String {
         run.config.sessions, run.config.turns
     );
     let subtitle = subtitle(run);
-    let series: Vec<Series> = run
+    let series = run
         .passes
         .iter()
         .filter(|p| p.pass != Pass::Capacity)
-        .map(|p| Series {
-            name: p.pass.name().to_owned(),
-            points: p
-                .by_turn
-                .iter()
-                .filter_map(|t| {
-                    t.ttft_ms.map(|s| Point {
-                        x: f64::from(t.turn),
-                        y: s.median,
-                        interval: Some((s.p10, s.p90)),
+        .map(|p| {
+            Series::new(
+                p.pass.name(),
+                p.by_turn
+                    .iter()
+                    .filter_map(|t| {
+                        t.ttft_ms.map(|s| {
+                            Point::at(f64::from(t.turn), s.median).with_interval(s.p10, s.p90)
+                        })
                     })
-                })
-                .collect(),
-        })
-        .collect();
-    line_chart_marked(
-        &Labels {
-            title: &title,
-            subtitle: &subtitle,
-            x: "turn",
-            y: "TTFT, ms",
-        },
-        &series,
-        &[],
-    )
+                    .collect(),
+            )
+        });
+    line_chart(&title, &subtitle, "turn", "TTFT, ms")
+        .series(series)
+        .to_svg()
 }
 
 fn spread(s: Option<Spread>, decimals: usize) -> String {

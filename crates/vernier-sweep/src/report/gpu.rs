@@ -142,13 +142,7 @@ pub(crate) fn charts(run: &RunFile) -> Vec<Chart> {
                  title: &str,
                  y: &str,
                  figure: &dyn Fn(&CellSummary) -> Option<f64>| {
-        prompt_chart(
-            file_name,
-            title,
-            &subtitle,
-            y,
-            &by_prompt(run, figure, None),
-        )
+        prompt_chart(file_name, title, &subtitle, y, by_prompt(run, figure, None))
     };
     vec![
         chart(

@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::svg::{Chart, Labels, Mark, Point, Series, line_chart_marked, subtitle};
+use vernier_plot::{Mark, Point, Series};
+
+use super::svg::{Chart, line_chart, subtitle};
 use super::text::number;
 use crate::offered_load::{Capacity, TargetCheck};
 use crate::run_file::{CellSummary, RunFile};
@@ -354,10 +356,7 @@ pub(crate) fn charts(run: &RunFile) -> Vec<Chart> {
         };
         match series.iter_mut().find(|s| s.name == name) {
             Some(s) => s.points.push(Point::at(load, y)),
-            None => series.push(Series {
-                name,
-                points: vec![Point::at(load, y)],
-            }),
+            None => series.push(Series::new(name, vec![Point::at(load, y)])),
         }
     }
     for s in &mut series {
@@ -367,20 +366,18 @@ pub(crate) fn charts(run: &RunFile) -> Vec<Chart> {
         let rate = run.cells.iter().any(|c| c.rate_per_s.is_some());
         charts.push(Chart {
             file_name: "throughput.svg",
-            svg: line_chart_marked(
-                &Labels {
-                    title: "Aggregate output tok/s against load (all streams together)",
-                    subtitle: &subtitle(run),
-                    x: if rate {
-                        "requests per second (even spacing)"
-                    } else {
-                        "concurrent streams (even spacing)"
-                    },
-                    y: "output tokens/s",
+            svg: line_chart(
+                "Aggregate output tok/s against load (all streams together)",
+                &subtitle(run),
+                if rate {
+                    "requests per second (even spacing)"
+                } else {
+                    "concurrent streams (even spacing)"
                 },
-                &series,
-                &[],
-            ),
+                "output tokens/s",
+            )
+            .series(series)
+            .to_svg(),
         });
     }
     if let Some(capacity) = &run.capacity
@@ -411,23 +408,19 @@ pub(crate) fn charts(run: &RunFile) -> Vec<Chart> {
             }
             charts.push(Chart {
                 file_name: CAPACITY_FILES[index],
-                svg: line_chart_marked(
-                    &Labels {
-                        title: &format!("Capacity search: {} against load", part.part),
-                        subtitle: &subtitle(run),
-                        x: if capacity.load_kind == "rate" {
-                            "requests per second (even spacing)"
-                        } else {
-                            "concurrent streams (even spacing)"
-                        },
-                        y: &part.unit,
+                svg: line_chart(
+                    &format!("Capacity search: {} against load", part.part),
+                    &subtitle(run),
+                    if capacity.load_kind == "rate" {
+                        "requests per second (even spacing)"
+                    } else {
+                        "concurrent streams (even spacing)"
                     },
-                    &[Series {
-                        name: part.part.clone(),
-                        points,
-                    }],
-                    &marks,
-                ),
+                    &part.unit,
+                )
+                .series([Series::new(part.part.clone(), points)])
+                .marks(marks)
+                .to_svg(),
             });
         }
     }

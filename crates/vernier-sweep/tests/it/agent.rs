@@ -17,7 +17,7 @@ use crate::support::start_sim;
 
 /// A simulator whose prefill is slow beside its fixed overhead and loopback, so TTFT is
 /// mostly the prefill of what the cache did not hold.
-fn sim_config(tool_call_share: f64) -> SimConfig {
+fn agent_sim(tool_call_share: f64) -> SimConfig {
     SimConfig::builder()
         .tokens_per_event(TokensPerEvent::Fixed(1))
         .decode_step(Duration::from_millis(2))
@@ -104,7 +104,7 @@ fn truth_of(truth: &mut Vec<GroundTruth>, turn: &TurnRecord) -> GroundTruth {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_turns_match_the_simulators_cache_and_ttft_and_the_speedup_its_truth() {
-    let sim = start_sim(sim_config(0.5)).await;
+    let sim = start_sim(agent_sim(0.5)).await;
     let out = tempfile::tempdir().expect("temporary folder");
     let outcome = agent(&sim, new_run(small_agent(), &out), None)
         .await
@@ -212,7 +212,7 @@ async fn agent_turns_match_the_simulators_cache_and_ttft_and_the_speedup_its_tru
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_agent_run_resumes_without_sending_a_turn_twice() {
-    let sim = start_sim(sim_config(0.3)).await;
+    let sim = start_sim(agent_sim(0.3)).await;
     let out = tempfile::tempdir().expect("temporary folder");
     let config = AgentConfig {
         baseline_no_cache: false,

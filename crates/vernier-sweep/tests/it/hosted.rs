@@ -1,22 +1,9 @@
 //! Hosted endpoints: a server that rate-limits most requests, and one that refuses
 //! `max_tokens`.
 
-use std::time::Duration;
-
-use vernier_sim::{Faults, SimConfig};
 use vernier_sweep::{SweepConfig, Workload};
 
 use crate::support::{config, journal_values, read_run_file, run, start_sim};
-
-fn sim_config(rate_limited: Option<(u32, u64)>) -> SimConfig {
-    let mut faults = Faults::default();
-    faults.rate_limited = rate_limited;
-    SimConfig::builder()
-        .decode_step(Duration::from_millis(4))
-        .prefill_tokens_per_s(50_000.0)
-        .faults(faults)
-        .build()
-}
 
 /// One prose cell of three measured repetitions, no warm-up.
 fn small() -> SweepConfig {
@@ -34,7 +21,7 @@ fn decode_median(run: &serde_json::Value) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_refusing_60_percent_with_retry_after_is_waited_on_and_measured_as_a_clean_one() {
     // 600 of every 1000 generation requests answered 429 with Retry-After: 1.
-    let limited = start_sim(sim_config(Some((600, 1)))).await;
+    let limited = start_sim(vernier_test_support::rate_limited_sim(Some((600, 1)))).await;
     let out = tempfile::tempdir().expect("temporary folder");
     let outcome = run(&limited.base_url(), out.path(), small())
         .await
@@ -68,7 +55,7 @@ async fn a_server_refusing_60_percent_with_retry_after_is_waited_on_and_measured
 
     // The same sweep against a clean server: the figures agree (waits are outside every
     // measured interval).
-    let clean = start_sim(sim_config(None)).await;
+    let clean = start_sim(vernier_test_support::rate_limited_sim(None)).await;
     let clean_out = tempfile::tempdir().expect("temporary folder");
     let clean_outcome = run(&clean.base_url(), clean_out.path(), small())
         .await
@@ -87,7 +74,7 @@ async fn a_server_refusing_60_percent_with_retry_after_is_waited_on_and_measured
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_max_tokens_is_sent_as_max_completion_tokens_and_the_report_says_so() {
-    let mut config = sim_config(None);
+    let mut config = vernier_test_support::rate_limited_sim(None);
     config.refuse_max_tokens = true;
     let sim = start_sim(config).await;
     let out = tempfile::tempdir().expect("temporary folder");

@@ -11,8 +11,7 @@ use vernier_sweep::{SweepObserver, SweepStart, Workload};
 
 use crate::support::{config, journal_values, start_run};
 
-#[path = "../../../../tests/support/llama_server.rs"]
-mod llama_server;
+use vernier_test_support::llama_server;
 
 /// An observer that keeps the run's warnings (what the binary prints even when quiet).
 #[derive(Debug, Default)]

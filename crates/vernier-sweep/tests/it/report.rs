@@ -157,7 +157,7 @@ fn reports_are_written_to_the_output_folder() {
 /// counters in `/metrics` and its set-up checks had warned; summarised.
 fn without_spec_counters_and_with_warnings() -> vernier_sweep::RunFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
-    let mut lines = journal_values(&path);
+    let mut lines = vernier_test_support::journal_values(&path);
     for line in &mut lines {
         if line["type"] == "header" {
             line["warnings"] = serde_json::json!(["busy check unavailable: test warning"]);
@@ -222,21 +222,12 @@ fn set_up_warnings_reach_the_run_file_and_the_report() {
     );
 }
 
-/// Every journal line as JSON.
-fn journal_values(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .expect("read the journal")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every journal line is JSON"))
-        .collect()
-}
-
 #[test]
 fn the_servers_own_timings_are_shown_beside_ours_with_the_ratio() {
     // The fixed journal, with each measured request's response carrying llama.cpp-style
     // `timings` whose decode rate is ours / 1.02 and whose prompt rate is twice ours.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/journal.jsonl");
-    let mut lines = journal_values(&path);
+    let mut lines = vernier_test_support::journal_values(&path);
     for line in &mut lines {
         if line["type"] == "attempt" && line["status"] == "ok" {
             let decode = line["measurement"]["decode_tokens_per_s"]

@@ -2,7 +2,6 @@
 //! the server it measured.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
 use vernier_sim::{Sim, SimConfig};
@@ -10,37 +9,13 @@ use vernier_sweep::Workload;
 
 use crate::support::{config, journal_values, resume, run, start_sim};
 
-fn sim_config(bind: std::net::SocketAddr) -> SimConfig {
-    SimConfig::builder()
-        .bind(bind)
-        .decode_step(Duration::from_millis(5))
-        .prefill_tokens_per_s(50_000.0)
-        .build()
-}
-
-/// Polls the journal until it holds `n` `rep_done` lines; fails after two minutes, or when the
-/// run ends first.
-async fn wait_for_rep_done<T>(journal: &Path, n: usize, run: &tokio::task::JoinHandle<T>) {
-    tokio::time::timeout(Duration::from_secs(120), async {
-        loop {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            let text = std::fs::read_to_string(journal).unwrap_or_default();
-            if text.matches("\"type\":\"rep_done\"").count() >= n {
-                break;
-            }
-            assert!(
-                !run.is_finished(),
-                "the run ended before {n} repetitions were journaled"
-            );
-        }
-    })
-    .await
-    .expect("the repetitions are journaled within two minutes");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
-    let sim = start_sim(sim_config("127.0.0.1:0".parse().expect("address"))).await;
+    let sim = start_sim(vernier_test_support::quick_sim_at(
+        "127.0.0.1:0".parse().expect("address"),
+        5,
+    ))
+    .await;
     let addr = sim.addr();
     let base_url = sim.base_url();
     let out = tempfile::tempdir().expect("temporary folder");
@@ -53,7 +28,7 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
         async move { run(&base_url, &out, config).await }
     });
     // Let a few repetitions finish, then kill the server mid-run.
-    wait_for_rep_done(&journal, 5, &first).await;
+    vernier_test_support::wait_for_rep_done(&journal, 5, &first).await;
     sim.shutdown().await;
     let error = first
         .await
@@ -74,7 +49,7 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
     // Whatever was measured is on disk, reports included.
     assert!(out.path().join("run.json").exists());
 
-    let sim = Sim::start(sim_config(addr))
+    let sim = Sim::start(vernier_test_support::quick_sim_at(addr, 5))
         .await
         .expect("restart the simulator on the same port");
     // The configuration comes from the journal.
@@ -116,7 +91,11 @@ async fn killing_the_server_mid_run_then_resuming_completes_every_cell_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_back_at_another_address_resumes_but_another_model_is_refused() {
-    let sim = start_sim(sim_config("127.0.0.1:0".parse().expect("address"))).await;
+    let sim = start_sim(vernier_test_support::quick_sim_at(
+        "127.0.0.1:0".parse().expect("address"),
+        5,
+    ))
+    .await;
     let out = tempfile::tempdir().expect("temporary folder");
     let journal = out.path().join("journal.jsonl");
     run(
@@ -148,7 +127,11 @@ async fn a_server_back_at_another_address_resumes_but_another_model_is_refused()
     assert!(error.to_string().contains("another-model"), "{error}");
     other.shutdown().await;
     // The same model at a new address: an operational change, recorded.
-    let moved = start_sim(sim_config("127.0.0.1:0".parse().expect("address"))).await;
+    let moved = start_sim(vernier_test_support::quick_sim_at(
+        "127.0.0.1:0".parse().expect("address"),
+        5,
+    ))
+    .await;
     let outcome = resume(&moved.base_url(), &journal)
         .await
         .expect("the same server at a new address resumes");

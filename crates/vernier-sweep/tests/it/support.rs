@@ -74,14 +74,7 @@ pub(crate) fn object(value: serde_json::Value) -> serde_json::Map<String, serde_
     }
 }
 
-/// Every journal line as JSON.
-pub(crate) fn journal_values(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .expect("read the journal")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every journal line is JSON"))
-        .collect()
-}
+pub(crate) use vernier_test_support::journal_values;
 
 /// The Markdown report the run wrote.
 pub(crate) fn read_markdown(outcome: &SweepOutcome) -> String {

@@ -10,41 +10,23 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// The environment variable that makes the test binary serve the simulator.
-const SIM_VARIABLE: &str = "VERNIER_MATRIX_SIM";
-
-/// Serves `vernier-sim-server` with the arguments in `VERNIER_MATRIX_SIM` when it is set; a
-/// `#[test]` named `serve_matrix_sim_when_asked` in each tool's test binary calls it.
-pub(crate) fn serve_when_asked() {
-    let Ok(spec) = std::env::var(SIM_VARIABLE) else {
-        return;
-    };
-    let words = std::iter::once("vernier-sim-server").chain(spec.split_whitespace());
-    let args = <vernier_sim_server::Args as clap::Parser>::parse_from(words);
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let _ = runtime.block_on(vernier_sim_server::run(
-        &args,
-        |_| {},
-        std::future::pending(),
-    ));
-}
-
-#[path = "free_port.rs"]
-mod ports;
-pub(crate) use ports::free_port;
+use crate::free_port::free_port;
+use crate::simulator::SIM_VARIABLE;
 
 /// The simulator in a process of its own.
-pub(crate) struct SimChild {
+#[derive(Debug)]
+pub struct SimChild {
     child: Child,
     /// Its port.
-    pub(crate) port: u16,
+    pub port: u16,
 }
 
 impl SimChild {
     /// Starts the simulator on a free port with `extra` arguments (fast steps by default) and
-    /// waits until it accepts connections. `test_path` is the serving test's path in its
-    /// binary, such as `fault_matrix::serve_matrix_sim_when_asked`.
-    pub(crate) fn start(test_path: &str, extra: &str) -> Self {
+    /// waits until it accepts connections. `test_path` is the path in its binary of the test
+    /// that calls [`crate::serve_simulator_when_asked`], such as
+    /// `fault_matrix::serve_simulator_when_asked`.
+    pub fn start(test_path: &str, extra: &str) -> Self {
         let port = free_port();
         let exe = std::env::current_exe().expect("the test binary");
         let child = Command::new(exe)
@@ -67,7 +49,7 @@ impl SimChild {
     }
 
     /// `http://127.0.0.1:PORT`.
-    pub(crate) fn base_url(&self) -> String {
+    pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
@@ -78,12 +60,12 @@ impl SimChild {
     }
 
     /// Freezes it (SIGSTOP): connections are taken by the kernel, nothing answers.
-    pub(crate) fn freeze(&self) {
+    pub fn freeze(&self) {
         self.signal("-STOP");
     }
 
     /// Kills it (SIGKILL) and reaps it.
-    pub(crate) fn kill(&mut self) {
+    pub fn kill(&mut self) {
         self.signal("-CONT");
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -97,7 +79,11 @@ impl Drop for SimChild {
 }
 
 /// What happens to a run while it goes.
-pub(crate) enum During<'a> {
+#[expect(
+    missing_debug_implementations,
+    reason = "it holds closures, which have no Debug"
+)]
+pub enum During<'a> {
     /// Nothing.
     Nothing,
     /// Once `ready(out)` holds, `act` runs (with the tool's process id).
@@ -105,7 +91,7 @@ pub(crate) enum During<'a> {
 }
 
 /// Runs `exe` with `words`, applying `during`, and waits (at most three minutes) for it.
-pub(crate) fn run(exe: &str, words: &[String], out: &Path, during: &During<'_>) -> Output {
+pub fn run(exe: &str, words: &[String], out: &Path, during: &During<'_>) -> Output {
     let mut child = Command::new(exe)
         .args(words)
         .stdin(Stdio::null())
@@ -141,14 +127,14 @@ pub(crate) fn run(exe: &str, words: &[String], out: &Path, during: &During<'_>) 
 }
 
 /// Sends `signal` to process `pid`.
-pub(crate) fn send(signal: &str, pid: u32) {
+pub fn send(signal: &str, pid: u32) {
     let _ = Command::new("kill")
         .args([signal, &pid.to_string()])
         .status();
 }
 
 /// `flags` as owned words, then the output folder (the last flag being `--out`).
-pub(crate) fn words_then(flags: &[&str], out: &Path) -> Vec<String> {
+pub fn words_then(flags: &[&str], out: &Path) -> Vec<String> {
     flags
         .iter()
         .map(|word| (*word).to_owned())
@@ -157,12 +143,12 @@ pub(crate) fn words_then(flags: &[&str], out: &Path) -> Vec<String> {
 }
 
 /// Whether `out/journal.jsonl` holds `marker`.
-pub(crate) fn journal_has(out: &Path, marker: &str) -> bool {
+pub fn journal_has(out: &Path, marker: &str) -> bool {
     std::fs::read_to_string(out.join("journal.jsonl")).is_ok_and(|text| text.contains(marker))
 }
 
 /// The exit code and stderr of `output`, for assertion messages.
-pub(crate) fn described(output: &Output) -> String {
+pub fn described(output: &Output) -> String {
     format!(
         "exit {:?}\nstdout:\n{}\nstderr:\n{}",
         output.status.code(),
@@ -173,7 +159,7 @@ pub(crate) fn described(output: &Output) -> String {
 
 /// The words of the resume command the tool printed after "continue with: " (shell quotes
 /// undone: the tests' paths hold no quote or space).
-pub(crate) fn resume_words(output: &Output) -> Option<Vec<String>> {
+pub fn resume_words(output: &Output) -> Option<Vec<String>> {
     let stderr = String::from_utf8_lossy(&output.stderr);
     let line = stderr.lines().find_map(|line| {
         line.split_once("continue with: ")
@@ -189,7 +175,7 @@ pub(crate) fn resume_words(output: &Output) -> Option<Vec<String>> {
 
 /// Asserts one cell: the exit code, each of `says` in stderr, and a resume command when
 /// `resumable`; returns the resume command's words (without the program).
-pub(crate) fn assert_cell(
+pub fn assert_cell(
     cell: &str,
     output: &Output,
     code: i32,
@@ -216,43 +202,47 @@ pub(crate) fn assert_cell(
 }
 
 /// Makes `out/NAME` a folder, so the file of that name cannot be written.
-pub(crate) fn block_file(out: &Path, name: &str) {
+pub fn block_file(out: &Path, name: &str) {
     std::fs::create_dir_all(out.join(name).join("blocked")).expect("block the file");
 }
 
 /// Removes the block.
-pub(crate) fn unblock_file(out: &Path, name: &str) {
+pub fn unblock_file(out: &Path, name: &str) {
     std::fs::remove_dir_all(out.join(name)).expect("unblock the file");
 }
 
 /// One tool's column of the matrix.
-pub(crate) struct Tool<'a> {
+#[expect(
+    missing_debug_implementations,
+    reason = "it holds closures, which have no Debug"
+)]
+pub struct Tool<'a> {
     /// Cell names start with it.
-    pub(crate) name: &'a str,
+    pub name: &'a str,
     /// The binary.
-    pub(crate) exe: &'a str,
+    pub exe: &'a str,
     /// The serving test's path in the test binary.
-    pub(crate) serve: &'a str,
+    pub serve: &'a str,
     /// The words of a run against `base_url` into `out`.
-    pub(crate) args: &'a dyn Fn(&str, &Path) -> Vec<String>,
+    pub args: &'a dyn Fn(&str, &Path) -> Vec<String>,
     /// The words that resume the run in `out` against `base_url`.
-    pub(crate) resume: &'a dyn Fn(&Path, &str) -> Vec<String>,
+    pub resume: &'a dyn Fn(&Path, &str) -> Vec<String>,
     /// A journal line that shows the measurement is under way.
-    pub(crate) started: &'a str,
+    pub started: &'a str,
     /// A derived file (written from the journal at the end).
-    pub(crate) derived: &'a str,
+    pub derived: &'a str,
     /// How a server that stopped answering (frozen, killed) ends the run: the exit code, what
     /// stderr says, whether a resume command is printed.
-    pub(crate) stopped: (i32, &'a [&'a str], bool),
+    pub stopped: (i32, &'a [&'a str], bool),
     /// The same for a server that answers 500 to every generation request.
-    pub(crate) errors: (i32, &'a [&'a str], bool),
+    pub errors: (i32, &'a [&'a str], bool),
     /// The exit code and what stderr says when every request is answered 401 (a usage error:
     /// no resume command).
-    pub(crate) refused: (i32, &'a [&'a str]),
+    pub refused: (i32, &'a [&'a str]),
     /// Checks a finished run in `out`: everything measured once, nothing lost or counted twice.
-    pub(crate) complete: &'a dyn Fn(&Path),
+    pub complete: &'a dyn Fn(&Path),
     /// A journal line a frozen or killed server must leave (a soak's death record).
-    pub(crate) stopped_leaves: Option<&'a str>,
+    pub stopped_leaves: Option<&'a str>,
 }
 
 impl Tool<'_> {
@@ -265,7 +255,7 @@ impl Tool<'_> {
     }
 
     /// The server freezes mid-run.
-    pub(crate) fn frozen(&self) {
+    pub fn frozen(&self) {
         let sim = SimChild::start(self.serve, "");
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");
@@ -293,7 +283,7 @@ impl Tool<'_> {
     }
 
     /// The server is killed mid-run.
-    pub(crate) fn killed(&self) {
+    pub fn killed(&self) {
         let sim = std::sync::Mutex::new(SimChild::start(self.serve, ""));
         let base_url = sim.lock().map(|s| s.base_url()).expect("sim");
         let folder = tempfile::tempdir().expect("tempdir");
@@ -316,13 +306,13 @@ impl Tool<'_> {
     }
 
     /// Every generation request is answered 500.
-    pub(crate) fn answering_500(&self) {
+    pub fn answering_500(&self) {
         let (code, says, resumable) = self.errors;
         self.answering(500, code, says, resumable);
     }
 
     /// Every generation request is answered 401.
-    pub(crate) fn answering_401(&self) {
+    pub fn answering_401(&self) {
         let (code, says) = self.refused;
         self.answering(401, code, says, false);
     }
@@ -350,7 +340,7 @@ impl Tool<'_> {
     /// A derived file cannot be written (as on a full disk): the run says what is safe and how
     /// to continue; the continuation, once the file can be written, completes the run with
     /// nothing measured twice.
-    pub(crate) fn unwritable(&self) {
+    pub fn unwritable(&self) {
         let sim = SimChild::start(self.serve, "");
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");
@@ -377,7 +367,7 @@ impl Tool<'_> {
     }
 
     /// SIGTERM to the tool mid-run: it ends like Ctrl-C, and its resume command completes it.
-    pub(crate) fn sigterm(&self) {
+    pub fn sigterm(&self) {
         let sim = SimChild::start(self.serve, "");
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");
@@ -397,7 +387,7 @@ impl Tool<'_> {
     }
 
     /// kill −9 of the tool mid-run, then a resume against the server on another port.
-    pub(crate) fn killed_client_resumed_elsewhere(&self) {
+    pub fn killed_client_resumed_elsewhere(&self) {
         let first = SimChild::start(self.serve, "");
         let folder = tempfile::tempdir().expect("tempdir");
         let out = folder.path().join("out");
@@ -434,13 +424,12 @@ impl Tool<'_> {
 }
 
 /// The matrix's cells of one tool as tests (`$tool()` makes its [`Tool`]), and the test that
-/// serves the simulator; the file that uses it declares the support module as `matrix`.
+/// serves the simulator (`fault_matrix::serve_simulator_when_asked` in the tool's test binary,
+/// the module the macro is called in being `fault_matrix`).
+#[macro_export]
 macro_rules! matrix_cells {
     ($tool:ident) => {
-        #[test]
-        fn serve_matrix_sim_when_asked() {
-            matrix::serve_when_asked();
-        }
+        $crate::simulator_entry_point!();
 
         #[test]
         fn server_frozen() {
@@ -478,5 +467,3 @@ macro_rules! matrix_cells {
         }
     };
 }
-
-pub(crate) use matrix_cells;

@@ -2,34 +2,33 @@
 //! with both GPUs' energy counters raised at every scrape (GPU 0 by 1 500 mJ, GPU 1 by
 //! 1 000 mJ, so 2.5 J between two scrapes), and counts the scrapes it answered.
 
-#![allow(dead_code, reason = "each test binary uses part of it")]
-
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The exporter's text as recorded.
-pub(crate) const FIXTURE: &str = include_str!("../../fixtures/gpu/dcgm-exporter-h100x2.txt");
+pub const FIXTURE: &str = include_str!("../../../fixtures/gpu/dcgm-exporter-h100x2.txt");
 
 /// Joules both GPUs together use between two scrapes.
-pub(crate) const JOULES_PER_SCRAPE: f64 = 2.5;
+pub const JOULES_PER_SCRAPE: f64 = 2.5;
 
 /// A running exporter: its URL and how many scrapes it answered.
-pub(crate) struct Exporter {
-    pub(crate) url: String,
+#[derive(Debug)]
+pub struct Exporter {
+    pub url: String,
     scrapes: Arc<AtomicU64>,
 }
 
 impl Exporter {
     /// Scrapes answered so far.
-    pub(crate) fn scrapes(&self) -> u64 {
+    pub fn scrapes(&self) -> u64 {
         self.scrapes.load(Ordering::SeqCst)
     }
 }
 
 /// Starts the exporter on a free loopback port (it lives as long as the test process).
-pub(crate) fn start() -> Exporter {
+pub fn start() -> Exporter {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
     let url = format!("http://{}/metrics", listener.local_addr().expect("address"));
     let scrapes = Arc::new(AtomicU64::new(0));

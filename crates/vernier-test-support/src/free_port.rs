@@ -1,5 +1,4 @@
-//! A loopback port for a server a test starts in another process, included into the test
-//! crates that need one by `#[path]`.
+//! A loopback port for a server a test starts in another process.
 //!
 //! The port is chosen below the kernel's ephemeral range (`ip_local_port_range`), where no
 //! `bind` to port 0 and no outgoing connection can take it between this check and the server's
@@ -17,7 +16,7 @@ fn ephemeral_low() -> u16 {
 }
 
 /// A port that was free a moment ago, outside the ephemeral range when there is room below it.
-pub(crate) fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     const LOWEST: u16 = 10_000;
     let high = ephemeral_low();
     if high > LOWEST {

@@ -1,5 +1,4 @@
-//! A real `llama-server` for the test crates that run one (the sweep's, the hard suite's and
-//! the lifecycle crate's), included into each by `#[path]`: where to find the server and its
+//! A real `llama-server` for the test crates that run one: where to find the server and its
 //! model, and a server started on a free loopback port and killed when dropped.
 //!
 //! The server and model come from `VERNIER_LLAMA_SERVER` and `VERNIER_LLAMA_MODEL`, or else
@@ -8,12 +7,12 @@
 
 use std::process::{Child, Command, Stdio};
 
-#[path = "cached.rs"]
-mod cached;
 use std::time::{Duration, Instant};
 
+use crate::cached;
+
 /// The server binary and model for `test`; `None` when the tests are skipped on purpose.
-pub(crate) fn locate(test: &str) -> Option<(String, String)> {
+pub fn locate(test: &str) -> Option<(String, String)> {
     if std::env::var("VERNIER_SKIP_LLAMA_TESTS").as_deref() == Ok("1") {
         #[expect(
             clippy::print_stderr,
@@ -44,16 +43,14 @@ pub(crate) fn locate(test: &str) -> Option<(String, String)> {
 
 /// The server started for `test` with `args` (threads, context, slots, …) on a free loopback
 /// port, healthy; `None` when the tests are skipped on purpose.
-#[allow(dead_code, reason = "not every test crate starts its server this way")]
-pub(crate) fn start_for(test: &str, args: &[&str]) -> Option<Server> {
+pub fn start_for(test: &str, args: &[&str]) -> Option<Server> {
     let (server, model) = locate(test)?;
     Some(Server::start(&server, &model, args))
 }
 
 /// The synthetic multimodal projector for the model (`VERNIER_LLAMA_MMPROJ`, or else from
 /// `scripts/llama-server.sh --check`); `None` when the tests are skipped on purpose.
-#[allow(dead_code, reason = "only the test crates with media tests use it")]
-pub(crate) fn locate_mmproj(test: &str) -> Option<String> {
+pub fn locate_mmproj(test: &str) -> Option<String> {
     locate(test)?;
     if let Ok(mmproj) = std::env::var("VERNIER_LLAMA_MMPROJ") {
         return Some(mmproj);
@@ -72,10 +69,10 @@ pub(crate) fn locate_mmproj(test: &str) -> Option<String> {
 
 /// A started `llama-server`, killed when dropped.
 #[derive(Debug)]
-pub(crate) struct Server {
+pub struct Server {
     child: Child,
     /// Its loopback port.
-    pub(crate) port: u16,
+    pub port: u16,
 }
 
 impl Drop for Server {
@@ -88,7 +85,7 @@ impl Drop for Server {
 impl Server {
     /// Starts `server` with `model` on a free loopback port, with `args` after the model, host
     /// and port, and waits (up to 120 s) until `/health` answers 200.
-    pub(crate) fn start(server: &str, model: &str, args: &[&str]) -> Self {
+    pub fn start(server: &str, model: &str, args: &[&str]) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
