@@ -1,10 +1,12 @@
 //! `sweep agent` and `sweep replay`: their flags, and the runs they start.
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use vernier_sweep::agent::{
     AgentConfig, AgentOutcome, AgentStart, ReplayConfig, ReplayOutcome, ReplayStart, Think,
+    TypedBeside,
 };
 use vernier_sweep::{
     InProcessSimulator, Interrupt, RunContext, SIMULATOR_BANNER, SweepError, SweepObserver, Target,
@@ -51,6 +53,11 @@ pub struct Common {
     /// bound holds for that turn.
     #[arg(long, value_parser = Target::parse, help_heading = "Workload")]
     pub target: Option<Target>,
+    /// Seconds without a stream event before a request counts as hung; the server is then
+    /// asked whether it still answers, and a server that does not ends the run (exit 4) with
+    /// the command that continues it.
+    #[arg(long, default_value_t = 60.0, help_heading = "Server")]
+    pub idle_timeout_s: f64,
     /// Print the run file as JSON instead of the summary.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
@@ -131,6 +138,80 @@ pub struct ReplayArgs {
     /// Leave output lengths as budgets instead of forcing them (`ignore_eos`, `min_tokens`).
     #[arg(long, help_heading = "Workload")]
     pub no_force_length: bool,
+    /// Journal the records the server's context cannot hold as `too_long` without sending
+    /// them (without it such a trace is refused before any request).
+    #[arg(long, help_heading = "Workload")]
+    pub skip_over_context: bool,
+}
+
+/// Flags of `sweep agent` that set a field of its configuration: (flag id, field).
+const AGENT_FIELDS: [(&str, &str); 17] = [
+    ("model", "model"),
+    ("sessions", "sessions"),
+    ("turns", "turns"),
+    ("system_tokens", "system_tokens"),
+    ("tools", "tools"),
+    ("user_tokens", "user_tokens"),
+    ("tool_result_tokens", "tool_result_tokens"),
+    ("max_tokens", "max_tokens"),
+    ("think", "think"),
+    ("workload", "workload"),
+    ("seed", "seed"),
+    ("baseline_no_cache", "baseline_no_cache"),
+    ("find_capacity", "capacity_up_to"),
+    ("target", "target"),
+    ("capture", "capture"),
+    ("extra_body", "extra_body"),
+    ("idle_timeout_s", "idle_timeout_s"),
+];
+
+/// Flags of `sweep replay` that set a field of its configuration: (flag id, field).
+const REPLAY_FIELDS: [(&str, &str); 11] = [
+    ("model", "model"),
+    ("trace", "trace"),
+    ("format", "format"),
+    ("time_scale", "time_scale"),
+    ("limit", "limit"),
+    ("no_force_length", "force_length"),
+    ("skip_over_context", "skip_over_context"),
+    ("target", "target"),
+    ("capture", "capture"),
+    ("extra_body", "extra_body"),
+    ("idle_timeout_s", "idle_timeout_s"),
+];
+
+/// The configuration fields whose flags were typed, each with its flag (`--max-tokens`).
+fn typed_fields(typed: &BTreeSet<String>, fields: &[(&str, &str)]) -> Vec<(String, String)> {
+    fields
+        .iter()
+        .filter(|(id, _)| typed.contains(*id))
+        .map(|(id, field)| ((*field).to_owned(), format!("--{}", id.replace('_', "-"))))
+        .collect()
+}
+
+/// `--out` beside `--resume` must name the journal's folder: a resumed run writes next to its
+/// journal.
+fn check_out(common: &Common, journal: &Path) -> Result<(), SweepError> {
+    let Some(out) = &common.out else {
+        return Ok(());
+    };
+    let folder = journal.parent().unwrap_or_else(|| Path::new("."));
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if same(out, folder) {
+        Ok(())
+    } else {
+        Err(SweepError::invalid(
+            "--out",
+            format!(
+                "{} is not the folder of {}: a resumed run writes next to its journal; leave --out out",
+                out.display(),
+                journal.display()
+            ),
+        ))
+    }
 }
 
 fn parse_think(text: &str) -> Result<Think, String> {
@@ -141,7 +222,8 @@ fn parse_workload(text: &str) -> Result<Workload, String> {
     text.parse()
 }
 
-/// The client and, without `--base-url`, the simulator it points at.
+/// The client and, without `--base-url`, the simulator it points at (a resumed run without it
+/// goes back to the server its journal recorded).
 async fn target(
     common: &Common,
     progress: &Progress,
@@ -150,7 +232,14 @@ async fn target(
     for note in &server.notes {
         progress.note_line(note);
     }
-    let (base_url, simulator) = if let Some(url) = server.base_url.clone() {
+    let recorded = match (&server.base_url, &common.resume) {
+        (None, Some(named)) => vernier_sweep::agent::recorded_server(&vernier_run::run_file_in(
+            named,
+            "journal.jsonl",
+        ))?,
+        _ => None,
+    };
+    let (base_url, simulator) = if let Some(url) = server.base_url.clone().or(recorded) {
         (url, None)
     } else {
         let handle = InProcessSimulator::start(vernier_sweep::agent_simulator_config()).await?;
@@ -199,36 +288,42 @@ fn out_of(common: &Common, default: &str) -> PathBuf {
     })
 }
 
-/// Runs `sweep agent`.
+/// Runs `sweep agent`; `typed` holds the flags typed (clap ids), which beside `--resume` must
+/// agree with the journal's run.
 pub async fn run_agent(
     args: AgentArgs,
+    typed: &BTreeSet<String>,
     command_line: Vec<String>,
 ) -> Result<AgentOutcome, SweepError> {
     let common = &args.common;
+    let config = AgentConfig {
+        model: common.server.model.clone().unwrap_or_default(),
+        sessions: args.sessions,
+        turns: args.turns,
+        system_tokens: args.system_tokens,
+        tools: args.tools,
+        user_tokens: args.user_tokens,
+        tool_result_tokens: args.tool_result_tokens,
+        max_tokens: args.max_tokens,
+        think: args.think,
+        workload: args.workload,
+        seed: args.seed,
+        baseline_no_cache: args.baseline_no_cache,
+        target: common.target.clone(),
+        capacity_up_to: args.find_capacity,
+        capture: common.capture,
+        extra_body: common.server.extra_body_object()?,
+        idle_timeout_s: common.idle_timeout_s,
+        ..AgentConfig::default()
+    };
     let start = if let Some(named) = &common.resume {
+        let journal = vernier_run::run_file_in(named, "journal.jsonl");
+        check_out(common, &journal)?;
         AgentStart::Resume {
-            journal: vernier_run::run_file_in(named, "journal.jsonl"),
+            journal,
+            typed: TypedBeside::new(config, typed_fields(typed, &AGENT_FIELDS)),
         }
     } else {
-        let config = AgentConfig {
-            model: common.server.model.clone().unwrap_or_default(),
-            sessions: args.sessions,
-            turns: args.turns,
-            system_tokens: args.system_tokens,
-            tools: args.tools,
-            user_tokens: args.user_tokens,
-            tool_result_tokens: args.tool_result_tokens,
-            max_tokens: args.max_tokens,
-            think: args.think,
-            workload: args.workload,
-            seed: args.seed,
-            baseline_no_cache: args.baseline_no_cache,
-            target: common.target.clone(),
-            capacity_up_to: args.find_capacity,
-            capture: common.capture,
-            extra_body: common.server.extra_body_object()?,
-            ..AgentConfig::default()
-        };
         AgentStart::New {
             config: Box::new(config),
             out: out_of(common, "agent-out"),
@@ -244,28 +339,35 @@ pub async fn run_agent(
     .await
 }
 
-/// Runs `sweep replay`.
+/// Runs `sweep replay`; `typed` holds the flags typed (clap ids), which beside `--resume` must
+/// agree with the journal's run.
 pub async fn run_replay(
     args: ReplayArgs,
+    typed: &BTreeSet<String>,
     command_line: Vec<String>,
 ) -> Result<ReplayOutcome, SweepError> {
     let common = &args.common;
+    let config = ReplayConfig {
+        model: common.server.model.clone().unwrap_or_default(),
+        trace: args.trace.clone(),
+        format: args.format.clone().unwrap_or_default(),
+        time_scale: args.time_scale,
+        limit: args.limit,
+        force_length: !args.no_force_length,
+        target: common.target.clone(),
+        capture: common.capture,
+        extra_body: common.server.extra_body_object()?,
+        skip_over_context: args.skip_over_context,
+        idle_timeout_s: common.idle_timeout_s,
+    };
     let start = if let Some(named) = &common.resume {
+        let journal = vernier_run::run_file_in(named, "journal.jsonl");
+        check_out(common, &journal)?;
         ReplayStart::Resume {
-            journal: vernier_run::run_file_in(named, "journal.jsonl"),
+            journal,
+            typed: TypedBeside::new(config, typed_fields(typed, &REPLAY_FIELDS)),
         }
     } else {
-        let config = ReplayConfig {
-            model: common.server.model.clone().unwrap_or_default(),
-            trace: args.trace.clone(),
-            format: args.format.clone().unwrap_or_default(),
-            time_scale: args.time_scale,
-            limit: args.limit,
-            force_length: !args.no_force_length,
-            target: common.target.clone(),
-            capture: common.capture,
-            extra_body: common.server.extra_body_object()?,
-        };
         ReplayStart::New {
             config: Box::new(config),
             out: out_of(common, "replay-out"),

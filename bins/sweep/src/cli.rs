@@ -332,11 +332,20 @@ impl Cli {
             Ok(args) => args,
             Err(error) => error.exit(),
         };
-        let typed = matches
-            .ids()
-            .filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
-            .map(|id| id.as_str().to_owned())
-            .collect();
+        // The flags typed, the subcommand's (`sweep agent --turns 5`) with the top level's.
+        let mut typed: BTreeSet<String> = BTreeSet::new();
+        let mut level = Some(&matches);
+        while let Some(current) = level {
+            typed.extend(
+                current
+                    .ids()
+                    .filter(|id| {
+                        current.value_source(id.as_str()) == Some(ValueSource::CommandLine)
+                    })
+                    .map(|id| id.as_str().to_owned()),
+            );
+            level = current.subcommand().map(|(_, sub)| sub);
+        }
         Self { args, typed }
     }
 }

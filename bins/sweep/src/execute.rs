@@ -20,7 +20,8 @@ pub fn execute(cli: Cli, command_line: Vec<String>) -> Result<Finished, SweepErr
         Some(SweepCommand::Agent(args)) => {
             let args = (**args).clone();
             let json = args.common.json;
-            let outcome = vernier_run::block_on(crate::run_agent(args, command_line.clone()))??;
+            let outcome =
+                vernier_run::block_on(crate::run_agent(args, &cli.typed, command_line.clone()))??;
             let resume = outcome
                 .interrupted
                 .then(|| resume_command(&command_line, &outcome.journal));
@@ -39,7 +40,8 @@ pub fn execute(cli: Cli, command_line: Vec<String>) -> Result<Finished, SweepErr
         Some(SweepCommand::Replay(args)) => {
             let args = (**args).clone();
             let json = args.common.json;
-            let outcome = vernier_run::block_on(crate::run_replay(args, command_line.clone()))??;
+            let outcome =
+                vernier_run::block_on(crate::run_replay(args, &cli.typed, command_line.clone()))??;
             let resume = outcome
                 .interrupted
                 .then(|| resume_command(&command_line, &outcome.journal));

@@ -77,6 +77,10 @@ pub struct Args {
     /// seed only.
     #[arg(long, default_value_t = 0.0, value_name = "SHARE", value_parser = share)]
     pub tool_call_share: f64,
+    /// Generated chat replies end by themselves (`finish_reason: "stop"`) after this many
+    /// tokens when the request does not force its length (`ignore_eos`) and allows more.
+    #[arg(long, value_name = "TOKENS")]
+    pub reply_tokens: Option<u32>,
     /// Answer every generation request with this HTTP status (a vLLM-shaped error body), while
     /// `/health`, `/metrics` and `/v1/models` answer as usual.
     #[arg(long)]
@@ -166,6 +170,7 @@ pub fn config(args: &Args) -> Result<SimConfig, SimError> {
         .ground_truth_path(args.ground_truth.clone())
         .seed(args.seed)
         .tool_call_share(args.tool_call_share)
+        .reply_tokens(args.reply_tokens)
         .build())
 }
 

@@ -77,7 +77,7 @@ pub use pacing::{
 pub use prompt_fit::{FitError, Fitted, MAX_COUNTS, fit_units};
 pub use refusal::{is_refusal, refusal_flag, refusal_hint};
 pub use refused::{REFUSABLE, RefusedFields, guarantee_lost, refusable};
-pub use resume::{Setting, SettingKind, check_resume};
+pub use resume::{Setting, SettingKind, check_resume, typed_settings};
 pub use run_path::{run_file_in, run_folder, write_atomically};
 #[cfg(feature = "engine")]
 pub use simulator::InProcessSimulator;

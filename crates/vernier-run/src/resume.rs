@@ -127,10 +127,69 @@ pub fn check_resume(
     })
 }
 
+/// The settings of a configuration typed beside `--resume`, compared field by field with the
+/// journal's: `recorded` and `typed` are the two configurations as JSON objects, `fields` the
+/// configuration fields whose flags were typed (each with its flag, as `("turns", "--turns")`),
+/// `operational` the fields whose change does not alter what is measured. A field the journal's
+/// configuration lacks counts as null there.
+pub fn typed_settings(
+    recorded: &serde_json::Value,
+    typed: &serde_json::Value,
+    fields: &[(String, String)],
+    operational: &[&str],
+) -> Vec<Setting> {
+    let shown = |value: Option<&serde_json::Value>| match value {
+        None | Some(serde_json::Value::Null) => "none".to_owned(),
+        Some(serde_json::Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    fields
+        .iter()
+        .map(|(field, flag)| {
+            let kind = if operational.contains(&field.as_str()) {
+                SettingKind::Operational
+            } else {
+                SettingKind::Measurement
+            };
+            Setting::new(
+                flag.clone(),
+                kind,
+                shown(recorded.get(field)),
+                Some(shown(typed.get(field))),
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use vernier_cli::Failure as _;
+
+    #[test]
+    fn typed_fields_are_compared_as_the_journal_recorded_them() {
+        let recorded = serde_json::json!({"turns": 6, "sessions": 4, "capture": false});
+        let typed = serde_json::json!({"turns": 5, "sessions": 4, "capture": true});
+        let fields = [
+            ("turns".to_owned(), "--turns".to_owned()),
+            ("sessions".to_owned(), "--sessions".to_owned()),
+            ("capture".to_owned(), "--capture".to_owned()),
+        ];
+        let settings = typed_settings(&recorded, &typed, &fields, &["capture"]);
+        let error = check_resume(Path::new("j.jsonl"), None, &settings).expect_err("--turns");
+        let text = error.to_string();
+        assert!(text.contains("--turns 5 (the journal's run: 6)"), "{text}");
+        assert!(
+            !text.contains("--sessions"),
+            "the same value is no change: {text}"
+        );
+        assert!(!text.contains("--capture"), "operational: {text}");
+        let same = typed_settings(&recorded, &recorded, &fields, &["capture"]);
+        assert_eq!(
+            check_resume(Path::new("j.jsonl"), None, &same).expect("same"),
+            Vec::<String>::new()
+        );
+    }
 
     #[test]
     fn measurement_changes_are_refused_by_name_and_operational_ones_recorded() {

@@ -252,6 +252,10 @@ pub struct SimConfig {
     /// goes to the first offered tool, with arguments `{"query":"<3 to 6 words>"}`, and ends
     /// with `finish_reason: "tool_calls"`; like a script's reply, it is not cut at `max_tokens`.
     pub tool_call_share: f64,
+    /// The length a generated chat reply ends at by itself (`finish_reason: "stop"`), as a
+    /// model's answer does, when the request does not force its length (`ignore_eos`) and
+    /// allows more (default: none, every generated reply runs to `max_tokens` and is cut off).
+    pub reply_tokens: Option<u32>,
 }
 
 /// Prompt tokens the simulator counts for each image or video part.
@@ -301,6 +305,7 @@ impl Default for SimConfig {
             shared_kv_tokens: None,
             version_changes_after: None,
             tool_call_share: 0.0,
+            reply_tokens: None,
         }
     }
 }
@@ -422,6 +427,8 @@ impl SimConfigBuilder {
         version_changes_after: Option<usize>,
         /// Sets [`SimConfig::tool_call_share`].
         tool_call_share: f64,
+        /// Sets [`SimConfig::reply_tokens`].
+        reply_tokens: Option<u32>,
     }
 
     /// Sets [`SimConfig::model`].

@@ -263,6 +263,8 @@ struct Prepared {
     tools_offered: u32,
     /// The name of the first offered tool, the one a drawn tool call calls.
     first_tool: Option<String>,
+    /// `ignore_eos`: the reply runs to `max_tokens`.
+    ignore_eos: bool,
 }
 
 impl Prepared {
@@ -306,6 +308,7 @@ impl Prepared {
             n_videos,
             tools_offered: u32::try_from(tools.len()).unwrap_or(u32::MAX),
             first_tool,
+            ignore_eos: request.ignore_eos.unwrap_or(false),
         }
     }
 
@@ -331,6 +334,7 @@ impl Prepared {
             n_videos: 0,
             tools_offered: 0,
             first_tool: None,
+            ignore_eos: true,
         }
     }
 }
@@ -508,16 +512,22 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         (Some(answered), _, _) => Generation::scripted(&mut rng, answered),
         (None, Some((reply, _)), _) => Generation::scripted(&mut rng, reply),
         (None, None, Some(call)) => Generation::scripted(&mut rng, call),
-        (None, None, None) => Generation::generated(
-            &mut rng,
-            request.max_tokens,
-            if request.chat {
-                config.reasoning_tokens
-            } else {
-                0
-            },
-            request.is_code,
-        ),
+        (None, None, None) => {
+            let mut generation = Generation::generated(
+                &mut rng,
+                natural_length(config, &request),
+                if request.chat {
+                    config.reasoning_tokens
+                } else {
+                    0
+                },
+                request.is_code,
+            );
+            if natural_length(config, &request) < request.max_tokens {
+                "stop".clone_into(&mut generation.finish_reason);
+            }
+            generation
+        }
     };
     let steps = schedule_steps(
         &generation,
@@ -686,4 +696,14 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         body.truncate(body.len() / 2);
     }
     reply(StatusCode::OK, "application/json", body)
+}
+
+/// How long a generated reply runs: to `max_tokens`, or (a chat turn that does not force its
+/// length, on a simulator with [`SimConfig::reply_tokens`]) to the reply's own end when that
+/// comes first.
+fn natural_length(config: &crate::config::SimConfig, request: &Prepared) -> u32 {
+    match config.reply_tokens {
+        Some(own) if request.chat && !request.ignore_eos => own.max(1).min(request.max_tokens),
+        _ => request.max_tokens,
+    }
 }

@@ -24,6 +24,9 @@ pub(crate) struct ChatRequest {
     pub(crate) logprobs: Option<bool>,
     #[serde(default)]
     pub(crate) sim_fault: Option<Fault>,
+    /// vLLM's, `SGLang`'s and llama.cpp's: generate `max_tokens` whatever the model says.
+    #[serde(default)]
+    pub(crate) ignore_eos: Option<bool>,
     /// `OpenAI` tool objects (`{"type": "function", "function": {...}}`), kept as sent.
     #[serde(default)]
     pub(crate) tools: Option<Vec<serde_json::Value>>,

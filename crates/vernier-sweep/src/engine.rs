@@ -60,6 +60,8 @@ pub fn demo_simulator_config() -> SimConfig {
 pub fn agent_simulator_config() -> SimConfig {
     let mut config = demo_simulator_config();
     config.tool_call_share = 0.4;
+    // The answers end by themselves, as a model's do, within the default --max-tokens 64.
+    config.reply_tokens = Some(40);
     config
 }
 

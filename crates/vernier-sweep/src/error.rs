@@ -57,6 +57,13 @@ pub enum SweepError {
         /// The server's message.
         detail: String,
     },
+    /// An agent run's texts or a replay's synthesised prompts could not be sized in the
+    /// server's tokens.
+    #[error("size the texts in the server's tokens: {detail}")]
+    Sizing {
+        /// What the server did, and the fix where there is one.
+        detail: String,
+    },
     /// A report file could not be read back (to print it).
     #[error("read {path}", path = path.display())]
     ReadReport {

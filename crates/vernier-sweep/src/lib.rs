@@ -142,8 +142,8 @@ pub use shard_report::{ShardFigures, ShardsReport};
 pub use show::render_show;
 pub use summary::summarise;
 pub use trace::{
-    BUNDLED_TRACE_NAMES, DEFAULT_BLOCK_TOKENS, Synthesis, Trace, TraceError, TraceFormat,
-    TraceRecord, bundled_trace, parse_trace, read_trace, synthesize,
+    BUNDLED_TRACE_NAMES, DEFAULT_BLOCK_TOKENS, MAX_RECORD_TOKENS, Synthesis, Trace, TraceError,
+    TraceFormat, TraceRecord, bundled_trace, parse_trace, read_trace, synthesize,
 };
 #[cfg(feature = "engine")]
 pub use vernier_run::{InProcessSimulator, Interrupt};

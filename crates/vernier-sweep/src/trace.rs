@@ -18,7 +18,7 @@ mod synth;
 use std::path::Path;
 use std::str::FromStr;
 
-pub use record::{DEFAULT_BLOCK_TOKENS, TraceError, TraceRecord};
+pub use record::{DEFAULT_BLOCK_TOKENS, MAX_RECORD_TOKENS, TraceError, TraceRecord};
 pub use synth::{Synthesis, synthesize};
 
 /// The names [`bundled_trace`] knows.

@@ -130,6 +130,34 @@ pub struct AgentConfig {
     /// Extra fields merged into every request body.
     #[serde(default)]
     pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// Seconds without a stream event before a request is given up as hung (and the server
+    /// asked whether it still answers).
+    #[serde(default = "default_idle_timeout_s")]
+    pub idle_timeout_s: f64,
+}
+
+/// The default of `--idle-timeout-s`, as the sweep's.
+pub(crate) fn default_idle_timeout_s() -> f64 {
+    60.0
+}
+
+/// What was typed beside `--resume`: the configuration the flags make, and for each flag typed
+/// that sets a configuration field, the field and the flag (`("turns", "--turns")`). Each is
+/// compared with the journal's: a measurement setting that differs is refused by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct TypedBeside<C> {
+    /// The configuration the flags make.
+    pub config: C,
+    /// The fields typed, with their flags.
+    pub fields: Vec<(String, String)>,
+}
+
+impl<C> TypedBeside<C> {
+    /// `config`, with `fields` typed.
+    pub fn new(config: C, fields: Vec<(String, String)>) -> Self {
+        Self { config, fields }
+    }
 }
 
 impl Default for AgentConfig {
@@ -154,11 +182,17 @@ impl Default for AgentConfig {
             capacity_up_to: None,
             capture: false,
             extra_body: serde_json::Map::new(),
+            idle_timeout_s: default_idle_timeout_s(),
         }
     }
 }
 
 impl AgentConfig {
+    /// The idle deadline of a stream.
+    pub(crate) fn idle_timeout(&self) -> std::time::Duration {
+        Duration::try_from_secs_f64(self.idle_timeout_s).unwrap_or(Duration::from_secs(60))
+    }
+
     /// Refuses what cannot run, naming the flag and the fix.
     pub fn check(&self) -> Result<(), String> {
         if !(1..=MAX_SESSIONS).contains(&self.sessions) {
@@ -180,6 +214,12 @@ impl AgentConfig {
             return Err(
                 "--user-tokens and --tool-result-tokens must be at least 1 token".to_owned(),
             );
+        }
+        if !(self.idle_timeout_s.is_finite() && (0.1..=3600.0).contains(&self.idle_timeout_s)) {
+            return Err(format!(
+                "--idle-timeout-s {}: give 0.1 to 3600 seconds without a stream event before a request counts as hung",
+                self.idle_timeout_s
+            ));
         }
         if !(0.0..=2.0).contains(&self.temperature) {
             return Err(format!("--temperature {}: give 0 to 2", self.temperature));
@@ -224,6 +264,14 @@ pub struct ReplayConfig {
     /// Extra fields merged into every request body.
     #[serde(default)]
     pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// Records that do not fit the server's context are journaled as `too_long` without being
+    /// sent; without it such a trace is refused before any request.
+    #[serde(default)]
+    pub skip_over_context: bool,
+    /// Seconds without a stream event before a request is given up as hung (and the server
+    /// asked whether it still answers).
+    #[serde(default = "default_idle_timeout_s")]
+    pub idle_timeout_s: f64,
 }
 
 impl Default for ReplayConfig {
@@ -239,11 +287,18 @@ impl Default for ReplayConfig {
             target: None,
             capture: false,
             extra_body: serde_json::Map::new(),
+            skip_over_context: false,
+            idle_timeout_s: default_idle_timeout_s(),
         }
     }
 }
 
 impl ReplayConfig {
+    /// The idle deadline of a stream.
+    pub(crate) fn idle_timeout(&self) -> std::time::Duration {
+        Duration::try_from_secs_f64(self.idle_timeout_s).unwrap_or(Duration::from_secs(60))
+    }
+
     /// Refuses what cannot run, naming the flag and the fix.
     pub fn check(&self) -> Result<(), String> {
         if !(self.time_scale.is_finite() && self.time_scale >= 0.001 && self.time_scale <= 10_000.0)
@@ -251,6 +306,12 @@ impl ReplayConfig {
             return Err(format!(
                 "--time-scale {}: give a speed-up from 0.001 to 10000 (10 replays ten times faster, 0.5 at half speed)",
                 self.time_scale
+            ));
+        }
+        if !(self.idle_timeout_s.is_finite() && (0.1..=3600.0).contains(&self.idle_timeout_s)) {
+            return Err(format!(
+                "--idle-timeout-s {}: give 0.1 to 3600 seconds without a stream event before a request counts as hung",
+                self.idle_timeout_s
             ));
         }
         Ok(())

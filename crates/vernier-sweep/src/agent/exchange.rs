@@ -19,6 +19,8 @@ use crate::request::{Failure, classify};
 const TRIES: u32 = 3;
 /// The longest a request may take before it is given up as hung.
 const REQUEST_DEADLINE: Duration = Duration::from_secs(900);
+/// The longest the server may take to list its models when asked whether it still answers.
+const ALIVE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Where the server's count of cached prompt tokens came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +64,19 @@ pub(crate) enum Unanswered {
     Fatal(String),
 }
 
+impl std::fmt::Display for Unanswered {
+    /// The server's words, and what they mean for the run.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Infra(message, tries, _) => {
+                write!(f, "{message} (no answer after {tries} tries)")
+            }
+            Self::TooLong(message) => write!(f, "the server cannot take the prompt: {message}"),
+            Self::Fatal(message) => f.write_str(message),
+        }
+    }
+}
+
 /// What every request of a run shares.
 pub(crate) struct Wire {
     pub(crate) client: Client,
@@ -70,6 +85,8 @@ pub(crate) struct Wire {
     pub(crate) out: PathBuf,
     pub(crate) capture: bool,
     pub(crate) extra_body: serde_json::Map<String, serde_json::Value>,
+    /// A stream with no event for this long is given up as hung.
+    pub(crate) idle_timeout: Duration,
 }
 
 impl Wire {
@@ -80,6 +97,7 @@ impl Wire {
         out: &Path,
         capture: bool,
         extra_body: &serde_json::Map<String, serde_json::Value>,
+        idle_timeout: Duration,
     ) -> Self {
         Self {
             client,
@@ -88,7 +106,18 @@ impl Wire {
             out: out.to_owned(),
             capture,
             extra_body: extra_body.clone(),
+            idle_timeout,
         }
+    }
+
+    /// Whether the server still answers: its model list within a few seconds. A request that
+    /// failed every try on a server that answers is one failed request; on one that does not,
+    /// the server has stopped.
+    pub(crate) async fn alive(&self) -> bool {
+        matches!(
+            tokio::time::timeout(ALIVE_DEADLINE, self.client.models()).await,
+            Ok(Ok(_))
+        )
     }
 
     /// `request` with the run's extra fields merged in and every refused field taken out.
@@ -173,17 +202,35 @@ impl Wire {
     }
 
     async fn once(&self, request: &ChatRequest, name: &str) -> Result<Exchange, Failure> {
-        let mut stream = self
-            .client
-            .metered_chat_stream(request)
-            .await
-            .map_err(classify)?;
+        let mut stream =
+            match tokio::time::timeout(self.idle_timeout, self.client.metered_chat_stream(request))
+                .await
+            {
+                Ok(opened) => opened.map_err(classify)?,
+                Err(_) => {
+                    return Err(Failure::Hung(format!(
+                        "no answer to the request for {} s",
+                        self.idle_timeout.as_secs_f64()
+                    )));
+                }
+            };
         if self.capture {
             stream.capture_body();
         }
         let sent = stream.stream().request_sent_at();
-        while let Some(event) = stream.next_observation().await {
-            event.map_err(classify)?;
+        loop {
+            match tokio::time::timeout(self.idle_timeout, stream.next_observation()).await {
+                Ok(Some(event)) => {
+                    event.map_err(classify)?;
+                }
+                Ok(None) => break,
+                Err(_) => {
+                    return Err(Failure::Hung(format!(
+                        "no stream event for {} s",
+                        self.idle_timeout.as_secs_f64()
+                    )));
+                }
+            }
         }
         let end = std::time::Instant::now();
         let metered = stream.finish();

@@ -307,3 +307,28 @@ pub(crate) fn end_of(lines: &[AgentLine]) -> (bool, Vec<String>) {
         })
         .unwrap_or((true, Vec::new()))
 }
+
+/// The server a journal's run measured: its base URL, or `None` when it was the in-process
+/// simulator (a resume without `--base-url` goes back to it).
+pub fn recorded_server(journal: &Path) -> Result<Option<String>, SweepError> {
+    let lines = read_lines(journal)?;
+    let start = start_of(&lines, journal)?;
+    let server = &start.environment.server;
+    Ok((!server.simulator).then(|| server.base_url.clone()))
+}
+
+/// The turns journaled so far, each by its last line (a turn the server failed and a resume
+/// sent again is counted once, as it went the second time).
+pub(crate) fn turns_of(lines: &[AgentLine]) -> Vec<TurnRecord> {
+    let mut by_place: std::collections::BTreeMap<(Pass, u32, u32, u32), TurnRecord> =
+        std::collections::BTreeMap::new();
+    for line in lines {
+        if let AgentLine::Turn(turn) = line {
+            by_place.insert(
+                (turn.pass, turn.sessions, turn.session, turn.turn),
+                (**turn).clone(),
+            );
+        }
+    }
+    by_place.into_values().collect()
+}

@@ -9,18 +9,23 @@ mod conversation;
 mod exchange;
 mod journal;
 mod replay;
+mod replay_report;
 mod report;
 mod run;
 mod sessions;
 mod summary;
 
-pub use config::{AgentConfig, MAX_SESSIONS, MAX_TOOLS, MAX_TURNS, ReplayConfig, Think};
+pub use config::{
+    AgentConfig, MAX_SESSIONS, MAX_TOOLS, MAX_TURNS, ReplayConfig, Think, TypedBeside,
+};
 pub use conversation::{CallMade, Opening, Sizing};
 pub use exchange::CachedSource;
 pub use journal::{
     AGENT_JOURNAL_VERSION, AgentLine, Job, Pass, ReplayRecord, StartLine, TurnRecord, TurnStatus,
+    recorded_server,
 };
-pub use replay::{LATE_P99_MS, ReplayOutcome, ReplayRunFile, ReplayStart, load_trace, run_replay};
+pub use replay::{ReplayOutcome, ReplayStart, load_trace, run_replay};
+pub use replay_report::{LATE_P99_MS, ReplayRunFile};
 pub use report::{AgentFiles, AgentRunFile};
 pub use run::{AgentOutcome, AgentStart, run_agent};
 pub use summary::{CacheSpeedup, Goodput, PassSummary, SessionCapacity, Spread, TurnFigures};

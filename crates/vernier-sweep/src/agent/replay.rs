@@ -8,16 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use vernier_journal::JournalWriter;
 use vernier_openai::{ChatMessage, ChatRequest, Client};
-use vernier_run::{Interrupt, Reason, Verdict, VerdictLevel};
+use vernier_run::Interrupt;
 
 use super::config::ReplayConfig;
 use super::exchange::{Unanswered, Wire};
-use super::journal::{self, AgentLine, Job, ReplayRecord, TurnStatus};
+use super::journal::{AgentLine, Job, ReplayRecord, TurnStatus};
+use super::replay_report::{ReplayRunFile, markdown, replay_run_file};
 use super::run::count;
-use super::summary::{Goodput, Spread, goodput_of};
 use crate::context::RunContext;
 use crate::corpus::NonceSource;
 use crate::environment::Environment;
@@ -27,9 +26,6 @@ use crate::trace::{
     Synthesis, Trace, TraceFormat, TraceRecord, bundled_trace, parse_trace, read_trace, synthesize,
 };
 
-/// Lateness p99 above which a replay is `questionable`: the client, not the trace, set when
-/// requests went out.
-pub const LATE_P99_MS: f64 = 5.0;
 /// The pause between the end of set-up and the first record's instant.
 const LEAD: Duration = Duration::from_millis(300);
 
@@ -48,53 +44,10 @@ pub enum ReplayStart {
     Resume {
         /// The journal.
         journal: PathBuf,
+        /// What was typed beside `--resume` (a measurement setting that differs from the
+        /// journal's is refused by name).
+        typed: super::config::TypedBeside<ReplayConfig>,
     },
-}
-
-/// A replay's figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ReplayRunFile {
-    /// `replay`.
-    pub kind: String,
-    /// How far the figures can be trusted.
-    pub verdict: Verdict,
-    /// The configuration.
-    pub config: ReplayConfig,
-    /// Words of synthesised text per server token.
-    pub words_per_token: f64,
-    /// The server, model and machine.
-    pub environment: Environment,
-    /// When it began, ms since the Unix epoch.
-    pub started_unix_ms: u64,
-    /// Records in the trace (after `--limit`).
-    pub records: usize,
-    /// Records answered within budget, cut off, failed, too long.
-    pub ok: usize,
-    /// Cut off by the token budget.
-    pub cut_off: usize,
-    /// Failed at the server.
-    pub infra: usize,
-    /// Too long for the server.
-    pub too_long: usize,
-    /// Each request's send against its schedule, ms.
-    pub late_ms: Option<Spread>,
-    /// TTFT, ms.
-    pub ttft_ms: Option<Spread>,
-    /// Decode rate, tokens per second.
-    pub decode_tokens_per_s: Option<Spread>,
-    /// Records whose hash ids repeat an earlier record's (a perfect cache would hit).
-    pub repeat_records: usize,
-    /// Of those, records the server reported a hit for.
-    pub repeat_hits: usize,
-    /// Cached tokens reported / tokens a perfect cache would hold.
-    pub hit_ratio: Option<f64>,
-    /// Per trace session: its records, and its cached / ideal ratio.
-    pub sessions: Vec<(String, usize, Option<f64>)>,
-    /// Against the target.
-    pub goodput: Option<Goodput>,
-    /// Whether the replay was interrupted.
-    pub interrupted: bool,
 }
 
 /// What a replay produced.
@@ -136,7 +89,7 @@ pub fn load_trace(config: &ReplayConfig) -> Result<Trace, SweepError> {
     } else {
         read_trace(Path::new(&config.trace), format)
     }
-    .map_err(|error| SweepError::invalid("--trace", error.to_string()))?;
+    .map_err(|error| SweepError::invalid("--trace", vernier_cli::cause_chain(&error)))?;
     if config.limit > 0 {
         trace.records.truncate(config.limit);
     }
@@ -158,6 +111,47 @@ pub fn load_trace(config: &ReplayConfig) -> Result<Trace, SweepError> {
         ));
     }
     Ok(trace)
+}
+
+/// The records (by index) that do not fit the server's context, prompt and reply together:
+/// refused before any request, naming the first and the fix, unless `skip` (then they are
+/// journaled as `too_long` without being sent). Without a stated context nothing is left out.
+fn over_context(
+    trace: &Trace,
+    limit: Option<vernier_openai::ContextLimit>,
+    skip: bool,
+) -> Result<HashSet<usize>, SweepError> {
+    let Some(limit) = limit else {
+        return Ok(HashSet::new());
+    };
+    let needs = |record: &TraceRecord| {
+        u64::from(record.input_tokens) + u64::from(record.output_tokens.max(1))
+    };
+    let over: HashSet<usize> = trace
+        .records
+        .iter()
+        .enumerate()
+        .filter(|(_, record)| needs(record) > limit.tokens)
+        .map(|(index, _)| index)
+        .collect();
+    if over.is_empty() || skip {
+        return Ok(over);
+    }
+    let first = over.iter().min().copied().unwrap_or(0);
+    let record = &trace.records[first];
+    Err(SweepError::invalid(
+        "--trace",
+        format!(
+            "{} of {} records do not fit the server's context of {} tokens ({}); the first, record {}, asks for {} prompt and {} reply tokens. Replay on a server with a longer context, cut the trace, or pass --skip-over-context to journal them as too long without sending them",
+            over.len(),
+            trace.records.len(),
+            limit.tokens,
+            limit.source,
+            first + 1,
+            record.input_tokens,
+            record.output_tokens
+        ),
+    ))
 }
 
 /// Tokens of `record` a perfect cache would hold, given the hash ids sent before it.
@@ -221,6 +215,64 @@ async fn first_line(
     Ok((nonce, words_per_token))
 }
 
+/// What a replay needs once its folder is open: its trace (read now when resumed), the records
+/// over the server's context, the server read and checked, the wire and the journal's writer,
+/// and its first line (nonce and words per token).
+async fn started(
+    read: Option<Trace>,
+    client: Client,
+    config: &mut ReplayConfig,
+    (opened, resumed): (&super::run::Opened, bool),
+    context: &RunContext,
+    observer: &dyn SweepObserver,
+) -> Result<Started, SweepError> {
+    let trace = match read {
+        Some(trace) => trace,
+        None => load_trace(config)?,
+    };
+    let idle_timeout = config.idle_timeout();
+    let (connected, wire, writer) = super::run::begin(
+        client,
+        (
+            &mut config.model,
+            config.capture,
+            &config.extra_body,
+            idle_timeout,
+        ),
+        (opened, resumed),
+        context,
+        observer,
+    )
+    .await?;
+    let over = over_context(&trace, connected.context_limit, config.skip_over_context)?;
+    if resumed {
+        observer.note(
+            "resumed: the records left are sent on a schedule anchored anew at the first of them",
+        );
+    }
+    observer.status("sizing synthesised text in the server's tokens");
+    let first = first_line(
+        opened,
+        &wire,
+        &writer,
+        config,
+        connected.environment.clone(),
+        context,
+    )
+    .await?;
+    Ok((trace, over, connected, wire, writer, first))
+}
+
+/// What [`started`] gives.
+type Started = (
+    Trace,
+    HashSet<usize>,
+    super::run::Connected,
+    Wire,
+    JournalWriter,
+    (String, f64),
+);
+
 /// Replays a trace (or continues a replay) and writes its run file and report.
 pub async fn run_replay(
     client: Client,
@@ -239,7 +291,7 @@ pub async fn run_replay(
             let trace = load_trace(&config)?;
             (Ok((*config, out)), Some(trace))
         }
-        ReplayStart::Resume { journal } => (Err(journal), None),
+        ReplayStart::Resume { journal, typed } => (Err((journal, typed)), None),
     };
     let (opened, mut config, resumed) = super::run::open_job(
         start,
@@ -251,41 +303,30 @@ pub async fn run_replay(
             Job::Agent { .. } => None,
         },
     )?;
-    let trace = match read {
-        Some(trace) => trace,
-        None => load_trace(&config)?,
-    };
-    let (connected, wire, writer) = super::run::begin(
+    let started = started(
+        read,
         client,
-        (&mut config.model, config.capture, &config.extra_body),
+        &mut config,
         (&opened, resumed),
         &context,
         observer.as_ref(),
     )
-    .await?;
-    if resumed {
-        observer.note(
-            "resumed: the records left are sent on a schedule anchored anew at the first of them",
-        );
-    }
-    observer.status("sizing synthesised text in the server's tokens");
-    let (nonce, words_per_token) = first_line(
-        &opened,
-        &wire,
+    .await;
+    let (trace, over, connected, wire, writer, (nonce, words_per_token)) = match started {
+        Ok(started) => started,
+        Err(error) => {
+            if !resumed {
+                opened.abandon();
+            }
+            return Err(error);
+        }
+    };
+    let done = records_done(
+        &opened.lines,
+        &over,
+        (&trace, connected.context_limit),
         &writer,
-        &config,
-        connected.environment,
-        &context,
-    )
-    .await?;
-    let done: HashSet<usize> = opened
-        .lines
-        .iter()
-        .filter_map(|line| match line {
-            AgentLine::Replayed(record) => Some(record.index),
-            _ => None,
-        })
-        .collect();
+    )?;
     observer.planned(trace.records.len() as u64, done.len() as u64);
     let synthesis = Synthesis {
         run_nonce: nonce,
@@ -298,19 +339,31 @@ pub async fn run_replay(
         observer: Arc::clone(&observer),
         config,
         stop: tokio::sync::watch::channel(false).0,
+        stopped_by: std::sync::Mutex::new(None),
     });
     let interrupted = send_all(Arc::clone(&shared), trace, synthesis, done, interrupt).await?;
+    let stopped_by = shared
+        .stopped_by
+        .lock()
+        .map_or(None, |mut reason| reason.take());
     let lines = super::run::end_run(
         &shared.wire.client,
         &connected.fingerprint,
         (&shared.journal, &opened.journal),
-        interrupted,
+        interrupted || stopped_by.is_some(),
         observer.as_ref(),
     )
     .await?;
-    let run = replay_run_file(&lines, n_records, interrupted)?;
+    let run = replay_run_file(&lines, n_records, interrupted || stopped_by.is_some())?;
     let run_file = crate::report::write_json(opened.out.join("replay.json"), &run)?;
     let markdown_path = crate::report::write(opened.out.join("report.md"), &markdown(&run))?;
+    if let Some(detail) = stopped_by {
+        return Err(super::run::server_stopped(
+            detail,
+            &opened.journal,
+            &context,
+        ));
+    }
     Ok(ReplayOutcome {
         run,
         run_file,
@@ -327,6 +380,76 @@ struct Shared {
     config: ReplayConfig,
     /// Set by a refusal no retry fixes: nothing more is sent.
     stop: tokio::sync::watch::Sender<bool>,
+    /// Why the server counts as stopped (a request failed every try and the server no longer
+    /// lists its models): the replay ends with the resume command.
+    stopped_by: std::sync::Mutex<Option<String>>,
+}
+
+/// The records done: each by its last line, one the server failed (infra) sent again; the
+/// records over the server's context journaled now as not sent (once) and counted done.
+fn records_done(
+    lines: &[AgentLine],
+    over: &HashSet<usize>,
+    (trace, limit): (&Trace, Option<vernier_openai::ContextLimit>),
+    writer: &JournalWriter,
+) -> Result<HashSet<usize>, SweepError> {
+    let mut last: std::collections::HashMap<usize, TurnStatus> = std::collections::HashMap::new();
+    for line in lines {
+        if let AgentLine::Replayed(record) = line {
+            last.insert(record.index, record.status);
+        }
+    }
+    let mut done: HashSet<usize> = last
+        .iter()
+        .filter(|(_, status)| **status != TurnStatus::Infra)
+        .map(|(index, _)| *index)
+        .collect();
+    for &index in over {
+        if done.insert(index) {
+            writer.append(&AgentLine::Replayed(Box::new(not_sent(
+                index,
+                &trace.records[index],
+                limit,
+            ))))?;
+        }
+    }
+    writer.sync()?;
+    Ok(done)
+}
+
+/// A record the server's context cannot hold, journaled without being sent.
+fn not_sent(
+    index: usize,
+    record: &TraceRecord,
+    limit: Option<vernier_openai::ContextLimit>,
+) -> ReplayRecord {
+    let context = limit.map_or_else(String::new, |limit| {
+        format!(", over the server's context of {} tokens", limit.tokens)
+    });
+    ReplayRecord {
+        index,
+        session: record.session.clone(),
+        scheduled_ms: 0.0,
+        late_ms: None,
+        trace_input_tokens: record.input_tokens,
+        trace_output_tokens: record.output_tokens,
+        ideal_cached_tokens: 0,
+        status: TurnStatus::TooLong,
+        error: Some(format!(
+            "not sent: {} prompt and {} reply tokens{context} (--skip-over-context)",
+            record.input_tokens, record.output_tokens
+        )),
+        tries: 0,
+        prompt_tokens: None,
+        cached_tokens: None,
+        cached_source: super::exchange::CachedSource::None,
+        completion_tokens: None,
+        ttft_ms: None,
+        decode_tokens_per_s: None,
+        itl_median_ms: None,
+        sent_unix_ns: None,
+        capture: None,
+    }
 }
 
 /// One record ready to go, built ahead of its instant (a bounded window of them), so sending
@@ -495,12 +618,27 @@ async fn send_one(shared: &Shared, item: Ready, scheduled_unix_ns: u64) -> Resul
             shared.stop.send_replace(true);
             return Err(SweepError::ServerRejected { detail: message });
         }
-        Err(Unanswered::Infra(message, tries, began)) => ReplayRecord {
-            late_ms: late(began),
-            error: Some(message),
-            tries,
-            ..base
-        },
+        Err(Unanswered::Infra(message, tries, began)) => {
+            if !shared.wire.alive().await {
+                // The server stopped: nothing more is sent, and the replay ends with the
+                // command that continues it (this record is sent again then).
+                if let Ok(mut reason) = shared.stopped_by.lock() {
+                    reason.get_or_insert_with(|| {
+                        format!(
+                            "record {} got no answer and the server no longer answers: {message}",
+                            item.index
+                        )
+                    });
+                }
+                shared.stop.send_replace(true);
+            }
+            ReplayRecord {
+                late_ms: late(began),
+                error: Some(message),
+                tries,
+                ..base
+            }
+        }
         Err(Unanswered::TooLong(message)) => ReplayRecord {
             status: TurnStatus::TooLong,
             error: Some(message),
@@ -513,275 +651,4 @@ async fn send_one(shared: &Shared, item: Ready, scheduled_unix_ns: u64) -> Resul
     shared.journal.sync()?;
     shared.observer.request_measured();
     Ok(())
-}
-
-/// The replay's figures from its journal.
-pub(crate) fn replay_run_file(
-    lines: &[AgentLine],
-    n_records: usize,
-    interrupted: bool,
-) -> Result<ReplayRunFile, SweepError> {
-    let Some(AgentLine::Start(start)) = lines.first() else {
-        return Err(SweepError::invalid("the journal", "it has no start line"));
-    };
-    let Job::Replay {
-        config,
-        words_per_token,
-    } = &start.job
-    else {
-        return Err(SweepError::invalid(
-            "the journal",
-            "it is an agent run's, not a replay's",
-        ));
-    };
-    let records: Vec<&ReplayRecord> = lines
-        .iter()
-        .filter_map(|line| match line {
-            AgentLine::Replayed(record) => Some(&**record),
-            _ => None,
-        })
-        .collect();
-    let answered: Vec<&ReplayRecord> = records
-        .iter()
-        .copied()
-        .filter(|r| r.status.answered())
-        .collect();
-    let count = |status: TurnStatus| records.iter().filter(|r| r.status == status).count();
-    let reported: Vec<&ReplayRecord> = answered
-        .iter()
-        .copied()
-        .filter(|r| r.cached_tokens.is_some())
-        .collect();
-    let cached: u64 = reported.iter().filter_map(|r| r.cached_tokens).sum();
-    let ideal: u64 = reported.iter().map(|r| r.ideal_cached_tokens).sum();
-    let sessions = per_session(&records, &reported);
-    let late_ms = Spread::of(answered.iter().filter_map(|r| r.late_ms));
-    let infra = count(TurnStatus::Infra);
-    let (_, server_changes) = journal::end_of(lines);
-    let mut verdict = replay_verdict(
-        late_ms,
-        (infra, records.len(), n_records),
-        !answered.is_empty() && reported.is_empty(),
-        interrupted,
-    );
-    if !server_changes.is_empty() {
-        let mut reasons = verdict.reasons.clone();
-        reasons.push(Reason::new(
-            "server_changed",
-            VerdictLevel::Invalid,
-            format!(
-                "the server changed during the replay: {}",
-                server_changes.join("; ")
-            ),
-        ));
-        verdict = Verdict::from_reasons(reasons);
-    }
-    Ok(ReplayRunFile {
-        kind: "replay".to_owned(),
-        verdict,
-        config: (**config).clone(),
-        words_per_token: *words_per_token,
-        environment: (*start.environment).clone(),
-        started_unix_ms: start.started_unix_ms,
-        records: n_records,
-        ok: count(TurnStatus::Ok),
-        cut_off: count(TurnStatus::CutOff),
-        infra,
-        too_long: count(TurnStatus::TooLong),
-        late_ms,
-        ttft_ms: Spread::of(answered.iter().filter_map(|r| r.ttft_ms)),
-        decode_tokens_per_s: Spread::of(answered.iter().filter_map(|r| r.decode_tokens_per_s)),
-        repeat_records: answered
-            .iter()
-            .filter(|r| r.ideal_cached_tokens > 0)
-            .count(),
-        repeat_hits: answered
-            .iter()
-            .filter(|r| r.ideal_cached_tokens > 0 && r.cached_tokens.unwrap_or(0) > 0)
-            .count(),
-        hit_ratio: (ideal > 0).then(|| cached as f64 / ideal as f64),
-        sessions,
-        goodput: config.target.as_ref().map(|target| {
-            goodput_of(
-                records.iter().map(|r| {
-                    (
-                        r.status.answered(),
-                        r.ttft_ms,
-                        r.decode_tokens_per_s,
-                        r.itl_median_ms,
-                    )
-                }),
-                target,
-                n_records,
-            )
-        }),
-        interrupted,
-    })
-}
-
-/// Per trace session: its records, and its cached / ideal ratio over the records that
-/// reported a count.
-fn per_session(
-    records: &[&ReplayRecord],
-    reported: &[&ReplayRecord],
-) -> Vec<(String, usize, Option<f64>)> {
-    let mut names: Vec<String> = records.iter().filter_map(|r| r.session.clone()).collect();
-    names.sort();
-    names.dedup();
-    names
-        .into_iter()
-        .map(|name| {
-            let mine: Vec<&ReplayRecord> = reported
-                .iter()
-                .copied()
-                .filter(|r| r.session.as_deref() == Some(name.as_str()))
-                .collect();
-            let ideal: u64 = mine.iter().map(|r| r.ideal_cached_tokens).sum();
-            let cached: u64 = mine.iter().filter_map(|r| r.cached_tokens).sum();
-            let n = records
-                .iter()
-                .filter(|r| r.session.as_deref() == Some(name.as_str()))
-                .count();
-            (name, n, (ideal > 0).then(|| cached as f64 / ideal as f64))
-        })
-        .collect()
-}
-
-/// The replay's verdict: late sends, failures, no cache count, records not sent.
-fn replay_verdict(
-    late_ms: Option<Spread>,
-    (infra, sent, n_records): (usize, usize, usize),
-    no_cache_count: bool,
-    interrupted: bool,
-) -> Verdict {
-    let mut reasons = Vec::new();
-    if let Some(late) = late_ms
-        && late.p99 > LATE_P99_MS
-    {
-        reasons.push(Reason::new(
-            "late_sends",
-            VerdictLevel::Questionable,
-            format!(
-                "requests went out late against the trace's schedule: p99 {:.1} ms (above {LATE_P99_MS} ms)",
-                late.p99
-            ),
-        ));
-    }
-    if infra > 0 {
-        let level = if infra as f64 / sent.max(1) as f64 > vernier_run::INFRA_INVALID_SHARE {
-            VerdictLevel::Invalid
-        } else {
-            VerdictLevel::Questionable
-        };
-        reasons.push(Reason::new(
-            "infra",
-            level,
-            format!("{infra} of {sent} requests failed at the server after every try"),
-        ));
-    }
-    if no_cache_count {
-        reasons.push(Reason::new(
-            "no_cache_count",
-            VerdictLevel::Questionable,
-            "the server reported no cached tokens: the hit ratio is unknown",
-        ));
-    }
-    if interrupted || sent < n_records {
-        reasons.push(Reason::new(
-            "interrupted",
-            VerdictLevel::Questionable,
-            format!("{sent} of {n_records} records were sent"),
-        ));
-    }
-    Verdict::from_reasons(reasons)
-}
-
-fn markdown(run: &ReplayRunFile) -> String {
-    use std::fmt::Write as _;
-    let mut md = String::new();
-    let env = &run.environment;
-    let _ = writeln!(
-        md,
-        "# Trace replay: {} on {}, {}\n",
-        env.model.id,
-        if env.server.simulator {
-            "the bundled simulator (simulated figures)".to_owned()
-        } else {
-            env.server.kind.clone()
-        },
-        vernier_run::utc_minute(run.started_unix_ms)
-    );
-    let _ = writeln!(md, "**{}**\n", run.verdict.line());
-    let _ = writeln!(
-        md,
-        "Trace `{}` ({} records), sent {}× faster than recorded; prompts synthesised at the recorded lengths ({:.3} words per server token), \
-         shared prefix blocks as shared text; output lengths {}.\n",
-        run.config.trace,
-        run.records,
-        run.config.time_scale,
-        run.words_per_token,
-        if run.config.force_length {
-            "forced where the server allows"
-        } else {
-            "as budgets"
-        }
-    );
-    let spread = |s: Option<Spread>, d: usize| {
-        s.map_or_else(
-            || "—".to_owned(),
-            |s| {
-                format!(
-                    "{} (p99 {}, max {})",
-                    crate::report::text::number(Some(s.median), d),
-                    crate::report::text::number(Some(s.p99), d),
-                    crate::report::text::number(Some(s.max), d)
-                )
-            },
-        )
-    };
-    let _ = writeln!(md, "| figure | median (p99, max) |\n|---|---|");
-    let _ = writeln!(
-        md,
-        "| lateness against the schedule, ms | {} |",
-        spread(run.late_ms, 2)
-    );
-    let _ = writeln!(md, "| TTFT, ms | {} |", spread(run.ttft_ms, 1));
-    let _ = writeln!(
-        md,
-        "| decode, tok/s | {} |",
-        spread(run.decode_tokens_per_s, 1)
-    );
-    let _ = writeln!(
-        md,
-        "\n{} ok, {} cut off, {} failed, {} too long. {} records repeat an earlier record's prefix blocks; the server reported a hit for {} of them. \
-         Hit ratio (cached / what a perfect cache would hold): {}.",
-        run.ok,
-        run.cut_off,
-        run.infra,
-        run.too_long,
-        run.repeat_records,
-        run.repeat_hits,
-        run.hit_ratio
-            .map_or_else(|| "—".to_owned(), |r| format!("{:.1}%", r * 100.0))
-    );
-    if let Some(goodput) = &run.goodput {
-        let _ = writeln!(
-            md,
-            "\n**Goodput:** {} of {} requests ({:.1}%) meet the target.",
-            goodput.met,
-            goodput.of,
-            goodput.share * 100.0
-        );
-    }
-    if !run.sessions.is_empty() {
-        md.push_str("\n| session | records | hit ratio |\n|---|---|---|\n");
-        for (name, n, ratio) in &run.sessions {
-            let _ = writeln!(
-                md,
-                "| {name} | {n} | {} |",
-                ratio.map_or_else(|| "—".to_owned(), |r| format!("{:.1}%", r * 100.0))
-            );
-        }
-    }
-    md
 }

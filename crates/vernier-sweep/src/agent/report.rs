@@ -63,8 +63,20 @@ pub struct AgentFiles {
 }
 
 /// The verdict of an agent run.
-fn verdict_of(passes: &[PassSummary], interrupted: bool, server_changes: &[String]) -> Verdict {
+fn verdict_of(
+    passes: &[PassSummary],
+    interrupted: bool,
+    server_changes: &[String],
+    simulated: bool,
+) -> Verdict {
     let mut reasons = Vec::new();
+    if simulated {
+        reasons.push(Reason::new(
+            "simulated",
+            VerdictLevel::Questionable,
+            "the bundled simulator answered: the figures describe it, not a server",
+        ));
+    }
     // Capacity steps probe overload on purpose: their failures are the steps' answer, not a
     // fault of the run.
     let judged = || passes.iter().filter(|p| p.pass != Pass::Capacity);
@@ -83,6 +95,17 @@ fn verdict_of(passes: &[PassSummary], interrupted: bool, server_changes: &[Strin
             "infra",
             level,
             format!("{infra} of {sent} turns failed at the server after every try"),
+        ));
+    }
+    let answered: usize = judged().map(|p| p.ok + p.cut_off).sum();
+    let cut_off: usize = judged().map(|p| p.cut_off).sum();
+    if answered > 0 && cut_off == answered {
+        reasons.push(Reason::new(
+            "all_cut_off",
+            VerdictLevel::Questionable,
+            format!(
+                "every one of the {answered} answered turns hit its token budget (--max-tokens): no turn ended as the model meant it to, and no conversation is what it would be"
+            ),
         ));
     }
     let too_long: usize = judged().map(|p| p.too_long).sum();
@@ -164,13 +187,9 @@ pub(crate) fn agent_run_file(
             "it is a replay's, not an agent run's",
         ));
     };
-    let turns: Vec<&TurnRecord> = lines
-        .iter()
-        .filter_map(|line| match line {
-            AgentLine::Turn(turn) => Some(&**turn),
-            _ => None,
-        })
-        .collect();
+    // Each turn by its last line: one a resume sent again counts once.
+    let last_lines = super::journal::turns_of(lines);
+    let turns: Vec<&TurnRecord> = last_lines.iter().collect();
     let (interrupted, server_changes) = super::journal::end_of(lines);
     let mut keys: Vec<(Pass, u32)> = turns.iter().map(|t| (t.pass, t.sessions)).collect();
     keys.sort_unstable();
@@ -197,7 +216,12 @@ pub(crate) fn agent_run_file(
         .and_then(|_| speedup(&of_pass(Pass::Cached), &of_pass(Pass::Baseline)));
     Ok(AgentRunFile {
         kind: "agent".to_owned(),
-        verdict: verdict_of(&passes, interrupted, &server_changes),
+        verdict: verdict_of(
+            &passes,
+            interrupted,
+            &server_changes,
+            start.environment.server.simulator,
+        ),
         config: (**config).clone(),
         sizing: *sizing,
         shared_prefix_tokens: *shared_prefix_tokens,

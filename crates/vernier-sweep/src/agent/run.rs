@@ -10,7 +10,7 @@ use vernier_journal::JournalWriter;
 use vernier_openai::{ChatMessage, ChatRequest, Client};
 use vernier_run::Interrupt;
 
-use super::config::AgentConfig;
+use super::config::{AgentConfig, TypedBeside};
 use super::conversation::{Sizing, Texts};
 use super::exchange::Wire;
 use super::journal::{self, AgentLine, Job, Pass, StartLine, TurnRecord};
@@ -37,6 +37,10 @@ pub enum AgentStart {
     Resume {
         /// The journal (`journal.jsonl`; its folder is the output folder).
         journal: PathBuf,
+        /// What was typed beside `--resume`: a measurement setting that differs from the
+        /// journal's is refused by name; an operational one (`--capture`,
+        /// `--idle-timeout-s`) is used from here on.
+        typed: TypedBeside<AgentConfig>,
     },
 }
 
@@ -59,6 +63,24 @@ pub(crate) struct Opened {
     pub(crate) out: PathBuf,
     pub(crate) journal: PathBuf,
     pub(crate) lines: Vec<AgentLine>,
+    /// The folder was made by this run (a new run whose start fails takes it away again, so
+    /// the same `--out` can be given once more).
+    pub(crate) made_folder: bool,
+}
+
+impl Opened {
+    /// A new run that could not start leaves nothing behind: its journal (when no line was
+    /// written) and the folder it made (when empty) are taken away.
+    pub(crate) fn abandon(&self) {
+        let empty_journal = std::fs::metadata(&self.journal).is_ok_and(|m| m.len() == 0);
+        if empty_journal {
+            let _ = std::fs::remove_file(&self.journal);
+        }
+        if self.made_folder {
+            // Fails, as it should, unless the folder is empty.
+            let _ = std::fs::remove_dir(&self.out);
+        }
+    }
 }
 
 /// Opens the output folder (new) or reads the journal (resumed).
@@ -74,9 +96,11 @@ pub(crate) fn open(out_or_journal: &Path, resume: bool) -> Result<Opened, SweepE
             out,
             journal,
             lines,
+            made_folder: false,
         });
     }
     let out = out_or_journal.to_owned();
+    let made_folder = !out.exists();
     std::fs::create_dir_all(&out).map_err(|source| SweepError::Journal {
         what: "create the folder of",
         path: out.join("journal.jsonl"),
@@ -97,6 +121,7 @@ pub(crate) fn open(out_or_journal: &Path, resume: bool) -> Result<Opened, SweepE
         out,
         journal,
         lines: Vec::new(),
+        made_folder,
     })
 }
 
@@ -114,22 +139,32 @@ pub(crate) async fn count(
     if !tools.is_empty() {
         request.tools = Some(tools.to_vec());
     }
-    let exchange =
-        wire.send(&request, "probe")
-            .await
-            .map_err(|failure| SweepError::Calibration {
-                workload: "agent".to_owned(),
-                target: 0,
-                detail: format!("a probe to count prompt tokens failed: {failure:?}"),
-            })?;
+    let exchange = wire
+        .send(&request, "probe")
+        .await
+        .map_err(|failure| SweepError::Sizing {
+            detail: format!(
+                "a one-token request to count the prompt's tokens got no answer: {failure}{}",
+                tool_parser_hint(&failure)
+            ),
+        })?;
     exchange
         .measurement
         .prompt_tokens
-        .ok_or_else(|| SweepError::Calibration {
-            workload: "agent".to_owned(),
-            target: 0,
+        .ok_or_else(|| SweepError::Sizing {
             detail: "the server reported no prompt_tokens in its usage: the texts cannot be sized in its tokens".to_owned(),
         })
+}
+
+/// What to do when the server refuses tools for want of a tool-call parser (vLLM started
+/// without one answers 400 to any request that offers tools).
+fn tool_parser_hint(failure: &super::exchange::Unanswered) -> &'static str {
+    let text = failure.to_string();
+    if text.contains("tool-call-parser") || text.contains("tool choice") {
+        "; the server parses no tool calls: start it with --enable-auto-tool-choice and a --tool-call-parser for the model (vLLM), or run without tools (--tools 0)"
+    } else {
+        ""
+    }
 }
 
 /// Sizes the texts: the server's tokens per corpus unit from two counted probes (16 and 400
@@ -173,8 +208,8 @@ async fn size(wire: &Wire, config: &AgentConfig, nonce: &str) -> Result<(Sizing,
 /// The folder, configuration and whether it resumes: a new run (`Ok`: its configuration,
 /// checked, and folder) or the journal to continue (`Err`), whose start line's job must be
 /// the one `config_of` reads (`command` names it in the refusal).
-pub(crate) fn open_job<C>(
-    start: Result<(C, PathBuf), PathBuf>,
+pub(crate) fn open_job<C: serde::Serialize + serde::de::DeserializeOwned>(
+    start: Result<(C, PathBuf), (PathBuf, TypedBeside<C>)>,
     check: impl Fn(&C) -> Result<(), String>,
     command: &str,
     config_of: impl Fn(&Job) -> Option<C>,
@@ -184,9 +219,10 @@ pub(crate) fn open_job<C>(
             check(&config).map_err(|detail| SweepError::invalid(command, detail))?;
             Ok((open(&out, false)?, config, false))
         }
-        Err(journal) => {
+        Err((journal, typed)) => {
             let opened = open(&journal, true)?;
-            let config = config_of(&journal::start_of(&opened.lines, &journal)?.job).ok_or_else(|| {
+            let start = journal::start_of(&opened.lines, &journal)?;
+            let recorded = config_of(&start.job).ok_or_else(|| {
                 SweepError::invalid(
                     "--resume",
                     format!(
@@ -195,15 +231,55 @@ pub(crate) fn open_job<C>(
                     ),
                 )
             })?;
+            let config = resumed_config(&journal, start, &recorded, &typed)?;
+            check(&config).map_err(|detail| SweepError::invalid(command, detail))?;
             Ok((opened, config, true))
         }
     }
+}
+
+/// Fields a resume may change without changing what is measured.
+const OPERATIONAL: [&str; 2] = ["capture", "idle_timeout_s"];
+
+/// The journal's configuration with the flags typed beside `--resume` checked against it: a
+/// measurement setting that differs is refused by name (exit 2); an operational one is used.
+fn resumed_config<C: serde::Serialize + serde::de::DeserializeOwned>(
+    journal: &Path,
+    start: &StartLine,
+    recorded: &C,
+    typed: &TypedBeside<C>,
+) -> Result<C, SweepError> {
+    let as_json = |config: &C| serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
+    let (recorded_json, typed_json) = (as_json(recorded), as_json(&typed.config));
+    let settings =
+        vernier_run::typed_settings(&recorded_json, &typed_json, &typed.fields, &OPERATIONAL);
+    let original = (!start.command_line.is_empty()).then(|| start.command_line.join(" "));
+    vernier_run::check_resume(journal, original.as_deref(), &settings)?;
+    let mut session = recorded_json;
+    for (field, _) in &typed.fields {
+        if OPERATIONAL.contains(&field.as_str())
+            && let (Some(object), Some(value)) = (session.as_object_mut(), typed_json.get(field))
+        {
+            object.insert(field.clone(), value.clone());
+        }
+    }
+    serde_json::from_value(session).map_err(|error| {
+        SweepError::invalid(
+            "--resume",
+            format!(
+                "{} holds a configuration this version cannot read: {error}",
+                journal.display()
+            ),
+        )
+    })
 }
 
 /// The server as a run records it: the model resolved, the server, model and machine, and
 /// the identity checked again at the end.
 pub(crate) struct Connected {
     pub(crate) model: String,
+    /// The tokens (prompt and reply) the server takes for the model, when it says.
+    pub(crate) context_limit: Option<vernier_openai::ContextLimit>,
     pub(crate) environment: crate::environment::Environment,
     pub(crate) fingerprint: vernier_run::ServerFingerprint,
 }
@@ -234,6 +310,7 @@ async fn connect(
         )?;
     }
     Ok(Connected {
+        context_limit: limit,
         fingerprint: vernier_run::fingerprint(&model.id, &identity),
         model: model.id,
         environment,
@@ -245,10 +322,11 @@ async fn connect(
 /// `extra_body` merged) and the journal's writer.
 pub(crate) async fn begin(
     client: Client,
-    (model, capture, extra_body): (
+    (model, capture, extra_body, idle_timeout): (
         &mut String,
         bool,
         &serde_json::Map<String, serde_json::Value>,
+        std::time::Duration,
     ),
     (opened, resumed): (&Opened, bool),
     context: &RunContext,
@@ -256,7 +334,7 @@ pub(crate) async fn begin(
 ) -> Result<(Connected, Wire, JournalWriter), SweepError> {
     let connected = connect(&client, model, (opened, resumed), context, observer).await?;
     model.clone_from(&connected.model);
-    let wire = Wire::new(client, &opened.out, capture, extra_body);
+    let wire = Wire::new(client, &opened.out, capture, extra_body, idle_timeout);
     let writer = writer_for(opened, resumed, context)?;
     Ok((connected, wire, writer))
 }
@@ -340,32 +418,51 @@ pub async fn run_agent(
 ) -> Result<AgentOutcome, SweepError> {
     let start = match start {
         AgentStart::New { config, out } => Ok((*config, out)),
-        AgentStart::Resume { journal } => Err(journal),
+        AgentStart::Resume { journal, typed } => Err((journal, typed)),
     };
     let (opened, mut config, resumed) =
         open_job(start, AgentConfig::check, "sweep agent", |job| match job {
             Job::Agent { config, .. } => Some((**config).clone()),
             Job::Replay { .. } => None,
         })?;
-    let (connected, wire, writer) = begin(
-        client,
-        (&mut config.model, config.capture, &config.extra_body),
-        (&opened, resumed),
-        &context,
-        observer.as_ref(),
-    )
-    .await?;
-    observer.status("sizing the texts in the server's tokens");
-    let (nonce, sizing, prefix_tokens) = first_line(
-        &opened,
-        &wire,
-        &writer,
-        &config,
-        connected.environment,
-        &context,
-    )
-    .await?;
-    let done: Vec<TurnRecord> = turns_of(&opened.lines);
+    let started = async {
+        let idle_timeout = config.idle_timeout();
+        let (connected, wire, writer) = begin(
+            client,
+            (
+                &mut config.model,
+                config.capture,
+                &config.extra_body,
+                idle_timeout,
+            ),
+            (&opened, resumed),
+            &context,
+            observer.as_ref(),
+        )
+        .await?;
+        observer.status("sizing the texts in the server's tokens");
+        let first = first_line(
+            &opened,
+            &wire,
+            &writer,
+            &config,
+            connected.environment.clone(),
+            &context,
+        )
+        .await?;
+        Ok::<_, SweepError>((connected, wire, writer, first))
+    }
+    .await;
+    let (connected, wire, writer, (nonce, sizing, prefix_tokens)) = match started {
+        Ok(started) => started,
+        Err(error) => {
+            if !resumed {
+                opened.abandon();
+            }
+            return Err(error);
+        }
+    };
+    let done: Vec<TurnRecord> = journal::turns_of(&opened.lines);
     observer.planned(planned_turns(&config), done.len() as u64);
     let shared = Arc::new(Shared {
         wire,
@@ -376,6 +473,7 @@ pub async fn run_agent(
         journal: writer,
         observer: Arc::clone(&observer),
         stop: tokio::sync::watch::channel(false).0,
+        stopped_by: std::sync::Mutex::new(None),
     });
     let work = passes(&shared, &done);
     tokio::pin!(work);
@@ -389,15 +487,19 @@ pub async fn run_agent(
         }
     };
     let capacity = result?;
+    let stopped_by = shared.take_stopped_by();
     let lines = end_run(
         &shared.wire.client,
         &connected.fingerprint,
         (&shared.journal, &opened.journal),
-        interrupted,
+        interrupted || stopped_by.is_some(),
         observer.as_ref(),
     )
     .await?;
     let (run, files) = write_agent_reports(&opened.out, &lines, capacity)?;
+    if let Some(detail) = stopped_by {
+        return Err(server_stopped(detail, &opened.journal, &context));
+    }
     Ok(AgentOutcome {
         run,
         files,
@@ -426,22 +528,28 @@ pub(crate) async fn end_run(
     journal::read_lines(journal)
 }
 
+/// The error a run ends with when its server stopped: what was seen, where everything measured
+/// is, and the command that continues it (the command line as typed, with `--resume JOURNAL`).
+pub(crate) fn server_stopped(detail: String, journal: &Path, context: &RunContext) -> SweepError {
+    let program = vernier_cli::program_name(&context.command_line, "sweep");
+    SweepError::Run(vernier_run::RunError::ServerStopped {
+        reason: vernier_run::StopReason::ServerUnreachable,
+        detail,
+        journal: journal.to_path_buf(),
+        resume_command: vernier_cli::resume_command(
+            program,
+            &context.command_line,
+            "--resume",
+            &journal.display().to_string(),
+        ),
+    })
+}
+
 fn unreachable_job() -> Result<(String, Sizing, u64), SweepError> {
     Err(SweepError::invalid(
         "--resume",
         "the journal is a replay's: continue it with `sweep replay --resume`",
     ))
-}
-
-/// The turns journaled so far.
-pub(crate) fn turns_of(lines: &[AgentLine]) -> Vec<TurnRecord> {
-    lines
-        .iter()
-        .filter_map(|line| match line {
-            AgentLine::Turn(turn) => Some((**turn).clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn planned_turns(config: &AgentConfig) -> u64 {

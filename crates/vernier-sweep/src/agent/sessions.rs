@@ -31,6 +31,9 @@ pub(crate) struct Shared {
     /// Set when the run must stop (interrupted, or a refusal): sessions send no further turn
     /// and wake from their pauses.
     pub(crate) stop: watch::Sender<bool>,
+    /// Why the server counts as stopped (a turn failed every try and the server no longer
+    /// lists its models): the run ends with the command that continues it.
+    pub(crate) stopped_by: std::sync::Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -42,6 +45,19 @@ impl Shared {
     /// Asks every session to stop after the turn it has in flight.
     pub(crate) fn request_stop(&self) {
         self.stop.send_replace(true);
+    }
+
+    /// The server stopped answering: the first reason is kept, and every session stops.
+    pub(crate) fn server_stopped(&self, reason: String) {
+        if let Ok(mut kept) = self.stopped_by.lock() {
+            kept.get_or_insert(reason);
+        }
+        self.request_stop();
+    }
+
+    /// Why the server counts as stopped, once (taken).
+    pub(crate) fn take_stopped_by(&self) -> Option<String> {
+        self.stopped_by.lock().map_or(None, |mut kept| kept.take())
     }
 
     /// Sleeps `pause`, or less when the run stops meanwhile.
@@ -201,6 +217,12 @@ async fn run_session(
 ) -> Result<Vec<TurnRecord>, SweepError> {
     let mut conversation = Conversation::new(session, texts);
     let mut last: Option<(u64, u64)> = None;
+    // A turn the server failed (every try) is sent again: it and anything after it are not
+    // done. The journal keeps the failed line; the summary counts each turn by its last line.
+    let mut before = before;
+    if let Some(failed) = before.iter().position(|t| t.status == TurnStatus::Infra) {
+        before.truncate(failed);
+    }
     for turn in &before {
         conversation.open_turn(texts, turn.turn);
         if !turn.status.answered() {
@@ -239,35 +261,8 @@ async fn run_session(
             };
             prompt.map(|p| held.min(p))
         };
-        let record = match sent {
-            Ok(exchange) => answered(
-                shared,
-                (pass, sessions, session, turn),
-                opening,
-                &exchange,
-                think,
-                &ideal,
-            ),
-            Err(Unanswered::Fatal(message)) => {
-                return Err(SweepError::ServerRejected { detail: message });
-            }
-            Err(Unanswered::Infra(message, tries, _)) => unanswered(
-                (pass, sessions, session, turn),
-                opening,
-                TurnStatus::Infra,
-                message,
-                tries,
-                shared.config.tools,
-            ),
-            Err(Unanswered::TooLong(message)) => unanswered(
-                (pass, sessions, session, turn),
-                opening,
-                TurnStatus::TooLong,
-                message,
-                1,
-                shared.config.tools,
-            ),
-        };
+        let place = (pass, sessions, session, turn);
+        let record = record_of(shared, place, opening, sent, (think, &ideal)).await?;
         shared
             .journal
             .append(&AgentLine::Turn(Box::new(record.clone())))?;
@@ -287,6 +282,50 @@ async fn run_session(
         }
     }
     Ok(turns)
+}
+
+/// The journal line of one turn: its answer, or why it got none (a refusal no retry fixes
+/// ends the run; a failure on a server that no longer answers stops every session).
+async fn record_of(
+    shared: &Shared,
+    place: Place,
+    opening: super::conversation::Opening,
+    sent: Result<Exchange, Unanswered>,
+    (think, ideal): (
+        std::time::Duration,
+        &(dyn Fn(Option<u64>) -> Option<u64> + Sync),
+    ),
+) -> Result<TurnRecord, SweepError> {
+    let (_, _, session, turn) = place;
+    Ok(match sent {
+        Ok(exchange) => answered(shared, place, opening, &exchange, think, &ideal),
+        Err(Unanswered::Fatal(message)) => {
+            return Err(SweepError::ServerRejected { detail: message });
+        }
+        Err(Unanswered::Infra(message, tries, _)) => {
+            if !shared.wire.alive().await {
+                shared.server_stopped(format!(
+                    "turn {turn} of session {session} got no answer and the server no longer answers: {message}"
+                ));
+            }
+            unanswered(
+                place,
+                opening,
+                TurnStatus::Infra,
+                message,
+                tries,
+                shared.config.tools,
+            )
+        }
+        Err(Unanswered::TooLong(message)) => unanswered(
+            place,
+            opening,
+            TurnStatus::TooLong,
+            message,
+            1,
+            shared.config.tools,
+        ),
+    })
 }
 
 /// What the server computed for a turn that a perfect cache would keep: its prompt and the

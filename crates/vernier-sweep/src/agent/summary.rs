@@ -327,9 +327,11 @@ pub(crate) fn summarise_pass(
         by_turn,
         goodput: target.map(|target| {
             goodput_of(
+                // A turn cut off by its budget is not a good turn: it never ended as the model
+                // meant it to, so it counts with the failed ones.
                 turns.iter().map(|t| {
                     (
-                        t.status.answered(),
+                        t.status == TurnStatus::Ok,
                         figure(t, TargetMetric::Ttft),
                         figure(t, TargetMetric::Decode),
                         figure(t, TargetMetric::Itl),

@@ -109,12 +109,16 @@ impl Columns {
 }
 
 fn count(field: &str, name: &str) -> Result<u32, String> {
-    field.parse::<u32>().map_err(|_| {
+    let count = field.parse::<u32>().map_err(|_| {
         format!(
             "\"{name}\" must be a whole number of tokens (0 to {}), not \"{field}\"",
             u32::MAX
         )
-    })
+    })?;
+    if count > super::record::MAX_RECORD_TOKENS {
+        return Err(super::record::over_bound(name, count));
+    }
+    Ok(count)
 }
 
 /// Nanoseconds since the Unix epoch of `YYYY-MM-DD HH:MM:SS[.fraction][Z|±HH:MM]` (UTC unless

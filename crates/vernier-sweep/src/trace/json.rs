@@ -189,6 +189,9 @@ fn tokens(object: &Map<String, Value>, field: &str, needs: &str) -> Result<u32, 
     if count == 0 && field.starts_with("input") {
         return Err(zero_input(field));
     }
+    if count > super::record::MAX_RECORD_TOKENS {
+        return Err(super::record::over_bound(field, count));
+    }
     Ok(count)
 }
 

@@ -4,6 +4,18 @@
 
 use std::path::PathBuf;
 
+/// The most tokens a record may ask for, in its prompt or its reply: 2^24 (16,777,216), beyond
+/// any model's context. A larger count is a wrong unit or a corrupt line, refused by line before
+/// any prompt is made (one of 10^8 tokens would take gigabytes to synthesise).
+pub const MAX_RECORD_TOKENS: u32 = 1 << 24;
+
+/// A token count over [`MAX_RECORD_TOKENS`], in words.
+pub(crate) fn over_bound(field: &str, count: u32) -> String {
+    format!(
+        "\"{field}\" is {count} tokens, over the {MAX_RECORD_TOKENS} tokens any server takes; check the trace's units or the line"
+    )
+}
+
 /// The block size, in tokens, a hash id stands for when a trace does not say otherwise (and
 /// always in Mooncake traces).
 pub const DEFAULT_BLOCK_TOKENS: u32 = 512;

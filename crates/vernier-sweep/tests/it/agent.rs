@@ -236,6 +236,7 @@ async fn an_interrupted_agent_run_resumes_without_sending_a_turn_twice() {
     let sent_before = sim.ground_truth().len();
     let resume = AgentStart::Resume {
         journal: first.journal.clone(),
+        typed: vernier_sweep::agent::TypedBeside::default(),
     };
     let second = agent(&sim, resume, None).await.expect("the run resumes");
     let turns = turns_of(&lines_of(&second.journal));
@@ -354,6 +355,8 @@ async fn the_capacity_search_finds_the_most_sessions_meeting_the_target() {
             .prefill_tokens_per_s(100_000.0)
             .fixed_overhead(Duration::from_millis(1))
             .prefix_cache(true)
+            // Answers that end by themselves: a turn cut off by its budget meets no target.
+            .reply_tokens(Some(30))
             .build(),
     )
     .await;
