@@ -128,7 +128,9 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
         .gpu_sample_interval(args.gpu.interval())
         .gpus(args.gpu.gpus.clone())
         .shard_start(
-            args.start_at,
+            args.start_at
+                .map(|at| vernier_run::instant_ahead("--start-at", at, vernier_run::unix_ms()))
+                .transpose()?,
             vernier_run::seconds("--start-tolerance", args.start_tolerance, true)?,
             vernier_run::seconds("--shard-gap", args.shard_gap, true)?,
         );
@@ -283,7 +285,15 @@ pub fn shard_job(args: &Args) -> Result<String, SweepError> {
     else {
         return Err(invalid("shard-job", "not the shard-job command".to_owned()));
     };
-    let start = start_at.unwrap_or_else(|| vernier_run::unix_ms() + start_in.saturating_mul(1000));
+    let now = vernier_run::unix_ms();
+    let start = match start_at {
+        Some(at) => vernier_run::instant_ahead("--start-at", *at, now)?,
+        None => vernier_run::instant_ahead(
+            "--start-in",
+            now.saturating_add(start_in.saturating_mul(1000)),
+            now,
+        )?,
+    };
     let mut job = vernier_sweep::ShardJob::new(name, image, *shards, start, claim);
     job.namespace.clone_from(namespace);
     job.sweep_args.clone_from(sweep_args);

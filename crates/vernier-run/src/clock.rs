@@ -236,6 +236,24 @@ mod tests {
 /// The longest wait, timeout or duration a flag may give: seven days.
 pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
+/// An instant `flag` gives (ms since the Unix epoch), checked against the clock: at most
+/// seven days ([`MAX_SECONDS`]) ahead of `now_ms`, so a wrong year or unit is refused rather
+/// than waited for.
+pub fn instant_ahead(flag: &str, at_ms: u64, now_ms: u64) -> Result<u64, crate::RunError> {
+    let limit_ms = now_ms.saturating_add(MAX_SECONDS as u64 * 1000);
+    if at_ms > limit_ms {
+        return Err(crate::RunError::invalid(
+            flag,
+            format!(
+                "{} is more than 7 days ahead (the latest this run waits for is {}); give an instant within the week, e.g. a few minutes from now",
+                rfc3339_ms(at_ms),
+                rfc3339_ms(limit_ms)
+            ),
+        ));
+    }
+    Ok(at_ms)
+}
+
 /// `value` seconds given by `flag`, checked the one way every engine checks them: a number
 /// above 0 (or from 0 when `zero_allowed`) and at most seven days ([`MAX_SECONDS`]); anything
 /// else, NaN and infinities included, is a refused flag.
@@ -265,6 +283,28 @@ pub fn seconds(flag: &str, value: f64, zero_allowed: bool) -> Result<Duration, c
 #[cfg(test)]
 mod seconds_tests {
     use super::*;
+
+    #[test]
+    fn an_instant_years_ahead_is_refused_naming_the_limit() {
+        let now = 1_800_000_000_000;
+        assert_eq!(
+            instant_ahead("--start-at", now + 60_000, now).ok(),
+            Some(now + 60_000)
+        );
+        assert_eq!(
+            instant_ahead("--start-at", now - 60_000, now).ok(),
+            Some(now - 60_000)
+        );
+        let year_2099 = parse_rfc3339_ms("2099-01-01T00:00:00Z").expect("an instant");
+        let error = instant_ahead("--start-at", year_2099, now).expect_err("years ahead");
+        let text = error.to_string();
+        assert!(
+            text.starts_with("use --start-at: 2099-01-01T00:00:00"),
+            "{text}"
+        );
+        assert!(text.contains("more than 7 days ahead"), "{text}");
+        assert_eq!(vernier_cli::Failure::exit_code(&error), 2);
+    }
 
     #[test]
     fn seconds_beyond_seven_days_or_below_the_floor_are_refused() {

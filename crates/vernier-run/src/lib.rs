@@ -60,8 +60,8 @@ mod verdict;
 mod weights;
 
 pub use clock::{
-    ClockAnchor, MAX_SECONDS, parse_rfc3339_ms, rfc3339_ms, seconds, unix_ms, utc_folder_name,
-    utc_minute,
+    ClockAnchor, MAX_SECONDS, instant_ahead, parse_rfc3339_ms, rfc3339_ms, seconds, unix_ms,
+    utc_folder_name, utc_minute,
 };
 pub use error::{RunError, StopReason};
 #[cfg(feature = "engine")]

@@ -64,6 +64,15 @@ pub enum SweepError {
         /// What the server did, and the fix where there is one.
         detail: String,
     },
+    /// `sweep merge` found the shards given are not one complete run; the merged files (verdict
+    /// invalid) say what is wrong.
+    #[error("merge the shards into one run: {reasons}; the files in {out} record it, verdict invalid", out = out.display())]
+    MergeInvalid {
+        /// The merge's output folder.
+        out: PathBuf,
+        /// What makes it invalid.
+        reasons: String,
+    },
     /// A report file could not be read back (to print it).
     #[error("read {path}", path = path.display())]
     ReadReport {
@@ -127,7 +136,7 @@ impl vernier_cli::Failure for SweepError {
         match self {
             Self::Run(error) => error.exit_kind(),
             // Every request has the refused shape: a flag to change, not a run-time failure.
-            Self::ServerRejected { .. } => vernier_cli::ExitKind::Usage,
+            Self::ServerRejected { .. } | Self::MergeInvalid { .. } => vernier_cli::ExitKind::Usage,
             _ => vernier_cli::ExitKind::Failure,
         }
     }

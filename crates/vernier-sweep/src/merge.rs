@@ -369,6 +369,7 @@ pub fn merge_shards(
         })
         .collect();
     check_clocks(&sources, &mut findings);
+    check_instants(&sources, &mut findings);
     let merged = MergedFrom {
         count,
         shards: sources,
@@ -390,11 +391,47 @@ pub fn merge_shards(
         detail: "the merged journal has no header".to_owned(),
     })?;
     let files = write_reports(&run, out)?;
+    if run.validity.verdict == vernier_run::VerdictLevel::Invalid {
+        // The files say what is wrong; the merge itself is refused (a partial union or shards
+        // of different runs is never one run).
+        return Err(SweepError::MergeInvalid {
+            out: out.to_path_buf(),
+            reasons: run
+                .validity
+                .reasons
+                .iter()
+                .filter(|reason| reason.level == vernier_run::VerdictLevel::Invalid)
+                .map(|reason| reason.detail.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+        });
+    }
     Ok(MergeOutcome {
         run,
         files,
         journal: journal_path,
     })
+}
+
+/// The shards of one run were started for one agreed instant (`--start-at`): shards that name
+/// different instants, or one with an instant beside one without, are shards of different runs.
+fn check_instants(sources: &[ShardSource], findings: &mut Findings) {
+    let instants: Vec<(u32, Option<u64>)> = sources
+        .iter()
+        .filter_map(|s| Some((s.index, s.start.as_ref()?.start_at_unix_ms)))
+        .collect();
+    let named: BTreeSet<u64> = instants.iter().filter_map(|(_, at)| *at).collect();
+    let show = |at: Option<u64>| at.map_or_else(|| "none".to_owned(), vernier_run::rfc3339_ms);
+    if named.len() > 1 || (!named.is_empty() && instants.iter().any(|(_, at)| at.is_none())) {
+        let list: Vec<String> = instants
+            .iter()
+            .map(|(index, at)| format!("shard {index} {}", show(*at)))
+            .collect();
+        findings.invalid.push(format!(
+            "the shards were started for different instants ({}): they are shards of different runs; merge the shards of one run, started with one --start-at",
+            list.join(", ")
+        ));
+    }
 }
 
 fn write_journal(out: &Path, path: &Path, lines: &[SweepJournalLine]) -> Result<(), SweepError> {
@@ -472,6 +509,71 @@ mod tests {
         let mut findings = Findings::default();
         check_clocks(&[source(0, 0.0, None)], &mut findings);
         assert!(findings.questionable[0].contains("shard 0 had no --start-at"));
+    }
+
+    #[test]
+    fn shards_started_for_different_instants_are_shards_of_different_runs() {
+        // Shard 0 of a run started at 1,000 s and shard 1 of one started 41 s later.
+        let mut findings = Findings::default();
+        check_instants(
+            &[
+                source(0, 0.0, Some(1_000_000)),
+                source(1, 0.0, Some(1_041_000)),
+            ],
+            &mut findings,
+        );
+        assert_eq!(findings.invalid.len(), 1, "{:?}", findings.invalid);
+        assert!(
+            findings.invalid[0].contains("shards of different runs"),
+            "{}",
+            findings.invalid[0]
+        );
+        // One shard with the agreed instant beside one without.
+        let mut findings = Findings::default();
+        check_instants(
+            &[source(0, 0.0, Some(1_000_000)), source(1, 0.0, None)],
+            &mut findings,
+        );
+        assert_eq!(findings.invalid.len(), 1);
+        // One run's shards, one instant: nothing to say.
+        let mut findings = Findings::default();
+        check_instants(
+            &[
+                source(0, 0.0, Some(1_000_000)),
+                source(1, 0.0, Some(1_000_000)),
+            ],
+            &mut findings,
+        );
+        assert!(findings.invalid.is_empty(), "{:?}", findings.invalid);
+    }
+
+    #[test]
+    fn a_resumed_shard_keeps_the_instant_its_first_start_agreed() {
+        let start = |at: Option<u64>| {
+            let ShardSource { start, .. } = source(1, 0.0, at);
+            SweepJournalLine::ShardStart(Box::new(start.expect("a start")))
+        };
+        // The first start waited for the agreed instant; the resumed one started at once.
+        let journal = LoadedSweepJournal {
+            lines: vec![start(Some(1_000_000)), start(None)],
+            valid_len: 0,
+            torn_tail: false,
+        };
+        let found = start_of(&journal).expect("a start");
+        assert_eq!(found.start_at_unix_ms, Some(1_000_000));
+        let mut findings = Findings::default();
+        check_clocks(
+            &[ShardSource {
+                start: Some(found),
+                ..source(1, 0.0, None)
+            }],
+            &mut findings,
+        );
+        assert!(
+            findings.questionable.is_empty(),
+            "it had a --start-at: {:?}",
+            findings.questionable
+        );
     }
 
     fn shard_with_units(index: u32, n_units: usize, tokens: u64) -> ShardRun {

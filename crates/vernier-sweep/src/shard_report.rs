@@ -54,10 +54,21 @@ pub struct ShardsReport {
 
 /// The start line of a shard's journal (the last, after a resume).
 pub(crate) fn start_of(journal: &LoadedSweepJournal) -> Option<ShardStart> {
-    journal.lines.iter().rev().find_map(|line| match line {
-        SweepJournalLine::ShardStart(start) => Some((**start).clone()),
-        _ => None,
-    })
+    let starts: Vec<&ShardStart> = journal
+        .lines
+        .iter()
+        .filter_map(|line| match line {
+            SweepJournalLine::ShardStart(start) => Some(&**start),
+            _ => None,
+        })
+        .collect();
+    let mut last = (*starts.last()?).clone();
+    // The instant the shards agreed on is the first start's: a resumed shard past it starts at
+    // once (its own line has none), but it is still a shard of that run.
+    if last.start_at_unix_ms.is_none() {
+        last.start_at_unix_ms = starts.iter().find_map(|start| start.start_at_unix_ms);
+    }
+    Some(last)
 }
 
 /// The shards of a run, from its journal: every shard of a merged run, or a shard's own.

@@ -223,11 +223,30 @@ fn check_figures(one: &Value, all: &Value) {
     }
 }
 
-/// `sweep merge OUT SHARDS…`, which must exit 0 whatever it finds; the run file it wrote.
+/// `sweep merge OUT SHARDS…` of one run's shards, which must exit 0; the run file it wrote.
 fn merge_into(out: &Path, shards: &[&Path]) -> Value {
     let mut args = vec!["merge".to_owned(), out.display().to_string()];
     args.extend(shards.iter().map(|shard| shard.display().to_string()));
     finished(sweep(&args), "sweep merge");
+    run_file(out)
+}
+
+/// `sweep merge OUT SHARDS…` of shards that are not one complete run: it writes the merged
+/// files (verdict invalid, the reasons named) and exits 2, saying why on stderr; the run file
+/// it wrote.
+fn merge_refused(out: &Path, shards: &[&Path]) -> Value {
+    let mut args = vec!["merge".to_owned(), out.display().to_string()];
+    args.extend(shards.iter().map(|shard| shard.display().to_string()));
+    let output = sweep(&args)
+        .wait_with_output()
+        .expect("wait for sweep merge");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("failed to merge the shards into one run")
+            && stderr.contains("verdict invalid"),
+        "{stderr}"
+    );
     run_file(out)
 }
 
@@ -236,7 +255,7 @@ fn merge_into(out: &Path, shards: &[&Path]) -> Value {
 fn check_bad_merges(dir: &Path, shards: &[PathBuf]) {
     let first_three: Vec<&Path> = shards[..3].iter().map(PathBuf::as_path).collect();
     let partial = dir.join("partial");
-    let run = merge_into(&partial, &first_three);
+    let run = merge_refused(&partial, &first_three);
     assert_eq!(run["validity"]["verdict"], "invalid");
     assert!(
         reasons(&run).contains("shard 3 of 4 is missing"),
@@ -258,7 +277,7 @@ fn check_bad_merges(dir: &Path, shards: &[PathBuf]) {
     std::fs::write(stranger.join("journal.jsonl"), format!("{header}\n{rest}")).expect("write");
     let mut mixed_in = first_three;
     mixed_in.push(&stranger);
-    let run = merge_into(&dir.join("mixed"), &mixed_in);
+    let run = merge_refused(&dir.join("mixed"), &mixed_in);
     assert_eq!(run["validity"]["verdict"], "invalid");
     let why = reasons(&run);
     assert!(
