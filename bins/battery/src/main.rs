@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = <battery::Cli as clap::Parser>::parse();
+    let cli = battery::Cli::parse_from(std::env::args_os());
     let command_line: Vec<String> = std::env::args().collect();
     vernier_cli::finish(battery::execute(cli, command_line))
 }

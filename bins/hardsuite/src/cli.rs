@@ -20,9 +20,7 @@ Examples:
   hardsuite show runs/model-a --all-failures              the raw reply behind every failure
 
 Every task's answer and tests are proved before any model sees them (the self-check runs
-first and stops the run if a task cannot be proved). Exit codes: 0 done, 1 failed, 2 a flag
-refused, 4 the server stopped, 5 the self-check failed, 130 interrupted (the resume command is
-printed).";
+first and stops the run if a task cannot be proved).";
 
 /// Run the hard suite (28 judge-free tasks: math, code in a sandbox, tool calls) against an
 /// OpenAI-compatible server, or compare two runs.
@@ -36,7 +34,7 @@ printed).";
     name = "hardsuite",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = EXAMPLES
+    after_help = vernier_cli::exit_code::with_help_lines(EXAMPLES)
 )]
 pub struct Args {
     /// What to do; `run` when omitted.
@@ -234,6 +232,10 @@ fn parse_dataset_kind(text: &str) -> Result<DatasetKind, String> {
 }
 
 /// Arguments of `hardsuite run`.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one command-line switch"
+)]
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct RunArgs {
     /// The server: `--base-url`, `--model`, `--api-key-env`, `--ca-cert`, `--extra-body`
@@ -320,9 +322,16 @@ pub struct RunArgs {
         help_heading = "Server"
     )]
     pub idle_timeout: u64,
-    /// No progress lines on stderr.
+    /// No progress on stderr: no per-task lines and no heartbeat line (warnings are still
+    /// printed). Without a terminal a line saying where the run is comes at least every 10 s
+    /// (`VERNIER_PROGRESS_EVERY_S` sets the seconds).
     #[arg(long, help_heading = "Output")]
     pub quiet: bool,
+    /// For a dataset run, one row and one progress line per question; without it the run
+    /// ends with a table per category and shows a count while it runs (`hardsuite show OUT`
+    /// gives any question's evidence).
+    #[arg(long, short = 'v', help_heading = "Output")]
+    pub per_task: bool,
     /// Skip the self-check (results are marked unchecked; code time limits stay at their
     /// floors). Meant for debugging the harness, not for reported runs.
     #[arg(long, hide = true)]
@@ -427,9 +436,8 @@ fn parse_suite(text: &str) -> Result<PathBuf, String> {
 }
 
 impl SuiteArgs {
-    /// The engine's suite selection; a dataset without a draw (`--per-category`, `--sample`
-    /// or `--all`) is refused.
-    pub fn selection(&self) -> Result<SuiteSelection, HardsuiteError> {
+    /// The `--budget-*` flags, a budget of 0 refused by its flag.
+    fn budgets(&self) -> Result<BudgetFlags, HardsuiteError> {
         let mut budgets = BudgetFlags::default();
         budgets.math = self.budget_math;
         budgets.code = self.budget_code;
@@ -438,6 +446,29 @@ impl SuiteArgs {
         budgets.vision = self.budget_vision;
         budgets.video = self.budget_video;
         budgets.dataset = self.budget_dataset;
+        for (flag, budget) in [
+            ("--budget-math", self.budget_math),
+            ("--budget-code", self.budget_code),
+            ("--budget-tools", self.budget_tools),
+            ("--budget-context", self.budget_context),
+            ("--budget-vision", self.budget_vision),
+            ("--budget-video", self.budget_video),
+            ("--budget-dataset", self.budget_dataset),
+        ] {
+            if budget == Some(0) {
+                return Err(HardsuiteError::invalid(
+                    flag,
+                    "0 tokens leaves no room for an answer; give a budget of at least 1 token (e.g. 2000), or leave the flag out for the suite's own",
+                ));
+            }
+        }
+        Ok(budgets)
+    }
+
+    /// The engine's suite selection; a dataset without a draw (`--per-category`, `--sample`
+    /// or `--all`) is refused.
+    pub fn selection(&self) -> Result<SuiteSelection, HardsuiteError> {
+        let budgets = self.budgets()?;
         let mut selection = SuiteSelection::default();
         if let (Some(kind), Some(file)) = (self.dataset, &self.dataset_file) {
             let sampling = match (self.per_category, self.sample, self.all) {

@@ -1,6 +1,8 @@
 //! `hardsuite`: the command line of the hard suite. The engine is the `vernier-hardsuite`
 //! crate; this crate parses the flags into its configuration (the `cli` module), prints progress through
-//! a [`RunObserver`] ([`TerminalObserver`]), and maps errors to exit codes and messages.
+//! a [`RunObserver`] ([`TerminalObserver`]: a line per attempt, a heartbeat line where stderr is no
+//! terminal, a count for a dataset run), prints a dataset run's end as a table per category
+//! ([`dataset_summary`]), and maps errors to exit codes and messages.
 //!
 //! ```no_run
 //! use clap::Parser as _;
@@ -19,11 +21,14 @@
 
 mod cli;
 mod observer;
+pub mod part;
+mod summary;
 
 pub use cli::{
     Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, ShowArgs, SuiteArgs, TasksArgs,
 };
 pub use observer::{TerminalObserver, progress_line};
+pub use summary::dataset_summary;
 use vernier_hardsuite::{
     Comparison, HardsuiteError, HardsuiteOutcome, LadderOutcome, RunObserver, RunTarget,
     compare_files, list_tasks, parse_levels, render_comparison, render_listing, render_self_check,
@@ -87,13 +92,9 @@ pub fn execute(
 /// Runs the command the arguments name (`run` when none), printing progress on stderr unless
 /// `--quiet`.
 pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput, HardsuiteError> {
-    let observer = TerminalObserver::new(args.run.quiet);
     match args.command {
-        None => run_command(&args.run, command_line, &observer).await,
-        Some(Command::Run(run_args)) => {
-            let observer = TerminalObserver::new(run_args.quiet);
-            run_command(&run_args, command_line, &observer).await
-        }
+        None => run_command(&args.run, command_line).await,
+        Some(Command::Run(run_args)) => run_command(&run_args, command_line).await,
         Some(Command::Compare(compare_args)) => {
             let comparison =
                 compare_files(&compare_args.a, &compare_args.b, &compare_args.options())?;
@@ -146,7 +147,27 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput,
     }
 }
 
+/// `hardsuite run` with its progress on stderr; a dataset run ends with a table per category
+/// unless `--per-task`.
 async fn run_command(
+    args: &RunArgs,
+    command_line: Vec<String>,
+) -> Result<CommandOutput, HardsuiteError> {
+    let observer =
+        TerminalObserver::for_run(args.quiet, args.suite.dataset.is_some(), args.per_task);
+    let output = run_observed(args, command_line, &observer).await;
+    observer.finish();
+    let mut output = output?;
+    if let CommandOutput::Run(outcome) = &mut output
+        && !args.per_task
+        && let Some(dataset) = &outcome.results.dataset
+    {
+        outcome.table = dataset_summary(outcome, dataset);
+    }
+    Ok(output)
+}
+
+async fn run_observed(
     args: &RunArgs,
     command_line: Vec<String>,
     observer: &dyn RunObserver,

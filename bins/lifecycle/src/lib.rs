@@ -14,15 +14,20 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod part;
+mod progress;
+
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use vernier_lifecycle::{
-    LifecycleError, ReadyConfig, ReadyObserver, ReadyStart, ResumeFlags, SoakConfig, SoakServer,
-    SoakStart, WatchConfig, WatchEvent, WatchObserver,
+    LifecycleError, ReadyConfig, ReadyStart, ResumeFlags, SoakConfig, SoakServer, SoakStart,
+    WatchConfig,
 };
+
+use crate::progress::Progress;
 
 /// Examples under `lifecycle --help`.
 const EXAMPLES: &str = "\
@@ -37,10 +42,8 @@ Examples:
       --base-url http://127.0.0.1:8000 --concurrency 2,4 --duration 2h --round 20m
   lifecycle soak --resume lifecycle-out/soak
 
-Exit codes: 0 done (a soak's deaths are findings, in the report), 1 failed (a repetition missed
-a milestone; a soak's server did not come back within --ready-timeout), 2 a flag refused (or a
-first watch probe refused with 4xx), 130 an interrupted ready or soak run (the resume command
-is printed).";
+A soak's deaths are findings, in its report, not failures; a repetition that missed a milestone
+and a soak whose server did not come back within --ready-timeout are (exit 1).";
 
 /// The command line.
 #[derive(Debug, Parser)]
@@ -48,7 +51,7 @@ is printed).";
     name = "lifecycle",
     version,
     about = "Time to ready, model-swap cost, and a watchdog that tells busy from hung",
-    after_help = EXAMPLES
+    after_help = vernier_cli::exit_code::with_help_lines(EXAMPLES)
 )]
 pub struct Cli {
     /// The subcommand.
@@ -68,11 +71,18 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        let matches = Self::command().get_matches_from(words);
-        let mut cli = match Self::from_arg_matches(&matches) {
-            Ok(cli) => cli,
-            Err(error) => error.exit(),
-        };
+        Self::try_parse_from(words).unwrap_or_else(|error| error.exit())
+    }
+
+    /// Parses `words` (the first is the program); `Err` is clap's usage error (a study reports
+    /// it against its file).
+    pub fn try_parse_from<I, T>(words: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = Self::command().try_get_matches_from(words)?;
+        let mut cli = Self::from_arg_matches(&matches)?;
         if let Some((_, flags)) = matches.subcommand() {
             cli.typed = flags
                 .ids()
@@ -80,7 +90,7 @@ impl Cli {
                 .map(|id| format!("--{}", id.as_str().replace('_', "-")))
                 .collect();
         }
-        cli
+        Ok(cli)
     }
 }
 
@@ -132,14 +142,20 @@ pub struct ReadyArgs {
     /// Seconds between SIGTERM and SIGKILL.
     #[arg(long, default_value_t = 15.0, help_heading = "Measurement")]
     pub stop_grace: f64,
-    /// Output folder (journal, logs, run.json, report.md).
-    #[arg(long, default_value = "lifecycle-out/ready", help_heading = "Output")]
+    /// Output folder (journal, logs, run.json, report.md) [default: lifecycle-out/ready/DATE-TIME,
+    /// a new folder each run, named by the UTC start time].
+    #[arg(
+        long,
+        default_value = "lifecycle-out/ready",
+        hide_default_value = true,
+        help_heading = "Output"
+    )]
     pub out: PathBuf,
     /// Continue the run of this journal (or of this run folder's) with its settings. Flags typed beside it must agree
     /// with them, but `--base-url`, which is used from here on and recorded in the journal.
     #[arg(long, help_heading = "Output")]
     pub resume: Option<PathBuf>,
-    /// No progress on stderr.
+    /// No progress on stderr: no notes, and no heartbeat line where stderr is no terminal.
     #[arg(long, help_heading = "Output")]
     pub quiet: bool,
 }
@@ -182,10 +198,16 @@ pub struct WatchArgs {
     /// Stop after this many probes.
     #[arg(long, help_heading = "Probes")]
     pub max_probes: Option<u64>,
-    /// Output folder (watch.jsonl, watch.json, watch.md).
-    #[arg(long, default_value = "lifecycle-out/watch", help_heading = "Output")]
+    /// Output folder (watch.jsonl, watch.json, watch.md) [default:
+    /// lifecycle-out/watch/DATE-TIME, a new folder each run].
+    #[arg(
+        long,
+        default_value = "lifecycle-out/watch",
+        hide_default_value = true,
+        help_heading = "Output"
+    )]
     pub out: PathBuf,
-    /// Do not echo the journal lines on stdout.
+    /// Do not echo the journal lines on stdout, nor the heartbeat line on stderr.
     #[arg(long, help_heading = "Output")]
     pub quiet: bool,
 }
@@ -251,13 +273,19 @@ pub struct SoakArgs {
     /// Log lines kept with each death.
     #[arg(long, default_value_t = 200, help_heading = "Watch")]
     pub log_tail: usize,
-    /// Output folder (journal, logs, deaths, run.json, report.md).
-    #[arg(long, default_value = "lifecycle-out/soak", help_heading = "Output")]
+    /// Output folder (journal, logs, deaths, run.json, report.md) [default:
+    /// lifecycle-out/soak/DATE-TIME, a new folder each run].
+    #[arg(
+        long,
+        default_value = "lifecycle-out/soak",
+        hide_default_value = true,
+        help_heading = "Output"
+    )]
     pub out: PathBuf,
     /// Continue the soak of this journal (or run folder) with the time already spent.
     #[arg(long, help_heading = "Output")]
     pub resume: Option<PathBuf>,
-    /// No progress on stderr.
+    /// No progress on stderr: no notes, and no heartbeat line where stderr is no terminal.
     #[arg(long, help_heading = "Output")]
     pub quiet: bool,
 }
@@ -405,6 +433,16 @@ impl Done {
 
 /// The flags typed beside `--resume` (but `--resume`, `--quiet` and `--out`, which is
 /// compared apart), for the engine to check against the journal's run.
+/// The output folder of a new run: `--out` as typed, else a new folder under the default named
+/// by the UTC start time (so a second run never meets the first's journal).
+fn dated(out: PathBuf, typed: &BTreeSet<String>) -> PathBuf {
+    if typed.contains("--out") {
+        out
+    } else {
+        out.join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
+    }
+}
+
 fn resume_flags<C>(config: C, typed: &BTreeSet<String>, out: PathBuf) -> ResumeFlags<C> {
     let settings = typed
         .iter()
@@ -417,45 +455,11 @@ fn resume_flags<C>(config: C, typed: &BTreeSet<String>, out: PathBuf) -> ResumeF
     }
 }
 
-struct Progress {
-    quiet: bool,
-}
-
-impl ReadyObserver for Progress {
-    fn note(&self, message: &str) {
-        if !self.quiet {
-            vernier_cli::note(message);
-        }
-    }
-}
-
-impl WatchObserver for Progress {
-    fn event(&self, event: &WatchEvent) {
-        // Without the generation counter the watchdog cannot tell busy from hung: say so on
-        // stderr, quiet or not, not only in a JSON field.
-        if let WatchEvent::Start {
-            counter_note: Some(note),
-            ..
-        } = event
-        {
-            vernier_cli::note(&format!(
-                "warning: {note}; a busy server may be judged hung"
-            ));
-        }
-        if self.quiet {
-            return;
-        }
-        if let Ok(line) = serde_json::to_string(event) {
-            let _ = vernier_cli::write_stdout(&(line + "\n"));
-        }
-    }
-}
-
 /// Runs the subcommand.
 pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Done, LifecycleError> {
     match cli.command {
         Command::Ready(args) => ready(args, &cli.typed, &command_line).await,
-        Command::Watch(args) => watch(args).await,
+        Command::Watch(args) => watch(args, &cli.typed).await,
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(
@@ -479,11 +483,14 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Done, LifecycleE
 }
 
 async fn soak(
-    args: SoakArgs,
+    mut args: SoakArgs,
     typed: &BTreeSet<String>,
     command_line: &[String],
 ) -> Result<Done, LifecycleError> {
-    let progress = Progress { quiet: args.quiet };
+    if args.resume.is_none() {
+        args.out = dated(args.out, typed);
+    }
+    let progress = Progress::new(args.quiet, "lifecycle soak");
     let server = checked_server(&args.server, args.quiet)?;
     let mut config = SoakConfig::default();
     config.base_url = server.base_url_or_default();
@@ -570,11 +577,14 @@ async fn soak(
 }
 
 async fn ready(
-    args: ReadyArgs,
+    mut args: ReadyArgs,
     typed: &BTreeSet<String>,
     command_line: &[String],
 ) -> Result<Done, LifecycleError> {
-    let progress = Progress { quiet: args.quiet };
+    if args.resume.is_none() {
+        args.out = dated(args.out, typed);
+    }
+    let progress = Progress::new(args.quiet, "lifecycle ready");
     let server = checked_server(&args.server, args.quiet)?;
     let mut config = ReadyConfig::default();
     config.base_url = server.base_url_or_default();
@@ -629,7 +639,8 @@ async fn ready(
     })
 }
 
-async fn watch(args: WatchArgs) -> Result<Done, LifecycleError> {
+async fn watch(mut args: WatchArgs, typed: &BTreeSet<String>) -> Result<Done, LifecycleError> {
+    args.out = dated(args.out, typed);
     let server = checked_server(&args.server, args.quiet)?;
     let mut config = WatchConfig::default();
     config.base_url = server.base_url_or_default();
@@ -647,7 +658,7 @@ async fn watch(args: WatchArgs) -> Result<Done, LifecycleError> {
     config.allow_no_counter = args.allow_no_counter;
     config.max_probes = args.max_probes;
     config.api_key_env = server.api_key_env;
-    let progress = Progress { quiet: args.quiet };
+    let progress = Progress::new(args.quiet, "lifecycle watch");
     let outcome =
         vernier_lifecycle::run_watch(&config, &args.out, &progress, Some(vernier_run::signals()))
             .await?;

@@ -21,9 +21,7 @@ Examples:
   sweep agent                                          four 6-turn sessions against the bundled simulator
   sweep agent --base-url http://127.0.0.1:8000 --sessions 4 --turns 12 --baseline-no-cache
   sweep agent --base-url http://127.0.0.1:8000 --target 'ttft_p90<=800ms' --find-capacity 64
-  sweep agent --resume agent-out/2026-12-04T20-00-00/journal.jsonl
-
-Exit codes: 0 measured, 1 failed, 2 a flag refused, 130 interrupted (the resume command is printed).";
+  sweep agent --resume agent-out/2026-12-04T20-00-00/journal.jsonl";
 
 /// Examples under `sweep replay --help`.
 const REPLAY_EXAMPLES: &str = "\
@@ -32,7 +30,7 @@ Examples:
   sweep replay --base-url http://127.0.0.1:8000 --trace mooncake_trace.jsonl --time-scale 10
   sweep replay --base-url http://127.0.0.1:8000 --trace AzureLLMInferenceTrace_conv.csv --limit 500
 The trace formats are in docs/trace-format.md; prompts are synthesised at the recorded
-lengths (no recorded text is ever sent). Exit codes as for `sweep agent`.";
+lengths (no recorded text is ever sent).";
 
 /// Flags both commands share: the server, the output and the run's life.
 #[derive(Debug, Clone, clap::Args)]
@@ -61,14 +59,15 @@ pub struct Common {
     /// Print the run file as JSON instead of the summary.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
-    /// No progress bar.
+    /// No progress on stderr: no notes, no bar on a terminal and no heartbeat line elsewhere
+    /// (warnings are still printed).
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
 }
 
 /// `sweep agent`: concurrent multi-turn sessions with the prefix cache on purpose.
 #[derive(Debug, Clone, clap::Args)]
-#[command(after_help = AGENT_EXAMPLES)]
+#[command(after_help = vernier_cli::exit_code::with_help_lines(AGENT_EXAMPLES))]
 pub struct AgentArgs {
     /// Server, output and target.
     #[command(flatten)]
@@ -114,7 +113,7 @@ pub struct AgentArgs {
 
 /// `sweep replay`: a recorded trace's arrivals and lengths, sent at their times.
 #[derive(Debug, Clone, clap::Args)]
-#[command(after_help = REPLAY_EXAMPLES)]
+#[command(after_help = vernier_cli::exit_code::with_help_lines(REPLAY_EXAMPLES))]
 pub struct ReplayArgs {
     /// Server, output and target.
     #[command(flatten)]
@@ -255,17 +254,19 @@ async fn target(
 }
 
 /// Runs `run` against the server `common` names (or the simulator, started here and stopped
-/// after), with a progress bar and Ctrl-C or SIGTERM as the interrupt.
+/// after), with progress (`label` and what it counts, `noun`, name it in a heartbeat line) and
+/// Ctrl-C or SIGTERM as the interrupt.
 async fn with_target<T, F, Fut>(
     common: &Common,
     command_line: Vec<String>,
+    (label, noun): (&str, &'static str),
     run: F,
 ) -> Result<T, SweepError>
 where
     F: FnOnce(vernier_openai::Client, RunContext, Arc<dyn SweepObserver>, Option<Interrupt>) -> Fut,
     Fut: std::future::Future<Output = Result<T, SweepError>>,
 {
-    let progress = Progress::new(common.quiet);
+    let progress = Progress::new(common.quiet, label, noun);
     let (client, simulator) = target(common, &progress).await?;
     let context = RunContext::new(command_line).simulator(simulator.is_some());
     let result = run(
@@ -332,6 +333,7 @@ pub async fn run_agent(
     with_target(
         common,
         command_line,
+        ("sweep agent", "turns"),
         |client, context, observer, interrupt| {
             vernier_sweep::agent::run_agent(client, start, context, observer, interrupt)
         },
@@ -376,6 +378,7 @@ pub async fn run_replay(
     with_target(
         common,
         command_line,
+        ("sweep replay", "requests"),
         |client, context, observer, interrupt| {
             vernier_sweep::agent::run_replay(client, start, context, observer, interrupt)
         },

@@ -22,9 +22,7 @@ Examples:
 The default prompt lengths (111, 364, 5378 and 10714 tokens) are those of a published
 prefill/decode comparison of two models on one machine: from a chat turn to a long document,
 because short prompts alone hide how far apart two setups are on prefill. Token counts take
-a k suffix (4k = 4096). Exit codes: 0 measured, 1 failed (nothing measured),
-2 a flag refused, 3 the server was busy, 4 the server stopped, 130 interrupted (the resume
-command is printed).";
+a k suffix (4k = 4096).";
 
 /// `sweep`: measure prefill and decode speed of an OpenAI-compatible server.
 ///
@@ -37,7 +35,7 @@ command is printed).";
     about,
     long_about = None,
     args_conflicts_with_subcommands = true,
-    after_help = EXAMPLES
+    after_help = vernier_cli::exit_code::with_help_lines(EXAMPLES)
 )]
 #[expect(
     clippy::struct_excessive_bools,
@@ -181,7 +179,8 @@ pub struct Args {
     /// `sweep --json | jq`.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
-    /// No progress bar and no notes on stderr (warnings are still printed).
+    /// No progress on stderr: no notes, no bar on a terminal and no heartbeat line elsewhere
+    /// (warnings are still printed).
     #[arg(long, help_heading = "Output")]
     pub quiet: bool,
     /// Run shard I of N of this configuration (from 0, e.g. `0/4`): the open-loop arrivals
@@ -327,11 +326,18 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        let matches = Args::command().get_matches_from(words);
-        let args = match Args::from_arg_matches(&matches) {
-            Ok(args) => args,
-            Err(error) => error.exit(),
-        };
+        Self::try_parse_from(words).unwrap_or_else(|error| error.exit())
+    }
+
+    /// Parses `words` (the program first); `Err` is clap's usage error (a study reports it
+    /// against its file).
+    pub fn try_parse_from<I, T>(words: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = Args::command().try_get_matches_from(words)?;
+        let args = Args::from_arg_matches(&matches)?;
         // The flags typed, the subcommand's (`sweep agent --turns 5`) with the top level's.
         let mut typed: BTreeSet<String> = BTreeSet::new();
         let mut level = Some(&matches);
@@ -346,6 +352,6 @@ impl Cli {
             );
             level = current.subcommand().map(|(_, sub)| sub);
         }
-        Self { args, typed }
+        Ok(Self { args, typed })
     }
 }

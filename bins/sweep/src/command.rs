@@ -107,7 +107,7 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
             None,
         )
     };
-    let progress = Progress::new(args.quiet);
+    let progress = Progress::new(args.quiet, "sweep", "requests");
     // The server: --base-url, else the one the journal recorded, else the simulator.
     let target = args.server.checked()?;
     for note in &target.notes {

@@ -149,7 +149,7 @@ fn agent_like(
     }
     Ok(match resume_command {
         Some(command) => finished
-            .note(format!("interrupted: continue with `{command}`"))
+            .note(format!("interrupted; continue with: {command}"))
             .of_kind(ExitKind::Interrupted),
         None => finished,
     })

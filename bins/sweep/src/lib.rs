@@ -19,6 +19,7 @@ mod agent_cli;
 mod cli;
 mod command;
 mod execute;
+pub mod part;
 mod progress;
 
 pub use agent_cli::{AgentArgs, Common, ReplayArgs, run_agent, run_replay};

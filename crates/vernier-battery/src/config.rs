@@ -223,6 +223,40 @@ impl BatteryConfig {
     }
 }
 
+impl BatteryConfig {
+    /// Refuses what cannot be measured, by flag: no part, and a count of zero where every part
+    /// needs at least one (checked before the battery's folder is made).
+    pub fn check(&self) -> Result<(), vernier_run::RunError> {
+        if self.parts.is_empty() {
+            return Err(vernier_run::RunError::invalid(
+                "--parts",
+                "no part chosen: name at least one of ready, sweep, suite, suite_batched, probe, context",
+            ));
+        }
+        let zero = [
+            ("--reps", self.reps),
+            ("--output-tokens", self.output_tokens),
+            ("--concurrency", self.batched_concurrency),
+            ("--samples", self.suite_samples),
+            ("--suite-budget", self.suite_budget.unwrap_or(1)),
+            ("--ready-reps", self.ready_reps),
+        ];
+        if let Some((flag, _)) = zero.iter().find(|(_, value)| *value == 0) {
+            return Err(vernier_run::RunError::invalid(
+                *flag,
+                "0 measures nothing; give at least 1, or leave the flag out for the preset's",
+            ));
+        }
+        if self.prompt_tokens.contains(&0) {
+            return Err(vernier_run::RunError::invalid(
+                "--prompt-tokens",
+                "a prompt of 0 tokens cannot be sent; give lengths of at least 1 token",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for BatteryConfig {
     fn default() -> Self {
         Self::preset(Preset::Seed)

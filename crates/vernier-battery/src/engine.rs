@@ -1,25 +1,22 @@
 //! Running a battery: each part in turn through its own engine into its own folder, with
 //! `battery.json` written again after every part. A part that fails is recorded with its error
-//! and exit code, and the battery goes on; an interrupt stops the part in flight (its engine
+//! and exit code, and the battery goes on (unless its server stopped: the rest wait for
+//! `--resume`); an interrupt stops the part in flight (its engine
 //! writes what it measured) and the battery, and `--resume` continues both.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use vernier_cli::Failure as _;
 
-use vernier_hardsuite::{
-    ContextSelection, HardsuiteOutcome, RunConfig, RunObserver, RunTarget, SilentObserver,
-    SuiteSelection,
-};
 use vernier_run::{Interrupt, RunError};
-use vernier_sweep::{
-    InProcessSimulator, RunContext, SweepConfig, SweepObserver, SweepOutcome, SweepStart,
-};
 
 use crate::config::{BatteryConfig, Part};
 use crate::error::BatteryError;
 use crate::file::{BATTERY_FILE, BatteryFile, PartEntry, PartStatus};
+use crate::parts::{check_port_free, check_suites_fit, launch, run_part};
+use crate::plumbing::{
+    BatteryObserver, BatteryTarget, Plumbing, SharedInterrupt, battery_resume_command,
+};
 
 /// Where a battery's record comes from.
 #[derive(Debug, Clone)]
@@ -37,69 +34,11 @@ pub enum BatteryStart {
     Resume {
         /// The battery's folder.
         folder: PathBuf,
+        /// What was typed beside `--resume`: a setting that differs from the battery's is
+        /// refused by name.
+        typed: Box<vernier_run::TypedBeside<BatteryConfig>>,
     },
 }
-
-/// The server a battery measures.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct BatteryTarget {
-    /// The server (`None`: each part runs the bundled simulator in-process).
-    pub base_url: Option<String>,
-    /// The variable holding the API key.
-    pub api_key_env: Option<String>,
-    /// A CA certificate to trust.
-    pub ca_cert: Option<PathBuf>,
-    /// A DCGM exporter to read the server's GPUs from (without it: NVML for a server here).
-    pub gpu_metrics_url: Option<String>,
-    /// Milliseconds between GPU samples (`None`: 500; 0 reads no GPU).
-    pub gpu_sample_ms: Option<u64>,
-    /// Only these GPUs (by index) serve the server; `None`: every GPU read.
-    pub gpus: Option<Vec<u32>>,
-}
-
-impl BatteryTarget {
-    /// The interval between GPU samples.
-    fn gpu_sample_ms(&self) -> u64 {
-        self.gpu_sample_ms.unwrap_or(500)
-    }
-}
-
-impl BatteryTarget {
-    /// The server at `base_url`, or the simulator when `None`.
-    pub fn new(base_url: Option<String>) -> Self {
-        Self {
-            base_url,
-            ..Self::default()
-        }
-    }
-}
-
-/// Receives a battery's progress; every method has a default that does nothing.
-pub trait BatteryObserver: Send + Sync {
-    /// A part starts (`index` from 0 of `total`).
-    fn part_started(&self, part: Part, index: usize, total: usize) {
-        let _ = (part, index, total);
-    }
-    /// A part ended, as recorded.
-    fn part_finished(&self, entry: &PartEntry) {
-        let _ = entry;
-    }
-    /// What the sweep part reports to.
-    fn sweep(&self) -> Arc<dyn SweepObserver> {
-        Arc::new(vernier_sweep::QuietObserver)
-    }
-    /// What the suite parts report to.
-    fn suite(&self) -> &dyn RunObserver {
-        &SilentObserver
-    }
-}
-
-/// Shows nothing.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct QuietBattery;
-
-impl BatteryObserver for QuietBattery {}
 
 /// A battery's end.
 #[derive(Debug, Clone)]
@@ -129,34 +68,6 @@ impl BatteryOutcome {
     }
 }
 
-/// One interrupt shared by every part: the first signal stops the part in flight and the
-/// battery.
-struct SharedInterrupt(tokio::sync::watch::Receiver<bool>);
-
-impl SharedInterrupt {
-    fn new(interrupt: Interrupt) -> Self {
-        let (sender, receiver) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            interrupt.await;
-            let _ = sender.send(true);
-        });
-        Self(receiver)
-    }
-
-    fn fired(&self) -> bool {
-        *self.0.borrow()
-    }
-
-    fn future(&self) -> Interrupt {
-        let mut receiver = self.0.clone();
-        Box::pin(async move {
-            if receiver.wait_for(|fired| *fired).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        })
-    }
-}
-
 /// Runs (or continues) a battery.
 pub async fn run_battery(
     start: BatteryStart,
@@ -166,13 +77,14 @@ pub async fn run_battery(
     interrupt: Interrupt,
 ) -> Result<BatteryOutcome, BatteryError> {
     let (mut file, out) = open(start, target, &command_line)?;
+    run_again_what_is_gone(&mut file, &out, observer);
     let interrupt = SharedInterrupt::new(interrupt);
     let total = file.parts.len();
     let mut interrupted = false;
     // With `--launch`, the server the parts after `ready` measure, started once and stopped
     // at the end.
     let mut launched: Option<vernier_lifecycle::LaunchedServer> = None;
-    let mut no_server = false;
+    let mut checked_fit = false;
     let plumbing = Plumbing {
         target,
         command_line: &command_line,
@@ -192,7 +104,7 @@ pub async fn run_battery(
         let began = Instant::now();
         let folder = out.join(part.folder());
         let model = (!file.model.is_empty()).then(|| file.model.clone());
-        let ran = async {
+        let prepared = async {
             // Every part after `ready` measures the launched server: started before the first.
             if part != Part::Ready
                 && let Some(command) = &file.config.launch
@@ -200,39 +112,40 @@ pub async fn run_battery(
             {
                 launched = Some(launch(command, target, &out, &interrupt).await?);
             }
-            run_part(part, &file.config, &folder, model, &plumbing).await
+            if part != Part::Ready && !checked_fit {
+                check_suites_fit(&file, model.as_deref(), &plumbing).await?;
+                checked_fit = true;
+            }
+            Ok::<_, BatteryError>(())
         }
         .await;
+        let ran = match prepared {
+            Ok(()) => run_part(part, &file.config, &folder, model, &plumbing).await,
+            Err(error @ BatteryError::Launch { .. }) => Err(error),
+            Err(error) => {
+                // A suite that cannot fit the server: nothing measured, every part left to
+                // run once the setting is changed.
+                if let Some(server) = launched.take() {
+                    server
+                        .stop(
+                            file.config.stop.as_deref(),
+                            std::time::Duration::from_secs(15),
+                        )
+                        .await;
+                }
+                file.write(&out)?;
+                return Err(error);
+            }
+        };
         let entry = &mut file.parts[index];
         entry.seconds += began.elapsed().as_secs_f64();
-        match ran {
-            Ok(run) => {
-                entry.status = if run.interrupted {
-                    PartStatus::Interrupted
-                } else {
-                    PartStatus::Done
-                };
-                entry.detail = None;
-                entry.exit_code = None;
-                entry.files = run
-                    .files
-                    .into_iter()
-                    .map(|(role, path)| (role.to_owned(), relative(&out, &path)))
-                    .collect();
-                entry.validity = Some(run.validity);
-                if file.model.is_empty() {
-                    file.model = run.model;
-                }
-                interrupted = run.interrupted;
-            }
-            Err(error) => {
-                entry.status = PartStatus::Failed;
-                entry.detail = Some(vernier_cli::one_line(&error));
-                entry.exit_code = Some(error.exit_code());
-                interrupted = interrupt.fired();
-                // Without the server the rest cannot run: they stay pending for --resume.
-                no_server = matches!(error, BatteryError::Launch { .. });
-            }
+        let recorded = record(entry, ran, &out, &command_line, &interrupt);
+        interrupted = recorded.interrupted;
+        let no_server = recorded.no_server;
+        if let Some(model) = recorded.model
+            && file.model.is_empty()
+        {
+            file.model = model;
         }
         observer.part_finished(&file.parts[index]);
         file.write(&out)?;
@@ -256,32 +169,58 @@ pub async fn run_battery(
     })
 }
 
-/// What every part runs with besides its sizes.
-struct Plumbing<'a> {
-    target: &'a BatteryTarget,
-    command_line: &'a [String],
-    observer: &'a dyn BatteryObserver,
-    interrupt: &'a SharedInterrupt,
+/// What a part's end means for the battery.
+struct Recorded {
+    /// The interrupt stopped it.
+    interrupted: bool,
+    /// Its server stopped (or was never launched): the parts after it wait for `--resume`.
+    no_server: bool,
+    /// The model it measured.
+    model: Option<String>,
 }
 
-/// Runs one part through its engine.
-async fn run_part(
-    part: Part,
-    config: &BatteryConfig,
-    folder: &Path,
-    model: Option<String>,
-    plumbing: &Plumbing<'_>,
-) -> Result<PartRun, BatteryError> {
-    match part {
-        Part::Ready => run_ready_part(config, folder, plumbing)
-            .await
-            .map(PartRun::from),
-        Part::Sweep => run_sweep_part(config, folder, model, plumbing)
-            .await
-            .map(PartRun::from),
-        _ => run_suite_part(part, config, folder, model, plumbing)
-            .await
-            .map(PartRun::from),
+/// Writes a part's end into its entry: its files, verdict and status, or its error and exit
+/// code.
+fn record(
+    entry: &mut PartEntry,
+    ran: Result<crate::parts::PartRun, BatteryError>,
+    out: &Path,
+    command_line: &[String],
+    interrupt: &SharedInterrupt,
+) -> Recorded {
+    match ran {
+        Ok(run) => {
+            entry.status = if run.interrupted {
+                PartStatus::Interrupted
+            } else {
+                PartStatus::Done
+            };
+            entry.detail = None;
+            entry.exit_code = None;
+            entry.files = run
+                .files
+                .into_iter()
+                .map(|(role, path)| (role.to_owned(), relative(out, &path)))
+                .collect();
+            entry.validity = Some(run.validity);
+            Recorded {
+                interrupted: run.interrupted,
+                no_server: false,
+                model: Some(run.model),
+            }
+        }
+        Err(error) => {
+            let error = with_battery_resume(error, command_line, out);
+            entry.status = PartStatus::Failed;
+            entry.detail = Some(vernier_cli::one_line(&error));
+            entry.exit_code = Some(error.exit_code());
+            Recorded {
+                interrupted: interrupt.fired(),
+                // Without the server (not launched, or stopped) the rest wait for --resume.
+                no_server: without_server(&error),
+                model: None,
+            }
+        }
     }
 }
 
@@ -311,13 +250,7 @@ fn open(
                 )
                 .into());
             }
-            if config.parts.is_empty() {
-                return Err(RunError::invalid(
-                    "--parts",
-                    "no part chosen: name at least one of sweep, suite, probe, context",
-                )
-                .into());
-            }
+            config.check()?;
             if config.launch.is_some() {
                 check_port_free(target)?;
             }
@@ -331,13 +264,24 @@ fn open(
             file.write(&out)?;
             Ok((file, out))
         }
-        BatteryStart::Resume { folder } => {
+        BatteryStart::Resume { folder, typed } => {
             let folder = if folder.is_file() {
                 folder.parent().unwrap_or(Path::new(".")).to_path_buf()
             } else {
                 folder
             };
+            if !folder.join(BATTERY_FILE).is_file() {
+                return Err(RunError::invalid(
+                    "--resume",
+                    format!(
+                        "{} holds no {BATTERY_FILE}: give the folder `battery run` wrote",
+                        folder.display()
+                    ),
+                )
+                .into());
+            }
             let mut file = BatteryFile::load(&folder)?;
+            check_typed(&folder, &file, &typed)?;
             match (&target.base_url, file.simulated) {
                 (Some(url), true) => {
                     return Err(RunError::invalid(
@@ -376,343 +320,94 @@ fn open(
     }
 }
 
+/// Flags typed beside `--resume` that would change what the battery measures are refused by
+/// name (the battery's own configuration is what it continues with).
+fn check_typed(
+    folder: &Path,
+    file: &BatteryFile,
+    typed: &vernier_run::TypedBeside<BatteryConfig>,
+) -> Result<(), BatteryError> {
+    let json = |config: &BatteryConfig| serde_json::to_value(config).unwrap_or_default();
+    let settings = vernier_run::typed_settings(
+        &json(&file.config),
+        &json(&typed.config),
+        &typed.fields,
+        &[],
+    );
+    let original = (!file.command_line.is_empty()).then(|| file.command_line.join(" "));
+    vernier_run::check_resume(&folder.join(BATTERY_FILE), original.as_deref(), &settings)?;
+    Ok(())
+}
+
+/// A part recorded done whose files are gone (a folder deleted by hand) is run again, said.
+fn run_again_what_is_gone(file: &mut BatteryFile, out: &Path, observer: &dyn BatteryObserver) {
+    for entry in &mut file.parts {
+        if entry.status != PartStatus::Done {
+            continue;
+        }
+        let gone: Vec<&String> = entry
+            .files
+            .values()
+            .filter(|relative| !out.join(relative.as_str()).exists())
+            .collect();
+        if let Some(first) = gone.first() {
+            observer.note(&format!(
+                "{}: recorded done, but {} is gone; running it again",
+                entry.part.name(),
+                out.join(first.as_str()).display()
+            ));
+            *entry = PartEntry::pending(entry.part);
+        }
+    }
+}
+
+/// A part's error, its resume command (made by the part's engine from the battery's command
+/// line, naming the part's journal) replaced by the battery's own: `--resume` with the
+/// battery's folder continues every part.
+fn with_battery_resume(
+    mut error: BatteryError,
+    command_line: &[String],
+    out: &Path,
+) -> BatteryError {
+    if let Some(RunError::ServerStopped { resume_command, .. }) = run_error_of(&mut error) {
+        *resume_command = battery_resume_command(command_line, out);
+    }
+    error
+}
+
+/// The failure every engine shares inside a part's error, when it is one.
+fn run_error_of(error: &mut BatteryError) -> Option<&mut RunError> {
+    match error {
+        BatteryError::Run(run)
+        | BatteryError::Sweep(vernier_sweep::SweepError::Run(run))
+        | BatteryError::Suite(vernier_hardsuite::HardsuiteError::Run(run))
+        | BatteryError::Ready(vernier_lifecycle::LifecycleError::Run(run)) => Some(run),
+        _ => None,
+    }
+}
+
+/// Whether a part's error leaves the parts after it without a server: it was not launched,
+/// or it stopped answering (or failed every request) mid-part.
+fn without_server(error: &BatteryError) -> bool {
+    matches!(
+        error,
+        BatteryError::Launch { .. }
+            | BatteryError::Run(RunError::ServerStopped { .. })
+            | BatteryError::Sweep(vernier_sweep::SweepError::Run(
+                RunError::ServerStopped { .. }
+            ))
+            | BatteryError::Suite(vernier_hardsuite::HardsuiteError::Run(
+                RunError::ServerStopped { .. }
+            ))
+            | BatteryError::Ready(vernier_lifecycle::LifecycleError::Run(
+                RunError::ServerStopped { .. }
+            ))
+    )
+}
+
 fn relative(base: &Path, path: &Path) -> String {
     path.strip_prefix(base)
         .unwrap_or(path)
         .display()
         .to_string()
-}
-
-/// What a part left, whichever engine ran it.
-struct PartRun {
-    files: Vec<(&'static str, PathBuf)>,
-    validity: vernier_run::Verdict,
-    model: String,
-    interrupted: bool,
-}
-
-impl From<SweepOutcome> for PartRun {
-    fn from(outcome: SweepOutcome) -> Self {
-        Self {
-            files: vec![
-                ("journal", outcome.journal),
-                ("run", outcome.files.run_file),
-                ("report", outcome.files.markdown),
-            ],
-            validity: outcome.run.validity.clone(),
-            model: outcome.run.environment.model.id.clone(),
-            interrupted: outcome.interrupted,
-        }
-    }
-}
-
-impl From<HardsuiteOutcome> for PartRun {
-    fn from(outcome: HardsuiteOutcome) -> Self {
-        Self {
-            validity: outcome.results.validity.clone(),
-            model: outcome.results.model.clone(),
-            files: vec![
-                ("journal", outcome.files.journal),
-                ("results", outcome.files.results),
-                ("report", outcome.files.report),
-            ],
-            interrupted: outcome.interrupted,
-        }
-    }
-}
-
-impl From<vernier_lifecycle::ReadyOutcome> for PartRun {
-    fn from(outcome: vernier_lifecycle::ReadyOutcome) -> Self {
-        use vernier_run::{Reason, Verdict, VerdictLevel};
-        let mut reasons = Vec::new();
-        if outcome.run.failed_reps > 0 {
-            reasons.push(Reason::new(
-                "ready_failed",
-                VerdictLevel::Questionable,
-                format!(
-                    "{} of {} launches did not reach every milestone (see logs/)",
-                    outcome.run.failed_reps,
-                    outcome.run.failed_reps + outcome.run.complete_reps
-                ),
-            ));
-        }
-        Self {
-            files: vec![
-                ("journal", outcome.journal),
-                ("run", outcome.run_file),
-                ("report", outcome.markdown),
-            ],
-            validity: Verdict::from_reasons(reasons),
-            model: String::new(),
-            interrupted: outcome.interrupted,
-        }
-    }
-}
-
-/// Time to ready: `lifecycle ready`'s engine launches the server `ready_reps` times, each
-/// stopped after its first token and warm requests.
-async fn run_ready_part(
-    config: &BatteryConfig,
-    folder: &Path,
-    plumbing: &Plumbing<'_>,
-) -> Result<vernier_lifecycle::ReadyOutcome, BatteryError> {
-    let Plumbing {
-        target,
-        command_line,
-        interrupt,
-        ..
-    } = *plumbing;
-    let mut ready = vernier_lifecycle::ReadyConfig::default();
-    ready.base_url = target.base_url.clone().unwrap_or_default();
-    ready.launch.clone_from(&config.launch);
-    ready.stop.clone_from(&config.stop);
-    ready.model.clone_from(&config.model);
-    ready.reps = config.ready_reps.max(1);
-    let journal = folder.join("journal.jsonl");
-    let start = if journal.exists() {
-        vernier_lifecycle::ReadyStart::Resume {
-            journal,
-            flags: vernier_lifecycle::ResumeFlags::new(ready, Vec::<String>::new()),
-        }
-    } else {
-        vernier_lifecycle::ReadyStart::New {
-            config: ready,
-            out: folder.to_path_buf(),
-        }
-    };
-    Ok(vernier_lifecycle::run_ready(
-        start,
-        command_line,
-        &vernier_lifecycle::QuietObserver,
-        Some(interrupt.future()),
-    )
-    .await?)
-}
-
-/// Refuses a launch onto a port something already answers on: the battery would time and
-/// measure that server instead of the one it launches.
-fn check_port_free(target: &BatteryTarget) -> Result<(), BatteryError> {
-    match &target.base_url {
-        Some(base_url) => Ok(vernier_lifecycle::check_port_free(base_url)?),
-        None => Ok(()),
-    }
-}
-
-/// How long a launched server may take to answer its health check.
-const LAUNCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(900);
-
-/// Starts the server for the parts after `ready` and waits until `/health` (or `/v1/models`
-/// where there is no `/health`) answers 200; its output goes to `server.log`.
-async fn launch(
-    command: &str,
-    target: &BatteryTarget,
-    out: &Path,
-    interrupt: &SharedInterrupt,
-) -> Result<vernier_lifecycle::LaunchedServer, BatteryError> {
-    let log = out.join("server.log");
-    let failed = |detail: String| BatteryError::Launch {
-        command: command.to_owned(),
-        detail,
-        log: log.clone(),
-    };
-    let base_url = target.base_url.clone().ok_or_else(|| {
-        RunError::invalid(
-            "--launch",
-            "it needs --base-url: where the launched server answers",
-        )
-    })?;
-    let server = vernier_lifecycle::LaunchedServer::launch(command, &log)?;
-    let client = vernier_sweep::sweep_client(
-        &base_url,
-        target.api_key_env.as_deref(),
-        target.ca_cert.as_deref(),
-    )?;
-    let began = Instant::now();
-    let mut path = "/health";
-    loop {
-        if let Some(status) = server.exit_status() {
-            return Err(failed(format!("it exited ({status}) before answering")));
-        }
-        if interrupt.fired() {
-            server.stop(None, std::time::Duration::from_secs(15)).await;
-            return Err(failed("interrupted while it started".to_owned()));
-        }
-        // One probe may hang on a server still starting (accepted, never answered): each is
-        // bounded, and the next one asks again.
-        let probe = tokio::time::timeout(std::time::Duration::from_secs(5), client.get_raw(path));
-        match probe.await {
-            Ok(Ok((status, ..))) if status.as_u16() == 200 => return Ok(server),
-            Ok(Ok((status, ..))) if status.as_u16() == 404 => path = "/v1/models",
-            _ => {}
-        }
-        if began.elapsed() > LAUNCH_TIMEOUT {
-            server.stop(None, std::time::Duration::from_secs(15)).await;
-            return Err(failed(format!(
-                "no 200 from {path} within {} s",
-                LAUNCH_TIMEOUT.as_secs()
-            )));
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    }
-}
-
-/// The sweep of a battery: the preset's cells, or the journal's on a resume.
-async fn run_sweep_part(
-    config: &BatteryConfig,
-    folder: &Path,
-    model: Option<String>,
-    plumbing: &Plumbing<'_>,
-) -> Result<SweepOutcome, BatteryError> {
-    let journal = folder.join("journal.jsonl");
-    let start = if journal.exists() {
-        SweepStart::Resume {
-            journal,
-            typed: None,
-        }
-    } else {
-        let mut sweep = SweepConfig::default();
-        sweep.workloads.clone_from(&config.workloads);
-        sweep.prompt_tokens.clone_from(&config.prompt_tokens);
-        sweep.output_tokens = vec![config.output_tokens];
-        sweep.concurrency = config.concurrencies();
-        sweep.reps = config.reps;
-        sweep.model = model.or_else(|| config.model.clone()).unwrap_or_default();
-        sweep.label = Some("battery".to_owned());
-        sweep.extra_body.clone_from(&config.extra_body);
-        SweepStart::New {
-            config: Box::new(sweep),
-            out: folder.to_path_buf(),
-        }
-    };
-    let simulator = match &plumbing.target.base_url {
-        Some(_) => None,
-        None => Some(InProcessSimulator::start(vernier_sweep::demo_simulator_config()).await?),
-    };
-    let base_url = simulator.as_ref().map_or_else(
-        || plumbing.target.base_url.clone().unwrap_or_default(),
-        |sim| sim.base_url().to_owned(),
-    );
-    let result = async {
-        let client = vernier_sweep::sweep_client(
-            &base_url,
-            plumbing.target.api_key_env.as_deref(),
-            plumbing.target.ca_cert.as_deref(),
-        )?;
-        let context = RunContext::new(plumbing.command_line.to_vec())
-            .simulator(simulator.is_some())
-            .gpu_metrics_url(plumbing.target.gpu_metrics_url.clone())
-            .gpu_sample_interval(Duration::from_millis(plumbing.target.gpu_sample_ms()))
-            .gpus(plumbing.target.gpus.clone());
-        vernier_sweep::run_sweep(
-            client,
-            start,
-            context,
-            plumbing.observer.sweep(),
-            Some(plumbing.interrupt.future()),
-        )
-        .await
-    }
-    .await;
-    if let Some(simulator) = simulator {
-        simulator.shutdown().await;
-    }
-    Ok(result?)
-}
-
-/// A suite of a battery: the bundled suite (its chosen categories), the probe or the long
-/// context suite; its own journal on a resume.
-async fn run_suite_part(
-    part: Part,
-    config: &BatteryConfig,
-    folder: &Path,
-    model: Option<String>,
-    plumbing: &Plumbing<'_>,
-) -> Result<HardsuiteOutcome, BatteryError> {
-    let mut run = RunConfig::default();
-    run.base_url.clone_from(&plumbing.target.base_url);
-    run.api_key_env.clone_from(&plumbing.target.api_key_env);
-    run.ca_cert.clone_from(&plumbing.target.ca_cert);
-    run.gpu_metrics_url
-        .clone_from(&plumbing.target.gpu_metrics_url);
-    run.gpu_sample_ms = plumbing.target.gpu_sample_ms();
-    run.gpus.clone_from(&plumbing.target.gpus);
-    run.model = model.or_else(|| config.model.clone());
-    run.extra_body = (!config.extra_body.is_empty())
-        .then(|| serde_json::Value::Object(config.extra_body.clone()));
-    run.samples = Some(config.suite_samples);
-    run.concurrency = if part == Part::SuiteBatched {
-        usize::try_from(config.batched_concurrency.max(1)).unwrap_or(1)
-    } else {
-        config.suite_concurrency.max(1)
-    };
-    let journal = folder.join("journal.jsonl");
-    let run_target = if journal.exists() {
-        RunTarget::resume(journal)
-    } else {
-        run.suite = selection(part, config)?;
-        RunTarget::new_run(folder)
-    };
-    Ok(vernier_hardsuite::run_suite_until(
-        &run,
-        &run_target,
-        plumbing.command_line.to_vec(),
-        plumbing.observer.suite(),
-        plumbing.interrupt.future(),
-    )
-    .await?)
-}
-
-/// The suite a part runs.
-fn selection(part: Part, config: &BatteryConfig) -> Result<SuiteSelection, BatteryError> {
-    let mut selection = SuiteSelection::default();
-    match part {
-        Part::Suite | Part::SuiteBatched => {
-            if let Some(tasks) = &config.suite_tasks {
-                selection.tasks = Some(tasks.clone());
-            } else if let Some(categories) = &config.suite_categories {
-                let suite = vernier_hardsuite::load_suite(&SuiteSelection::default())?;
-                let ids: Vec<String> = suite
-                    .tasks
-                    .iter()
-                    .filter(|task| categories.iter().any(|c| c == task.category.as_str()))
-                    .map(|task| task.id.clone())
-                    .collect();
-                if ids.is_empty() {
-                    return Err(RunError::invalid(
-                        "--suite-categories",
-                        format!(
-                            "no bundled task is in {}: name math, code or tools",
-                            categories.join(", ")
-                        ),
-                    )
-                    .into());
-                }
-                selection.tasks = Some(ids);
-            }
-        }
-        Part::Probe => selection.probe = Some(config.seed),
-        Part::Context => {
-            let mut context = ContextSelection::with_seed(config.seed);
-            if let Some(lengths) = &config.context_lengths {
-                context.plan.lengths.clone_from(lengths);
-                context.lengths_given = true;
-            }
-            selection.context = Some(context);
-        }
-        Part::Sweep | Part::Ready => {}
-    }
-    if let Some(budget) = config.suite_budget {
-        let budgets = &mut selection.budgets;
-        for slot in [
-            &mut budgets.math,
-            &mut budgets.code,
-            &mut budgets.tools,
-            &mut budgets.context,
-            &mut budgets.vision,
-            &mut budgets.video,
-        ] {
-            *slot = Some(budget);
-        }
-    }
-    Ok(selection)
 }

@@ -102,7 +102,10 @@ impl Failure for BatteryError {
             Self::NotARun { .. } | Self::NotAPart { .. } | Self::NothingInCommon { .. } => {
                 ExitKind::Usage
             }
-            Self::Io { .. } | Self::Parse { .. } => ExitKind::Failure,
+            // A file given to read (a battery, a run) that is missing, unreadable or not what
+            // it should be is a refused argument; one that cannot be written is a failure.
+            Self::Parse { .. } | Self::Io { action: "read", .. } => ExitKind::Usage,
+            Self::Io { .. } => ExitKind::Failure,
         }
     }
 }

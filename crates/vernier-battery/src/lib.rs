@@ -17,9 +17,16 @@ mod error;
 mod file;
 mod html;
 mod markdown;
+#[cfg(feature = "engine")]
+mod parts;
+#[cfg(feature = "engine")]
+mod plumbing;
 mod reports;
 mod side;
 mod speed;
+mod study;
+#[cfg(feature = "engine")]
+mod study_args;
 mod versus;
 
 pub use budget::{
@@ -29,21 +36,27 @@ pub use budget::{
 pub use chart::{curve_chart, ratio_chart};
 pub use config::{BatteryConfig, Part, Preset};
 #[cfg(feature = "engine")]
-pub use engine::{
-    BatteryObserver, BatteryOutcome, BatteryStart, BatteryTarget, QuietBattery, run_battery,
-};
+pub use engine::{BatteryOutcome, BatteryStart, run_battery};
 pub use error::BatteryError;
 pub use file::{
     BATTERY_FILE, BATTERY_SCHEMA_VERSION, BatteryFile, PartEntry, PartStatus, battery_path,
 };
 pub use html::versus_html;
 pub use markdown::versus_markdown;
+#[cfg(feature = "engine")]
+pub use plumbing::{BatteryObserver, BatteryTarget, QuietBattery};
 pub use reports::{VersusFiles, write_versus};
 pub use side::{ReadySide, RequestFigures, Side, SweepSide};
 pub use speed::{
     CellRatio, FLAT_WITHIN, Metric, PrefillTrend, RATIO_RESAMPLES, RATIO_SEED, cell_ratios,
     prefill_trends, ratio_of_medians,
 };
+pub use study::{
+    PART_KEYS, Place, Study, StudyFileError, StudyPart, StudyPlaces, StudyTarget, TARGET_KEYS,
+    parse_study, read_study,
+};
+#[cfg(feature = "engine")]
+pub use study_args::{Kinds, OptionError, names_key, part_words};
 pub use versus::{
     Batching, GlanceRow, QualityRow, SettingDifference, SideSummary, SuiteVersus,
     VERSUS_SCHEMA_VERSION, Versus, versus,

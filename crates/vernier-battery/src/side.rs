@@ -158,6 +158,18 @@ impl Side {
                 continue;
             }
             if !part_folder.join("journal.jsonl").is_file() {
+                if entry.status == crate::file::PartStatus::Done {
+                    // Recorded done, but its files are gone: comparing without it would say
+                    // only the other side measured it.
+                    return Err(BatteryError::Parse {
+                        path: part_folder.join("journal.jsonl"),
+                        detail: format!(
+                            "the battery records its {} part done, but the part's journal is gone; run it again with `battery run --resume {}`",
+                            entry.part.name(),
+                            folder.display()
+                        ),
+                    });
+                }
                 continue;
             }
             match entry.part {

@@ -124,6 +124,11 @@ pub mod exit_code {
         (INTERRUPTED, ExitKind::Interrupted.name()),
     ];
 
+    /// `examples` followed by the exit-code paragraph: every binary's `after_help`.
+    pub fn with_help_lines(examples: &str) -> String {
+        format!("{examples}\n\n{}", help_lines())
+    }
+
     /// The help texts' exit-code paragraph, one line per code, for every binary alike.
     pub fn help_lines() -> String {
         ExitKind::ALL

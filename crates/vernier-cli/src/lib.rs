@@ -8,9 +8,12 @@
 //! - [`cause_chain`] and [`one_line`]: an error and its causes, printed once.
 //! - [`write_stdout`]: write a result to stdout, where a closed pipe (`| head`) is success.
 //! - [`shell_quote`] and [`resume_command`]: the exact command that continues a run.
+//! - [`ProgressMode`] and [`Heartbeat`]: progress where stderr is no terminal, a line at least
+//!   every [`PROGRESS_EVERY`] saying where the run is.
 //!
 //! This crate depends on nothing and prints nothing by itself; [`report_error`] writes to the
-//! standard error stream only when a binary calls it.
+//! standard error stream only when a binary calls it, and a [`Heartbeat`] only when a binary
+//! starts one.
 //!
 //! ```
 //! use vernier_cli::{exit_code, resume_command};
@@ -27,10 +30,14 @@ use std::process::ExitCode;
 
 mod exit_table;
 mod finished;
+mod heartbeat;
 mod output;
 
 pub use exit_table::{ExitKind, Failure, exit_code};
 pub use finished::{Finished, finish};
+pub use heartbeat::{
+    Beat, Heartbeat, PROGRESS_EVERY, PROGRESS_EVERY_VARIABLE, ProgressMode, clock, progress_every,
+};
 pub use output::{cause_chain, note, one_line, report_error, write_stdout};
 
 /// An [`ExitCode`] from one of [`exit_code`]'s constants.
@@ -89,6 +96,24 @@ pub fn figure(value: f64) -> String {
     } else {
         format!("{value:.2}")
     }
+}
+
+/// `1234567` as `1,234,567`.
+///
+/// ```
+/// assert_eq!(vernier_cli::thousands(3_753_598), "3,753,598");
+/// assert_eq!(vernier_cli::thousands(999), "999");
+/// ```
+pub fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// `n` and its noun, singular for one: `1 repetition`, `3 repetitions`, `0 tries`.

@@ -167,6 +167,11 @@ pub struct RunConfig {
     pub gpu_sample_ms: u64,
     /// Only these GPUs (by index) serve the server; `None`: every GPU read.
     pub gpus: Option<Vec<u32>>,
+    /// The command that continues the run when it is part of another tool's (a battery's:
+    /// `battery run ... --resume FOLDER`); `None`: `hardsuite run ... --resume JOURNAL`. Not
+    /// recorded: it is how this session was started, not what the run measures.
+    #[serde(skip)]
+    pub resume_command: Option<String>,
 }
 
 impl Default for RunConfig {
@@ -196,6 +201,7 @@ impl Default for RunConfig {
             gpu_metrics_url: None,
             gpu_sample_ms: 500,
             gpus: None,
+            resume_command: None,
         }
     }
 }

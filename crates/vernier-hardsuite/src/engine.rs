@@ -18,7 +18,7 @@ use vernier_run::{
 use vernier_tasks::{Category, OutcomeKind, Suite, self_check};
 
 use crate::config::{RunConfig, RunTarget};
-use crate::context_fit::fit_context;
+use crate::context_fit::{check_budgets_fit, fit_context, server_context};
 use crate::demo::{HARDSUITE_SIMULATOR_BANNER, hardsuite_demo_simulator_config};
 use crate::error::HardsuiteError;
 use crate::journal::{
@@ -106,7 +106,7 @@ async fn connect(
         (None, base_url)
     };
     let target = async {
-        let client = build_client(config, &base_url)?;
+        let client = client_for(config, &base_url)?;
         let wanted = match previous {
             Some(journal) => Some(journal.header.model.clone()),
             None if settings.simulated => Some(
@@ -155,6 +155,24 @@ async fn connect(
             Err(error)
         }
     }
+}
+
+/// Checks, before anything is sent, that `config`'s suite fits the server at
+/// `config.base_url`: every task's answer budget (and the cut-off re-run's) below the context
+/// the server states. A battery calls this for each of its suites before its first part
+/// measures; a run of the suite checks the same at its start. Nothing is checked without a
+/// server (the simulator takes any budget) or when the server states no context.
+pub async fn check_suite_fits_server(config: &RunConfig) -> Result<(), HardsuiteError> {
+    let Some(base_url) = config.base_url.as_deref() else {
+        return Ok(());
+    };
+    let suite = crate::selection::load_suite(&config.suite)?;
+    let client = client_for(config, base_url)?;
+    let model = vernier_run::resolve_model(&client, config.model.as_deref(), None)
+        .await?
+        .id;
+    let limit = crate::context_fit::read_context_limit(&client, &model).await;
+    check_budgets_fit(&suite, config.rerun_cut_off, limit.as_ref())
 }
 
 /// Runs the suite: checks the configuration (against the journal when resuming), connects to
@@ -213,6 +231,8 @@ pub async fn run_suite_until(
         if fit_context(&mut settings, &client, &model, observer).await {
             suite = settings_suite(&settings)?;
         }
+        let context = server_context(&mut settings, &client, &model).await;
+        check_budgets_fit(&suite, settings.rerun_budget, context.as_ref())?;
         let grader = connect_grader(&suite, config.suite.grader_image.as_deref()).await?;
         let self_checked = if config.skip_self_check {
             false
@@ -619,7 +639,7 @@ fn cut_off_jobs(
 }
 
 /// A client for `base_url` with the run's timeouts, key and CA certificate.
-fn build_client(
+pub(crate) fn client_for(
     config: &RunConfig,
     base_url: &str,
 ) -> Result<vernier_openai::Client, HardsuiteError> {
@@ -647,6 +667,9 @@ pub(crate) fn resume_command(
     command_line: &[String],
     journal: &Path,
 ) -> String {
+    if let Some(command) = &config.resume_command {
+        return command.clone();
+    }
     let program = vernier_cli::program_name(command_line, "hardsuite");
     let mut words = vec![program.to_owned(), "run".to_owned()];
     if let (false, Some(url)) = (simulated, &config.base_url) {

@@ -76,9 +76,29 @@ pub enum HardsuiteError {
         #[source]
         source: vernier_stats::StatsError,
     },
+    /// A task's answer budget is not below the context the server states: no prompt fits
+    /// beside it, and a server such as vLLM refuses every such request.
+    #[error(
+        "fit the {category} tasks' answer budget of {budget} tokens into the server's context of {limit} tokens ({stated_by}): no prompt fits beside it, so the server would refuse or cut every request; give {flag} {suggested} (or less), or serve a longer context"
+    )]
+    BudgetOverContext {
+        /// The tasks' category (`math`, `code`, …), or `re-run` for the cut-off re-run.
+        category: String,
+        /// Their budget in tokens.
+        budget: u32,
+        /// The server's context in tokens.
+        limit: u64,
+        /// Where the server states it (`max_model_len`, `n_ctx`, `context_length`).
+        stated_by: String,
+        /// The flag that sets the budget (`--budget-math`; a battery's `--suite-budget`).
+        flag: String,
+        /// A budget that leaves half the context to the prompt.
+        suggested: u64,
+    },
     /// The server refused a request in a way retrying will not fix.
     #[error(
-        "send task {task_id}: the server answered {status}: {body}; check --model, --extra-body and --api-key-env"
+        "send task {task_id}: the server answered {status}: {body}; {}",
+        rejected_hint(body)
     )]
     Rejected {
         /// The task whose request was refused.
@@ -88,6 +108,16 @@ pub enum HardsuiteError {
         /// The server's body.
         body: String,
     },
+}
+
+/// What to change for a refusal: the budget when the server names `max_tokens`, a field of
+/// the extra body when it names one, else the key, model and extra body.
+fn rejected_hint(body: &str) -> &'static str {
+    if body.contains("max_tokens") || body.contains("max_completion_tokens") {
+        "the answer budget is more than the server takes: lower the --budget-* flag of these tasks"
+    } else {
+        "check --model, --extra-body and --api-key-env"
+    }
 }
 
 impl HardsuiteError {
@@ -117,9 +147,10 @@ impl vernier_cli::Failure for HardsuiteError {
             #[cfg(feature = "engine")]
             Self::SelfCheck(_) => ExitKind::SelfCheckFailed,
             // A request every sample sends the same way: a flag to change.
-            Self::DifferentInstances { .. } | Self::Dataset(_) | Self::Rejected { .. } => {
-                ExitKind::Usage
-            }
+            Self::DifferentInstances { .. }
+            | Self::Dataset(_)
+            | Self::Rejected { .. }
+            | Self::BudgetOverContext { .. } => ExitKind::Usage,
             _ => ExitKind::Failure,
         }
     }

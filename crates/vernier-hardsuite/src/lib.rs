@@ -73,6 +73,8 @@ mod ladder;
 mod listing;
 #[cfg(feature = "engine")]
 mod observer;
+#[cfg(feature = "engine")]
+mod plan;
 mod replies;
 mod report;
 mod results;
@@ -113,7 +115,7 @@ pub use demo::{
     hardsuite_demo_simulator_config, scripted_plan,
 };
 #[cfg(feature = "engine")]
-pub use engine::{HardsuiteOutcome, RunFiles, run_suite, run_suite_until};
+pub use engine::{HardsuiteOutcome, RunFiles, check_suite_fits_server, run_suite, run_suite_until};
 pub use error::HardsuiteError;
 pub use journal::{
     AttemptPhase, AttemptRecord, BudgetFlags, ContextTry, DroppedLength, HARDSUITE_JOURNAL_VERSION,
@@ -129,6 +131,8 @@ pub use ladder::{LadderOutcome, run_ladder};
 pub use listing::{TaskListing, list_tasks, listing, render_listing};
 #[cfg(feature = "engine")]
 pub use observer::{RunObserver, SilentObserver};
+#[cfg(feature = "engine")]
+pub use plan::{SuitePlan, plan_suite};
 pub use replies::{
     ReplyRecord, ReplyToolCallRecord, audit, read_replies, replies_of, replies_path,
 };

@@ -8,18 +8,7 @@ use vernier_tasks::OutcomeKind;
 use crate::results::{ResultsFile, Score, Scoreboard};
 use crate::task_results::{SampleResult, TaskResult};
 
-/// `1234567` as `1,234,567`.
-pub fn thousands(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
+pub use vernier_cli::thousands;
 
 /// A non-negative count held as `f64` (a median of token counts), rounded.
 pub(crate) fn round_count(value: f64) -> u64 {
@@ -308,7 +297,7 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading:
     if board.total.n_unsupported > 0 {
         let _ = writeln!(
             out,
-            "refused by the server for their images or videos (unsupported, not scored): {}; the server or model cannot take them",
+            "refused by the server for their images, videos or tools (unsupported, not scored): {}; the server or model cannot take them",
             board.total.n_unsupported
         );
     }
@@ -325,6 +314,22 @@ fn write_scores_text(out: &mut String, board: &Scoreboard, title: &str, heading:
 /// video), what the server said when it refused its media; and what the media cost in prompt
 /// tokens.
 fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
+    let tools_refused: Vec<&crate::task_results::SampleResult> = results
+        .tasks
+        .iter()
+        .filter(|task| task.category == vernier_tasks::Category::TOOLS)
+        .flat_map(|task| task.samples.iter())
+        .filter(|sample| sample.outcome == OutcomeKind::Unsupported)
+        .collect();
+    if let Some(sample) = tools_refused.first() {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "> **The server parses no tool calls:** {} tool task sample(s) were refused for their tools and are `unsupported`, not scored and not the model's failure (start vLLM with `--enable-auto-tool-choice` and a `--tool-call-parser` for the model, llama.cpp with `--jinja`). It said: {}",
+            tools_refused.len(),
+            sample.server_message.as_deref().unwrap_or("(no message)")
+        );
+    }
     for (category, kind) in [
         (vernier_tasks::Category::VISION, "images"),
         (vernier_tasks::Category::VIDEO, "videos"),
@@ -630,18 +635,5 @@ fn write_shared_cache(out: &mut String, results: &ResultsFile) {
             alone.why,
             alone.attempts.join(", ")
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(2131), "2,131");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

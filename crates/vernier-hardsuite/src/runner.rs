@@ -596,7 +596,9 @@ fn unopened(
 ) -> Try {
     // The server cannot see the images, or cannot take this length: its own words are kept,
     // and the try is neither retried nor scored.
-    let refused = if vernier_openai::is_media_unsupported(error) {
+    let refused = if vernier_openai::is_media_unsupported(error)
+        || vernier_openai::is_tools_unsupported(error)
+    {
         Some(OutcomeKind::Unsupported)
     } else if vernier_openai::is_context_exceeded(error) {
         Some(OutcomeKind::ContextExceeded)

@@ -15,13 +15,14 @@
 //!   [`WatchEvent`] in `watch.jsonl` and handed to the [`WatchObserver`].
 //!
 //! The crate never prints; the `lifecycle` binary does. [`LifecycleError`] wraps
-//! [`vernier_run::RunError`] and gives each failure's exit code
-//! ([`LifecycleError::exit_code`]).
+//! [`vernier_run::RunError`] and gives each failure's exit kind
+//! (its `vernier_cli::Failure` kind).
 
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod distribution;
+mod engine_log;
 mod error;
 mod hang_rule;
 mod observer;
@@ -47,6 +48,7 @@ mod watch_config;
 mod watch_journal;
 
 pub use distribution::Distribution;
+pub use engine_log::{EngineStart, LogFollower, LogMilestone};
 pub use error::LifecycleError;
 pub use hang_rule::{CounterEvidence, CounterRule, HangRule, Verdict};
 pub use observer::{QuietObserver, ReadyObserver, WatchObserver};

@@ -234,10 +234,22 @@ impl Session<'_> {
             let unix_ms = unix_ms();
             let pgid = server.pgid();
             let mut figures = LaunchFigures::default();
+            let mut follower = crate::engine_log::LogFollower::new(&log);
+            let launched = server.launched_at();
+            let follow_poll = Duration::from_secs_f64(self.config.poll_interval_s.min(0.1));
+            let follow = async {
+                loop {
+                    follower.poll(launched.elapsed().as_secs_f64());
+                    tokio::time::sleep(follow_poll).await;
+                }
+            };
             let measured = tokio::select! {
                 result = self.measure_launch(&server, &mut figures, server_check) => Some(result),
+                () = follow => None,
                 () = interrupt.as_mut() => None,
             };
+            follower.poll(launched.elapsed().as_secs_f64());
+            let engine_start = follower.start;
             let stop = server.stop(self.config.stop.as_deref(), grace).await;
             let interrupted = measured.is_none();
             let error = match measured {
@@ -277,6 +289,7 @@ impl Session<'_> {
                     interrupted,
                     stop,
                     server,
+                    engine_start,
                 })))?;
             self.writer.sync()?;
             if interrupted {

@@ -94,6 +94,10 @@ pub struct LaunchRep {
     /// token (a resumed run is compared with it at the same point).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerFingerprint>,
+    /// What the server's own log said about its start: the engine's milestones and its KV
+    /// cache in tokens.
+    #[serde(default)]
+    pub engine_start: crate::engine_log::EngineStart,
 }
 
 /// One request of a swap sequence.

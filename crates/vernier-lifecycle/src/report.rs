@@ -59,6 +59,20 @@ pub struct ReadyRun {
     pub failed_reps: usize,
     /// Each milestone's distribution over complete repetitions, seconds from launch.
     pub milestones: BTreeMap<String, Distribution>,
+    /// The engine, as its log names itself (`vllm`, `llama_cpp`, `sglang`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Each milestone the engine's log announced, over complete repetitions: seconds from
+    /// launch until the line was read.
+    #[serde(default)]
+    pub engine_milestones: BTreeMap<String, Distribution>,
+    /// The durations those lines state (`Loading weights took 0.62 seconds`), seconds.
+    #[serde(default)]
+    pub engine_stated_s: BTreeMap<String, Distribution>,
+    /// The KV cache's capacity in tokens, as the engine's log states it (each distinct
+    /// value once, in launch order: one value unless launches differed).
+    #[serde(default)]
+    pub kv_cache_tokens: Vec<u64>,
     /// Cold against warm.
     pub cold_warm: ColdWarm,
     /// Per direction, what a switch cost.
@@ -72,6 +86,55 @@ pub struct ReadyRun {
 fn median_of(values: impl Iterator<Item = f64>) -> Option<f64> {
     let values: Vec<f64> = values.collect();
     vernier_stats::median(&values).ok()
+}
+
+/// The engines' own accounts of their starts, over the launches.
+struct EngineSummary {
+    engine: Option<String>,
+    milestones: BTreeMap<String, Distribution>,
+    stated_s: BTreeMap<String, Distribution>,
+    kv_cache_tokens: Vec<u64>,
+}
+
+/// Each milestone's time over the complete launches, the durations the lines state, and the
+/// KV-cache sizes every launch stated.
+fn engine_summary(launches: &[LaunchRep], complete: &[&LaunchRep]) -> EngineSummary {
+    let mut seen: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut stated: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for milestone in complete.iter().flat_map(|rep| &rep.engine_start.milestones) {
+        seen.entry(milestone.name.clone())
+            .or_default()
+            .push(milestone.seen_s);
+        if let Some(value) = milestone.stated_s {
+            stated
+                .entry(milestone.name.clone())
+                .or_default()
+                .push(value);
+        }
+    }
+    let distributions = |values: BTreeMap<String, Vec<f64>>| -> BTreeMap<String, Distribution> {
+        values
+            .into_iter()
+            .filter_map(|(name, values)| Some((name, Distribution::of(&values)?)))
+            .collect()
+    };
+    let mut kv_cache_tokens: Vec<u64> = Vec::new();
+    for tokens in launches
+        .iter()
+        .filter_map(|rep| rep.engine_start.kv_cache_tokens)
+    {
+        if !kv_cache_tokens.contains(&tokens) {
+            kv_cache_tokens.push(tokens);
+        }
+    }
+    EngineSummary {
+        engine: launches
+            .iter()
+            .find_map(|rep| rep.engine_start.engine.clone()),
+        milestones: distributions(seen),
+        stated_s: distributions(stated),
+        kv_cache_tokens,
+    }
 }
 
 /// Derives the summary from the journal's lines (a repetition measured twice, after a resume,
@@ -107,6 +170,7 @@ pub fn summarise(lines: &[ReadyJournalLine], interrupted: bool) -> ReadyRun {
             milestones.insert((*name).to_owned(), distribution);
         }
     }
+    let engine = engine_summary(&launches, &complete);
     let cold: Vec<_> = complete
         .iter()
         .filter_map(|rep| rep.cold.as_ref())
@@ -158,6 +222,10 @@ pub fn summarise(lines: &[ReadyJournalLine], interrupted: bool) -> ReadyRun {
         complete_reps: complete.len(),
         failed_reps: launches.len() - complete.len(),
         milestones,
+        engine: engine.engine,
+        engine_milestones: engine.milestones,
+        engine_stated_s: engine.stated_s,
+        kv_cache_tokens: engine.kv_cache_tokens,
         cold_warm,
         swaps,
         launches,
@@ -237,6 +305,7 @@ pub fn ready_markdown(run: &ReadyRun) -> String {
         for (name, _) in Milestones::default().named() {
             let _ = writeln!(text, "| {name} | {} |", cell(run.milestones.get(name), 2));
         }
+        engine_section(run, &mut text);
         text.push_str("\n| first request against warm ones | cold | warm (median per repetition) |\n| --- | --- | --- |\n");
         let _ = writeln!(
             text,
@@ -276,6 +345,54 @@ pub fn ready_markdown(run: &ReadyRun) -> String {
         }
     }
     text
+}
+
+/// The engine's own account of its start, from its log.
+fn engine_section(run: &ReadyRun, text: &mut String) {
+    let Some(engine) = &run.engine else {
+        text.push_str(
+            "\nThe server's log announced no start-up milestone Vernier knows (vLLM's, llama.cpp's or SGLang's lines).\n",
+        );
+        return;
+    };
+    let _ = writeln!(
+        text,
+        "\nThe engine's own start, from its log ({engine}; seconds from launch until the line was read, and what the line states):\n"
+    );
+    text.push_str(
+        "| engine milestone | read at, s: median (min–max, n) | stated, s |\n| --- | --- | --- |\n",
+    );
+    let mut named: Vec<(&String, &Distribution)> = run.engine_milestones.iter().collect();
+    named.sort_by(|a, b| a.1.median.total_cmp(&b.1.median));
+    for (name, distribution) in named {
+        let _ = writeln!(
+            text,
+            "| {name} | {} | {} |",
+            cell(Some(distribution), 2),
+            cell(run.engine_stated_s.get(name), 2)
+        );
+    }
+    match run.kv_cache_tokens.as_slice() {
+        [] => {}
+        [tokens] => {
+            let _ = writeln!(
+                text,
+                "\nKV cache: {} tokens (the engine's statement).",
+                vernier_cli::thousands(*tokens)
+            );
+        }
+        several => {
+            let _ = writeln!(
+                text,
+                "\nKV cache: the launches stated different sizes: {} tokens.",
+                several
+                    .iter()
+                    .map(|t| vernier_cli::thousands(*t))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
 }
 
 /// Writes `run.json` and `report.md` into `out`.

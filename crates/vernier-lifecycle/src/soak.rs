@@ -74,6 +74,11 @@ pub async fn run_soak(
     observer: &dyn ReadyObserver,
     interrupt: Option<Interrupt>,
 ) -> Result<SoakOutcome, LifecycleError> {
+    // A flag the client refuses (a CA file that cannot be read) is refused before a new soak's
+    // folder is made.
+    if let SoakStart::New { config, .. } = &start {
+        client(config, None)?;
+    }
     let (config, out, journal, writer, done) = open(start, command_line)?;
     let writer = Arc::new(writer);
     let arms = config.arms();
@@ -275,6 +280,7 @@ async fn slice(
                 .as_ref()
                 .map_or(ctx.config.ready_timeout_s, |(_, s)| *s),
             error: ready.as_ref().err().cloned(),
+            model: ready.as_ref().ok().map(|(model, _)| model.clone()),
         })?;
         let model = match ready {
             Ok((model, _)) => model,

@@ -75,6 +75,9 @@ pub enum SoakJournalLine {
         after_s: f64,
         /// Why not, when not.
         error: Option<String>,
+        /// The model it answered as.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
     /// A request ended.
     Request(RequestLine),
@@ -171,7 +174,8 @@ pub enum DeathKind {
         /// The signal that ended it (directly, or 128 + N from the shell), if any.
         signal: Option<i32>,
     },
-    /// `/health` stopped answering.
+    /// `/health` stopped answering, or answered a server error (vLLM's 503 once its engine
+    /// core died).
     Down,
     /// The server stayed up but failed every request, several in a row with none finishing
     /// (as vLLM answers 500 once its engine core has died).

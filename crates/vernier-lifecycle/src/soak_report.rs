@@ -103,6 +103,15 @@ pub struct ArmComparison {
 pub struct SoakRun {
     /// Format version.
     pub run_version: u32,
+    /// Whether the figures can be trusted, with each reason coded.
+    #[serde(default)]
+    pub validity: vernier_run::Verdict,
+    /// When the soak began, ms since the Unix epoch.
+    #[serde(default)]
+    pub started_unix_ms: u64,
+    /// The model the server answered as (the first time it was ready).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The settings.
     pub config: Option<SoakConfig>,
     /// A signal stopped it before every arm held its duration.
@@ -165,29 +174,7 @@ pub fn summarise(lines: &[SoakJournalLine], interrupted: bool, gave_up: Option<S
                 busy: 0,
                 pattern: pattern(&own, arm.concurrency),
             };
-            for line in lines {
-                match line {
-                    SoakJournalLine::Request(request) if request.arm == arm.name => {
-                        result.tokens += request.tokens;
-                        if request.error.is_none() {
-                            result.requests_finished += 1;
-                        } else if !request
-                            .error
-                            .as_deref()
-                            .is_some_and(|e| e.starts_with("stopped: "))
-                        {
-                            result.requests_failed += 1;
-                        }
-                    }
-                    SoakJournalLine::RequestError { arm: name, .. } if *name == arm.name => {
-                        result.request_errors += 1;
-                    }
-                    SoakJournalLine::Busy { arm: name, .. } if *name == arm.name => {
-                        result.busy += 1;
-                    }
-                    _ => {}
-                }
-            }
+            count_requests(&mut result, lines);
             result
         })
         .collect();
@@ -199,8 +186,25 @@ pub fn summarise(lines: &[SoakJournalLine], interrupted: bool, gave_up: Option<S
             }
         }
     }
+    let started_unix_ms = lines
+        .iter()
+        .find_map(|line| match line {
+            SoakJournalLine::Header {
+                started_unix_ms, ..
+            } => Some(*started_unix_ms),
+            _ => None,
+        })
+        .unwrap_or(0);
+    let model = lines.iter().find_map(|line| match line {
+        SoakJournalLine::Ready { model, .. } => model.clone(),
+        _ => None,
+    });
+    let validity = soak_verdict(config.as_ref(), &arms, interrupted, gave_up.as_deref());
     SoakRun {
         run_version: SOAK_RUN_VERSION,
+        validity,
+        started_unix_ms,
+        model,
         config,
         interrupted,
         gave_up,
@@ -208,6 +212,94 @@ pub fn summarise(lines: &[SoakJournalLine], interrupted: bool, gave_up: Option<S
         deaths,
         comparisons,
     }
+}
+
+/// Adds the arm's requests, errors and busy looks in `lines` to `result`.
+fn count_requests(result: &mut ArmResult, lines: &[SoakJournalLine]) {
+    for line in lines {
+        match line {
+            SoakJournalLine::Request(request) if request.arm == result.name => {
+                result.tokens += request.tokens;
+                if request.error.is_none() {
+                    result.requests_finished += 1;
+                } else if !request
+                    .error
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with("stopped: "))
+                {
+                    result.requests_failed += 1;
+                }
+            }
+            SoakJournalLine::RequestError { arm: name, .. } if *name == result.name => {
+                result.request_errors += 1;
+            }
+            SoakJournalLine::Busy { arm: name, .. } if *name == result.name => {
+                result.busy += 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A soak's verdict. Deaths are what a soak looks for: findings, never a fault of the run. A
+/// soak that could not go on, or an arm that held load without one request finishing, cannot
+/// be trusted; one cut short holds less load than asked.
+fn soak_verdict(
+    config: Option<&SoakConfig>,
+    arms: &[ArmResult],
+    interrupted: bool,
+    gave_up: Option<&str>,
+) -> vernier_run::Verdict {
+    use vernier_run::{Reason, Verdict, VerdictLevel};
+    let mut reasons = Vec::new();
+    if let Some(reason) = gave_up {
+        reasons.push(Reason::new(
+            "gave_up",
+            VerdictLevel::Invalid,
+            format!("the soak could not go on: {reason}"),
+        ));
+    }
+    for arm in arms {
+        if arm.loaded_s > 0.0 && arm.requests_finished == 0 {
+            reasons.push(Reason::new(
+                "nothing_finished",
+                VerdictLevel::Invalid,
+                format!(
+                    "arm {} held load for {} without one request finishing: its deaths per hour rest on no work",
+                    arm.name,
+                    crate::soak_context::clock(arm.loaded_s)
+                ),
+            ));
+        }
+    }
+    let duration = config.map_or(0.0, |config| config.duration_s);
+    let short: Vec<String> = arms
+        .iter()
+        .filter(|arm| arm.loaded_s + 0.5 < duration)
+        .map(|arm| {
+            format!(
+                "{} {} of {}",
+                arm.name,
+                crate::soak_context::clock(arm.loaded_s),
+                crate::soak_context::clock(duration)
+            )
+        })
+        .collect();
+    if interrupted || !short.is_empty() && gave_up.is_none() {
+        reasons.push(Reason::new(
+            "interrupted",
+            VerdictLevel::Questionable,
+            format!(
+                "the load was held for less than asked ({}): resume it to hold the rest",
+                if short.is_empty() {
+                    "interrupted".to_owned()
+                } else {
+                    short.join(", ")
+                }
+            ),
+        ));
+    }
+    Verdict::from_reasons(reasons)
 }
 
 fn pattern(deaths: &[&DeathRecord], concurrency: u32) -> Option<DeathPattern> {
@@ -318,7 +410,32 @@ fn ratio_text(ratio: Option<f64>) -> String {
 
 /// The summary as Markdown.
 pub fn soak_markdown(run: &SoakRun) -> String {
-    let mut text = String::from("# Soak\n\n");
+    let server = run.config.as_ref().map_or_else(String::new, |config| {
+        let launched: Vec<&str> = config
+            .servers
+            .iter()
+            .filter(|server| server.launch.is_some())
+            .map(|server| server.name.as_str())
+            .collect();
+        if launched.is_empty() {
+            config.base_url.clone()
+        } else {
+            format!("{} (launched: {})", config.base_url, launched.join(", "))
+        }
+    });
+    let model = run
+        .model
+        .as_deref()
+        .unwrap_or("the model the server lists first");
+    let mut text = format!("# Soak: {model} at {server}\n\n");
+    let _ = writeln!(text, "**{}**\n", run.validity.line());
+    if run.started_unix_ms > 0 {
+        let _ = writeln!(
+            text,
+            "Started {}.\n",
+            vernier_run::utc_minute(run.started_unix_ms)
+        );
+    }
     if let Some(reason) = &run.gave_up {
         let _ = writeln!(text, "**Stopped early:** {reason}\n");
     }

@@ -484,7 +484,8 @@ fn end_requests(
 }
 
 /// Whether a failed request is a death: the launched process exited, or `/health` refuses
-/// connections. `None` when the server is still up (the failure is the request's own).
+/// connections or answers a server error. `None` when the server is still up (the failure is
+/// the request's own).
 async fn confirm(
     ctx: &Context<'_>,
     failure: &Failure,
@@ -519,6 +520,12 @@ async fn confirm(
                 FailClass::Other | FailClass::Rejected(_) => DeathKind::Down,
             };
             Some((how, signs))
+        }
+        // vLLM whose engine core died answers /health 503 (and every request 500) until its
+        // API server exits: down, whatever the request's failure looked like.
+        Ok((status, _, _)) if status.is_server_error() => {
+            signs.push(format!("/health answered {}", status.as_u16()));
+            Some((DeathKind::Down, signs))
         }
         _ => None,
     }

@@ -60,11 +60,13 @@ pub fn context_limit(
 }
 
 /// Phrases servers use when a request does not fit their context: vLLM ("maximum context
-/// length is N tokens"), llama.cpp (`exceed_context_size_error`, "exceeds the available
-/// context size"), `SGLang` ("is longer than the model's context length"), `OpenAI`
-/// (`context_length_exceeded`).
-const LENGTH_ERRORS: [&str; 6] = [
+/// length is N tokens" for a prompt, `max_tokens=N cannot be greater than max_model_len=M`
+/// for an answer budget longer than the whole context, as 0.32 words it), llama.cpp
+/// (`exceed_context_size_error`, "exceeds the available context size"), `SGLang` ("is longer
+/// than the model's context length"), `OpenAI` (`context_length_exceeded`).
+const LENGTH_ERRORS: [&str; 7] = [
     "maximum context length",
+    "cannot be greater than max_model_len",
     "exceed_context_size_error",
     "exceeds the available context size",
     "longer than the model's context length",

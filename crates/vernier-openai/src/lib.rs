@@ -82,14 +82,17 @@ pub use endpoints::{ModelInfo, ModelStatements, ServerIdentity, ServerKind, Toke
 pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, ClientError, TimeoutKind};
 pub use kernel_stamps::kernel_rx_available;
-pub use media::{is_media_unsupported, says_media_unsupported};
+pub use media::{
+    is_media_unsupported, is_tools_unsupported, says_media_unsupported, says_tools_unsupported,
+};
 #[cfg(feature = "meter")]
 pub use metered::{Metered, MeteredStream, final_counts, observation};
 pub use metrics::{MetricsSnapshot, Sample};
 pub use rate_limit::{REFUSABLE_FIELDS, is_rate_limited, refused_field, retry_after};
 pub use server_metrics::{
-    KNOWN_METRICS, MetricNames, ServerLoad, generation_counter, generation_metric_names,
-    load_metric_names, metric_sums, server_load, spec_decode_counters,
+    KNOWN_METRICS, KvCacheStated, MetricNames, ServerLoad, generation_counter,
+    generation_metric_names, kv_cache_stated, load_metric_names, metric_sums, server_load,
+    spec_decode_counters,
 };
 pub use sse::{DEFAULT_MAX_LINE_BYTES, SseDecoder, SseEvent};
 pub use stream::{Capture, CapturedRead, ChatStream, CompletionStream, StampedChunk};

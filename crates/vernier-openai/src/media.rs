@@ -1,4 +1,5 @@
-//! What each server answers when it cannot see images or videos: one place knows the words.
+//! What each server answers when it cannot take a request's images, videos or tools: one
+//! place knows the words.
 
 use crate::ClientError;
 
@@ -41,9 +42,50 @@ pub fn is_media_unsupported(error: &ClientError) -> bool {
     }
 }
 
+/// Phrases servers use when a request offers tools they parse no calls for: vLLM started
+/// without `--enable-auto-tool-choice` and a `--tool-call-parser` (`"auto" tool choice
+/// requires --enable-auto-tool-choice and --tool-call-parser to be set`, and the same for a
+/// `"required"` or named choice) and llama.cpp without `--jinja` (`tools param requires
+/// --jinja flag`).
+const TOOL_REFUSALS: [&str; 3] = [
+    "tool choice requires --enable-auto-tool-choice",
+    "requires --tool-call-parser",
+    "tools param requires --jinja",
+];
+
+/// Whether `text` (an error body) says the server parses no tool calls.
+pub fn says_tools_unsupported(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    TOOL_REFUSALS.iter().any(|phrase| lower.contains(phrase))
+}
+
+/// Whether `error` is the server refusing a request because it parses no tool calls: such a
+/// task is `unsupported` (the server's setting, not the model's failure), and not retried.
+pub fn is_tools_unsupported(error: &ClientError) -> bool {
+    match error {
+        ClientError::Http { status, body, .. } => {
+            matches!(status, 400 | 422 | 500 | 501) && says_tools_unsupported(body)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn servers_without_a_tool_parser_are_told_from_other_errors() {
+        // vLLM 0.32 without a parser (fixtures/vllm/error-tool-choice-auto-without-parser.http).
+        let vllm = r#"{"error":{"message":"\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set","type":"BadRequestError","param":null,"code":400}}"#;
+        assert!(says_tools_unsupported(vllm));
+        assert!(says_tools_unsupported(
+            r#"{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}"#
+        ));
+        assert!(!says_tools_unsupported(
+            r#"{"error":{"message":"max_tokens=5000 cannot be greater than max_model_len=2048."}}"#
+        ));
+    }
 
     #[test]
     fn servers_that_cannot_see_are_told_from_other_errors() {

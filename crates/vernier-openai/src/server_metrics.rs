@@ -127,6 +127,52 @@ pub fn generation_metric_names() -> String {
         .join(", ")
 }
 
+/// The KV cache a server states in its `/metrics`: vLLM's `vllm:cache_config_info` labels
+/// (the cache's size in tokens, its data type, block size and whether prefix caching is on).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct KvCacheStated {
+    /// Tokens the cache holds (`kv_cache_size_tokens`, else `num_gpu_blocks` × `block_size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// Its data type (`cache_dtype`: `auto` follows the model's, `fp8` is an FP8 cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
+    /// Tokens per block (`block_size`): prefix-cache hits come in whole blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<u64>,
+    /// Whether prefix caching is on (`enable_prefix_caching`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_caching: Option<bool>,
+    /// Where it was read: `vllm:cache_config_info`.
+    pub source: String,
+}
+
+/// The KV cache `snapshot` states, if the server exposes it (vLLM's `vllm:cache_config_info`).
+pub fn kv_cache_stated(snapshot: &MetricsSnapshot) -> Option<KvCacheStated> {
+    let info = snapshot
+        .samples()
+        .iter()
+        .find(|sample| sample.name == "vllm:cache_config_info")?;
+    let number = |label: &str| info.label(label).and_then(|v| v.parse::<u64>().ok());
+    let tokens = number("kv_cache_size_tokens").or_else(|| {
+        number("num_gpu_blocks")
+            .zip(number("block_size"))
+            .map(|(blocks, size)| blocks * size)
+    });
+    Some(KvCacheStated {
+        tokens,
+        dtype: info.label("cache_dtype").map(str::to_owned),
+        block_size: number("block_size"),
+        prefix_caching: info.label("enable_prefix_caching").and_then(|v| match v {
+            "True" | "true" => Some(true),
+            "False" | "false" => Some(false),
+            _ => None,
+        }),
+        source: "vllm:cache_config_info".to_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,5 +271,27 @@ sglang:gen_throughput{model_name=\"qwen\",engine_type=\"unified\",tp_rank=\"0\"}
             "vllm:num_requests_running, vllm:num_requests_waiting, llamacpp:requests_processing"
         ));
         assert!(generation_metric_names().contains("sglang:generation_tokens_total"));
+    }
+
+    #[test]
+    fn vllms_cache_config_info_states_its_kv_cache() {
+        // The line vLLM 0.32's CPU build served (fixtures/vllm/metrics-idle.http), trimmed.
+        let text = "# TYPE vllm:cache_config_info gauge\n\
+            vllm:cache_config_info{block_size=\"128\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\",kv_cache_size_tokens=\"524288\",num_gpu_blocks=\"4096\"} 1.0\n";
+        let snapshot = MetricsSnapshot::parse(text).expect("parses");
+        let stated = kv_cache_stated(&snapshot).expect("stated");
+        assert_eq!(stated.tokens, Some(524_288));
+        assert_eq!(stated.block_size, Some(128));
+        assert_eq!(stated.dtype.as_deref(), Some("auto"));
+        assert_eq!(stated.prefix_caching, Some(true));
+        // An older vLLM without kv_cache_size_tokens: blocks times block size.
+        let older = MetricsSnapshot::parse(
+            "vllm:cache_config_info{block_size=\"16\",cache_dtype=\"fp8\",num_gpu_blocks=\"234599\"} 1.0\n",
+        )
+        .expect("parses");
+        let stated = kv_cache_stated(&older).expect("stated");
+        assert_eq!(stated.tokens, Some(3_753_584));
+        assert_eq!(stated.dtype.as_deref(), Some("fp8"));
+        assert!(kv_cache_stated(&MetricsSnapshot::default()).is_none());
     }
 }

@@ -240,7 +240,8 @@ pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 /// seven days ([`MAX_SECONDS`]) ahead of `now_ms`, so a wrong year or unit is refused rather
 /// than waited for.
 pub fn instant_ahead(flag: &str, at_ms: u64, now_ms: u64) -> Result<u64, crate::RunError> {
-    let limit_ms = now_ms.saturating_add(MAX_SECONDS as u64 * 1000);
+    const MAX_AHEAD_MS: u64 = 7 * 24 * 3600 * 1000;
+    let limit_ms = now_ms.saturating_add(MAX_AHEAD_MS);
     if at_ms > limit_ms {
         return Err(crate::RunError::invalid(
             flag,

@@ -53,6 +53,8 @@ mod resume;
 mod run_path;
 #[cfg(feature = "engine")]
 mod simulator;
+#[cfg(feature = "cli")]
+mod study;
 #[cfg(feature = "engine")]
 mod target;
 mod target_args;
@@ -77,10 +79,15 @@ pub use pacing::{
 pub use prompt_fit::{FitError, Fitted, MAX_COUNTS, fit_units};
 pub use refusal::{is_refusal, refusal_flag, refusal_hint};
 pub use refused::{REFUSABLE, RefusedFields, guarantee_lost, refusable};
-pub use resume::{Setting, SettingKind, check_resume, typed_settings};
+pub use resume::{Setting, SettingKind, TypedBeside, check_resume, typed_settings};
 pub use run_path::{run_file_in, run_folder, write_atomically};
 #[cfg(feature = "engine")]
 pub use simulator::InProcessSimulator;
+#[cfg(feature = "cli")]
+pub use study::{
+    Headline, PartContext, PartFailure, PartFuture, PartKind, PartOutcome, PartPlan, Score,
+    check_options,
+};
 #[cfg(feature = "engine")]
 pub use target::{
     ClientOptions, DEFAULT_API_KEY_ENV, ResolvedModel, api_key_source, build_client, fingerprint,

@@ -127,6 +127,25 @@ pub fn check_resume(
     })
 }
 
+/// What was typed beside `--resume`: the configuration the flags make, and for each flag typed
+/// that sets a configuration field, the field and the flag (`("turns", "--turns")`). Each is
+/// compared with the journal's: a measurement setting that differs is refused by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct TypedBeside<C> {
+    /// The configuration the flags make.
+    pub config: C,
+    /// The fields typed, with their flags.
+    pub fields: Vec<(String, String)>,
+}
+
+impl<C> TypedBeside<C> {
+    /// `config`, with `fields` typed.
+    pub fn new(config: C, fields: Vec<(String, String)>) -> Self {
+        Self { config, fields }
+    }
+}
+
 /// The settings of a configuration typed beside `--resume`, compared field by field with the
 /// journal's: `recorded` and `typed` are the two configurations as JSON objects, `fields` the
 /// configuration fields whose flags were typed (each with its flag, as `("turns", "--turns")`),

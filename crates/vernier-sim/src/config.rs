@@ -188,7 +188,10 @@ pub struct SimConfig {
     /// The path `/v1/models` states as the model's `root`, as vLLM does for the weights it
     /// loaded under `--served-model-name` (default: the served id).
     pub model_root: Option<String>,
-    /// Context length reported by `/v1/models` and `/tokenize`, and enforced (default 32768).
+    /// Context length reported by `/v1/models` and `/tokenize`, and enforced (default 32768):
+    /// a longer prompt, or a longer `max_tokens`, is refused with a `400` that says
+    /// "maximum context length"; a prompt and `max_tokens` that fit apart but not together are
+    /// answered up to the end of the context, as vLLM 0.32 answers them.
     pub max_model_len: u32,
     /// Listening address (default `127.0.0.1:0`, an ephemeral port).
     pub bind: SocketAddr,

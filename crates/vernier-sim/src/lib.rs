@@ -61,12 +61,15 @@ mod ground_truth;
 mod metrics;
 mod plan;
 mod recall;
+mod reply;
 mod routes;
 mod script;
 mod server;
+mod shape;
 mod state;
 mod tokenizer;
 mod tools;
+mod usage;
 mod wire;
 
 pub use config::{Faults, MEDIA_TOKENS, MediaInput, SimConfig, SimConfigBuilder, TokensPerEvent};

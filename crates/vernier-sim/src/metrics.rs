@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::config::SimConfig;
 use crate::plan::SpecCounts;
 
 /// A snapshot of the simulator's counters (the same numbers `/metrics` serves).
@@ -76,9 +77,9 @@ impl Counters {
 }
 
 impl SimMetrics {
-    /// Prometheus text as `prometheus_client` writes it for vLLM: a counter family
-    /// `vllm:x` has the sample `vllm:x_total`; values are floats; labels `engine` and
-    /// `model_name`.
+    /// Prometheus text as `prometheus_client` writes it for vLLM 0.32: a counter's `# HELP`,
+    /// `# TYPE` and sample all name `vllm:x_total` (fixtures/vllm/metrics-idle.http); values
+    /// are floats; labels `engine` and `model_name`.
     pub fn to_prometheus(&self, model: &str) -> String {
         let families: [(&str, &str, &str, u64); 9] = [
             (
@@ -145,13 +146,85 @@ impl SimMetrics {
                 name.to_owned()
             };
             let _ = writeln!(text, "# HELP {sample} {help}");
-            let _ = writeln!(text, "# TYPE {name} {kind}");
+            let _ = writeln!(text, "# TYPE {sample} {kind}");
             let _ = writeln!(
                 text,
                 "{sample}{{engine=\"0\",model_name=\"{label}\"}} {:?}",
                 value as f64
             );
         }
+        text
+    }
+}
+
+/// What `vllm:cache_config_info` states of the simulator's KV cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CacheStated {
+    /// Tokens per prefix-cache block.
+    pub(crate) block_size: usize,
+    /// Whether the prefix cache is on.
+    pub(crate) prefix_caching: bool,
+    /// The cache's size in tokens (see [`kv_capacity`]).
+    pub(crate) tokens: u64,
+}
+
+/// Requests of a whole context vLLM's default `--max-num-seqs` runs at once: the simulator's
+/// KV cache holds this many when nothing else bounds it.
+const DEFAULT_MAX_NUM_SEQS: u64 = 256;
+
+/// The KV cache the simulator states, in tokens: the shared cache of
+/// [`SimConfig::shared_kv_tokens`], else a whole context for each request it runs at once
+/// ([`SimConfig::max_num_seqs`], else vLLM's default of 256).
+pub(crate) fn kv_capacity(config: &SimConfig) -> u64 {
+    config.shared_kv_tokens.map_or_else(
+        || {
+            let seqs = config
+                .max_num_seqs
+                .map_or(DEFAULT_MAX_NUM_SEQS, |n| n as u64);
+            u64::from(config.max_model_len).saturating_mul(seqs)
+        },
+        u64::from,
+    )
+}
+
+impl SimMetrics {
+    /// [`to_prometheus`](Self::to_prometheus), then the gauges vLLM 0.32 states of its KV
+    /// cache: `vllm:kv_cache_usage_perc` (a fraction, 1 = full) and `vllm:cache_config_info`
+    /// (value 1, the configuration in its labels; no `model_name` label, as vLLM's).
+    pub(crate) fn to_prometheus_with(
+        self,
+        model: &str,
+        cache: &CacheStated,
+        kv_usage: f64,
+    ) -> String {
+        let mut text = self.to_prometheus(model);
+        let label = model.replace('\\', "\\\\").replace('"', "\\\"");
+        let _ = writeln!(
+            text,
+            "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage."
+        );
+        let _ = writeln!(text, "# TYPE vllm:kv_cache_usage_perc gauge");
+        let _ = writeln!(
+            text,
+            "vllm:kv_cache_usage_perc{{engine=\"0\",model_name=\"{label}\"}} {kv_usage:?}"
+        );
+        let _ = writeln!(
+            text,
+            "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig"
+        );
+        let _ = writeln!(text, "# TYPE vllm:cache_config_info gauge");
+        let blocks = cache.tokens / cache.block_size.max(1) as u64;
+        let _ = writeln!(
+            text,
+            "vllm:cache_config_info{{block_size=\"{}\",cache_dtype=\"auto\",enable_prefix_caching=\"{}\",engine=\"0\",kv_cache_size_tokens=\"{}\",num_gpu_blocks=\"{blocks}\"}} 1.0",
+            cache.block_size,
+            if cache.prefix_caching {
+                "True"
+            } else {
+                "False"
+            },
+            cache.tokens,
+        );
         text
     }
 }
@@ -168,7 +241,8 @@ mod tests {
             ..SimMetrics::default()
         };
         let text = metrics.to_prometheus("m\"x");
-        assert!(text.contains("# TYPE vllm:generation_tokens counter\n"));
+        // vLLM 0.32 names the counter's sample in its TYPE line (fixtures/vllm/metrics-idle.http).
+        assert!(text.contains("# TYPE vllm:generation_tokens_total counter\n"));
         assert!(
             text.contains(
                 "vllm:generation_tokens_total{engine=\"0\",model_name=\"m\\\"x\"} 12.0\n"
@@ -179,5 +253,32 @@ mod tests {
             text.contains("vllm:num_requests_running{engine=\"0\",model_name=\"m\\\"x\"} 2.0\n")
         );
         assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 9);
+    }
+
+    #[test]
+    fn the_kv_cache_is_stated_as_vllm_states_it() {
+        let config = SimConfig::builder()
+            .max_model_len(2048)
+            .max_num_seqs(Some(4))
+            .build();
+        let cache = CacheStated {
+            block_size: 16,
+            prefix_caching: config.prefix_cache,
+            tokens: kv_capacity(&config),
+        };
+        let text = SimMetrics::default().to_prometheus_with("m", &cache, 0.25);
+        assert!(
+            text.contains("vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.25\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "vllm:cache_config_info{block_size=\"16\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\",kv_cache_size_tokens=\"8192\",num_gpu_blocks=\"512\"} 1.0\n"
+            ),
+            "{text}"
+        );
+        let shared = SimConfig::builder().shared_kv_tokens(Some(1000)).build();
+        assert_eq!(kv_capacity(&shared), 1000);
+        assert_eq!(kv_capacity(&SimConfig::default()), 32_768 * 256);
     }
 }

@@ -8,11 +8,12 @@ use vernier_stats::SplitMix64;
 use crate::config::TokensPerEvent;
 use crate::fault::Fault;
 use crate::script::ScriptReply;
+use crate::shape::StreamShape;
 use crate::tokenizer::{Piece, generate_code, generate_prose, pieces, sim_tokenize};
+use crate::usage::{final_usage, running_usage};
 use crate::wire::{
     ChatChunk, ChatLogprobs, ChunkChoice, CompletionChoice, CompletionChunk, CompletionLogprobs,
-    CompletionTokensDetails, Delta, FunctionDelta, PromptTokensDetails, TokenLogprob,
-    ToolCallDelta, Usage,
+    Delta, Field, FunctionDelta, TokenLogprob, ToolCallDelta, Usage,
 };
 
 /// One tool call to stream.
@@ -265,30 +266,8 @@ pub(crate) enum Planned {
     Drop,
 }
 
-/// The request options that shape the stream.
-#[derive(Debug)]
-#[expect(
-    clippy::struct_excessive_bools,
-    reason = "each bool is one independent request option, as on the wire"
-)]
-pub(crate) struct StreamShape<'a> {
-    pub(crate) id: &'a str,
-    pub(crate) model: &'a str,
-    pub(crate) created: u64,
-    pub(crate) chat: bool,
-    pub(crate) include_usage: bool,
-    pub(crate) continuous_usage: bool,
-    pub(crate) return_token_ids: bool,
-    pub(crate) logprobs: bool,
-    pub(crate) prompt_tokens: u32,
-    pub(crate) cached_tokens: u32,
-    /// Prompt tokens of image parts and of video parts, reported in `prompt_tokens_details`.
-    pub(crate) media_tokens: (u32, u32),
-    pub(crate) prompt_token_ids: &'a [u32],
-}
-
 impl<'a> StreamShape<'a> {
-    /// A `chat.completion.chunk` event of this stream, without prompt token ids.
+    /// A `chat.completion.chunk` event of this stream, without the first chunk's extras.
     fn chat_chunk<'c>(&self, choices: Vec<ChunkChoice<'c>>, usage: Option<Usage>) -> ChatChunk<'c>
     where
         'a: 'c,
@@ -300,7 +279,9 @@ impl<'a> StreamShape<'a> {
             model: self.model,
             choices,
             usage,
-            prompt_token_ids: None,
+            prompt_token_ids: Field::Absent,
+            prompt_text: Field::Absent,
+            system_fingerprint: None,
         }
     }
 
@@ -320,25 +301,8 @@ impl<'a> StreamShape<'a> {
             model: self.model,
             choices,
             usage,
+            system_fingerprint: None,
         }
-    }
-}
-
-pub(crate) fn usage(
-    shape: &StreamShape<'_>,
-    completion_tokens: u32,
-    reasoning_tokens: u32,
-) -> Usage {
-    Usage {
-        prompt_tokens: shape.prompt_tokens,
-        total_tokens: shape.prompt_tokens + completion_tokens,
-        completion_tokens,
-        prompt_tokens_details: PromptTokensDetails {
-            cached_tokens: shape.cached_tokens,
-            image_tokens: (shape.media_tokens.0 > 0).then_some(shape.media_tokens.0),
-            video_tokens: (shape.media_tokens.1 > 0).then_some(shape.media_tokens.1),
-        },
-        completion_tokens_details: CompletionTokensDetails { reasoning_tokens },
     }
 }
 
@@ -381,8 +345,10 @@ pub(crate) fn render_stream(
     let running_usage = |done: u32, reasoning: u32| {
         shape
             .continuous_usage
-            .then(|| usage(shape, done, reasoning))
+            .then(|| running_usage(shape, done, reasoning))
     };
+    // Without a usage chunk, the finishing chunk is the last and carries the fingerprint.
+    let last_fingerprint = (!shape.include_usage).then_some(shape.fingerprint);
     if shape.chat {
         let role = ChunkChoice {
             index: 0,
@@ -393,10 +359,16 @@ pub(crate) fn render_stream(
             },
             logprobs: None,
             finish_reason: None,
-            token_ids: None,
+            stop_reason: Field::Absent,
+            token_ids: Field::Absent,
         };
+        // vLLM 0.32's first chunk: `prompt_token_ids` (null unless asked for) and
+        // `prompt_text: null` (fixtures/vllm/chat-stream-continuous-usage.sse).
         let chunk = ChatChunk {
-            prompt_token_ids: shape.return_token_ids.then_some(shape.prompt_token_ids),
+            prompt_token_ids: Field::null_or(
+                shape.return_token_ids.then_some(shape.prompt_token_ids),
+            ),
+            prompt_text: Field::Null,
             ..shape.chat_chunk(vec![role], running_usage(0, 0))
         };
         plan.push(Planned::Immediate(sse(&chunk)));
@@ -454,18 +426,30 @@ pub(crate) fn render_stream(
                 delta,
                 logprobs,
                 finish_reason,
-                token_ids,
+                stop_reason: if last { Field::Null } else { Field::Absent },
+                token_ids: Field::null_or(token_ids),
             };
-            sse(&shape.chat_chunk(vec![choice], running_usage(done, reasoning_done)))
+            let chunk = ChatChunk {
+                system_fingerprint: last_fingerprint.filter(|_| last),
+                ..shape.chat_chunk(vec![choice], running_usage(done, reasoning_done))
+            };
+            sse(&chunk)
         } else {
             let choice = CompletionChoice {
                 index: 0,
                 text: &text,
                 logprobs: shape.logprobs.then(|| completion_logprobs(step)),
                 finish_reason,
+                stop_reason: None,
+                prompt_token_ids: (index == 0 && shape.return_token_ids)
+                    .then_some(shape.prompt_token_ids),
                 token_ids,
             };
-            sse(&shape.completion_chunk(vec![choice], running_usage(done, reasoning_done)))
+            let chunk = CompletionChunk {
+                system_fingerprint: last_fingerprint.filter(|_| last),
+                ..shape.completion_chunk(vec![choice], running_usage(done, reasoning_done))
+            };
+            sse(&chunk)
         };
         plan.push(Planned::Tokens {
             bytes,
@@ -477,14 +461,21 @@ pub(crate) fn render_stream(
         plan.push(Planned::Immediate(empty_finish(
             shape,
             &generation.finish_reason,
+            last_fingerprint,
         )));
     }
     if shape.include_usage {
-        let final_usage = Some(usage(shape, completion_tokens, reasoning_tokens));
+        let usage = Some(final_usage(shape, completion_tokens, reasoning_tokens));
         let bytes = if shape.chat {
-            sse(&shape.chat_chunk(Vec::new(), final_usage))
+            sse(&ChatChunk {
+                system_fingerprint: Some(shape.fingerprint),
+                ..shape.chat_chunk(Vec::new(), usage)
+            })
         } else {
-            sse(&shape.completion_chunk(Vec::new(), final_usage))
+            sse(&CompletionChunk {
+                system_fingerprint: Some(shape.fingerprint),
+                ..shape.completion_chunk(Vec::new(), usage)
+            })
         };
         plan.push(Planned::Immediate(bytes));
     }
@@ -510,7 +501,7 @@ fn completion_logprobs(step: &Step) -> CompletionLogprobs {
     }
 }
 
-fn empty_finish(shape: &StreamShape<'_>, finish_reason: &str) -> Bytes {
+fn empty_finish(shape: &StreamShape<'_>, finish_reason: &str, fingerprint: Option<&str>) -> Bytes {
     if shape.chat {
         let choice = ChunkChoice {
             index: 0,
@@ -520,18 +511,27 @@ fn empty_finish(shape: &StreamShape<'_>, finish_reason: &str) -> Bytes {
             },
             logprobs: None,
             finish_reason: Some(finish_reason),
-            token_ids: None,
+            stop_reason: Field::Null,
+            token_ids: Field::null_or(shape.return_token_ids.then(Vec::new)),
         };
-        sse(&shape.chat_chunk(vec![choice], None))
+        sse(&ChatChunk {
+            system_fingerprint: fingerprint,
+            ..shape.chat_chunk(vec![choice], None)
+        })
     } else {
         let choice = CompletionChoice {
             index: 0,
             text: "",
             logprobs: None,
             finish_reason: Some(finish_reason),
-            token_ids: None,
+            stop_reason: None,
+            prompt_token_ids: shape.return_token_ids.then_some(shape.prompt_token_ids),
+            token_ids: shape.return_token_ids.then(Vec::new),
         };
-        sse(&shape.completion_chunk(vec![choice], None))
+        sse(&CompletionChunk {
+            system_fingerprint: fingerprint,
+            ..shape.completion_chunk(vec![choice], None)
+        })
     }
 }
 
@@ -679,8 +679,11 @@ mod tests {
             logprobs: false,
             prompt_tokens: 5,
             cached_tokens: 0,
+            created_cache_tokens: 0,
             media_tokens: (0, 0),
             prompt_token_ids: &[],
+            reasoning_details: false,
+            fingerprint: "vernier-sim",
         };
         let plan = render_stream(&shape, &generation, &steps, None);
         // role + 4 tokens + usage + [DONE]

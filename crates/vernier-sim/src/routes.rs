@@ -5,9 +5,7 @@ use std::time::Duration;
 
 use http::header::{CONTENT_TYPE, HeaderValue, SERVER};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 use vernier_stats::SplitMix64;
 
@@ -16,32 +14,48 @@ use crate::config::MEDIA_TOKENS;
 use crate::fault::Fault;
 use crate::ground_truth::GroundTruth;
 use crate::metrics::add;
-use crate::plan::{Generation, StreamShape, render_stream, schedule_steps, token_logprob, usage};
+use crate::plan::{Generation, render_stream, schedule_steps, token_logprob};
+use crate::reply::{
+    Reply, error_reply, json_reply, max_tokens_over_context, prompt_over_context, rate_limited,
+    read_json, reply, unknown_model,
+};
+use crate::shape::StreamShape;
 use crate::state::{DecodeBlocks, State};
 use crate::tokenizer::{looks_like_code, sim_chat_tokenize, sim_tokenize, sim_tools_content};
+use crate::usage::response_usage;
 use crate::wire::{
     ChatChoice, ChatLogprobs, ChatMessage, ChatRequest, ChatResponse, CompletionChoice,
-    CompletionRequest, CompletionResponse, ErrorBody, FunctionCall, ResponseMessage,
-    TokenizeRequest, ToolCall,
+    CompletionRequest, CompletionResponse, FunctionCall, ResponseMessage, TokenizeRequest,
+    ToolCall,
 };
 
 /// Completion length when the request names none.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 256;
-
-type Reply = Response<SimBody>;
 
 pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Reply {
     let arrival = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let mut response = match (method, path.as_str()) {
-        (Method::GET, "/health") => reply(StatusCode::OK, "text/plain", ""),
+        // vLLM 0.32 answers `/health` with an empty body and no content type
+        // (fixtures/vllm/health.http).
+        (Method::GET, "/health") => {
+            let mut response = Response::new(SimBody::full(""));
+            *response.status_mut() = StatusCode::OK;
+            response
+        }
         (Method::GET, "/version") => json_reply(StatusCode::OK, &version(&state)),
         (Method::GET, "/v1/models") => models(&state),
         (Method::GET, "/metrics") => reply(
             StatusCode::OK,
-            "text/plain; version=0.0.4; charset=utf-8",
-            state.counters.snapshot().to_prometheus(&state.config.model),
+            // prometheus_client 0.22+'s type, as vLLM 0.32 serves it
+            // (fixtures/vllm/metrics-idle.http).
+            "text/plain; version=1.0.0; charset=utf-8",
+            state.counters.snapshot().to_prometheus_with(
+                &state.config.model,
+                &state.cache_stated(),
+                state.kv_usage(),
+            ),
         ),
         (Method::POST, "/tokenize") if state.config.tokenize_endpoint => {
             match read_json::<TokenizeRequest>(request).await {
@@ -78,77 +92,6 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Rep
     response
 }
 
-fn reply(status: StatusCode, content_type: &'static str, body: impl Into<bytes::Bytes>) -> Reply {
-    let mut response = Response::new(SimBody::full(body));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    response
-}
-
-/// `429 Too Many Requests` with `Retry-After`, in `OpenAI`'s error shape.
-fn rate_limited(retry_after_s: u64) -> Reply {
-    let mut response = error_reply(
-        StatusCode::TOO_MANY_REQUESTS,
-        "RateLimitError",
-        "Rate limit reached for requests; please try again later.",
-    );
-    if let Ok(value) = HeaderValue::from_str(&retry_after_s.to_string()) {
-        response.headers_mut().insert("retry-after", value);
-    }
-    response
-}
-
-fn json_reply(status: StatusCode, body: &impl serde::Serialize) -> Reply {
-    reply(
-        status,
-        "application/json",
-        serde_json::to_vec(body).unwrap_or_default(),
-    )
-}
-
-/// vLLM's error shape.
-fn error_reply(status: StatusCode, kind: &str, message: &str) -> Reply {
-    json_reply(
-        status,
-        &ErrorBody {
-            object: "error",
-            message,
-            kind,
-            param: None,
-            code: status.as_u16(),
-        },
-    )
-}
-
-async fn read_json<T: DeserializeOwned>(request: Request<Incoming>) -> Result<T, Reply> {
-    let bytes = match request.into_body().collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) => {
-            return Err(error_reply(
-                StatusCode::BAD_REQUEST,
-                "BadRequestError",
-                &format!("could not read the request body: {error}"),
-            ));
-        }
-    };
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| {
-        error_reply(
-            StatusCode::BAD_REQUEST,
-            "BadRequestError",
-            &format!("the request body is not valid JSON: {error}"),
-        )
-    })?;
-    serde_json::from_value(value).map_err(|error| {
-        error_reply(
-            StatusCode::BAD_REQUEST,
-            "BadRequestError",
-            &format!("the request does not match the expected fields: {error}"),
-        )
-    })
-}
-
 /// `/version`: the crate's version, `(upgraded)` once [`SimConfig::version_changes_after`]
 /// generation requests have come.
 ///
@@ -176,6 +119,21 @@ fn models(state: &State) -> Reply {
                 "root": state.config.model_root.as_deref().unwrap_or(model),
                 "parent": null,
                 "max_model_len": state.config.max_model_len,
+                // vLLM 0.32's permission card (fixtures/vllm/models.http).
+                "permission": [{
+                    "id": format!("modelperm-{:016x}", state.created_unix_s),
+                    "object": "model_permission",
+                    "created": state.created_unix_s,
+                    "allow_create_engine": false,
+                    "allow_sampling": true,
+                    "allow_logprobs": true,
+                    "allow_search_indices": false,
+                    "allow_view": true,
+                    "allow_fine_tuning": false,
+                    "organization": "*",
+                    "group": null,
+                    "is_blocking": false,
+                }],
             }],
         }),
     )
@@ -185,7 +143,7 @@ fn tokenize(state: &State, body: &TokenizeRequest) -> Reply {
     if let Some(model) = &body.model
         && model != &state.config.model
     {
-        return unknown_model(model);
+        return unknown_model(model, &state.config.model);
     }
     let tokens = match (&body.messages, &body.prompt) {
         (Some(messages), _) => chat_prompt(messages, body.tools.as_deref()).1,
@@ -204,15 +162,10 @@ fn tokenize(state: &State, body: &TokenizeRequest) -> Reply {
             "count": tokens.len(),
             "max_model_len": state.config.max_model_len,
             "tokens": tokens,
+            // vLLM 0.32 fills it only with `return_token_strs`
+            // (fixtures/vllm/tokenize-prompt.http).
+            "token_strs": null,
         }),
-    )
-}
-
-fn unknown_model(model: &str) -> Reply {
-    error_reply(
-        StatusCode::NOT_FOUND,
-        "NotFoundError",
-        &format!("The model `{model}` does not exist."),
     )
 }
 
@@ -265,6 +218,8 @@ struct Prepared {
     first_tool: Option<String>,
     /// `ignore_eos`: the reply runs to `max_tokens`.
     ignore_eos: bool,
+    /// Choices asked for (`n`), if given.
+    n: Option<i64>,
 }
 
 impl Prepared {
@@ -309,6 +264,7 @@ impl Prepared {
             tools_offered: u32::try_from(tools.len()).unwrap_or(u32::MAX),
             first_tool,
             ignore_eos: request.ignore_eos.unwrap_or(false),
+            n: request.n,
         }
     }
 
@@ -335,6 +291,7 @@ impl Prepared {
             tools_offered: 0,
             first_tool: None,
             ignore_eos: true,
+            n: request.n,
         }
     }
 }
@@ -349,7 +306,15 @@ const SHARED_KV_EXCEEDED: &str = "Context size has been exceeded.";
 async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Reply {
     let config = &state.config;
     if request.model != config.model {
-        return unknown_model(&request.model);
+        return unknown_model(&request.model, &config.model);
+    }
+    if let Some(n) = request.n.filter(|n| *n < 1) {
+        // vLLM 0.32's sampling-parameter check (fixtures/vllm/error-n-zero.http).
+        return error_reply(
+            StatusCode::BAD_REQUEST,
+            "BadRequestError",
+            &format!("n must be at least 1, got {n}."),
+        );
     }
     if request.n_media > 0 {
         // A request with a video is refused for its video.
@@ -379,19 +344,17 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         }
     }
     let prompt_tokens = u32::try_from(request.prompt_tokens.len()).unwrap_or(u32::MAX);
-    if u64::from(prompt_tokens) + u64::from(request.max_tokens) > u64::from(config.max_model_len) {
-        return error_reply(
-            StatusCode::BAD_REQUEST,
-            "BadRequestError",
-            &format!(
-                "This model's maximum context length is {} tokens. However, you requested {} tokens ({} in the messages, {} in the completion). Please reduce the length of the messages or completion.",
-                config.max_model_len,
-                u64::from(prompt_tokens) + u64::from(request.max_tokens),
-                prompt_tokens,
-                request.max_tokens
-            ),
-        );
+    if prompt_tokens > config.max_model_len {
+        return prompt_over_context(config.max_model_len, prompt_tokens);
     }
+    if request.max_tokens > config.max_model_len {
+        return max_tokens_over_context(config.max_model_len, prompt_tokens, request.max_tokens);
+    }
+    // A prompt and `max_tokens` that fit apart but not together: vLLM 0.32 takes the request
+    // and generates up to the end of the context
+    // (fixtures/vllm/max-tokens-clamped-to-context.http).
+    let mut request = request;
+    request.max_tokens = request.max_tokens.min(config.max_model_len - prompt_tokens);
     let earlier_requests = state.count_generation_request();
     let sequence = state.next_sequence();
     if let Some((per_mille, retry_after_s)) = config.faults.rate_limited {
@@ -564,11 +527,15 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         logprobs: request.logprobs,
         prompt_tokens,
         cached_tokens: cached,
+        created_cache_tokens: created_cache_tokens(config, prompt_tokens, cached),
         media_tokens: (
             u32::try_from(request.n_media - request.n_videos).unwrap_or(0) * MEDIA_TOKENS,
             u32::try_from(request.n_videos).unwrap_or(0) * MEDIA_TOKENS,
         ),
         prompt_token_ids: &request.prompt_tokens,
+        reasoning_details: request.chat
+            && (config.reasoning_tokens > 0 || generation.reasoning_tokens() > 0),
+        fingerprint: &fingerprint(),
     };
 
     if request.stream {
@@ -627,7 +594,7 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
     if let Some(blocks) = &decode_blocks {
         state.cache_decode_blocks(blocks);
     }
-    let final_usage = usage(&shape, record.completion_tokens, record.reasoning_tokens);
+    let final_usage = response_usage(&shape, record.completion_tokens, record.reasoning_tokens);
     let all_ids: Vec<u32> = steps.iter().flat_map(|s| s.ids.iter().copied()).collect();
     let body = if request.chat {
         let content = generation.content_text();
@@ -662,15 +629,29 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
                 message: ResponseMessage {
                     role: "assistant",
                     content: (!content.is_empty() || tool_calls.is_empty()).then_some(content),
+                    refusal: None,
+                    annotations: None,
+                    audio: None,
+                    function_call: None,
+                    reasoning: None,
                     reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
                     tool_calls,
                 },
                 logprobs,
                 finish_reason: generation.finish_reason.clone(),
+                stop_reason: None,
                 token_ids: request.return_token_ids.then_some(all_ids),
+                routed_experts: None,
             }],
+            service_tier: None,
+            system_fingerprint: shape.fingerprint,
             usage: final_usage,
+            prompt_logprobs: None,
             prompt_token_ids: request.return_token_ids.then_some(&request.prompt_tokens),
+            prompt_text: None,
+            kv_transfer_params: None,
+            ec_transfer_params: None,
+            metrics: None,
         })
     } else {
         let text = generation.content_text();
@@ -684,8 +665,11 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
                 text: &text,
                 logprobs: None,
                 finish_reason: Some(&generation.finish_reason),
+                stop_reason: None,
+                prompt_token_ids: request.return_token_ids.then_some(&request.prompt_tokens),
                 token_ids: request.return_token_ids.then_some(all_ids),
             }],
+            system_fingerprint: shape.fingerprint,
             usage: final_usage,
         })
     };
@@ -696,6 +680,22 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
         body.truncate(body.len() / 2);
     }
     reply(StatusCode::OK, "application/json", body)
+}
+
+/// The simulator's `system_fingerprint` (vLLM's reads `vllm-VERSION-HASH`).
+fn fingerprint() -> String {
+    format!("vernier-sim-{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Prompt tokens a request writes to the prefix cache: its full blocks less those it found
+/// there (vLLM's `created_cache_tokens`: a cold 271-token prompt in 128-token blocks creates
+/// 256, its repeat 0; fixtures/vllm/prefix-cache-*.http).
+fn created_cache_tokens(config: &crate::config::SimConfig, prompt_tokens: u32, cached: u32) -> u32 {
+    if !config.prefix_cache {
+        return 0;
+    }
+    let block = u32::try_from(crate::state::BLOCK_SIZE).unwrap_or(u32::MAX);
+    (prompt_tokens / block * block).saturating_sub(cached)
 }
 
 /// How long a generated reply runs: to `max_tokens`, or (a chat turn that does not force its

@@ -32,7 +32,8 @@ pub(crate) struct State {
     request_sequence: AtomicU64,
     /// The engine is hung: no step runs, while `/health` and `/metrics` still answer.
     hung: AtomicBool,
-    /// KV cells held by the running requests (see [`SimConfig::shared_kv_tokens`]).
+    /// KV cells held by the running requests (see [`SimConfig::shared_kv_tokens`] and
+    /// [`State::kv_usage`]).
     kv_in_use: AtomicU64,
     /// Tokens sent so far by each stream that has sent one (for the crash fault).
     depths: Mutex<Depths>,
@@ -194,6 +195,25 @@ impl State {
         since.elapsed()
     }
 
+    /// What `vllm:cache_config_info` states of this simulator's KV cache.
+    pub(crate) fn cache_stated(&self) -> crate::metrics::CacheStated {
+        crate::metrics::CacheStated {
+            block_size: BLOCK_SIZE,
+            prefix_caching: self.config.prefix_cache,
+            tokens: crate::metrics::kv_capacity(&self.config),
+        }
+    }
+
+    /// The share of the KV cache the running requests hold (each its prompt plus
+    /// `max_tokens`), 0 to 1: `vllm:kv_cache_usage_perc`.
+    pub(crate) fn kv_usage(&self) -> f64 {
+        let capacity = crate::metrics::kv_capacity(&self.config);
+        if capacity == 0 {
+            return 0.0;
+        }
+        (self.kv_in_use.load(Ordering::Relaxed) as f64 / capacity as f64).min(1.0)
+    }
+
     /// Decode step for the number of requests running now.
     pub(crate) fn current_step(&self) -> Duration {
         let running = self.counters.running.load(Ordering::Relaxed).max(1);
@@ -308,19 +328,25 @@ impl RunningGuard {
         &self.state
     }
 
-    /// Takes `cells` of the shared KV cache for as long as the request runs; `false` when the
-    /// running requests leave too few (nothing is taken then). Always `true` without a shared
-    /// cache.
+    /// Takes `cells` of the KV cache for as long as the request runs; `false` when the
+    /// running requests leave too few of a shared cache ([`SimConfig::shared_kv_tokens`]:
+    /// nothing is taken then). Always `true` without a shared cache, where the cells are only
+    /// counted (for `vllm:kv_cache_usage_perc`).
     pub(crate) fn hold_kv(&mut self, cells: u64) -> bool {
-        let Some(capacity) = self.state.config.shared_kv_tokens else {
-            return true;
-        };
+        let capacity = self.state.config.shared_kv_tokens;
         let taken =
             self.state
                 .kv_in_use
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |in_use| {
-                    (in_use + cells <= u64::from(capacity)).then_some(in_use + cells)
-                });
+                .fetch_update(
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                    |in_use| match capacity {
+                        Some(capacity) => {
+                            (in_use + cells <= u64::from(capacity)).then_some(in_use + cells)
+                        }
+                        None => Some(in_use + cells),
+                    },
+                );
         if taken.is_ok() {
             self.kv_held += cells;
         }

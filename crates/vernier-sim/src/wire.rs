@@ -37,6 +37,9 @@ pub(crate) struct ChatRequest {
         reason = "accepted as on the wire; the simulator does not obey it"
     )]
     pub(crate) tool_choice: Option<serde_json::Value>,
+    /// Choices asked for: below 1 is refused as vLLM refuses it; more are answered with one.
+    #[serde(default)]
+    pub(crate) n: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -58,6 +61,9 @@ pub(crate) struct CompletionRequest {
     pub(crate) logprobs: Option<u32>,
     #[serde(default)]
     pub(crate) sim_fault: Option<Fault>,
+    /// As in [`ChatRequest::n`].
+    #[serde(default)]
+    pub(crate) n: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -232,13 +238,49 @@ impl ChatMessage {
     }
 }
 
+/// A field vLLM writes, leaves out, or writes as `null`, depending on the chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field<T> {
+    /// Not written.
+    Absent,
+    /// Written as `null`.
+    Null,
+    /// Written with this value.
+    Value(T),
+}
+
+impl<T> Field<T> {
+    /// `Null` for `None`, the value otherwise.
+    pub(crate) fn null_or(value: Option<T>) -> Self {
+        value.map_or(Self::Null, Self::Value)
+    }
+
+    pub(crate) fn is_absent(&self) -> bool {
+        matches!(self, Self::Absent)
+    }
+}
+
+impl<T: Serialize> Serialize for Field<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Absent | Self::Null => serializer.serialize_none(),
+            Self::Value(value) => value.serialize(serializer),
+        }
+    }
+}
+
+/// `usage` as vLLM 0.32 writes it: which details appear, and as what, depends on where the
+/// usage rides (see [`crate::plan`]'s `running_usage`, `final_usage` and `response_usage`).
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Usage {
     pub(crate) prompt_tokens: u32,
     pub(crate) total_tokens: u32,
     pub(crate) completion_tokens: u32,
-    pub(crate) prompt_tokens_details: PromptTokensDetails,
-    pub(crate) completion_tokens_details: CompletionTokensDetails,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_tokens_details: Option<PromptTokensDetails>,
+    /// Absent, `null`, or the reasoning count.
+    #[serde(skip_serializing_if = "Field::is_absent")]
+    pub(crate) completion_tokens_details: Field<CompletionTokensDetails>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -248,12 +290,18 @@ pub(crate) struct Usage {
 )]
 pub(crate) struct PromptTokensDetails {
     pub(crate) cached_tokens: u32,
+    /// vLLM's: prompt tokens this request wrote to the prefix cache (chat only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) created_cache_tokens: Option<u32>,
     /// Prompt tokens of images, as some servers report them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) image_tokens: Option<u32>,
     /// Prompt tokens of videos, as some servers report them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) video_tokens: Option<u32>,
+    /// vLLM's per-modality count: absent, `null`, or `{"image": n, ...}`.
+    #[serde(skip_serializing_if = "Field::is_absent")]
+    pub(crate) multimodal_tokens: Field<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -270,8 +318,15 @@ pub(crate) struct ChatChunk<'a> {
     pub(crate) choices: Vec<ChunkChoice<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) usage: Option<Usage>,
+    /// The first chunk's: `null`, or the prompt's ids with `return_token_ids`.
+    #[serde(skip_serializing_if = "Field::is_absent")]
+    pub(crate) prompt_token_ids: Field<&'a [u32]>,
+    /// The first chunk's: always `null` here (vLLM fills it only with `return_prompt_text`).
+    #[serde(skip_serializing_if = "Field::is_absent")]
+    pub(crate) prompt_text: Field<&'a str>,
+    /// On the last chunk: the usage chunk, or the finishing one without usage.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) prompt_token_ids: Option<&'a [u32]>,
+    pub(crate) system_fingerprint: Option<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -280,8 +335,13 @@ pub(crate) struct ChunkChoice<'a> {
     pub(crate) delta: Delta<'a>,
     pub(crate) logprobs: Option<ChatLogprobs>,
     pub(crate) finish_reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) token_ids: Option<Vec<u32>>,
+    /// On the finishing chunk only: `null` (no stop string or token ended it).
+    #[serde(skip_serializing_if = "Field::is_absent")]
+    pub(crate) stop_reason: Field<&'a str>,
+    /// On every chunk but the role chunk: `null`, or the chunk's token ids with
+    /// `return_token_ids`.
+    #[serde(skip_serializing_if = "Field::is_absent")]
+    pub(crate) token_ids: Field<Vec<u32>>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -335,15 +395,22 @@ pub(crate) struct CompletionChunk<'a> {
     pub(crate) choices: Vec<CompletionChoice<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) usage: Option<Usage>,
+    /// As on a chat chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) system_fingerprint: Option<&'a str>,
 }
 
+/// A completions choice, streamed or not: vLLM 0.32 writes every field on every chunk.
 #[derive(Debug, Serialize)]
 pub(crate) struct CompletionChoice<'a> {
     pub(crate) index: u32,
     pub(crate) text: &'a str,
     pub(crate) logprobs: Option<CompletionLogprobs>,
     pub(crate) finish_reason: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stop_reason: Option<&'a str>,
+    /// The prompt's ids, on the first chunk with `return_token_ids`.
+    pub(crate) prompt_token_ids: Option<&'a [u32]>,
+    /// This chunk's token ids with `return_token_ids`.
     pub(crate) token_ids: Option<Vec<u32>>,
 }
 
@@ -355,6 +422,7 @@ pub(crate) struct CompletionLogprobs {
     pub(crate) text_offset: Vec<usize>,
 }
 
+/// A non-streamed chat answer, with every field vLLM 0.32 writes (its unused ones `null`).
 #[derive(Debug, Serialize)]
 pub(crate) struct ChatResponse<'a> {
     pub(crate) id: &'a str,
@@ -362,9 +430,15 @@ pub(crate) struct ChatResponse<'a> {
     pub(crate) created: u64,
     pub(crate) model: &'a str,
     pub(crate) choices: Vec<ChatChoice>,
+    pub(crate) service_tier: Option<()>,
+    pub(crate) system_fingerprint: &'a str,
     pub(crate) usage: Usage,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_logprobs: Option<()>,
     pub(crate) prompt_token_ids: Option<&'a [u32]>,
+    pub(crate) prompt_text: Option<()>,
+    pub(crate) kv_transfer_params: Option<()>,
+    pub(crate) ec_transfer_params: Option<()>,
+    pub(crate) metrics: Option<()>,
 }
 
 #[derive(Debug, Serialize)]
@@ -373,14 +447,23 @@ pub(crate) struct ChatChoice {
     pub(crate) message: ResponseMessage,
     pub(crate) logprobs: Option<ChatLogprobs>,
     pub(crate) finish_reason: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stop_reason: Option<()>,
     pub(crate) token_ids: Option<Vec<u32>>,
+    pub(crate) routed_experts: Option<()>,
 }
 
 #[derive(Debug, Serialize)]
 pub(crate) struct ResponseMessage {
     pub(crate) role: &'static str,
     pub(crate) content: Option<String>,
+    pub(crate) refusal: Option<()>,
+    pub(crate) annotations: Option<()>,
+    pub(crate) audio: Option<()>,
+    pub(crate) function_call: Option<()>,
+    /// vLLM 0.32's name for reasoning, `null` without a reasoning parser. Always `null`
+    /// here: the simulator's reasoning goes in `reasoning_content`.
+    pub(crate) reasoning: Option<()>,
+    /// Reasoning under the name `SGLang`, llama.cpp and earlier vLLM use, when there is some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reasoning_content: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -408,16 +491,23 @@ pub(crate) struct CompletionResponse<'a> {
     pub(crate) created: u64,
     pub(crate) model: &'a str,
     pub(crate) choices: Vec<CompletionChoice<'a>>,
+    pub(crate) system_fingerprint: &'a str,
     pub(crate) usage: Usage,
 }
 
-/// vLLM's error body.
+/// vLLM's error body (0.32: `{"error": {"message", "type", "param", "code"}}`).
 #[derive(Debug, Serialize)]
 pub(crate) struct ErrorBody<'a> {
-    pub(crate) object: &'static str,
+    pub(crate) error: ErrorInfo<'a>,
+}
+
+/// The `error` object of [`ErrorBody`].
+#[derive(Debug, Serialize)]
+pub(crate) struct ErrorInfo<'a> {
     pub(crate) message: &'a str,
     #[serde(rename = "type")]
     pub(crate) kind: &'a str,
-    pub(crate) param: Option<()>,
+    /// The request field at fault, where vLLM names one.
+    pub(crate) param: Option<&'a str>,
     pub(crate) code: u16,
 }

@@ -9,6 +9,8 @@
 //!   [`std_dev`] (n − 1), [`mad`] (unscaled).
 //! - Proportions: [`wilson`], [`newcombe_independent`], [`newcombe_paired`].
 //! - Paired tests: [`mcnemar_exact`], [`mcnemar_mid_p`].
+//! - Two independent samples, by rank: [`mann_whitney_critical`], [`shift_interval`] (the
+//!   distribution-free interval of a shift; on logarithms, of a ratio).
 //! - Event rates: [`poisson_rate_interval`] (Garwood), [`compare_poisson_rates`] (the exact
 //!   conditional test of two Poisson rates and the interval of their ratio).
 //! - Resampling with a seed: [`bootstrap_percentile`], [`bootstrap_bca`],
@@ -54,6 +56,7 @@ mod normal;
 mod planning;
 mod poisson;
 mod proportion;
+mod rank;
 mod splitmix;
 
 pub use bootstrap::{bootstrap_bca, bootstrap_percentile, paired_bootstrap_diff};
@@ -71,4 +74,5 @@ pub use planning::{
 };
 pub use poisson::{RateComparison, RateInterval, compare_poisson_rates, poisson_rate_interval};
 pub use proportion::{newcombe_independent, newcombe_paired, wilson};
+pub use rank::{MANN_WHITNEY_EXACT_LIMIT, mann_whitney_critical, shift_interval};
 pub use splitmix::SplitMix64;

@@ -36,6 +36,10 @@ pub struct RunContext {
     pub start_tolerance: Duration,
     /// `--shard-gap`: the pause between a shard's measured repetitions on the shared grid.
     pub shard_gap: Duration,
+    /// The command that continues the run, when the run is part of another tool's (a
+    /// battery's: `battery run ... --resume FOLDER`); `None`: the command line with
+    /// `--resume JOURNAL`.
+    pub resume_command: Option<String>,
 }
 
 impl Default for RunContext {
@@ -52,6 +56,7 @@ impl Default for RunContext {
             start_at_unix_ms: None,
             start_tolerance: DEFAULT_START_TOLERANCE,
             shard_gap: DEFAULT_SHARD_GAP,
+            resume_command: None,
         }
     }
 }
@@ -106,6 +111,27 @@ impl RunContext {
         self.start_tolerance = tolerance;
         self.shard_gap = gap;
         self
+    }
+
+    /// Says `command` where the run says how to continue it (a battery's own resume command
+    /// for its sweep part).
+    #[must_use]
+    pub fn resume_command(mut self, command: Option<String>) -> Self {
+        self.resume_command = command;
+        self
+    }
+
+    /// The command that continues the run of `journal`: the one set with
+    /// [`RunContext::resume_command`], else the command line as typed with `--resume JOURNAL`.
+    pub(crate) fn resume_with(&self, journal: &std::path::Path) -> String {
+        self.resume_command.clone().unwrap_or_else(|| {
+            vernier_cli::resume_command(
+                vernier_cli::program_name(&self.command_line, "sweep"),
+                &self.command_line,
+                "--resume",
+                &journal.display().to_string(),
+            )
+        })
     }
 
     /// Records the output of `command` as the GPU's description.

@@ -370,7 +370,11 @@ pub(crate) async fn read_machine(
     identity: &vernier_openai::ServerIdentity,
     limit: Option<vernier_openai::ContextLimit>,
     observer: &dyn SweepObserver,
-) -> (ServedModel, vernier_run::OpenedGpu) {
+) -> (
+    ServedModel,
+    vernier_run::OpenedGpu,
+    Option<vernier_openai::KvCacheStated>,
+) {
     let gpu = vernier_run::OpenedGpu::open(
         vernier_gpu::GpuChoice::for_server(
             &client.base_url(),
@@ -383,6 +387,11 @@ pub(crate) async fn read_machine(
     .await;
     observer.note(&gpu.record.summary_line());
     let weights = vernier_run::read_loaded_weights(client, model, identity).await;
+    let kv_cache = client
+        .metrics()
+        .await
+        .ok()
+        .and_then(|snapshot| vernier_openai::kv_cache_stated(&snapshot));
     if let Some(warning) = weights.warning() {
         observer.warn(&warning);
     }
@@ -391,7 +400,7 @@ pub(crate) async fn read_machine(
         max_model_len: limit.map(|limit| limit.tokens),
         weights: Some(weights),
     };
-    (served, gpu)
+    (served, gpu, kv_cache)
 }
 
 /// What a run records about where it happened.
@@ -399,7 +408,7 @@ pub(crate) fn environment_of(
     client: &Client,
     context: &RunContext,
     identity: &vernier_openai::ServerIdentity,
-    model: ServedModel,
+    (model, kv_cache): (ServedModel, Option<vernier_openai::KvCacheStated>),
     metrics: Option<&BTreeMap<String, f64>>,
     gpu: vernier_gpu::GpuRecord,
 ) -> Environment {
@@ -411,6 +420,7 @@ pub(crate) fn environment_of(
             server_header: identity.server_header.clone(),
             version: identity.version_json.clone(),
             props: identity.props_json.clone(),
+            kv_cache,
         },
         model,
         metrics_at_start: metrics.cloned().unwrap_or_default(),
@@ -473,7 +483,6 @@ pub async fn run_sweep(
     observer: Arc<dyn SweepObserver>,
     interrupt: Option<Interrupt>,
 ) -> Result<SweepOutcome, SweepError> {
-    let program = vernier_cli::program_name(&context.command_line, "sweep").to_owned();
     // The journal is checked before any network work.
     let mut opened = open_start(start)?;
     let watchdog = watchdog_of(&opened.config)?;
@@ -492,7 +501,7 @@ pub async fn run_sweep(
     let too_long = cells_too_long(&opened.config, limit)?;
     let (metrics, warnings, generation_counter) =
         read_load_for(&client, &opened.config, observer.as_ref()).await?;
-    let (served, gpu) = read_machine(
+    let (served, gpu, kv_cache) = read_machine(
         &client,
         &context,
         &model,
@@ -505,7 +514,7 @@ pub async fn run_sweep(
         &client,
         &context,
         &identity,
-        served,
+        (served, kv_cache),
         metrics.as_ref(),
         gpu.record.clone(),
     );
@@ -530,12 +539,7 @@ pub async fn run_sweep(
     let config = opened.config;
     let max_wait = Duration::try_from_secs_f64(config.max_wait_s.unwrap_or(900.0))
         .unwrap_or(Duration::from_secs(900));
-    let resume_command = vernier_cli::resume_command(
-        &program,
-        &context.command_line,
-        "--resume",
-        &journal_path.display().to_string(),
-    );
+    let resume_command = context.resume_with(&journal_path);
     let sweep = Arc::new(Sweep {
         target: Target {
             client,

@@ -44,6 +44,10 @@ pub struct ServerInfo {
     pub version: Option<serde_json::Value>,
     /// `/props` as returned (llama.cpp).
     pub props: Option<serde_json::Value>,
+    /// The KV cache the server states in `/metrics` (vLLM's `vllm:cache_config_info`: size
+    /// in tokens, data type, block size, prefix caching).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache: Option<vernier_openai::KvCacheStated>,
 }
 
 /// The model.

@@ -68,13 +68,14 @@ fn read_shards(folders: &[PathBuf], findings: &mut Findings) -> Vec<ShardRun> {
                 continue;
             }
         };
-        let Some(header) = journal.header().cloned() else {
+        let Some(mut header) = journal.header().cloned() else {
             findings.invalid.push(format!(
                 "{} has a journal without its header line",
                 path.display()
             ));
             continue;
         };
+        moved_server(&mut header, &journal);
         let Some(shard) = header.config.shard else {
             findings.invalid.push(format!(
                 "{} is not a shard's run (it was run without --shard)",
@@ -92,6 +93,27 @@ fn read_shards(folders: &[PathBuf], findings: &mut Findings) -> Vec<ShardRun> {
     }
     runs.sort_by_key(|run| run.index);
     runs
+}
+
+/// A shard resumed against its server at a new address (the same server, as the resume
+/// checked) is compared by the address it measured last, which its last `resumed` line
+/// records.
+fn moved_server(header: &mut Header, journal: &LoadedSweepJournal) {
+    let last = journal.lines.iter().rev().find_map(|line| match line {
+        SweepJournalLine::Resumed(resumed) => Some(&resumed.environment.server),
+        _ => None,
+    });
+    if let Some(server) = last
+        && !server.simulator
+        && server.base_url != header.environment.server.base_url
+    {
+        header.config.target.clone_from(&server.base_url);
+        header
+            .environment
+            .server
+            .base_url
+            .clone_from(&server.base_url);
+    }
 }
 
 /// The configuration without its shard: what every shard must share.
@@ -256,16 +278,28 @@ fn merged_lines(
     let mut windows: BTreeMap<CellKey, CellWindow> = BTreeMap::new();
     let mut skipped = BTreeSet::new();
     for (place, run) in runs.iter().enumerate() {
+        let finished = finished_in_order(&run.journal);
         for line in &run.journal.lines {
             match line {
                 SweepJournalLine::Calibration(_) if place == 0 => lines.push(line.clone()),
                 SweepJournalLine::Attempt(attempt) if attempt.phase == RepPhase::Measured => {
+                    // A repetition cut short (a crash, a signal) is redone under a new number:
+                    // its requests are left out, and the k-th finished repetition of every
+                    // shard is the merged run's k-th.
+                    let Some(&rep) = finished.get(&(attempt.cell, attempt.rep)) else {
+                        continue;
+                    };
                     let mut attempt: Attempt = (**attempt).clone();
                     attempt.shard = Some(run.index);
+                    attempt.rep = rep;
                     lines.push(SweepJournalLine::Attempt(Box::new(attempt)));
                 }
                 SweepJournalLine::RepDone(done) => {
-                    let sum = reps.entry((done.cell, done.rep)).or_insert(RepDone {
+                    let Some(&rep) = finished.get(&(done.cell, done.rep)) else {
+                        continue;
+                    };
+                    let sum = reps.entry((done.cell, rep)).or_insert(RepDone {
+                        rep,
                         n_ok: 0,
                         n_failed: 0,
                         ..*done
@@ -299,6 +333,24 @@ fn merged_lines(
             .map(|window| SweepJournalLine::CellWindow(Box::new(window))),
     );
     lines
+}
+
+/// Each finished repetition of a shard's journal, per cell, with its place among the cell's
+/// finished repetitions (0, 1, …): a shard resumed after a repetition was cut short numbers
+/// the ones after it higher than a shard that ran straight through.
+fn finished_in_order(journal: &LoadedSweepJournal) -> BTreeMap<(CellKey, u32), u32> {
+    let mut places = BTreeMap::new();
+    let mut next: BTreeMap<CellKey, u32> = BTreeMap::new();
+    for line in &journal.lines {
+        if let SweepJournalLine::RepDone(done) = line
+            && !places.contains_key(&(done.cell, done.rep))
+        {
+            let place = next.entry(done.cell).or_default();
+            places.insert((done.cell, done.rep), *place);
+            *place += 1;
+        }
+    }
+    places
 }
 
 /// Builds one run in `out` from the shards' run folders (or journals) `folders`: the merged

@@ -404,8 +404,9 @@ pub enum OutcomeKind {
     /// The server refused the prompt for its length (it does not fit the context): recorded
     /// with the server's message, never retried, never scored.
     ContextExceeded,
-    /// The server or model takes no images (or videos): recorded with the server's message,
-    /// never retried, never scored.
+    /// The server or model takes no images (or videos), or the server parses no tool calls
+    /// (vLLM without a tool-call parser): recorded with the server's message, never retried,
+    /// never scored.
     Unsupported,
 }
 
@@ -426,7 +427,7 @@ impl OutcomeKind {
 
     /// Whether the outcome counts in a score: everything but `infra` (the harness or server
     /// failed), `context_exceeded` (the server cannot take the prompt) and `unsupported` (it
-    /// cannot see the images).
+    /// cannot take the images or tools).
     pub fn is_scored(self) -> bool {
         !matches!(
             self,

@@ -27,7 +27,11 @@ impl SimChild {
     /// that calls [`crate::serve_simulator_when_asked`], such as
     /// `fault_matrix::serve_simulator_when_asked`.
     pub fn start(test_path: &str, extra: &str) -> Self {
-        let port = free_port();
+        Self::start_on(test_path, free_port(), extra)
+    }
+
+    /// [`SimChild::start`] on `port`: a server restarted where a killed one was.
+    pub fn start_on(test_path: &str, port: u16, extra: &str) -> Self {
         let exe = std::env::current_exe().expect("the test binary");
         let child = Command::new(exe)
             .args(["--exact", test_path, "--nocapture"])
@@ -142,9 +146,9 @@ pub fn words_then(flags: &[&str], out: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Whether `out/journal.jsonl` holds `marker`.
-pub fn journal_has(out: &Path, marker: &str) -> bool {
-    std::fs::read_to_string(out.join("journal.jsonl")).is_ok_and(|text| text.contains(marker))
+/// Whether the journal at `path` holds `marker`.
+pub fn journal_has(path: &Path, marker: &str) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| text.contains(marker))
 }
 
 /// The exit code and stderr of `output`, for assertion messages.
@@ -185,6 +189,7 @@ pub fn assert_cell(
     let text = described(output);
     assert_eq!(output.status.code(), Some(code), "{cell}: {text}");
     let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_no_debug_text(cell, &stderr);
     for said in says {
         assert!(
             stderr.contains(said),
@@ -199,6 +204,23 @@ pub fn assert_cell(
         if resumable { "was" } else { "was not" }
     );
     resume
+}
+
+/// Rust's Debug text of an `Option`, a `Result` or an engine's enum: never in a message meant
+/// for people.
+const DEBUG_WRAPPERS: [&str; 7] = [
+    "Some(", "None)", "Fatal(", "TooLong(", "Infra(", "Ok(", "Err(",
+];
+
+/// Asserts that `stderr` holds no Rust Debug wrapper: `Some(`, `None)`, `Fatal(`, `TooLong(`,
+/// `Infra(`, `Ok(`, `Err(`.
+pub fn assert_no_debug_text(cell: &str, stderr: &str) {
+    for wrapper in DEBUG_WRAPPERS {
+        assert!(
+            !stderr.contains(wrapper),
+            "{cell}: stderr shows Rust's Debug text {wrapper:?}: {stderr}"
+        );
+    }
 }
 
 /// Makes `out/NAME` a folder, so the file of that name cannot be written.
@@ -227,6 +249,9 @@ pub struct Tool<'a> {
     pub args: &'a dyn Fn(&str, &Path) -> Vec<String>,
     /// The words that resume the run in `out` against `base_url`.
     pub resume: &'a dyn Fn(&Path, &str) -> Vec<String>,
+    /// The journal the run writes, relative to its folder (`journal.jsonl`; a battery's parts
+    /// keep journals of their own, such as `sweep/journal.jsonl`).
+    pub journal: &'a str,
     /// A journal line that shows the measurement is under way.
     pub started: &'a str,
     /// A derived file (written from the journal at the end).
@@ -239,10 +264,14 @@ pub struct Tool<'a> {
     /// The exit code and what stderr says when every request is answered 401 (a usage error:
     /// no resume command).
     pub refused: (i32, &'a [&'a str]),
-    /// Checks a finished run in `out`: everything measured once, nothing lost or counted twice.
-    pub complete: &'a dyn Fn(&Path),
+    /// Checks a finished run in `out` (its server, still answering, at the URL given):
+    /// everything measured once, nothing lost or counted twice.
+    pub complete: &'a dyn Fn(&Path, &str),
     /// A journal line a frozen or killed server must leave (a soak's death record).
     pub stopped_leaves: Option<&'a str>,
+    /// A run refused at its start (every request answered 500 or 401) leaves no output
+    /// folder: its start sizes texts with counted requests before anything is measured.
+    pub refused_start_leaves_no_folder: bool,
 }
 
 impl Tool<'_> {
@@ -251,7 +280,7 @@ impl Tool<'_> {
     }
 
     fn started_in(&self) -> impl Fn(&Path) -> bool + '_ {
-        move |out| journal_has(out, self.started)
+        move |out| journal_has(&out.join(self.journal), self.started)
     }
 
     /// The server freezes mid-run.
@@ -275,7 +304,7 @@ impl Tool<'_> {
     fn left(&self, out: &Path) {
         if let Some(marker) = self.stopped_leaves {
             assert!(
-                journal_has(out, marker),
+                journal_has(&out.join(self.journal), marker),
                 "{}: no {marker} in the journal",
                 self.name
             );
@@ -328,13 +357,15 @@ impl Tool<'_> {
             &out,
             &During::Nothing,
         );
-        assert_cell(
-            &self.cell(&format!("every request answered {status}")),
-            &output,
-            code,
-            says,
-            resumable,
-        );
+        let cell = self.cell(&format!("every request answered {status}"));
+        assert_cell(&cell, &output, code, says, resumable);
+        if self.refused_start_leaves_no_folder {
+            assert!(
+                !out.exists(),
+                "{cell}: a run refused at its start left {}",
+                out.display()
+            );
+        }
     }
 
     /// A derived file cannot be written (as on a full disk): the run says what is safe and how
@@ -363,7 +394,7 @@ impl Tool<'_> {
         let resumed = run(self.exe, &resume, &out, &During::Nothing);
         assert_eq!(resumed.status.code(), Some(0), "{}", described(&resumed));
         assert!(out.join(self.derived).is_file());
-        (self.complete)(&out);
+        (self.complete)(&out, &sim.base_url());
     }
 
     /// SIGTERM to the tool mid-run: it ends like Ctrl-C, and its resume command completes it.
@@ -383,7 +414,7 @@ impl Tool<'_> {
             assert_cell(&self.cell("SIGTERM"), &output, 130, &[], true).expect("a resume command");
         let resumed = run(self.exe, &resume, &out, &During::Nothing);
         assert_eq!(resumed.status.code(), Some(0), "{}", described(&resumed));
-        (self.complete)(&out);
+        (self.complete)(&out, &sim.base_url());
     }
 
     /// kill −9 of the tool mid-run, then a resume against the server on another port.
@@ -419,13 +450,14 @@ impl Tool<'_> {
             self.cell("kill -9, resumed on another port"),
             described(&resumed)
         );
-        (self.complete)(&out);
+        (self.complete)(&out, &second.base_url());
     }
 }
 
 /// The matrix's cells of one tool as tests (`$tool()` makes its [`Tool`]), and the test that
-/// serves the simulator (`fault_matrix::serve_simulator_when_asked` in the tool's test binary,
-/// the module the macro is called in being `fault_matrix`).
+/// serves the simulator (`MODULE::serve_simulator_when_asked` in the tool's test binary, MODULE
+/// being the module the macro is called in, such as `fault_matrix` or `fault_matrix_agent`: one
+/// column per module, its [`Tool::serve`] naming that path).
 #[macro_export]
 macro_rules! matrix_cells {
     ($tool:ident) => {

@@ -6,6 +6,8 @@
 //!   own, for `--launch` and for faults;
 //! - [`fault_matrix`]: the faults every tool is run through, cell by cell;
 //! - [`llama_server`]: a real `llama-server` and its model, located in the cache and started;
+//! - [`vllm`]: a real vLLM (its CPU build) and two model folders, located in the cache and
+//!   started, alone or shared by the tests of nextest's `vllm` group;
 //! - [`dcgm_exporter`]: a DCGM exporter on loopback serving a recorded H100 pair;
 //! - [`check_script`] and [`value_of`]: what a set-up script in `scripts/` has cached;
 //! - [`journal_values`] and [`assert_close`]: reading journals back and comparing figures;
@@ -30,6 +32,7 @@ pub mod llama_server;
 mod numbers;
 mod sim;
 mod simulator;
+pub mod vllm;
 
 pub use cached::{check_script, repository, value_of};
 pub use free_port::free_port;

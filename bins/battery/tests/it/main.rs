@@ -2,9 +2,12 @@
 //! against a real `llama-server`.
 
 mod browser;
+mod fault_matrix;
 mod launch;
 mod llama;
+mod resume;
 mod run;
+mod vllm;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -65,6 +65,30 @@ fn usage_errors_exit_2() {
     );
 }
 
+/// A token budget of 0 leaves no room for an answer: refused with exit 2, naming the flag.
+/// (Before, `--budget-dataset 0` was taken, and the run ended with exit 5.)
+#[test]
+fn a_budget_of_zero_tokens_is_refused_by_its_flag() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("out");
+    let output = hardsuite(&[
+        "run",
+        "--budget-dataset",
+        "0",
+        "--tasks",
+        "crt",
+        "--quiet",
+        "--out",
+        out.to_str().expect("UTF-8"),
+    ]);
+    assert_exit(&output, exit_code::USAGE);
+    assert!(
+        stderr(&output).contains("--budget-dataset"),
+        "{}",
+        stderr(&output)
+    );
+}
+
 #[test]
 fn failures_while_running_exit_1() {
     let dir = tempfile::tempdir().expect("temporary directory");

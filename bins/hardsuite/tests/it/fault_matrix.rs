@@ -45,7 +45,7 @@ fn resume(out: &Path, base_url: &str) -> Vec<String> {
 }
 
 /// Every sample of every task scored once.
-fn complete(out: &Path) {
+fn complete(out: &Path, _base_url: &str) {
     let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
     let results: serde_json::Value = serde_json::from_str(&text).expect("results parse");
     let tasks = results["tasks"].as_array().expect("tasks");
@@ -78,6 +78,7 @@ fn hardsuite() -> Tool<'static> {
         serve: "fault_matrix::serve_simulator_when_asked",
         args: &args,
         resume: &resume,
+        journal: "journal.jsonl",
         started: "\"type\":\"attempt\"",
         derived: "results.json",
         stopped: (4, &["journal.jsonl"], true),
@@ -85,6 +86,7 @@ fn hardsuite() -> Tool<'static> {
         refused: (2, &["--api-key-env"]),
         complete: &complete,
         stopped_leaves: None,
+        refused_start_leaves_no_folder: false,
     }
 }
 

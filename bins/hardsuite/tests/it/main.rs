@@ -14,9 +14,11 @@ mod gpu;
 mod hosted;
 mod levels;
 mod llama;
+mod progress;
 mod simulator;
 mod video;
 mod vision;
+mod vllm;
 
 use std::path::Path;
 

@@ -51,7 +51,7 @@ fn resume(out: &Path, base_url: &str) -> Vec<String> {
 }
 
 /// The soak held its duration of load, once (a resumed slice adds to the first, never twice).
-fn complete(out: &Path) {
+fn complete(out: &Path, _base_url: &str) {
     let text = std::fs::read_to_string(out.join("run.json")).expect("run.json");
     let run: serde_json::Value = serde_json::from_str(&text).expect("run.json parses");
     let held = run["arms"][0]["loaded_s"].as_f64().expect("loaded_s");
@@ -77,6 +77,7 @@ fn soak() -> Tool<'static> {
         serve: "fault_matrix::serve_simulator_when_asked",
         args: &args,
         resume: &resume,
+        journal: "journal.jsonl",
         started: "\"type\":\"ready\"",
         derived: "run.json",
         // A soak records the death, waits --ready-timeout for the server, then gives up.
@@ -85,6 +86,7 @@ fn soak() -> Tool<'static> {
         refused: (2, &["--api-key-env"]),
         complete: &complete,
         stopped_leaves: Some("\"type\":\"death\""),
+        refused_start_leaves_no_folder: false,
     }
 }
 

@@ -9,6 +9,7 @@ mod fault_matrix;
 mod ports {
     pub(crate) use vernier_test_support::free_port;
 }
+mod progress;
 mod resume;
 mod soak;
 

@@ -46,7 +46,7 @@ fn resume(out: &Path, base_url: &str) -> Vec<String> {
 }
 
 /// Every repetition measured once: one `rep_done` line per repetition, none twice.
-fn complete(out: &Path) {
+fn complete(out: &Path, _base_url: &str) {
     let text = std::fs::read_to_string(out.join("journal.jsonl")).expect("journal");
     let reps: Vec<u64> = text
         .lines()
@@ -71,6 +71,7 @@ fn sweep() -> Tool<'static> {
         serve: "fault_matrix::serve_simulator_when_asked",
         args: &args,
         resume: &resume,
+        journal: "journal.jsonl",
         started: "\"type\":\"rep_done\"",
         derived: "run.json",
         stopped: (4, &["failed to keep measuring", "journal.jsonl"], true),
@@ -78,6 +79,7 @@ fn sweep() -> Tool<'static> {
         refused: (2, &["--api-key-env"]),
         complete: &complete,
         stopped_leaves: None,
+        refused_start_leaves_no_folder: false,
     }
 }
 

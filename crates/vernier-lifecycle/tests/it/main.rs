@@ -8,4 +8,5 @@ mod ready;
 mod resume;
 mod soak;
 mod support;
+mod vllm;
 mod watch_suite;

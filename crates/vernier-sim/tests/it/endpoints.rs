@@ -92,10 +92,16 @@ async fn errors_use_vllm_shape() {
     )
     .await;
     assert_eq!(unknown.status, 404);
+    // vLLM 0.32's shape: {"error": {...}} (fixtures/vllm/error-wrong-model.http).
     let body = unknown.json();
-    assert_eq!(body["object"], "error");
-    assert_eq!(body["code"], 404);
-    assert!(body["message"].as_str().is_some_and(|m| m.contains("nope")));
+    assert_eq!(body["error"]["type"], "NotFoundError");
+    assert_eq!(body["error"]["code"], 404);
+    assert_eq!(body["error"]["param"], "model");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("nope") && m.contains("Valid aliases: vernier-sim."))
+    );
     let bad = request(
         sim.addr(),
         "POST",
@@ -104,7 +110,9 @@ async fn errors_use_vllm_shape() {
     )
     .await;
     assert_eq!(bad.status, 400);
-    assert_eq!(bad.json()["object"], "error");
+    // vLLM's request validation: "Bad Request", where the body broke off in `param`.
+    assert_eq!(bad.json()["error"]["type"], "Bad Request");
+    assert_eq!(bad.json()["error"]["param"], "body.10");
     let missing = post(
         sim.addr(),
         "/v1/chat/completions",
@@ -112,17 +120,115 @@ async fn errors_use_vllm_shape() {
     )
     .await;
     assert_eq!(missing.status, 400);
+    assert_eq!(missing.json()["error"]["param"], "body.messages");
     let too_long = post_chat(sim.addr(), "Hello", 100).await;
     assert_eq!(too_long.status, 400);
     assert!(
-        too_long.json()["message"]
+        too_long.json()["error"]["message"]
             .as_str()
             .is_some_and(|m| m.contains("maximum context length is 64"))
+    );
+    let zero = post(
+        sim.addr(),
+        "/v1/chat/completions",
+        &json!({"model": "vernier-sim", "messages": [{"role": "user", "content": "Hi"}], "n": 0}),
+    )
+    .await;
+    assert_eq!(zero.status, 400);
+    assert_eq!(
+        zero.json()["error"]["message"],
+        "n must be at least 1, got 0."
     );
     assert!(
         sim.ground_truth().is_empty(),
         "refused requests leave no ground truth"
     );
+}
+
+#[tokio::test]
+async fn lengths_over_the_context_are_refused_or_cut_as_vllm_032_does() {
+    let sim = start(fast().max_model_len(64).build()).await;
+    // A prompt over the context: vLLM 0.32's words, naming `input_tokens`
+    // (fixtures/vllm/error-prompt-too-long.http).
+    let words = vec!["word"; 80].join(" ");
+    let refused = post_chat(sim.addr(), &words, 4).await;
+    assert_eq!(refused.status, 400);
+    let error = &refused.json()["error"];
+    assert_eq!(error["param"], "input_tokens");
+    assert!(
+        error["message"].as_str().is_some_and(|m| m.starts_with(
+            "This model's maximum context length is 64 tokens. However, your prompt contains 87 input tokens"
+        )),
+        "{error}"
+    );
+    // A prompt and max_tokens that fit apart but not together: answered, cut at the end of
+    // the context (fixtures/vllm/max-tokens-clamped-to-context.http).
+    let words = vec!["word"; 40].join(" ");
+    let answered = post(
+        sim.addr(),
+        "/v1/chat/completions",
+        &json!({"model": "vernier-sim", "messages": [{"role": "user", "content": words}], "max_tokens": 60}),
+    )
+    .await;
+    assert_eq!(answered.status, 200);
+    let usage = &answered.json()["usage"];
+    assert_eq!(usage["prompt_tokens"], 47);
+    assert_eq!(usage["completion_tokens"], 64 - 47);
+    assert_eq!(answered.json()["choices"][0]["finish_reason"], "length");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_state_the_kv_cache_and_its_use_as_vllm_does() {
+    let sim = start(
+        fast()
+            .max_model_len(1000)
+            .max_num_seqs(Some(2))
+            .decode_step(Duration::from_millis(5))
+            .build(),
+    )
+    .await;
+    let gauge = |text: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix("vllm:kv_cache_usage_perc{"))
+            .and_then(|rest| rest.split_once("} "))
+            .and_then(|(_, value)| value.parse().ok())
+            .expect("a vllm:kv_cache_usage_perc sample")
+    };
+    let idle = get(sim.addr(), "/metrics").await;
+    // prometheus_client's type for vLLM 0.32 (fixtures/vllm/metrics-idle.http).
+    assert_eq!(
+        idle.header("content-type"),
+        Some("text/plain; version=1.0.0; charset=utf-8")
+    );
+    let text = String::from_utf8_lossy(&idle.body).into_owned();
+    assert!(
+        text.contains("kv_cache_size_tokens=\"2000\",num_gpu_blocks=\"125\"} 1.0"),
+        "{text}"
+    );
+    assert!(gauge(&text).abs() < f64::EPSILON, "{text}");
+    let addr = sim.addr();
+    let running = tokio::spawn(async move { post_chat(addr, "Hello there", 200).await });
+    // The request holds its cells from the moment it runs until it ends.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let busy = loop {
+        let text = String::from_utf8_lossy(&get(sim.addr(), "/metrics").await.body).into_owned();
+        if gauge(&text) > 0.0 {
+            break text;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the gauge never moved: {text}"
+        );
+    };
+    // "Hello there" is 2 + 4 + 3 = 9 prompt tokens, held with its 200-token budget.
+    assert!((gauge(&busy) - 209.0 / 2000.0).abs() < 1e-9, "{busy}");
+    assert_eq!(running.await.expect("the stream").status, 200);
+    wait_for("the request to end", || {
+        sim.metrics().num_requests_running == 0
+    })
+    .await;
+    let after = String::from_utf8_lossy(&get(sim.addr(), "/metrics").await.body).into_owned();
+    assert!(gauge(&after).abs() < f64::EPSILON, "{after}");
 }
 
 fn long_prompt() -> String {

@@ -8,6 +8,7 @@ mod faults;
 mod hung;
 mod streaming;
 mod timing;
+mod vllm;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -6,5 +6,6 @@ mod errors;
 mod golden;
 mod normal;
 mod properties;
+mod rank;
 
 pub(crate) use vernier_stats::assert_close;

@@ -141,25 +141,6 @@ pub(crate) fn default_idle_timeout_s() -> f64 {
     60.0
 }
 
-/// What was typed beside `--resume`: the configuration the flags make, and for each flag typed
-/// that sets a configuration field, the field and the flag (`("turns", "--turns")`). Each is
-/// compared with the journal's: a measurement setting that differs is refused by name.
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct TypedBeside<C> {
-    /// The configuration the flags make.
-    pub config: C,
-    /// The fields typed, with their flags.
-    pub fields: Vec<(String, String)>,
-}
-
-impl<C> TypedBeside<C> {
-    /// `config`, with `fields` typed.
-    pub fn new(config: C, fields: Vec<(String, String)>) -> Self {
-        Self { config, fields }
-    }
-}
-
 impl Default for AgentConfig {
     /// Four sessions of six turns, a 1,000-token system prompt with four tools, 60-token user
     /// messages, 150-token tool results, 64-token answers, 0.2 s between turns.

@@ -194,6 +194,11 @@ pub enum Job {
         sizing: Sizing,
         /// The server's count of the shared system prompt and tools alone.
         shared_prefix_tokens: u64,
+        /// `"none"` when the server parses no tool calls (vLLM without a tool-call parser
+        /// refuses the default `"auto"`): every turn then offers the tools with
+        /// `tool_choice: "none"`, so the prompt and prefix are the same and no call is parsed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_choice: Option<String>,
     },
     /// A trace replay.
     Replay {

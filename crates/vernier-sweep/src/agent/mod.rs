@@ -15,9 +15,7 @@ mod run;
 mod sessions;
 mod summary;
 
-pub use config::{
-    AgentConfig, MAX_SESSIONS, MAX_TOOLS, MAX_TURNS, ReplayConfig, Think, TypedBeside,
-};
+pub use config::{AgentConfig, MAX_SESSIONS, MAX_TOOLS, MAX_TURNS, ReplayConfig, Think};
 pub use conversation::{CallMade, Opening, Sizing};
 pub use exchange::CachedSource;
 pub use journal::{
@@ -29,3 +27,4 @@ pub use replay_report::{LATE_P99_MS, ReplayRunFile};
 pub use report::{AgentFiles, AgentRunFile};
 pub use run::{AgentOutcome, AgentStart, run_agent};
 pub use summary::{CacheSpeedup, Goodput, PassSummary, SessionCapacity, Spread, TurnFigures};
+pub use vernier_run::TypedBeside;

@@ -46,7 +46,7 @@ pub enum ReplayStart {
         journal: PathBuf,
         /// What was typed beside `--resume` (a measurement setting that differs from the
         /// journal's is refused by name).
-        typed: super::config::TypedBeside<ReplayConfig>,
+        typed: vernier_run::TypedBeside<ReplayConfig>,
     },
 }
 
@@ -350,13 +350,19 @@ pub async fn run_replay(
         &shared.wire.client,
         &connected.fingerprint,
         (&shared.journal, &opened.journal),
-        interrupted || stopped_by.is_some(),
+        (interrupted, stopped_by.is_some()),
         observer.as_ref(),
     )
     .await?;
     let run = replay_run_file(&lines, n_records, interrupted || stopped_by.is_some())?;
-    let run_file = crate::report::write_json(opened.out.join("replay.json"), &run)?;
-    let markdown_path = crate::report::write(opened.out.join("report.md"), &markdown(&run))?;
+    let (run_file, markdown_path) = crate::report::write_json(opened.out.join("replay.json"), &run)
+        .and_then(|run_file| {
+            crate::report::write(opened.out.join("report.md"), &markdown(&run))
+                .map(|markdown| (run_file, markdown))
+        })
+        .inspect_err(|error| {
+            super::run::reports_failed(error, &opened.journal, &context, observer.as_ref());
+        })?;
     if let Some(detail) = stopped_by {
         return Err(super::run::server_stopped(
             detail,

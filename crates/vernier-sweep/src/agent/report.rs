@@ -32,6 +32,10 @@ pub struct AgentRunFile {
     pub sizing: Sizing,
     /// The server's count of the shared system prompt and tools.
     pub shared_prefix_tokens: u64,
+    /// `"none"` when the server parses no tool calls and the turns offered the tools with
+    /// `tool_choice: "none"` (in the prompt, never called); absent when the server chose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<String>,
     /// The server, model and machine.
     pub environment: Environment,
     /// The run's nonce.
@@ -180,6 +184,7 @@ pub(crate) fn agent_run_file(
         config,
         sizing,
         shared_prefix_tokens,
+        tool_choice,
     } = &start.job
     else {
         return Err(SweepError::invalid(
@@ -225,6 +230,7 @@ pub(crate) fn agent_run_file(
         config: (**config).clone(),
         sizing: *sizing,
         shared_prefix_tokens: *shared_prefix_tokens,
+        tool_choice: tool_choice.clone(),
         environment: (*start.environment).clone(),
         nonce: start.nonce.clone(),
         started_unix_ms: start.started_unix_ms,
@@ -346,6 +352,13 @@ pub(crate) fn markdown(run: &AgentRunFile) -> String {
         config.max_tokens,
         config.think.label(),
     );
+    if run.tool_choice.as_deref() == Some("none") && config.tools > 0 {
+        md.push_str(
+            "The server parses no tool calls (vLLM started without `--enable-auto-tool-choice` and a \
+             `--tool-call-parser`): the tools were offered with `tool_choice: \"none\"`, so they are in every \
+             prompt and its cached prefix as usual, but no answer was read as a tool call.\n\n",
+        );
+    }
     if let Some(speedup) = run.cache_speedup {
         let prompt = |pass: Pass| {
             run.passes

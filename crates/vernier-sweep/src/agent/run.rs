@@ -10,7 +10,7 @@ use vernier_journal::JournalWriter;
 use vernier_openai::{ChatMessage, ChatRequest, Client};
 use vernier_run::Interrupt;
 
-use super::config::{AgentConfig, TypedBeside};
+use super::config::AgentConfig;
 use super::conversation::{Sizing, Texts};
 use super::exchange::Wire;
 use super::journal::{self, AgentLine, Job, Pass, StartLine, TurnRecord};
@@ -21,6 +21,7 @@ use crate::context::RunContext;
 use crate::corpus::{Corpus, NonceSource};
 use crate::error::SweepError;
 use crate::observer::SweepObserver;
+use vernier_run::TypedBeside;
 
 /// Where an agent run's journal comes from.
 #[derive(Debug, Clone)]
@@ -132,21 +133,42 @@ pub(crate) async fn count(
     messages: Vec<ChatMessage>,
     tools: &[vernier_openai::Tool],
 ) -> Result<u64, SweepError> {
+    count_choosing(wire, model, messages, tools, None).await
+}
+
+/// [`count`] with the tools offered under `tool_choice` (`None`: the server's default).
+async fn count_choosing(
+    wire: &Wire,
+    model: &str,
+    messages: Vec<ChatMessage>,
+    tools: &[vernier_openai::Tool],
+    tool_choice: Option<&str>,
+) -> Result<u64, SweepError> {
     let mut request = ChatRequest::new(model, messages);
     request.max_tokens = Some(1);
     request.stream = Some(true);
     request.temperature = Some(0.0);
     if !tools.is_empty() {
         request.tools = Some(tools.to_vec());
+        request.tool_choice = tool_choice.map(serde_json::Value::from);
     }
     let exchange = wire
         .send(&request, "probe")
         .await
-        .map_err(|failure| SweepError::Sizing {
-            detail: format!(
-                "a one-token request to count the prompt's tokens got no answer: {failure}{}",
-                tool_parser_hint(&failure)
-            ),
+        .map_err(|failure| match failure {
+            // A refusal no retry fixes (a key, a model, a field): a setting to change.
+            super::exchange::Unanswered::Fatal(message) => SweepError::ServerRejected {
+                detail: format!(
+                    "{message}{}",
+                    tool_parser_hint(&super::exchange::Unanswered::Fatal(message.clone()))
+                ),
+            },
+            failure => SweepError::Sizing {
+                detail: format!(
+                    "a one-token request to count the prompt's tokens got no answer: {failure}{}",
+                    tool_parser_hint(&failure)
+                ),
+            },
         })?;
     exchange
         .measurement
@@ -156,21 +178,37 @@ pub(crate) async fn count(
         })
 }
 
+/// Whether a server's refusal says it parses no tool calls (vLLM started without
+/// `--enable-auto-tool-choice` and `--tool-call-parser` answers 400 to the default
+/// `tool_choice: "auto"`).
+fn says_no_tool_parser(text: &str) -> bool {
+    vernier_openai::says_tools_unsupported(text)
+}
+
 /// What to do when the server refuses tools for want of a tool-call parser (vLLM started
 /// without one answers 400 to any request that offers tools).
 fn tool_parser_hint(failure: &super::exchange::Unanswered) -> &'static str {
-    let text = failure.to_string();
-    if text.contains("tool-call-parser") || text.contains("tool choice") {
+    if says_no_tool_parser(&failure.to_string()) {
         "; the server parses no tool calls: start it with --enable-auto-tool-choice and a --tool-call-parser for the model (vLLM), or run without tools (--tools 0)"
     } else {
         ""
     }
 }
 
+/// How the texts were sized: units per text, the shared prefix's tokens, and `Some("none")`
+/// when the server parses no tool calls.
+type Sized = (Sizing, u64, Option<String>);
+
 /// Sizes the texts: the server's tokens per corpus unit from two counted probes (16 and 400
 /// units, each opened by a nonce of its own), then the shared system prompt and tools counted
-/// alone.
-async fn size(wire: &Wire, config: &AgentConfig, nonce: &str) -> Result<(Sizing, u64), SweepError> {
+/// alone. A server that refuses the tools for want of a tool-call parser is asked again with
+/// `tool_choice: "none"`: the tools stay in the prompt, and the run says no call is parsed.
+async fn size(
+    wire: &Wire,
+    config: &AgentConfig,
+    nonce: &str,
+    observer: &dyn SweepObserver,
+) -> Result<Sized, SweepError> {
     let corpus = Corpus::new(config.workload);
     let probe = |n: usize, tag: &str| {
         vec![ChatMessage::user(format!(
@@ -195,14 +233,22 @@ async fn size(wire: &Wire, config: &AgentConfig, nonce: &str) -> Result<(Sizing,
         &format!("{nonce}p0000"),
         config.tools,
     );
-    let shared = count(
-        wire,
-        &config.model,
-        vec![ChatMessage::system(texts.system.clone())],
-        &texts.tools,
-    )
-    .await?;
-    Ok((sizing, shared))
+    let system = vec![ChatMessage::system(texts.system.clone())];
+    match count(wire, &config.model, system.clone(), &texts.tools).await {
+        Ok(shared) => Ok((sizing, shared, None)),
+        Err(SweepError::ServerRejected { detail })
+            if !texts.tools.is_empty() && says_no_tool_parser(&detail) =>
+        {
+            observer.note(
+                "the server parses no tool calls (vLLM without --enable-auto-tool-choice and a --tool-call-parser): \
+                 the tools go with tool_choice \"none\", in every prompt as usual, and no answer is read as a call",
+            );
+            let shared =
+                count_choosing(wire, &config.model, system, &texts.tools, Some("none")).await?;
+            Ok((sizing, shared, Some("none".to_owned())))
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// The folder, configuration and whether it resumes: a new run (`Ok`: its configuration,
@@ -297,10 +343,16 @@ async fn connect(
     let model = vernier_run::resolve_model(client, Some(wanted), resumed_journal).await?;
     let identity = client.server_identity().await;
     let limit = vernier_openai::context_limit(&model.listed, &model.id, &identity);
-    let (served, gpu) =
+    let (served, gpu, kv_cache) =
         crate::engine::read_machine(client, context, &model, &identity, limit, observer).await;
-    let environment =
-        crate::engine::environment_of(client, context, &identity, served, None, gpu.record.clone());
+    let environment = crate::engine::environment_of(
+        client,
+        context,
+        &identity,
+        (served, kv_cache),
+        None,
+        gpu.record.clone(),
+    );
     if let (Some(journal), Some(AgentLine::Start(start))) = (resumed_journal, opened.lines.first())
     {
         vernier_run::check_same_server(
@@ -366,26 +418,32 @@ async fn first_line(
     config: &AgentConfig,
     environment: crate::environment::Environment,
     context: &RunContext,
-) -> Result<(String, Sizing, u64), SweepError> {
+    observer: &dyn SweepObserver,
+) -> Result<(String, Sized), SweepError> {
     if let Some(AgentLine::Start(start)) = opened.lines.first() {
         return match &start.job {
             Job::Agent {
                 sizing,
                 shared_prefix_tokens,
+                tool_choice,
                 ..
-            } => Ok((start.nonce.clone(), *sizing, *shared_prefix_tokens)),
+            } => Ok((
+                start.nonce.clone(),
+                (*sizing, *shared_prefix_tokens, tool_choice.clone()),
+            )),
             Job::Replay { .. } => unreachable_job(),
         };
     }
     let nonce = NonceSource::new().next();
-    let (sizing, shared) = size(wire, config, &nonce).await?;
+    let (sizing, shared, tool_choice) = size(wire, config, &nonce, observer).await?;
     let job = Job::Agent {
         config: Box::new(config.clone()),
         sizing,
         shared_prefix_tokens: shared,
+        tool_choice: tool_choice.clone(),
     };
     write_start(writer, job, &nonce, environment, context)?;
-    Ok((nonce, sizing, shared))
+    Ok((nonce, (sizing, shared, tool_choice)))
 }
 
 /// Writes and syncs a new run's start line: its job, nonce, server, model and machine, the
@@ -448,12 +506,13 @@ pub async fn run_agent(
             &config,
             connected.environment.clone(),
             &context,
+            observer.as_ref(),
         )
         .await?;
         Ok::<_, SweepError>((connected, wire, writer, first))
     }
     .await;
-    let (connected, wire, writer, (nonce, sizing, prefix_tokens)) = match started {
+    let (connected, wire, writer, (nonce, (sizing, prefix_tokens, tool_choice))) = match started {
         Ok(started) => started,
         Err(error) => {
             if !resumed {
@@ -470,6 +529,7 @@ pub async fn run_agent(
         sizing,
         nonce,
         prefix_tokens,
+        tool_choice,
         journal: writer,
         observer: Arc::clone(&observer),
         stop: tokio::sync::watch::channel(false).0,
@@ -492,11 +552,13 @@ pub async fn run_agent(
         &shared.wire.client,
         &connected.fingerprint,
         (&shared.journal, &opened.journal),
-        interrupted || stopped_by.is_some(),
+        (interrupted, stopped_by.is_some()),
         observer.as_ref(),
     )
     .await?;
-    let (run, files) = write_agent_reports(&opened.out, &lines, capacity)?;
+    let (run, files) = write_agent_reports(&opened.out, &lines, capacity).inspect_err(|error| {
+        reports_failed(error, &opened.journal, &context, observer.as_ref());
+    })?;
     if let Some(detail) = stopped_by {
         return Err(server_stopped(detail, &opened.journal, &context));
     }
@@ -508,24 +570,52 @@ pub async fn run_agent(
     })
 }
 
-/// The run's end: the server asked again, the `end` line synced, the observer told; returns
-/// the whole journal, which the reports are derived from.
+/// The run's end: the server asked again (unless it stopped answering: a frozen server would
+/// hold the question for ever), the `end` line synced, the observer told; returns the whole
+/// journal, which the reports are derived from.
 pub(crate) async fn end_run(
     client: &Client,
     fingerprint: &vernier_run::ServerFingerprint,
     (writer, journal): (&JournalWriter, &Path),
-    interrupted: bool,
+    (interrupted, server_stopped): (bool, bool),
     observer: &dyn SweepObserver,
 ) -> Result<Vec<AgentLine>, SweepError> {
-    let server_changes = vernier_run::identity_changes(client, fingerprint).await;
+    let server_changes = if server_stopped {
+        Vec::new()
+    } else {
+        vernier_run::identity_changes(client, fingerprint).await
+    };
     writer.append(&AgentLine::End {
         at_unix_ms: vernier_run::unix_ms(),
-        interrupted,
+        interrupted: interrupted || server_stopped,
         server_changes,
     })?;
     writer.sync()?;
     observer.finished();
     journal::read_lines(journal)
+}
+
+/// Says, when a run file or report cannot be written (a full disk), that the journal holds
+/// every measurement and how to continue once there is room (the command line as typed, with
+/// `--resume JOURNAL`).
+pub(crate) fn reports_failed(
+    error: &SweepError,
+    journal: &Path,
+    context: &RunContext,
+    observer: &dyn SweepObserver,
+) {
+    let program = vernier_cli::program_name(&context.command_line, "sweep");
+    observer.warn(&format!(
+        "failed to {}; everything measured is safe in {}; once there is room, continue with: {}",
+        vernier_cli::one_line(error),
+        journal.display(),
+        vernier_cli::resume_command(
+            program,
+            &context.command_line,
+            "--resume",
+            &journal.display().to_string(),
+        )
+    ));
 }
 
 /// The error a run ends with when its server stopped: what was seen, where everything measured
@@ -545,7 +635,7 @@ pub(crate) fn server_stopped(detail: String, journal: &Path, context: &RunContex
     })
 }
 
-fn unreachable_job() -> Result<(String, Sizing, u64), SweepError> {
+fn unreachable_job() -> Result<(String, Sized), SweepError> {
     Err(SweepError::invalid(
         "--resume",
         "the journal is a replay's: continue it with `sweep replay --resume`",

@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) nonce: String,
     /// The server's count of the shared system prompt and tools.
     pub(crate) prefix_tokens: u64,
+    /// `Some("none")` when the server parses no tool calls: every turn offers the tools so.
+    pub(crate) tool_choice: Option<String>,
     pub(crate) journal: JournalWriter,
     pub(crate) observer: Arc<dyn SweepObserver>,
     /// Set when the run must stop (interrupted, or a refusal): sessions send no further turn
@@ -355,6 +357,7 @@ fn request_of(shared: &Shared, texts: &Texts, pass: Pass, messages: &[ChatMessag
     request.stream = Some(true);
     if !texts.tools.is_empty() {
         request.tools = Some(texts.tools.clone());
+        request.tool_choice = shared.tool_choice.clone().map(serde_json::Value::from);
     }
     if pass == Pass::Baseline {
         let salt = format!(

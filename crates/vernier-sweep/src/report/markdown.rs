@@ -91,6 +91,22 @@ pub fn markdown_report(run: &RunFile) -> String {
         }
     }
     let _ = writeln!(out, "- Server: {}{version}", env.server.kind);
+    if let Some(kv) = &env.server.kv_cache {
+        let mut parts = Vec::new();
+        if let Some(tokens) = kv.tokens {
+            parts.push(format!("{} tokens", vernier_cli::thousands(tokens)));
+        }
+        if let Some(dtype) = &kv.dtype {
+            parts.push(format!("data type {dtype}"));
+        }
+        if let Some(block) = kv.block_size {
+            parts.push(format!("blocks of {block} tokens"));
+        }
+        if let Some(on) = kv.prefix_caching {
+            parts.push(format!("prefix caching {}", if on { "on" } else { "off" }));
+        }
+        let _ = writeln!(out, "- KV cache: {} (`{}`)", parts.join(", "), kv.source);
+    }
     let _ = writeln!(
         out,
         "- Client: {}, kernel {}, {} ({} logical cores)",

@@ -16,4 +16,5 @@ mod safety;
 mod support;
 mod truth;
 mod until_ci;
+mod vllm;
 mod watchdog;

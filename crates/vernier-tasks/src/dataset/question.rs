@@ -99,7 +99,7 @@ impl std::fmt::Display for DatasetKind {
 pub enum Gold {
     /// The index of the right option (0 is `A`).
     Choice(usize),
-    /// The final answer as the dataset writes it (compared after [`normalise_final`]).
+    /// The final answer as the dataset writes it (compared after [`super::normalise::normalise_final`]).
     Final(String),
     /// A program, graded by the dataset's own tests in the sandbox.
     #[cfg(feature = "grader")]
