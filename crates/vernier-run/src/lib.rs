@@ -4,7 +4,7 @@
 //!
 //! - [`RunError`]: the failures every engine shares (a refused flag, a journal that exists or
 //!   cannot be continued, a busy, changed or stopped server), each with its documented exit
-//!   code ([`RunError::exit_code`]); each engine's error wraps it.
+//!   code (its kind through `vernier_cli::Failure`); each engine's error wraps it.
 //! - [`check_resume`] with [`Setting`]s: one resume policy; each engine declares each setting
 //!   as measurement (a change is refused by name) or operational (the value typed wins and is
 //!   recorded).

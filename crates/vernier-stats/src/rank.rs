@@ -37,7 +37,7 @@ fn null_counts(n: usize, m: usize) -> Vec<i128> {
 /// the null hypothesis that both come from one continuous distribution; `None` when even
 /// P(U = 0) = 1/C(n + m, n) is larger (3 against 3 at 0.95: no test at that level exists).
 ///
-/// Exact (the distribution counted, [`null_counts`]) for n + m ≤ [`MANN_WHITNEY_EXACT_LIMIT`];
+/// Exact (the distribution counted, by the Gaussian binomial) for n + m ≤ [`MANN_WHITNEY_EXACT_LIMIT`];
 /// above, the normal approximation with continuity correction,
 /// c = ⌊nm/2 − ½ − z·√(nm(n + m + 1)/12)⌋ (Hollander and Wolfe 1999, *Nonparametric
 /// Statistical Methods*, 2nd ed., §4.1). The tables' values: c = 2 for 5 against 5, 13 for 8
