@@ -14,6 +14,9 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod study_cli;
+mod versus_table;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,6 +38,8 @@ Examples:
   battery run --base-url http://127.0.0.1:8080 --preset quick --parts sweep,suite
   battery run --launch 'llama-server -m model.gguf --port 8080' --base-url http://127.0.0.1:8080
   battery run --resume runs/qwen --base-url http://127.0.0.1:8080
+  battery run --study studies/seed-003.toml --scaled   # a whole study from one file
+  battery plan studies/seed-000.toml                 # what it will run, before it runs
   battery versus runs/qwen runs/gemma --out runs/qwen-vs-gemma
   battery versus sweep-out/2026-12-04T06-00-00 sweep-out/2026-12-04T07-00-00
 
@@ -114,6 +119,14 @@ pub enum Command {
     /// Compare two batteries (or two sweep runs, or two suite runs): every dimension side by
     /// side with its ratio or difference and 95% interval.
     Versus(VersusArgs),
+    /// Say what a study will run, part by part (requests, tokens, time), and what cannot run
+    /// here; exit 2 when something cannot.
+    Plan(StudyArgs),
+    /// Check a study file before any request: every part's kind and options (by its own
+    /// command line) and what cannot run here, each at its file, line and column.
+    Check(StudyArgs),
+    /// List the part kinds a study can hold.
+    Kinds,
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
     Completions {
         /// The shell.
@@ -188,6 +201,62 @@ pub struct RunArgs {
     /// No progress on stderr.
     #[arg(long, help_heading = "Output")]
     pub quiet: bool,
+    /// Run the study in this file (TOML: the target and every part with its command line's
+    /// options) instead of a preset; `battery plan FILE` says what it will run.
+    #[arg(long, value_name = "FILE", help_heading = "Study", conflicts_with_all = ["resume", "preset", "parts", "prompt_tokens", "output_tokens", "concurrency", "reps", "suite_categories", "suite_tasks", "suite_budget", "samples", "context_lengths"])]
+    pub study: Option<PathBuf>,
+    /// With each part's `[part.scaled]` options over its own (a study small enough for CI
+    /// and a small server).
+    #[arg(long, requires = "study", help_heading = "Study")]
+    pub scaled: bool,
+}
+
+/// The study of `battery plan` and `battery check`.
+#[derive(Debug, Args)]
+pub struct StudyArgs {
+    /// The study file (TOML; `studies/` holds the seeds' three).
+    pub study: PathBuf,
+    /// With each part's `[part.scaled]` options over its own.
+    #[arg(long)]
+    pub scaled: bool,
+    /// The server, over the study's `[target]`: `--base-url`, `--model`, `--api-key-env`,
+    /// `--ca-cert` (`--extra-body` belongs in the study).
+    #[command(flatten)]
+    pub server: vernier_run::TargetArgs,
+    /// The launch command, over the study's.
+    #[arg(long)]
+    pub launch: Option<String>,
+}
+
+impl StudyArgs {
+    fn over(&self) -> Result<study_cli::TargetOverride, BatteryError> {
+        target_override(&self.server, self.launch.clone(), None)
+    }
+}
+
+/// The command line's target over a study's; `--extra-body` is refused (it belongs in the
+/// study, where a part may override it).
+fn target_override(
+    server: &vernier_run::TargetArgs,
+    launch: Option<String>,
+    stop: Option<String>,
+) -> Result<study_cli::TargetOverride, BatteryError> {
+    let checked = server.checked()?;
+    if !checked.extra_body.is_empty() {
+        return Err(vernier_run::RunError::invalid(
+            "--extra-body",
+            "a study carries its extra body in the file ([target] extra-body, or a part's own): set it there",
+        )
+        .into());
+    }
+    Ok(study_cli::TargetOverride {
+        base_url: checked.base_url,
+        model: checked.model,
+        api_key_env: checked.api_key_env,
+        ca_cert: checked.ca_cert,
+        launch,
+        stop,
+    })
 }
 
 /// Flags of `battery versus`.
@@ -200,6 +269,10 @@ pub struct VersusArgs {
     /// Output folder for versus.json, versus.md and versus.html.
     #[arg(long, default_value = "versus-out")]
     pub out: PathBuf,
+    /// Compare two studies of different recipes (parts only one side ran, or a part of one
+    /// name but another kind): the parts both ran are compared, the rest listed.
+    #[arg(long)]
+    pub unpaired: bool,
 }
 
 /// Progress on stderr.
@@ -235,9 +308,9 @@ impl RunObserver for Progress {
 struct Observer(Arc<Progress>);
 
 impl BatteryObserver for Observer {
-    fn part_started(&self, part: Part, index: usize, total: usize) {
+    fn part_started(&self, part: &str, index: usize, total: usize) {
         if !self.0.quiet {
-            vernier_cli::note(&format!("[{}/{total}] {}", index + 1, part.name()));
+            vernier_cli::note(&format!("[{}/{total}] {part}", index + 1));
         }
     }
     fn part_finished(&self, entry: &PartEntry) {
@@ -257,15 +330,6 @@ impl BatteryObserver for Observer {
     }
 }
 
-fn status(status: PartStatus) -> &'static str {
-    match status {
-        PartStatus::Pending => "not run",
-        PartStatus::Done => "done",
-        PartStatus::Interrupted => "interrupted",
-        PartStatus::Failed => "failed",
-    }
-}
-
 fn part_line(entry: &PartEntry) -> String {
     let verdict = entry
         .validity
@@ -275,11 +339,21 @@ fn part_line(entry: &PartEntry) -> String {
         .detail
         .as_ref()
         .map_or_else(String::new, |d| format!(": {d}"));
+    let headlines = vernier_battery::headlines_line(entry);
+    let headlines = if headlines.is_empty() {
+        String::new()
+    } else {
+        format!("\n      {headlines}")
+    };
+    let report = entry
+        .files
+        .get("report")
+        .map_or_else(String::new, |report| format!("\n      report: {report}"));
     format!(
-        "{}: {} in {:.0} s{verdict}{detail}",
-        entry.part.name(),
-        status(entry.status),
-        entry.seconds
+        "{}: {} in {}{verdict}{detail}{headlines}{report}",
+        entry.part,
+        vernier_battery::status_word(entry.status),
+        vernier_battery::duration(entry.seconds)
     )
 }
 
@@ -386,6 +460,29 @@ async fn run_battery(
             vernier_cli::note(note);
         }
     }
+    let observer = Observer(Arc::new(Progress { quiet: args.quiet }));
+    let study_start = match (&args.study, &args.resume) {
+        (Some(path), _) => Some(study_cli::Start::New {
+            path: path.clone(),
+            scaled: args.scaled,
+            over: target_override(&args.server, args.launch.clone(), args.stop.clone())?,
+            out: args.out.clone().unwrap_or_else(|| {
+                PathBuf::from("battery-out")
+                    .join(vernier_run::utc_folder_name(vernier_run::unix_ms()))
+            }),
+        }),
+        (None, Some(folder))
+            if vernier_battery::BatteryFile::load(folder)
+                .is_ok_and(|file| file.study.is_some()) =>
+        {
+            Some(study_cli::Start::Resume(folder.clone()))
+        }
+        _ => None,
+    };
+    if let Some(start) = study_start {
+        let outcome = study_cli::run(start, command_line.clone(), args.quiet, &observer).await?;
+        return Ok(finished(&outcome, &command_line));
+    }
     let start = battery_start(args, typed, &server)?;
     let mut target = BatteryTarget::new(server.base_url.clone());
     target.api_key_env.clone_from(&server.api_key_env);
@@ -398,7 +495,6 @@ async fn run_battery(
             "No --base-url given: every part runs the bundled simulator in-process; the figures describe the simulator, not a server.",
         );
     }
-    let observer = Observer(Arc::new(Progress { quiet: args.quiet }));
     let outcome = vernier_battery::run_battery(
         start,
         &target,
@@ -407,21 +503,42 @@ async fn run_battery(
         vernier_run::signals(),
     )
     .await?;
+    Ok(finished(&outcome, &command_line))
+}
+
+/// What a battery or study prints at its end: each part with its headline figures and
+/// report, the score table, the time, the verdict; the command that continues it.
+fn finished(outcome: &vernier_battery::BatteryOutcome, command_line: &[String]) -> Finished {
     let mut summary = String::new();
+    let recipe = match (&outcome.file.study, &outcome.file.config) {
+        (Some(study), _) => format!("study {}", study.name.as_deref().unwrap_or("(unnamed)")),
+        (None, Some(config)) => format!("{} preset", config.preset.name()),
+        (None, None) => "battery".to_owned(),
+    };
     let _ = writeln!(
         summary,
-        "battery of {} at {} ({} preset)",
+        "battery of {} at {} ({recipe})",
         if outcome.file.model.is_empty() {
             "?"
         } else {
             &outcome.file.model
         },
         outcome.file.target,
-        outcome.file.config.preset.name()
     );
     for entry in &outcome.file.parts {
         let _ = writeln!(summary, "  {}", part_line(entry));
     }
+    if !outcome.file.totals.is_empty() {
+        let _ = writeln!(summary, "scores (passed/scored, 95% Wilson interval):");
+        for row in &outcome.file.totals {
+            let _ = writeln!(summary, "  {:<12} {}", row.dimension, row.line());
+        }
+    }
+    let _ = writeln!(
+        summary,
+        "time: {} in all",
+        vernier_battery::duration(outcome.file.wall_seconds)
+    );
     let _ = writeln!(summary, "{}", outcome.file.validity.line());
     let folder = outcome
         .path
@@ -431,10 +548,16 @@ async fn run_battery(
     let kind = vernier_cli::ExitKind::of_code(outcome.exit_code())
         .unwrap_or(vernier_cli::ExitKind::Failure);
     let mut notes = vec![format!("battery: {}", outcome.path.display())];
+    if outcome.file.study.is_some() {
+        notes.push(format!(
+            "report: {}",
+            folder.join(vernier_battery::BATTERY_REPORT).display()
+        ));
+    }
     // Each failed part's error on stderr, as a tool's own error reads.
     for entry in &outcome.file.parts {
         if let (PartStatus::Failed, Some(detail)) = (entry.status, &entry.detail) {
-            notes.push(format!("{} part: failed to {detail}", entry.part.name()));
+            notes.push(format!("{} part: failed to {detail}", entry.part));
         }
     }
     // A refused flag or key is fixed by the user before anything continues: no command then.
@@ -450,23 +573,39 @@ async fn run_battery(
         notes.push(format!(
             "continue with: {}",
             vernier_cli::resume_command(
-                vernier_cli::program_name(&command_line, "battery"),
-                &command_line,
+                vernier_cli::program_name(command_line, "battery"),
+                command_line,
                 "--resume",
                 &folder.display().to_string(),
             )
         ));
     }
-    Ok(Finished {
+    Finished {
         stdout: summary,
         notes,
         kind,
-    })
+    }
 }
 
 fn versus(args: &VersusArgs) -> Result<Finished, BatteryError> {
     let a = Side::load(&args.a)?;
     let b = Side::load(&args.b)?;
+    if let (Some(study_a), Some(study_b)) = (
+        a.battery.as_ref().and_then(|file| file.study.as_ref()),
+        b.battery.as_ref().and_then(|file| file.study.as_ref()),
+    ) {
+        let differences = vernier_battery::recipe_differences(study_a, study_b);
+        if !differences.is_empty() && !args.unpaired {
+            return Err(vernier_run::RunError::invalid(
+                "--unpaired",
+                format!(
+                    "the two studies differ in their parts ({}): they cannot be paired part by part; compare what both ran with --unpaired",
+                    differences.join("; ")
+                ),
+            )
+            .into());
+        }
+    }
     let result = vernier_battery::versus(&a, &b)?;
     let files = vernier_battery::write_versus(&result, &args.out)?;
     let mut summary = String::new();
@@ -480,18 +619,7 @@ fn versus(args: &VersusArgs) -> Result<Finished, BatteryError> {
         b.model,
         b.validity.line()
     );
-    for row in &result.glance {
-        let flag = if row.confounded_by.is_some() {
-            " ⚠"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            summary,
-            "{:<52} {:>10} {:>10} {:>10} {:<22} {}{flag}",
-            row.dimension, row.a, row.b, row.comparison, row.interval, row.ahead
-        );
-    }
+    summary.push_str(&versus_table::glance_table(&result.glance));
     Ok(Finished {
         stdout: summary,
         kind: vernier_cli::ExitKind::Success,
@@ -513,6 +641,9 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Finished, Batter
     match cli.command {
         Command::Run(args) => run_battery(&args, &cli.typed, command_line).await,
         Command::Versus(args) => versus(&args),
+        Command::Plan(args) => study_cli::plan(&args.study, args.scaled, &args.over()?).await,
+        Command::Check(args) => study_cli::check(&args.study, args.scaled, &args.over()?).await,
+        Command::Kinds => Ok(study_cli::list_kinds()),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "battery", &mut script);

@@ -97,6 +97,17 @@ impl PartKind for SuitePart {
         self.fixed
     }
 
+    fn check<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<Vec<String>, String>> {
+        Box::pin(async move {
+            let args = Self::run_args(self.words(options.iter().cloned()))?;
+            let (config, _) = args.to_config().map_err(|error| error.to_string())?;
+            let plan = vernier_hardsuite::plan_suite(&config)
+                .await
+                .map_err(|error| vernier_cli::one_line(&error))?;
+            Ok(plan.cannot_run)
+        })
+    }
+
     fn plan<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<PartPlan, String>> {
         Box::pin(async move {
             let args = Self::run_args(self.words(options.iter().cloned()))?;
@@ -123,13 +134,16 @@ impl PartKind for SuitePart {
                     "tokens at most: {} prompt (estimated) and {} of answer budgets; time follows the answers' lengths{}",
                     vernier_cli::thousands(plan.prompt_tokens),
                     vernier_cli::thousands(plan.budget_tokens),
-                    plan.server_context.as_ref().map_or_else(
-                        String::new,
-                        |(tokens, source)| format!(
-                            "; the server's context: {} tokens ({source})",
-                            vernier_cli::thousands(*tokens)
+                    plan.notes
+                        .iter()
+                        .fold(String::new(), |said, note| said + "; " + note)
+                        + &plan.server_context.as_ref().map_or_else(
+                            String::new,
+                            |(tokens, source)| format!(
+                                "; the server's context: {} tokens ({source})",
+                                vernier_cli::thousands(*tokens)
+                            )
                         )
-                    )
                 ),
                 cannot_run: plan.cannot_run,
             })

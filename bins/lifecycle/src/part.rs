@@ -54,6 +54,18 @@ impl LifecyclePart {
     /// What cannot run, from the parsed options.
     fn cannot_run(&self, cli: &Cli) -> Vec<String> {
         let mut cannot = Vec::new();
+        let server_named = match &cli.command {
+            Command::Ready(args) => args.server.base_url.is_some(),
+            Command::Watch(args) => args.server.base_url.is_some(),
+            Command::Soak(args) => args.server.base_url.is_some(),
+            Command::Completions { .. } => true,
+        };
+        if !server_named {
+            cannot.push(format!(
+                "a {} part needs a server: give the study's target a base-url (or battery's --base-url); the bundled simulator runs in-process only for the sweep and the suites",
+                self.name
+            ));
+        }
         match (&cli.command, self.name) {
             (Command::Ready(args), "ready") => {
                 if args.launch.is_none() {
@@ -107,6 +119,13 @@ impl PartKind for LifecyclePart {
             .find_subcommand(self.subcommand)
             .cloned()
             .unwrap_or_else(|| clap::Command::new(self.subcommand))
+    }
+
+    fn check<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<Vec<String>, String>> {
+        Box::pin(async move {
+            let cli = self.parse(options.iter().cloned())?;
+            Ok(self.cannot_run(&cli))
+        })
     }
 
     fn plan<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<PartPlan, String>> {

@@ -99,6 +99,17 @@ impl PartKind for SweepPart {
         Args::command().name("sweep")
     }
 
+    fn check<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<Vec<String>, String>> {
+        Box::pin(async move {
+            let cli = Cli::try_parse_from(
+                std::iter::once("sweep".to_owned()).chain(options.iter().cloned()),
+            )
+            .map_err(|error| error.render().to_string())?;
+            crate::command::config_from(&cli.args).map_err(|error| error.to_string())?;
+            Ok(Vec::new())
+        })
+    }
+
     fn plan<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<PartPlan, String>> {
         Box::pin(async move {
             let cli = Cli::try_parse_from(

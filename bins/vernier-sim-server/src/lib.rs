@@ -23,6 +23,10 @@ pub struct Args {
     /// Served model id.
     #[arg(long, default_value = "vernier-sim")]
     pub model: String,
+    /// More model ids served alike, as a swapping proxy lists the models it switches
+    /// between (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "ID,ID")]
+    pub alias: Vec<String>,
     /// The path `/v1/models` states as the model's `root` (what vLLM loaded under
     /// `--served-model-name`); default: the served id.
     #[arg(long, value_name = "PATH")]
@@ -69,6 +73,9 @@ pub struct Args {
     /// Append one JSON line of ground truth per request to this file.
     #[arg(long)]
     pub ground_truth: Option<PathBuf>,
+    /// Append every POST request as received (`{"path": …, "body": …}`) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub request_log: Option<PathBuf>,
     /// Seed for generated text and speculative acceptance.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -154,6 +161,7 @@ pub fn config(args: &Args) -> Result<SimConfig, SimError> {
         .faults(faults)
         .bind(SocketAddr::new(args.host, args.port))
         .model(args.model.clone())
+        .aliases(args.alias.clone())
         .model_root(args.model_root.clone())
         .max_model_len(args.max_model_len)
         .tokens_per_event(tokens_per_event)
@@ -168,6 +176,7 @@ pub fn config(args: &Args) -> Result<SimConfig, SimError> {
         .prefix_cache(!args.no_prefix_cache)
         .script(script)
         .ground_truth_path(args.ground_truth.clone())
+        .request_log_path(args.request_log.clone())
         .seed(args.seed)
         .tool_call_share(args.tool_call_share)
         .reply_tokens(args.reply_tokens)

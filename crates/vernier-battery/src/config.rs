@@ -47,6 +47,15 @@ impl Part {
         }
     }
 
+    /// Its kind: the hard suite's parts run the `suite` kind (`suite_batched` too), the
+    /// others their own.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Self::SuiteBatched => "suite",
+            other => other.name(),
+        }
+    }
+
     /// The part's folder inside the battery's.
     pub fn folder(self) -> &'static str {
         self.name()

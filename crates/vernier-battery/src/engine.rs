@@ -76,7 +76,9 @@ pub async fn run_battery(
     observer: &dyn BatteryObserver,
     interrupt: Interrupt,
 ) -> Result<BatteryOutcome, BatteryError> {
+    let session = Instant::now();
     let (mut file, out) = open(start, target, &command_line)?;
+    let config = file.flags_config()?.clone();
     run_again_what_is_gone(&mut file, &out, observer);
     let interrupt = SharedInterrupt::new(interrupt);
     let total = file.parts.len();
@@ -99,15 +101,23 @@ pub async fn run_battery(
             interrupted = true;
             break;
         }
-        let part = file.parts[index].part;
-        observer.part_started(part, index, total);
+        let Some(part) = file.parts[index].fixed_part() else {
+            return Err(BatteryError::Parse {
+                path: out.join(BATTERY_FILE),
+                detail: format!(
+                    "part {:?} is no part of a battery of flags",
+                    file.parts[index].part
+                ),
+            });
+        };
+        observer.part_started(part.name(), index, total);
         let began = Instant::now();
         let folder = out.join(part.folder());
         let model = (!file.model.is_empty()).then(|| file.model.clone());
         let prepared = async {
             // Every part after `ready` measures the launched server: started before the first.
             if part != Part::Ready
-                && let Some(command) = &file.config.launch
+                && let Some(command) = &config.launch
                 && launched.is_none()
             {
                 launched = Some(launch(command, target, &out, &interrupt).await?);
@@ -120,19 +130,17 @@ pub async fn run_battery(
         }
         .await;
         let ran = match prepared {
-            Ok(()) => run_part(part, &file.config, &folder, model, &plumbing).await,
+            Ok(()) => run_part(part, &config, &folder, model, &plumbing).await,
             Err(error @ BatteryError::Launch { .. }) => Err(error),
             Err(error) => {
                 // A suite that cannot fit the server: nothing measured, every part left to
                 // run once the setting is changed.
                 if let Some(server) = launched.take() {
                     server
-                        .stop(
-                            file.config.stop.as_deref(),
-                            std::time::Duration::from_secs(15),
-                        )
+                        .stop(config.stop.as_deref(), std::time::Duration::from_secs(15))
                         .await;
                 }
+                file.wall_seconds += session.elapsed().as_secs_f64();
                 file.write(&out)?;
                 return Err(error);
             }
@@ -155,12 +163,10 @@ pub async fn run_battery(
     }
     if let Some(server) = launched {
         server
-            .stop(
-                file.config.stop.as_deref(),
-                std::time::Duration::from_secs(15),
-            )
+            .stop(config.stop.as_deref(), std::time::Duration::from_secs(15))
             .await;
     }
+    file.wall_seconds += session.elapsed().as_secs_f64();
     let path = file.write(&out)?;
     Ok(BatteryOutcome {
         file,
@@ -306,7 +312,7 @@ fn open(
             if let Some(url) = &target.base_url {
                 file.target.clone_from(url);
             }
-            if file.config.launch.is_some()
+            if file.flags_config()?.launch.is_some()
                 && file
                     .parts
                     .iter()
@@ -329,7 +335,7 @@ fn check_typed(
 ) -> Result<(), BatteryError> {
     let json = |config: &BatteryConfig| serde_json::to_value(config).unwrap_or_default();
     let settings = vernier_run::typed_settings(
-        &json(&file.config),
+        &json(file.flags_config()?),
         &json(&typed.config),
         &typed.fields,
         &[],
@@ -353,10 +359,10 @@ fn run_again_what_is_gone(file: &mut BatteryFile, out: &Path, observer: &dyn Bat
         if let Some(first) = gone.first() {
             observer.note(&format!(
                 "{}: recorded done, but {} is gone; running it again",
-                entry.part.name(),
+                entry.part,
                 out.join(first.as_str()).display()
             ));
-            *entry = PartEntry::pending(entry.part);
+            *entry = entry.reset();
         }
     }
 }

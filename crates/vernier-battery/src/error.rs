@@ -63,6 +63,15 @@ pub enum BatteryError {
         /// Where its output went.
         log: PathBuf,
     },
+    /// A study file that cannot be read.
+    #[error(transparent)]
+    StudyFile(#[from] crate::study::StudyFileError),
+    /// A study that cannot run as written: each problem at its file, line and column.
+    #[error("check the study:\n{}", problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Study {
+        /// Each problem.
+        problems: Vec<crate::study::StudyFileError>,
+    },
     /// One run's life: a refused flag, a journal, the server, an interrupt.
     #[error(transparent)]
     Run(#[from] vernier_run::RunError),
@@ -99,9 +108,11 @@ impl Failure for BatteryError {
             #[cfg(feature = "engine")]
             Self::Ready(error) => error.exit_kind(),
             Self::Launch { .. } => ExitKind::ServerStopped,
-            Self::NotARun { .. } | Self::NotAPart { .. } | Self::NothingInCommon { .. } => {
-                ExitKind::Usage
-            }
+            Self::NotARun { .. }
+            | Self::NotAPart { .. }
+            | Self::NothingInCommon { .. }
+            | Self::StudyFile(_)
+            | Self::Study { .. } => ExitKind::Usage,
             // A file given to read (a battery, a run) that is missing, unreadable or not what
             // it should be is a refused argument; one that cannot be written is a failure.
             Self::Parse { .. } | Self::Io { action: "read", .. } => ExitKind::Usage,

@@ -103,7 +103,7 @@ fn charts(out: &mut String, versus: &Versus) {
         }
     }
     for suite in &versus.suites {
-        let name = suite.part.name();
+        let name = suite.part.as_str();
         let _ = writeln!(out, "<h2>Quality and cost: {name}</h2>");
         let names = (
             format!("A {}", versus.a.model),

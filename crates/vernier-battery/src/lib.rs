@@ -27,6 +27,9 @@ mod speed;
 mod study;
 #[cfg(feature = "engine")]
 mod study_args;
+mod study_report;
+#[cfg(feature = "engine")]
+mod study_run;
 mod versus;
 
 pub use budget::{
@@ -39,7 +42,8 @@ pub use config::{BatteryConfig, Part, Preset};
 pub use engine::{BatteryOutcome, BatteryStart, run_battery};
 pub use error::BatteryError;
 pub use file::{
-    BATTERY_FILE, BATTERY_SCHEMA_VERSION, BatteryFile, PartEntry, PartStatus, battery_path,
+    BATTERY_FILE, BATTERY_SCHEMA_OLDEST, BATTERY_SCHEMA_VERSION, BatteryFile, PartEntry,
+    PartStatus, TotalRow, battery_path, totals,
 };
 pub use html::versus_html;
 pub use markdown::versus_markdown;
@@ -57,9 +61,14 @@ pub use study::{
 };
 #[cfg(feature = "engine")]
 pub use study_args::{Kinds, OptionError, names_key, part_words};
+pub use study_report::{
+    BATTERY_REPORT, duration, headlines_line, status_word, study_report, write_study_report,
+};
+#[cfg(feature = "engine")]
+pub use study_run::{StudyProblem, StudyRunner, StudyStart, check_study, plan_study, run_study};
 pub use versus::{
     Batching, GlanceRow, QualityRow, SettingDifference, SideSummary, SuiteVersus,
-    VERSUS_SCHEMA_VERSION, Versus, versus,
+    VERSUS_SCHEMA_VERSION, Versus, recipe_differences, study_differences, versus,
 };
 
 #[cfg(doctest)]

@@ -157,7 +157,7 @@ fn speed_sections(out: &mut String, versus: &Versus) {
 }
 
 fn suite_section(out: &mut String, suite: &SuiteVersus) {
-    let name = suite.part.name();
+    let name = suite.part.as_str();
     let _ = writeln!(out, "## Quality: {name}\n");
     let _ = writeln!(
         out,

@@ -274,10 +274,18 @@ pub(crate) async fn check_suites_fit(
     plumbing: &Plumbing<'_>,
 ) -> Result<(), BatteryError> {
     for entry in &file.parts {
-        if entry.status == PartStatus::Done || matches!(entry.part, Part::Sweep | Part::Ready) {
+        let Some(part) = entry.fixed_part() else {
+            continue;
+        };
+        if entry.status == PartStatus::Done || matches!(part, Part::Sweep | Part::Ready) {
             continue;
         }
-        let run = suite_run_config(entry.part, &file.config, model.map(str::to_owned), plumbing)?;
+        let run = suite_run_config(
+            part,
+            file.flags_config()?,
+            model.map(str::to_owned),
+            plumbing,
+        )?;
         vernier_hardsuite::check_suite_fits_server(&run)
             .await
             .map_err(with_battery_flag)?;

@@ -9,7 +9,6 @@ use vernier_sweep::SweepObserver;
 
 use vernier_run::Interrupt;
 
-use crate::config::Part;
 use crate::file::PartEntry;
 
 /// The server a battery measures.
@@ -49,8 +48,8 @@ impl BatteryTarget {
 
 /// Receives a battery's progress; every method has a default that does nothing.
 pub trait BatteryObserver: Send + Sync {
-    /// A part starts (`index` from 0 of `total`).
-    fn part_started(&self, part: Part, index: usize, total: usize) {
+    /// The part named `part` starts (`index` from 0 of `total`).
+    fn part_started(&self, part: &str, index: usize, total: usize) {
         let _ = (part, index, total);
     }
     /// A part ended, as recorded.

@@ -100,13 +100,22 @@ pub struct Side {
     pub battery: Option<BatteryFile>,
     /// The sweep, when there is one.
     pub sweep: Option<SweepSide>,
-    /// The suites by part (`suite`, `probe`, `context`).
-    pub suites: BTreeMap<Part, ResultsFile>,
+    /// The suites by part name (`suite`, `probe`, `context`, a study's own names), in run
+    /// order.
+    pub suites: Vec<(String, ResultsFile)>,
     /// Time to ready, when the battery launched the server.
     pub ready: Option<ReadySide>,
 }
 
 impl Side {
+    /// The suite of the part named `name`.
+    pub fn suite(&self, name: &str) -> Option<&ResultsFile> {
+        self.suites
+            .iter()
+            .find(|(part, _)| part == name)
+            .map(|(_, results)| results)
+    }
+
     /// Reads a battery folder (or its `battery.json`), a sweep run folder (its `journal.jsonl`)
     /// or a suite run folder (its `results.json`).
     pub fn load(path: &Path) -> Result<Self, BatteryError> {
@@ -146,11 +155,11 @@ impl Side {
     fn battery(folder: &Path, label: String) -> Result<Self, BatteryError> {
         let battery = BatteryFile::load(folder)?;
         let mut sweep = None;
-        let mut suites = BTreeMap::new();
+        let mut suites = Vec::new();
         let mut ready = None;
         for entry in &battery.parts {
             let part_folder = folder.join(&entry.folder);
-            if entry.part == Part::Ready {
+            if entry.kind() == "ready" {
                 let run = part_folder.join("run.json");
                 if run.is_file() {
                     ready = ReadySide::read(&run)?;
@@ -165,18 +174,21 @@ impl Side {
                         path: part_folder.join("journal.jsonl"),
                         detail: format!(
                             "the battery records its {} part done, but the part's journal is gone; run it again with `battery run --resume {}`",
-                            entry.part.name(),
+                            entry.part,
                             folder.display()
                         ),
                     });
                 }
                 continue;
             }
-            match entry.part {
-                Part::Sweep => sweep = Some(read_sweep(&part_folder)?),
-                part => {
-                    suites.insert(part, ResultsFile::load(&part_folder)?);
+            match entry.kind() {
+                "sweep" if sweep.is_none() => sweep = Some(read_sweep(&part_folder)?),
+                "suite" | "dataset" | "context" | "vision" | "video" | "probe" => {
+                    suites.push((entry.part.clone(), ResultsFile::load(&part_folder)?));
                 }
+                // Agent sessions, replays, swaps, soaks and watches: in the battery's own
+                // report, not (yet) compared side by side.
+                _ => {}
             }
         }
         Ok(Self {
@@ -206,7 +218,7 @@ impl Side {
             validity: results.validity.clone(),
             battery: None,
             sweep: None,
-            suites: BTreeMap::from([(part, results)]),
+            suites: vec![(part.name().to_owned(), results)],
             ready: None,
         })
     }
@@ -243,7 +255,7 @@ impl Side {
             validity: Verdict::from_reasons(reasons),
             battery: None,
             sweep: None,
-            suites: BTreeMap::new(),
+            suites: Vec::new(),
             ready: ReadySide::of(run),
         }
     }
@@ -262,7 +274,7 @@ impl Side {
             validity: sweep.run.validity.clone(),
             battery: None,
             sweep: Some(sweep),
-            suites: BTreeMap::new(),
+            suites: Vec::new(),
             ready: None,
         }
     }

@@ -3,7 +3,11 @@
 //! task cost; pass rate against budget; and the settings that differ.
 
 pub(crate) mod glance;
+mod paired;
+mod recipe;
 mod schema;
+
+pub use recipe::{recipe_differences, study_differences};
 
 pub use schema::{
     Batching, GlanceRow, QualityRow, SettingDifference, SideSummary, SuiteVersus,
@@ -12,7 +16,6 @@ pub use schema::{
 
 use vernier_hardsuite::{CompareOptions, ResultsFile};
 
-use crate::config::Part;
 use crate::error::BatteryError;
 use crate::side::{Side, SweepSide};
 use crate::speed::{CellRatio, Metric};
@@ -42,24 +45,35 @@ pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
         (Vec::new(), Vec::new(), Vec::new())
     };
     if let (Some(battery_a), Some(battery_b)) = (&a.battery, &b.battery) {
-        settings.extend(battery_differences(&battery_a.config, &battery_b.config));
+        match (&battery_a.config, &battery_b.config) {
+            (Some(config_a), Some(config_b)) => {
+                settings.extend(battery_differences(config_a, config_b));
+            }
+            _ => settings.extend(recipe::battery_study_differences(battery_a, battery_b)),
+        }
     }
     let mut suites = Vec::new();
-    for part in [Part::Suite, Part::SuiteBatched, Part::Probe, Part::Context] {
-        match (a.suites.get(&part), b.suites.get(&part)) {
+    // Paired part by part, by name, in A's order and then B's.
+    let mut names: Vec<&str> = a.suites.iter().map(|(name, _)| name.as_str()).collect();
+    for (name, _) in &b.suites {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    for part in names {
+        match (a.suite(part), b.suite(part)) {
             (Some(results_a), Some(results_b)) => {
                 for difference in vernier_hardsuite::setting_differences(results_a, results_b) {
                     settings.push(SettingDifference {
-                        what: format!("{}: {difference}", part.name()),
-                        confounds: vec![format!("quality: {}", part.name())],
+                        what: format!("{part}: {difference}"),
+                        confounds: vec![format!("quality: {part}")],
                     });
                 }
                 suites.push(suite_versus(part, results_a, results_b)?);
             }
             (None, None) => {}
             (found_a, found_b) => not_compared.push(format!(
-                "{}: only {} ran it",
-                part.name(),
+                "{part}: only {} ran it",
                 one_side(found_a.is_some(), found_b.is_some())
             )),
         }
@@ -367,23 +381,10 @@ fn environment_differences(a: &SweepSide, b: &SweepSide) -> Vec<SettingDifferenc
     differences
 }
 
-/// The two runs cut to the tasks both hold: cost and curves compare the same tasks.
-fn common_tasks(a: &ResultsFile, b: &ResultsFile) -> (ResultsFile, ResultsFile) {
-    let ids_a: std::collections::BTreeSet<&str> = a.tasks.iter().map(|t| t.id.as_str()).collect();
-    let ids_b: std::collections::BTreeSet<&str> = b.tasks.iter().map(|t| t.id.as_str()).collect();
-    let keep = |results: &ResultsFile| {
-        let mut kept = results.clone();
-        kept.tasks
-            .retain(|task| ids_a.contains(task.id.as_str()) && ids_b.contains(task.id.as_str()));
-        kept
-    };
-    (keep(a), keep(b))
-}
-
 /// The paired comparison of one suite, overall and by category, with cost and curves, over
 /// the tasks both runs hold.
-fn suite_versus(part: Part, a: &ResultsFile, b: &ResultsFile) -> Result<SuiteVersus, BatteryError> {
-    let (a, b) = common_tasks(a, b);
+fn suite_versus(part: &str, a: &ResultsFile, b: &ResultsFile) -> Result<SuiteVersus, BatteryError> {
+    let (a, b) = paired::common_tasks(a, b);
     let (a, b) = (&a, &b);
     let mut options = CompareOptions::default();
     options.unpaired = !vernier_hardsuite::instance_differences(a, b).is_empty();
@@ -418,7 +419,7 @@ fn suite_versus(part: Part, a: &ResultsFile, b: &ResultsFile) -> Result<SuiteVer
         crate::budget::seconds_curve(b),
     );
     Ok(SuiteVersus {
-        part,
+        part: part.to_owned(),
         quality,
         cost_a: crate::budget::solve_cost(a),
         cost_b: crate::budget::solve_cost(b),

@@ -24,6 +24,8 @@ pub struct SuitePlan {
     pub categories: Vec<(String, usize)>,
     /// What cannot run here, each with its fix.
     pub cannot_run: Vec<String>,
+    /// What will run otherwise than written (lengths over the server's context left out).
+    pub notes: Vec<String>,
     /// The context the server states (tokens, where), when a server answered.
     pub server_context: Option<(u64, String)>,
 }
@@ -94,7 +96,7 @@ pub async fn plan_suite(config: &RunConfig) -> Result<SuitePlan, HardsuiteError>
                 .map(|length| vernier_tasks::length_label(*length))
                 .collect();
             if !over.is_empty() {
-                plan.cannot_run.push(format!(
+                plan.notes.push(format!(
                     "lengths {} are over the server's context of {} tokens ({}): they will be left out",
                     over.join(", "),
                     limit.tokens,

@@ -45,6 +45,7 @@ mod identity;
 mod interrupt;
 #[cfg(feature = "engine")]
 mod pacing;
+mod part_figures;
 #[cfg(feature = "engine")]
 mod prompt_fit;
 mod refusal;
@@ -75,6 +76,7 @@ pub use interrupt::{Interrupt, block_on, never, signals};
 pub use pacing::{
     AdaptiveConcurrency, RequestPacer, WaitBudget, WaitCause, rate_limit_wait, wait_for,
 };
+pub use part_figures::{Headline, PartPlan, Score};
 #[cfg(feature = "engine")]
 pub use prompt_fit::{FitError, Fitted, MAX_COUNTS, fit_units};
 pub use refusal::{is_refusal, refusal_flag, refusal_hint};
@@ -84,10 +86,7 @@ pub use run_path::{run_file_in, run_folder, write_atomically};
 #[cfg(feature = "engine")]
 pub use simulator::InProcessSimulator;
 #[cfg(feature = "cli")]
-pub use study::{
-    Headline, PartContext, PartFailure, PartFuture, PartKind, PartOutcome, PartPlan, Score,
-    check_options,
-};
+pub use study::{PartContext, PartFailure, PartFuture, PartKind, PartOutcome, check_options};
 #[cfg(feature = "engine")]
 pub use target::{
     ClientOptions, DEFAULT_API_KEY_ENV, ResolvedModel, api_key_source, build_client, fingerprint,

@@ -13,9 +13,8 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 
-use serde::{Deserialize, Serialize};
-
 use crate::Verdict;
+use crate::part_figures::{Headline, PartPlan, Score};
 
 /// A future a part kind returns (not `Send`: a study runs its parts one after another).
 pub type PartFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
@@ -44,6 +43,14 @@ pub trait PartKind: Sync {
     /// rates, and says so in [`PartPlan::assumptions`]), and what cannot run here. Nothing is
     /// written.
     fn plan<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<PartPlan, String>>;
+
+    /// What stops a part with `options` from running here, found without a model request
+    /// (the options checked as its engine checks them; a grader without Docker; a port
+    /// already answering), each with its fix; `Err` for options its engine refuses. The
+    /// default parses them with [`command`](PartKind::command).
+    fn check<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<Vec<String>, String>> {
+        Box::pin(async move { check_options(self, options).map(|()| Vec::new()) })
+    }
 
     /// Runs the part with `options` (its command line's words, without the program name)
     /// into `context.folder`, continuing the run there when `context.resume` says so.
@@ -84,105 +91,6 @@ impl PartContext {
     pub fn quiet(mut self, quiet: bool) -> Self {
         self.quiet = quiet;
         self
-    }
-}
-
-/// What a part will do, said before it runs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PartPlan {
-    /// What it runs, in one line (cells, tasks, sessions, launches).
-    pub summary: String,
-    /// Requests it sends (an estimate where the count depends on the server).
-    pub requests: u64,
-    /// Prompt plus completion tokens it asks for, at most.
-    pub tokens: u64,
-    /// Seconds it should take, at the rates assumed in `assumptions`.
-    pub seconds: f64,
-    /// What the estimate assumes (the rates, the stop rules).
-    pub assumptions: String,
-    /// What cannot run here, each with its fix (a missing Docker engine for code tasks, a
-    /// launch onto a port already answering).
-    pub cannot_run: Vec<String>,
-}
-
-/// One headline figure of a part, as its report gives it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Headline {
-    /// What it is (`decode tokens/s at 1 stream`).
-    pub name: String,
-    /// Its value.
-    pub value: f64,
-    /// Its unit (`tokens/s`, `ms`, `%`, `s`).
-    pub unit: String,
-    /// Its 95% interval, where the part states one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interval: Option<(f64, f64)>,
-    /// Whether more is better.
-    pub higher_is_better: bool,
-}
-
-impl Headline {
-    /// A figure `name` of `value` `unit`.
-    pub fn new(name: impl Into<String>, value: f64, unit: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            value,
-            unit: unit.into(),
-            interval: None,
-            higher_is_better: true,
-        }
-    }
-
-    /// With its 95% interval.
-    #[must_use]
-    pub fn interval(mut self, low: f64, high: f64) -> Self {
-        self.interval = Some((low, high));
-        self
-    }
-
-    /// Less is better (a latency, a cost).
-    #[must_use]
-    pub fn lower_is_better(mut self) -> Self {
-        self.higher_is_better = false;
-        self
-    }
-
-    /// `name: value unit [low–high]`.
-    pub fn line(&self) -> String {
-        let value = vernier_cli::figure(self.value);
-        let interval = self.interval.map_or_else(String::new, |(low, high)| {
-            format!(
-                " [{}–{}]",
-                vernier_cli::figure(low),
-                vernier_cli::figure(high)
-            )
-        });
-        format!("{}: {value} {}{interval}", self.name, self.unit)
-    }
-}
-
-/// A part's score in one dimension (a suite's category): tasks passed over tasks scored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Score {
-    /// The dimension (`math`, `code`, `tools`, `mmlu`, `context`, …).
-    pub dimension: String,
-    /// Samples that passed.
-    pub passed: u64,
-    /// Samples scored (cut off and wrong count; `infra`, `context_exceeded` and `unsupported`
-    /// do not).
-    pub scored: u64,
-}
-
-impl Score {
-    /// `passed` of `scored` in `dimension`.
-    pub fn new(dimension: impl Into<String>, passed: u64, scored: u64) -> Self {
-        Self {
-            dimension: dimension.into(),
-            passed,
-            scored,
-        }
     }
 }
 
@@ -253,7 +161,7 @@ impl std::error::Error for PartFailure {}
 
 /// Parses `options` (without the program name) with `kind`'s command, after its fixed words:
 /// `Err` holds clap's message, rendered without colour.
-pub fn check_options(kind: &dyn PartKind, options: &[String]) -> Result<(), String> {
+pub fn check_options<K: PartKind + ?Sized>(kind: &K, options: &[String]) -> Result<(), String> {
     let command = kind.command().no_binary_name(true);
     let words = kind
         .fixed()

@@ -230,6 +230,14 @@ pub struct SimConfig {
     pub script: Option<Script>,
     /// Append one JSON line of [`GroundTruth`](crate::GroundTruth) per request here.
     pub ground_truth_path: Option<PathBuf>,
+    /// More model ids served by the same engine, as a swapping proxy (llama-swap) lists the
+    /// models it switches between: listed by `/v1/models` and answered alike, the switch
+    /// costing nothing.
+    pub aliases: Vec<String>,
+    /// Append each POST request as the server received it here, one JSON line
+    /// (`{"path": …, "body": …}`) before it is answered: the server's own request log, for a
+    /// test that checks what every request carried.
+    pub request_log_path: Option<PathBuf>,
     /// Seed for generated text, speculative acceptance and logprobs.
     pub seed: u64,
     /// Serve `POST /tokenize` (default on). Off, it answers 404 like a server without the
@@ -302,6 +310,8 @@ impl Default for SimConfig {
             faults: Faults::default(),
             script: None,
             ground_truth_path: None,
+            request_log_path: None,
+            aliases: Vec::new(),
             seed: 0,
             tokenize_endpoint: true,
             media: MediaInput::Accept,
@@ -314,6 +324,10 @@ impl Default for SimConfig {
 }
 
 impl SimConfig {
+    /// Whether `model` is an id this engine serves (its own or an alias).
+    pub fn serves(&self, model: &str) -> bool {
+        model == self.model || self.aliases.iter().any(|alias| alias == model)
+    }
     /// A builder starting from the defaults.
     pub fn builder() -> SimConfigBuilder {
         SimConfigBuilder {
@@ -418,6 +432,10 @@ impl SimConfigBuilder {
         script: Option<Script>,
         /// Sets [`SimConfig::ground_truth_path`].
         ground_truth_path: Option<PathBuf>,
+        /// Sets [`SimConfig::request_log_path`].
+        request_log_path: Option<PathBuf>,
+        /// Sets [`SimConfig::aliases`].
+        aliases: Vec<String>,
         /// Sets [`SimConfig::seed`].
         seed: u64,
         /// Sets [`SimConfig::tokenize_endpoint`].

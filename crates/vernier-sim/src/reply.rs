@@ -107,7 +107,11 @@ fn error_offset(bytes: &[u8], error: &serde_json::Error) -> usize {
     (line_start + error.column()).min(bytes.len())
 }
 
-pub(crate) async fn read_json<T: DeserializeOwned>(request: Request<Incoming>) -> Result<T, Reply> {
+pub(crate) async fn read_json<T: DeserializeOwned>(
+    state: &crate::state::State,
+    request: Request<Incoming>,
+) -> Result<T, Reply> {
+    let path = request.uri().path().to_owned();
     let bytes = match request.into_body().collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(error) => {
@@ -118,6 +122,18 @@ pub(crate) async fn read_json<T: DeserializeOwned>(request: Request<Incoming>) -
             ));
         }
     };
+    if let Some(log) = &state.request_log {
+        let body = serde_json::from_slice::<serde_json::Value>(&bytes).unwrap_or_else(|_| {
+            serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned())
+        });
+        let mut line = serde_json::json!({ "path": path, "body": body }).to_string();
+        line.push('\n');
+        let mut file = log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The log serves tests; a failed write is not the request's failure.
+        let _ = std::io::Write::write_all(&mut *file, line.as_bytes());
+    }
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|error| {
         validation_error(
             "json_invalid",

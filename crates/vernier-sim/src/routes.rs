@@ -58,28 +58,32 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Rep
             ),
         ),
         (Method::POST, "/tokenize") if state.config.tokenize_endpoint => {
-            match read_json::<TokenizeRequest>(request).await {
+            match read_json::<TokenizeRequest>(&state, request).await {
                 Ok(body) => tokenize(&state, &body),
                 Err(response) => response,
             }
         }
-        (Method::POST, "/v1/chat/completions") => match read_json::<ChatRequest>(request).await {
-            Ok(body) if state.config.refuse_max_tokens && body.max_tokens.is_some() => {
-                // OpenAI's answer to `max_tokens` for a model that takes only
-                // `max_completion_tokens`.
-                error_reply(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request_error",
-                    "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
-                )
+        (Method::POST, "/v1/chat/completions") => {
+            match read_json::<ChatRequest>(&state, request).await {
+                Ok(body) if state.config.refuse_max_tokens && body.max_tokens.is_some() => {
+                    // OpenAI's answer to `max_tokens` for a model that takes only
+                    // `max_completion_tokens`.
+                    error_reply(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_request_error",
+                        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                    )
+                }
+                Ok(body) => generate(state, Prepared::chat(body), arrival).await,
+                Err(response) => response,
             }
-            Ok(body) => generate(state, Prepared::chat(body), arrival).await,
-            Err(response) => response,
-        },
-        (Method::POST, "/v1/completions") => match read_json::<CompletionRequest>(request).await {
-            Ok(body) => generate(state, Prepared::completion(body), arrival).await,
-            Err(response) => response,
-        },
+        }
+        (Method::POST, "/v1/completions") => {
+            match read_json::<CompletionRequest>(&state, request).await {
+                Ok(body) => generate(state, Prepared::completion(body), arrival).await,
+                Err(response) => response,
+            }
+        }
         _ => reply(
             StatusCode::NOT_FOUND,
             "application/json",
@@ -106,12 +110,23 @@ fn version(state: &State) -> serde_json::Value {
 }
 
 fn models(state: &State) -> Reply {
-    let model = &state.config.model;
+    let mut data = vec![model_card(state, &state.config.model)];
+    data.extend(
+        state
+            .config
+            .aliases
+            .iter()
+            .map(|alias| model_card(state, alias)),
+    );
     json_reply(
         StatusCode::OK,
-        &serde_json::json!({
-            "object": "list",
-            "data": [{
+        &serde_json::json!({ "object": "list", "data": data }),
+    )
+}
+
+/// One entry of `/v1/models`.
+fn model_card(state: &State, model: &str) -> serde_json::Value {
+    serde_json::json!({
                 "id": model,
                 "object": "model",
                 "created": state.created_unix_s,
@@ -134,14 +149,12 @@ fn models(state: &State) -> Reply {
                     "group": null,
                     "is_blocking": false,
                 }],
-            }],
-        }),
-    )
+    })
 }
 
 fn tokenize(state: &State, body: &TokenizeRequest) -> Reply {
     if let Some(model) = &body.model
-        && model != &state.config.model
+        && !state.config.serves(model)
     {
         return unknown_model(model, &state.config.model);
     }
@@ -305,7 +318,7 @@ const SHARED_KV_EXCEEDED: &str = "Context size has been exceeded.";
 )]
 async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Reply {
     let config = &state.config;
-    if request.model != config.model {
+    if !config.serves(&request.model) {
         return unknown_model(&request.model, &config.model);
     }
     if let Some(n) = request.n.filter(|n| *n < 1) {

@@ -22,6 +22,8 @@ pub(crate) const HUNG_RECHECK: Duration = Duration::from_millis(5);
 #[derive(Debug)]
 pub(crate) struct State {
     pub(crate) config: SimConfig,
+    /// Where each POST request is appended as received ([`SimConfig::request_log_path`]).
+    pub(crate) request_log: Option<Mutex<std::fs::File>>,
     pub(crate) counters: Counters,
     pub(crate) ground_truth: GroundTruthLog,
     pub(crate) created_unix_s: u64,
@@ -49,6 +51,21 @@ impl State {
     pub(crate) fn new(config: SimConfig) -> Result<Self, SimError> {
         config.validate()?;
         let ground_truth = GroundTruthLog::open(config.ground_truth_path.as_deref())?;
+        let request_log = config
+            .request_log_path
+            .as_deref()
+            .map(|path| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map(Mutex::new)
+                    .map_err(|source| SimError::GroundTruthFile {
+                        path: path.to_owned(),
+                        source,
+                    })
+            })
+            .transpose()?;
         let script_matches = config
             .script
             .as_ref()
@@ -61,6 +78,7 @@ impl State {
                 .map_or(0, |d| d.as_secs()),
             counters: Counters::default(),
             ground_truth,
+            request_log,
             cache: Mutex::new(HashSet::new()),
             script_matches,
             generation_requests: AtomicUsize::new(0),

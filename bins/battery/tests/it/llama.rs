@@ -78,3 +78,62 @@ fn a_battery_against_a_real_llama_server_finishes_with_one_command_and_a_verdict
         results["main"]["total"]
     );
 }
+
+/// The bundled seed-004 study, scaled, against a real `llama-server`: the ruler, four tasks
+/// with a re-run of the cut-off ones, a bounded watch and a short soak, with one command.
+#[test]
+fn the_seed_004_study_runs_scaled_against_a_real_llama_server() {
+    let test = "the_seed_004_study_runs_scaled_against_a_real_llama_server";
+    let Some(server) = llama_server::start_for(
+        test,
+        &[
+            "-t",
+            "2",
+            "-c",
+            "4096",
+            "-np",
+            "2",
+            "--jinja",
+            "--no-warmup",
+            "--metrics",
+        ],
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let out = dir.path().join("seed-004");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_battery"))
+        .args([
+            "run",
+            "--study",
+            "studies/seed-004.toml",
+            "--scaled",
+            "--quiet",
+        ])
+        .args(["--base-url", &format!("http://127.0.0.1:{}", server.port)])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(&root)
+        .output()
+        .expect("run battery");
+    let stdout = succeeded(&run);
+    let file = read_json(&out.join("battery.json"));
+    let parts = file["parts"].as_array().expect("parts");
+    let statuses: Vec<&str> = parts.iter().filter_map(|p| p["status"].as_str()).collect();
+    assert_eq!(statuses, ["done", "done", "done", "done"], "{file}");
+    assert!(
+        file["model"]
+            .as_str()
+            .is_some_and(|model| !model.is_empty()),
+        "the model measured is named"
+    );
+    // The ruler's decode rate comes from the server's own counts.
+    assert!(stdout.contains("decode per stream"), "{stdout}");
+    assert!(
+        file["totals"]
+            .as_array()
+            .is_some_and(|rows| rows.iter().any(|row| row["dimension"] == "total")),
+        "{file}"
+    );
+}

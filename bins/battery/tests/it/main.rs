@@ -7,6 +7,7 @@ mod launch;
 mod llama;
 mod resume;
 mod run;
+mod study;
 mod vllm;
 
 use std::path::{Path, PathBuf};

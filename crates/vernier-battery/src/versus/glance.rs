@@ -1,6 +1,15 @@
 //! The at-a-glance table: one row per dimension, A and B side by side, the ratio or
 //! difference with its interval, and who is ahead (only where the interval says so).
+//!
+//! The rule for `ahead`, on every row: `A` or `B` only where a 95% interval excludes no
+//! difference (a ratio interval wholly on one side of 1, a difference interval wholly on one
+//! side of 0); `—` where the interval holds no difference, and `—` where there is no interval
+//! at all, whatever the point estimates say (two runs of one server differ by noise). A
+//! speed or cost ratio within [`TIE_WITHIN`] of 1 is a tie too, whatever its interval: two
+//! runs of one server on one machine drift by that much (heat, other tenants, the order they
+//! ran in), which an interval over one run's requests cannot see.
 
+use vernier_hardsuite::ResultsFile;
 use vernier_stats::Interval;
 use vernier_sweep::Workload;
 
@@ -29,23 +38,84 @@ fn interval_text(interval: Option<&Interval>, scale: f64, unit: &str) -> String 
     )
 }
 
-/// Who is ahead on a ratio: A when the whole interval favours A, B when it favours B, `—`
-/// when it holds 1 (without an interval, the point estimate decides, marked `(?)`).
-fn ahead_on_ratio(row: &CellRatio) -> String {
-    let better_a = |value: f64| {
-        if row.metric.higher_is_better() {
-            value > 1.0
-        } else {
-            value < 1.0
-        }
+/// A ratio A/B this close to 1 names no side ahead: the drift between two runs on one machine.
+pub(crate) const TIE_WITHIN: f64 = 0.05;
+
+/// Who is ahead on a ratio A/B with its interval: A when the whole interval lies on A's
+/// better side of 1, B when it lies wholly on B's, `—` when it holds 1, there is none, or the
+/// ratio is within [`TIE_WITHIN`] of 1.
+fn ahead_on_ratio_interval(
+    ratio: f64,
+    interval: Option<&Interval>,
+    higher_is_better: bool,
+) -> String {
+    let Some(interval) = interval else {
+        return "—".to_owned();
     };
-    match row.interval {
-        Some(interval) if better_a(interval.low) && better_a(interval.high) => "A".to_owned(),
-        Some(interval) if !better_a(interval.low) && !better_a(interval.high) => "B".to_owned(),
-        Some(_) => "—".to_owned(),
-        None if (row.ratio - 1.0).abs() < f64::EPSILON => "—".to_owned(),
-        None if better_a(row.ratio) => "A (?)".to_owned(),
-        None => "B (?)".to_owned(),
+    if (ratio - 1.0).abs() < TIE_WITHIN || !ratio.is_finite() {
+        return "—".to_owned();
+    }
+    let (a_better, b_better) = if higher_is_better {
+        (interval.low > 1.0, interval.high < 1.0)
+    } else {
+        (interval.high < 1.0, interval.low > 1.0)
+    };
+    match (a_better, b_better) {
+        (true, false) => "A",
+        (false, true) => "B",
+        _ => "—",
+    }
+    .to_owned()
+}
+
+/// Who is ahead on a speed ratio: by its interval alone.
+fn ahead_on_ratio(row: &CellRatio) -> String {
+    ahead_on_ratio_interval(
+        row.ratio,
+        row.interval.as_ref(),
+        row.metric.higher_is_better(),
+    )
+}
+
+/// Who is ahead on a difference A − B (higher better) with its interval: A when it lies
+/// wholly above 0, B when wholly below, `—` otherwise or without one.
+fn ahead_on_difference(interval: Option<&Interval>) -> String {
+    match interval {
+        Some(interval) if interval.low > 0.0 => "A",
+        Some(interval) if interval.high < 0.0 => "B",
+        _ => "—",
+    }
+    .to_owned()
+}
+
+/// A cost row (lower is better): both figures, the ratio A/B, its interval where one could
+/// be given, and who is ahead by that interval alone.
+fn cost_row(
+    dimension: String,
+    (a, b): (Option<f64>, Option<f64>),
+    unit: &str,
+    interval: Option<&Interval>,
+    confounded_by: Option<String>,
+) -> GlanceRow {
+    let text = |value: Option<f64>| {
+        value.map_or_else(|| "—".to_owned(), |v| format!("{}{unit}", figure(v)))
+    };
+    let comparable = matches!((a, b), (Some(_), Some(y)) if y > 0.0);
+    let interval = interval.filter(|_| comparable);
+    GlanceRow {
+        dimension,
+        a: text(a),
+        b: text(b),
+        comparison: match (a, b) {
+            (Some(a), Some(b)) if b > 0.0 => times(a / b),
+            _ => "—".to_owned(),
+        },
+        interval: interval_text(interval, 1.0, "×"),
+        ahead: match (a, b) {
+            (Some(a), Some(b)) if b > 0.0 => ahead_on_ratio_interval(a / b, interval, false),
+            _ => "—".to_owned(),
+        },
+        confounded_by,
     }
 }
 
@@ -146,16 +216,17 @@ fn speed_rows(versus: &Versus, out: &mut Vec<GlanceRow>) {
     }
 }
 
-fn quality_rows(versus: &Versus, suite: &SuiteVersus, out: &mut Vec<GlanceRow>) {
-    let name = suite.part.name();
-    let batched = suite.part == crate::config::Part::SuiteBatched;
+fn quality_rows(
+    versus: &Versus,
+    (side_a, side_b): (&Side, &Side),
+    suite: &SuiteVersus,
+    out: &mut Vec<GlanceRow>,
+) {
+    let name = suite.part.as_str();
+    let batched = suite.part == crate::config::Part::SuiteBatched.name();
     // The batched run adds what an answer costs under load; its pass rates repeat the suite's.
     for row in suite.quality.iter().filter(|_| !batched) {
-        let ahead = match row.interval {
-            Some(interval) if interval.low > 0.0 => "A",
-            Some(interval) if interval.high < 0.0 => "B",
-            _ => "—",
-        };
+        let ahead = ahead_on_difference(row.interval.as_ref());
         out.push(GlanceRow {
             dimension: format!(
                 "pass rate, {name}: {} ({} items)",
@@ -165,48 +236,44 @@ fn quality_rows(versus: &Versus, suite: &SuiteVersus, out: &mut Vec<GlanceRow>) 
             b: format!("{:.1}%", row.b * 100.0),
             comparison: format!("{:+.1} pts", row.difference * 100.0),
             interval: interval_text(row.interval.as_ref(), 100.0, " pts"),
-            ahead: ahead.to_owned(),
+            ahead,
             confounded_by: confound(versus, &format!("quality: {name}")),
         });
     }
-    let cost = |label: &str, a: Option<f64>, b: Option<f64>, unit: &str| {
-        let text = |value: Option<f64>| {
-            value.map_or_else(|| "—".to_owned(), |v| format!("{}{unit}", figure(v)))
-        };
-        GlanceRow {
-            dimension: format!("{label}, {name}"),
-            a: text(a),
-            b: text(b),
-            comparison: match (a, b) {
-                (Some(a), Some(b)) if b > 0.0 => times(a / b),
-                _ => "—".to_owned(),
-            },
-            interval: "—".to_owned(),
-            ahead: match (a, b) {
-                (Some(a), Some(b)) if a < b => "A".to_owned(),
-                (Some(a), Some(b)) if b < a => "B".to_owned(),
-                (Some(_), None) => "A".to_owned(),
-                (None, Some(_)) => "B".to_owned(),
-                _ => "—".to_owned(),
-            },
-            confounded_by: confound(versus, &format!("quality: {name}")),
-        }
+    // The intervals resample the tasks both runs hold, as the costs themselves count them.
+    let runs = side_a
+        .suite(name)
+        .zip(side_b.suite(name))
+        .map(|(a, b)| super::paired::common_tasks(a, b));
+    let interval = |ratio: fn(&ResultsFile, &ResultsFile) -> Option<Interval>| {
+        runs.as_ref().and_then(|(a, b)| ratio(a, b))
     };
-    out.push(cost(
-        "tokens per solved task",
-        suite.cost_a.tokens_per_solved,
-        suite.cost_b.tokens_per_solved,
+    out.push(cost_row(
+        format!("tokens per solved task, {name}"),
+        (
+            suite.cost_a.tokens_per_solved,
+            suite.cost_b.tokens_per_solved,
+        ),
         "",
+        interval(crate::budget::tokens_per_solved_ratio).as_ref(),
+        confound(versus, &format!("quality: {name}")),
     ));
-    out.push(cost(
-        if batched {
-            "seconds per solved task (per stream, at the batched concurrency)"
-        } else {
-            "seconds per solved task (one stream)"
-        },
-        suite.cost_a.seconds_per_solved,
-        suite.cost_b.seconds_per_solved,
+    out.push(cost_row(
+        format!(
+            "{}, {name}",
+            if batched {
+                "seconds per solved task (per stream, at the batched concurrency)"
+            } else {
+                "seconds per solved task (one stream)"
+            }
+        ),
+        (
+            suite.cost_a.seconds_per_solved,
+            suite.cost_b.seconds_per_solved,
+        ),
         " s",
+        interval(crate::budget::seconds_per_solved_ratio).as_ref(),
+        confound(versus, &format!("quality: {name}")),
     ));
     if batched {
         return;
@@ -282,8 +349,8 @@ fn acceptance_row(a: &Side, b: &Side) -> Option<GlanceRow> {
     })
 }
 
-/// A row where lower is better and there is no interval: the ratio A/B, and who is ahead
-/// marked `(?)`.
+/// A row where lower is better and there is no interval: the ratio A/B, and no side named
+/// ahead (without an interval, a difference may be noise).
 fn lower_is_better_row(
     dimension: String,
     (x, y): (f64, f64),
@@ -300,12 +367,7 @@ fn lower_is_better_row(
             "—".to_owned()
         },
         interval: "—".to_owned(),
-        ahead: match x.total_cmp(&y) {
-            std::cmp::Ordering::Less => "A (?)",
-            std::cmp::Ordering::Greater => "B (?)",
-            std::cmp::Ordering::Equal => "—",
-        }
-        .to_owned(),
+        ahead: "—".to_owned(),
         confounded_by,
     }
 }
@@ -417,8 +479,7 @@ pub(crate) fn glance(versus: &Versus, a: &Side, b: &Side) -> Vec<GlanceRow> {
     }
     energy_rows(versus, a, b, &mut out);
     let longest = |side: &Side| {
-        side.suites
-            .get(&crate::config::Part::Context)
+        side.suite(crate::config::Part::Context.name())
             .and_then(|results| results.context.as_ref())
             .and_then(|context| context.largest_accepted_tokens)
     };
@@ -429,17 +490,156 @@ pub(crate) fn glance(versus: &Versus, a: &Side, b: &Side) -> Vec<GlanceRow> {
             b: long_b.to_string(),
             comparison: times(long_a as f64 / long_b.max(1) as f64),
             interval: "—".to_owned(),
-            ahead: match long_a.cmp(&long_b) {
-                std::cmp::Ordering::Greater => "A",
-                std::cmp::Ordering::Less => "B",
-                std::cmp::Ordering::Equal => "—",
-            }
-            .to_owned(),
+            // One probe per side, no interval: the figures speak, no side is named.
+            ahead: "—".to_owned(),
             confounded_by: None,
         });
     }
     for suite in &versus.suites {
-        quality_rows(versus, suite, &mut out);
+        quality_rows(versus, (a, b), suite, &mut out);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use vernier_stats::SplitMix64;
+    use vernier_tasks::OutcomeKind;
+
+    use super::*;
+    use crate::budget::{seconds_per_solved_ratio, solve_cost};
+
+    /// A suite run of `tasks` tasks of three samples each: each passes with `pass`
+    /// (thousandths) and takes 1 to 9 seconds (uniform) times `scale`. Built on the hard
+    /// suite's fixture journal's first task.
+    fn run(rng: &mut SplitMix64, tasks: usize, pass: u64, scale: f64) -> ResultsFile {
+        let journal = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../vernier-hardsuite/tests/it/fixtures/journal.jsonl");
+        let mut results = ResultsFile::load(&journal).expect("the fixture journal");
+        let template = results.tasks[0].clone();
+        let sample = template.samples[0].clone();
+        results.tasks = (0..tasks)
+            .map(|index| {
+                let mut task = template.clone();
+                task.id = format!("task-{index}");
+                task.rerun.clear();
+                task.samples = (0..3)
+                    .map(|number| {
+                        let mut drawn = sample.clone();
+                        drawn.sample = number;
+                        drawn.outcome = if rng.chance(pass, 1_000) {
+                            OutcomeKind::Pass
+                        } else {
+                            OutcomeKind::Wrong
+                        };
+                        drawn.seconds = Some(scale * (1.0 + 8.0 * rng.next_f64()));
+                        drawn
+                    })
+                    .collect();
+                task
+            })
+            .collect();
+        results
+    }
+
+    fn seconds_row(a: &ResultsFile, b: &ResultsFile) -> GlanceRow {
+        let (cost_a, cost_b) = (solve_cost(a), solve_cost(b));
+        cost_row(
+            "seconds per solved task (one stream), suite".to_owned(),
+            (cost_a.seconds_per_solved, cost_b.seconds_per_solved),
+            " s",
+            seconds_per_solved_ratio(a, b).as_ref(),
+            None,
+        )
+    }
+
+    #[test]
+    fn without_an_interval_no_side_is_ahead() {
+        let row = cost_row("cost".to_owned(), (Some(2.0), Some(3.0)), " s", None, None);
+        assert_eq!((row.ahead.as_str(), row.interval.as_str()), ("—", "—"));
+        assert_eq!(row.comparison, "0.67×");
+        let row = lower_is_better_row("energy".to_owned(), (0.1, 0.3), figure, None);
+        assert_eq!(row.ahead, "—");
+        assert_eq!(ahead_on_ratio_interval(2.0, None, true), "—");
+        assert_eq!(ahead_on_difference(None), "—");
+    }
+
+    #[test]
+    fn an_interval_holding_no_difference_names_no_side() {
+        let ratio = Interval::new(0.9, 1.1, 0.95);
+        assert_eq!(ahead_on_ratio_interval(1.0, Some(&ratio), true), "—");
+        assert_eq!(ahead_on_ratio_interval(1.0, Some(&ratio), false), "—");
+        let difference = Interval::new(-0.02, 0.03, 0.95);
+        assert_eq!(ahead_on_difference(Some(&difference)), "—");
+    }
+
+    #[test]
+    fn a_ratio_within_the_drift_of_one_machine_is_a_tie_whatever_its_interval() {
+        // Two runs of one simulator: TTFT 7.08 ms against 6.75 ms, interval clear of 1.
+        let ratio = Interval::new(1.01, 1.10, 0.95);
+        assert_eq!(ahead_on_ratio_interval(1.049, Some(&ratio), false), "—");
+        assert_eq!(
+            ahead_on_ratio_interval(1.2, Some(&Interval::new(1.1, 1.3, 0.95)), false),
+            "B"
+        );
+    }
+
+    #[test]
+    fn an_interval_clear_of_no_difference_names_the_better_side() {
+        let below = Interval::new(0.5, 0.8, 0.95);
+        let above = Interval::new(1.2, 1.5, 0.95);
+        // A/B below 1: where higher is better B leads; where lower is better (a cost) A does.
+        assert_eq!(ahead_on_ratio_interval(0.65, Some(&below), true), "B");
+        assert_eq!(ahead_on_ratio_interval(0.65, Some(&below), false), "A");
+        assert_eq!(ahead_on_ratio_interval(1.35, Some(&above), true), "A");
+        assert_eq!(ahead_on_ratio_interval(1.35, Some(&above), false), "B");
+        assert_eq!(
+            ahead_on_difference(Some(&Interval::new(0.05, 0.2, 0.95))),
+            "A"
+        );
+        assert_eq!(
+            ahead_on_difference(Some(&Interval::new(-0.2, -0.05, 0.95))),
+            "B"
+        );
+    }
+
+    #[test]
+    fn seconds_per_solved_of_one_run_against_itself_names_no_side() {
+        let a = run(&mut SplitMix64::new(1), 30, 600, 1.0);
+        let row = seconds_row(&a, &a.clone());
+        assert_eq!(row.ahead, "—", "{row:?}");
+        assert_eq!(row.interval, "[1.00×, 1.00×]", "{row:?}");
+    }
+
+    #[test]
+    fn seconds_per_solved_of_two_runs_of_one_server_rarely_names_a_side() {
+        let mut named = 0;
+        for seed in 0..20 {
+            let mut rng = SplitMix64::new(seed);
+            let (a, b) = (run(&mut rng, 30, 600, 1.0), run(&mut rng, 30, 600, 1.0));
+            let row = seconds_row(&a, &b);
+            assert_ne!(row.interval, "—", "30 tasks give an interval: {row:?}");
+            named += usize::from(row.ahead != "—");
+        }
+        // A 95% interval names a side in about 1 of 20 such pairs.
+        assert!(named <= 3, "{named} of 20 A/A pairs named a side");
+    }
+
+    #[test]
+    fn seconds_per_solved_three_times_slower_names_the_faster_side() {
+        let mut rng = SplitMix64::new(5);
+        let (a, b) = (run(&mut rng, 30, 600, 1.0), run(&mut rng, 30, 600, 3.0));
+        assert_eq!(seconds_row(&a, &b).ahead, "A");
+        assert_eq!(seconds_row(&b, &a).ahead, "B");
+    }
+
+    #[test]
+    fn too_few_tasks_give_no_interval_and_no_side() {
+        let mut rng = SplitMix64::new(9);
+        let (a, b) = (run(&mut rng, 5, 600, 1.0), run(&mut rng, 5, 600, 3.0));
+        let row = seconds_row(&a, &b);
+        assert_eq!((row.ahead.as_str(), row.interval.as_str()), ("—", "—"));
+    }
 }

@@ -9,7 +9,6 @@ use vernier_stats::Interval;
 use vernier_sweep::Workload;
 
 use crate::budget::{Crossover, Curve, SolveCost};
-use crate::config::Part;
 use crate::side::Side;
 use crate::speed::{CellRatio, PrefillTrend};
 
@@ -100,7 +99,7 @@ pub struct QualityRow {
 #[non_exhaustive]
 pub struct SuiteVersus {
     /// Which suite.
-    pub part: Part,
+    pub part: String,
     /// Overall, then per category.
     pub quality: Vec<QualityRow>,
     /// What a solved task cost A.

@@ -196,7 +196,7 @@ async fn versus_of_two_simulated_servers_matches_their_ground_truth() {
     let suite = versus
         .suites
         .iter()
-        .find(|suite| suite.part == Part::Suite)
+        .find(|suite| suite.part == Part::Suite.name())
         .expect("the suite compared");
     for (measured, truth) in [
         (suite.cost_a.seconds_per_solved, &tasks_a),
@@ -249,9 +249,19 @@ async fn versus_of_two_simulated_servers_matches_their_ground_truth() {
             (curve_b - rate_b).abs() < 1e-12,
             "B at {budget}: {curve_b} vs {rate_b}"
         );
-        let now = if rate_a > rate_b {
+        // A side leads only where its 95% Wilson interval lies wholly above the other's
+        // (the rule `crossovers` states); overlapping intervals are a tie.
+        let interval = |truth: &[(bool, u32, f64)]| {
+            let passed = truth
+                .iter()
+                .filter(|(passed, tokens, _)| *passed && *tokens <= budget)
+                .count();
+            vernier_stats::wilson(passed as u64, truth.len() as u64, 0.95).expect("an interval")
+        };
+        let (wilson_a, wilson_b) = (interval(&tasks_a), interval(&tasks_b));
+        let now = if wilson_a.low > wilson_b.high {
             Some('A')
-        } else if rate_b > rate_a {
+        } else if wilson_b.low > wilson_a.high {
             Some('B')
         } else {
             None
@@ -266,33 +276,44 @@ async fn versus_of_two_simulated_servers_matches_their_ground_truth() {
             leader = now;
         }
     }
-    let expected_crossover = expected_crossover.expect("the scripts cross");
-    assert_eq!(
-        suite.token_crossovers.len(),
-        1,
-        "{:?}",
-        suite.token_crossovers
-    );
-    assert!(
-        suite.token_crossovers[0]
-            .at
-            .total_cmp(&f64::from(expected_crossover))
-            .is_eq(),
-        "crossover at {} against the ground truth's {expected_crossover}",
-        suite.token_crossovers[0].at
-    );
-    assert_eq!(suite.token_crossovers[0].before, vernier_battery::Leader::A);
-    assert_eq!(suite.token_crossovers[0].after, vernier_battery::Leader::B);
-
+    match expected_crossover {
+        // The scripts' curves cross on their point estimates, but within noise at this many
+        // tasks: no crossover may be named.
+        None => assert!(
+            suite.token_crossovers.is_empty(),
+            "{:?}",
+            suite.token_crossovers
+        ),
+        Some(expected_crossover) => {
+            assert_eq!(
+                suite.token_crossovers.len(),
+                1,
+                "{:?}",
+                suite.token_crossovers
+            );
+            assert!(
+                suite.token_crossovers[0]
+                    .at
+                    .total_cmp(&f64::from(expected_crossover))
+                    .is_eq(),
+                "crossover at {} against the ground truth's {expected_crossover}",
+                suite.token_crossovers[0].at
+            );
+            assert_eq!(suite.token_crossovers[0].before, vernier_battery::Leader::A);
+            assert_eq!(suite.token_crossovers[0].after, vernier_battery::Leader::B);
+        }
+    }
     // All three formats; the Markdown names the crossover and the decode ratio.
     let files =
         vernier_battery::write_versus(&versus, &dir.path().join("versus")).expect("written");
     let markdown = std::fs::read_to_string(&files.markdown).expect("versus.md");
-    assert!(
-        markdown.contains("B from it on")
-            && markdown.contains(&format!("{expected_crossover} tokens")),
-        "{markdown}"
-    );
+    if let Some(expected_crossover) = expected_crossover {
+        assert!(
+            markdown.contains("B from it on")
+                && markdown.contains(&format!("{expected_crossover} tokens")),
+            "{markdown}"
+        );
+    }
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&files.json).expect("versus.json"))
             .expect("JSON");
