@@ -209,6 +209,10 @@ pub struct RunArgs {
     /// and a small server).
     #[arg(long, requires = "study", help_heading = "Study")]
     pub scaled: bool,
+    /// Write the battery these flags make as a study file (each part with the options its
+    /// engine runs with) before it runs: `battery run --study FILE` runs the same again.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["study", "resume"], help_heading = "Study")]
+    pub save_study: Option<PathBuf>,
 }
 
 /// The study of `battery plan` and `battery check`.
@@ -484,6 +488,22 @@ async fn run_battery(
         return Ok(finished(&outcome, &command_line));
     }
     let start = battery_start(args, typed, &server)?;
+    if let (Some(path), BatteryStart::New { config, .. }) = (&args.save_study, &start) {
+        let study = vernier_battery::study_of_flags(config, server.base_url.clone())?;
+        vernier_run::write_atomically(path, study.to_toml().as_bytes()).map_err(|source| {
+            BatteryError::Parse {
+                path: path.clone(),
+                detail: format!("cannot write the study: {source}"),
+            }
+        })?;
+        if !args.quiet {
+            vernier_cli::note(&format!(
+                "study written: {} (battery run --study {} runs the same)",
+                path.display(),
+                path.display()
+            ));
+        }
+    }
     let mut target = BatteryTarget::new(server.base_url.clone());
     target.api_key_env.clone_from(&server.api_key_env);
     target.ca_cert.clone_from(&server.ca_cert);

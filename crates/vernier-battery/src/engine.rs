@@ -230,6 +230,22 @@ fn record(
     }
 }
 
+/// A new battery's folder must not hold one already.
+pub(crate) fn refuse_a_battery_in(out: &Path) -> Result<(), BatteryError> {
+    if out.join(BATTERY_FILE).exists() {
+        return Err(RunError::invalid(
+            "--out",
+            format!(
+                "{} already holds a battery: continue it with --resume {}, or pick another --out",
+                out.display(),
+                out.display()
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// The battery's record: a new one written before any part runs, or the one to continue.
 fn open(
     start: BatteryStart,
@@ -238,17 +254,7 @@ fn open(
 ) -> Result<(BatteryFile, PathBuf), BatteryError> {
     match start {
         BatteryStart::New { config, out } => {
-            if out.join(BATTERY_FILE).exists() {
-                return Err(RunError::invalid(
-                    "--out",
-                    format!(
-                        "{} already holds a battery: continue it with --resume {}, or pick another --out",
-                        out.display(),
-                        out.display()
-                    ),
-                )
-                .into());
-            }
+            refuse_a_battery_in(&out)?;
             if config.launch.is_some() && target.base_url.is_none() {
                 return Err(RunError::invalid(
                     "--launch",

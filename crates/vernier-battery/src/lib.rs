@@ -15,6 +15,8 @@ mod config;
 mod engine;
 mod error;
 mod file;
+#[cfg(feature = "engine")]
+mod flags_study;
 mod html;
 mod markdown;
 #[cfg(feature = "engine")]
@@ -45,6 +47,8 @@ pub use file::{
     BATTERY_FILE, BATTERY_SCHEMA_OLDEST, BATTERY_SCHEMA_VERSION, BatteryFile, PartEntry,
     PartStatus, TotalRow, battery_path, totals,
 };
+#[cfg(feature = "engine")]
+pub use flags_study::study_of_flags;
 pub use html::versus_html;
 pub use markdown::versus_markdown;
 #[cfg(feature = "engine")]

@@ -161,9 +161,9 @@ fn suite_section(out: &mut String, suite: &SuiteVersus) {
     let _ = writeln!(out, "## Quality: {name}\n");
     let _ = writeln!(
         out,
-        "| category | A | B | A − B | 95% interval | method | items |"
+        "| category | A | B | A − B | 95% interval | method | items | items for ±2 pts |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---|---|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---|---|---:|---:|");
     for row in &suite.quality {
         let interval = row.interval.map_or_else(
             || "—".to_owned(),
@@ -171,14 +171,16 @@ fn suite_section(out: &mut String, suite: &SuiteVersus) {
         );
         let _ = writeln!(
             out,
-            "| {} | {:.1}% | {:.1}% | {:+.1} pts | {} | {} | {} |",
+            "| {} | {:.1}% | {:.1}% | {:+.1} pts | {} | {} | {} | {} |",
             row.category,
             row.a * 100.0,
             row.b * 100.0,
             row.difference * 100.0,
             interval,
             row.method,
-            row.n_items
+            row.n_items,
+            row.items_for_two_points
+                .map_or_else(|| "—".to_owned(), |n| n.to_string())
         );
     }
     let _ = writeln!(out);

@@ -410,17 +410,7 @@ fn open(
 ) -> Result<(BatteryFile, PathBuf), BatteryError> {
     match start {
         StudyStart::New { study, file, out } => {
-            if out.join(BATTERY_FILE).exists() {
-                return Err(RunError::invalid(
-                    "--out",
-                    format!(
-                        "{} already holds a battery: continue it with --resume {}, or pick another --out",
-                        out.display(),
-                        out.display()
-                    ),
-                )
-                .into());
-            }
+            crate::engine::refuse_a_battery_in(&out)?;
             if study.target.launch.is_some() {
                 if study.target.base_url.is_none() {
                     return Err(RunError::invalid(

@@ -458,5 +458,10 @@ fn quality_row(
         interval,
         method: method.to_owned(),
         n_items: comparison.n_items,
+        items_for_two_points: comparison
+            .items_for_power
+            .iter()
+            .find(|(points, _)| (*points - 2.0).abs() < 1e-9)
+            .map(|(_, items)| *items),
     })
 }

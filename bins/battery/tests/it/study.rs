@@ -604,3 +604,64 @@ fn the_seed_003_and_004_studies_run_scaled_against_a_served_simulator() {
         );
     }
 }
+
+/// The flags are shorthand for a study: `--save-study` writes it, and the study runs the same
+/// work (the same sweep cells, the same suite tasks).
+#[test]
+fn a_battery_of_flags_saved_as_a_study_runs_the_same_work() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let saved = dir.path().join("quick.toml");
+    let (flags, study) = (dir.path().join("flags"), dir.path().join("study"));
+    succeeded(&battery(&[
+        "run",
+        "--preset",
+        "quick",
+        "--prompt-tokens",
+        "64",
+        "--reps",
+        "2",
+        "--quiet",
+        "--save-study",
+        saved.to_str().expect("UTF-8"),
+        "--out",
+        flags.to_str().expect("UTF-8"),
+    ]));
+    succeeded(&battery(&[
+        "run",
+        "--study",
+        saved.to_str().expect("UTF-8"),
+        "--quiet",
+        "--out",
+        study.to_str().expect("UTF-8"),
+    ]));
+    let cells = |folder: &Path| -> Vec<String> {
+        let run = read_json(&folder.join("sweep").join("run.json"));
+        run["cells"]
+            .as_array()
+            .expect("cells")
+            .iter()
+            .map(|cell| {
+                format!(
+                    "{} {} {} {} {}",
+                    cell["workload"],
+                    cell["prompt_tokens_target"],
+                    cell["output_tokens"],
+                    cell["concurrency"],
+                    cell["n_reps"]
+                )
+            })
+            .collect()
+    };
+    assert_eq!(cells(&flags), cells(&study));
+    let tasks = |folder: &Path| -> Vec<String> {
+        let results = read_json(&folder.join("suite").join("results.json"));
+        results["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .filter_map(|task| task["id"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(tasks(&flags), tasks(&study));
+    assert!(!tasks(&flags).is_empty());
+}

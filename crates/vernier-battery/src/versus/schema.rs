@@ -92,6 +92,11 @@ pub struct QualityRow {
     pub method: String,
     /// Paired items.
     pub n_items: u64,
+    /// Items per arm a paired comparison needs to detect a 2-point difference (80% power, 5%
+    /// two-sided) at the discordance observed (Connor 1987); absent when unpaired or when the
+    /// runs disagree on too few items to plan from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items_for_two_points: Option<u64>,
 }
 
 /// One suite both sides ran.
