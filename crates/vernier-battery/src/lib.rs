@@ -54,7 +54,7 @@ pub use markdown::versus_markdown;
 #[cfg(feature = "engine")]
 pub use plumbing::{BatteryObserver, BatteryTarget, QuietBattery};
 pub use reports::{VersusFiles, write_versus};
-pub use side::{ReadySide, RequestFigures, Side, SweepSide};
+pub use side::{ReadySide, RequestFigures, Side, SwapSide, SweepSide};
 pub use speed::{
     CellRatio, FLAT_WITHIN, Metric, PrefillTrend, RATIO_RESAMPLES, RATIO_SEED, cell_ratios,
     prefill_trends, ratio_of_medians,

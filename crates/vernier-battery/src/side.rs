@@ -82,6 +82,49 @@ impl ReadySide {
     }
 }
 
+/// One direction of a model swap from a study's `swap` part (`lifecycle ready --swap`'s
+/// `run.json`): the median time from asking for the other model to its first token.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SwapSide {
+    /// The model loaded before (`?` for the first request).
+    pub from: String,
+    /// The model asked for.
+    pub to: String,
+    /// Median seconds to the first token.
+    pub median_s: f64,
+    /// Switches measured.
+    pub n: u64,
+}
+
+impl SwapSide {
+    /// The directions a swap run file states, the first request (from `?`) left out.
+    fn read(path: &Path) -> Result<Vec<Self>, BatteryError> {
+        let Some(run) = ready_run(path)? else {
+            return Ok(Vec::new());
+        };
+        Ok(run["swaps"]
+            .as_array()
+            .map(|swaps| {
+                swaps
+                    .iter()
+                    .filter_map(|swap| {
+                        let from = swap["from"].as_str()?;
+                        let time = &swap["time_to_first_token_s"];
+                        (from != "?").then(|| Self {
+                            from: from.to_owned(),
+                            to: swap["to"].as_str().unwrap_or_default().to_owned(),
+                            median_s: time["median"].as_f64().unwrap_or(f64::NAN),
+                            n: time["n"].as_u64().unwrap_or(0),
+                        })
+                    })
+                    .filter(|swap| swap.median_s.is_finite())
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+}
+
 /// One side of a head-to-head.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -105,6 +148,8 @@ pub struct Side {
     pub suites: Vec<(String, ResultsFile)>,
     /// Time to ready, when the battery launched the server.
     pub ready: Option<ReadySide>,
+    /// Swap cost per direction, when a study's `swap` part ran.
+    pub swaps: Vec<SwapSide>,
 }
 
 impl Side {
@@ -157,8 +202,16 @@ impl Side {
         let mut sweep = None;
         let mut suites = Vec::new();
         let mut ready = None;
+        let mut swaps = Vec::new();
         for entry in &battery.parts {
             let part_folder = folder.join(&entry.folder);
+            if entry.kind() == "swap" {
+                let run = part_folder.join("run.json");
+                if run.is_file() {
+                    swaps = SwapSide::read(&run)?;
+                }
+                continue;
+            }
             if entry.kind() == "ready" {
                 let run = part_folder.join("run.json");
                 if run.is_file() {
@@ -186,7 +239,7 @@ impl Side {
                 "suite" | "dataset" | "context" | "vision" | "video" | "probe" => {
                     suites.push((entry.part.clone(), ResultsFile::load(&part_folder)?));
                 }
-                // Agent sessions, replays, swaps, soaks and watches: in the battery's own
+                // Agent sessions, replays, soaks and watches: in the battery's own
                 // report, not (yet) compared side by side.
                 _ => {}
             }
@@ -201,6 +254,7 @@ impl Side {
             sweep,
             suites,
             ready,
+            swaps,
         })
     }
 
@@ -220,6 +274,7 @@ impl Side {
             sweep: None,
             suites: vec![(part.name().to_owned(), results)],
             ready: None,
+            swaps: Vec::new(),
         })
     }
 
@@ -257,6 +312,7 @@ impl Side {
             sweep: None,
             suites: Vec::new(),
             ready: ReadySide::of(run),
+            swaps: Vec::new(),
         }
     }
 
@@ -276,6 +332,7 @@ impl Side {
             sweep: Some(sweep),
             suites: Vec::new(),
             ready: None,
+            swaps: Vec::new(),
         }
     }
 }

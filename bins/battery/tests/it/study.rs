@@ -665,3 +665,76 @@ fn a_battery_of_flags_saved_as_a_study_runs_the_same_work() {
     assert_eq!(tasks(&flags), tasks(&study));
     assert!(!tasks(&flags).is_empty());
 }
+
+/// Versus of two runs of the bundled seed-003 study gives the seed's table: decode by
+/// workload, the prefill ratio by length and where it flattens, single against batched, the
+/// swap cost, and MMLU-Pro's paired difference with its interval.
+#[test]
+fn versus_of_two_seed_003_runs_gives_the_seeds_table() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = repository();
+    let mut outs = Vec::new();
+    for name in ["a", "b"] {
+        let sim = SimChild::start(SERVE, "--model model-a --alias model-b");
+        let out = dir.path().join(name);
+        let run = Command::new(env!("CARGO_BIN_EXE_battery"))
+            .args([
+                "run",
+                "--study",
+                "studies/seed-003.toml",
+                "--scaled",
+                "--quiet",
+            ])
+            .args(["--base-url", &sim.base_url(), "--out"])
+            .arg(&out)
+            .current_dir(&root)
+            .output()
+            .expect("run battery");
+        succeeded(&run);
+        outs.push(out);
+    }
+    let out = dir.path().join("v");
+    let run = crate::versus(&outs[0], &outs[1], &out);
+    let stdout = succeeded(&run);
+    let versus = read_json(&out.join("versus.json"));
+    let dimensions: Vec<&str> = versus["glance"]
+        .as_array()
+        .expect("glance")
+        .iter()
+        .filter_map(|row| row["dimension"].as_str())
+        .collect();
+    for wanted in [
+        "decode tok/s, prose, one stream",
+        "decode tok/s, code, one stream",
+        "decode tok/s per stream at 2 streams",
+        "swap model-a → model-b",
+        "swap model-b → model-a",
+        "pass rate, mmlu-pro: all",
+    ] {
+        assert!(
+            dimensions.iter().any(|d| d.starts_with(wanted)),
+            "{wanted} in {dimensions:?}"
+        );
+    }
+    assert!(
+        versus["prefill"]
+            .as_array()
+            .is_some_and(|trends| !trends.is_empty()),
+        "the prefill ratio by length: {}",
+        versus["prefill"]
+    );
+    assert!(
+        versus["batching"]
+            .as_array()
+            .is_some_and(|rows| !rows.is_empty()),
+        "single against batched"
+    );
+    let mmlu = versus["suites"]
+        .as_array()
+        .and_then(|suites| suites.iter().find(|suite| suite["part"] == "mmlu-pro"))
+        .expect("MMLU-Pro paired");
+    assert!(mmlu["quality"][0]["interval"].is_object(), "{mmlu}");
+    let markdown = std::fs::read_to_string(out.join("versus.md")).expect("versus.md");
+    assert!(markdown.contains("items for ±2 pts"), "{markdown}");
+    assert!(stdout.contains("swap model-a → model-b"), "{stdout}");
+}

@@ -453,6 +453,29 @@ fn ready_rows(a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
     }
 }
 
+/// Swap cost, each direction both sides measured: single switches in the seeds, so no
+/// interval and no side named.
+fn swap_rows(a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
+    for swap_a in &a.swaps {
+        let Some(swap_b) = b
+            .swaps
+            .iter()
+            .find(|swap| swap.from == swap_a.from && swap.to == swap_a.to)
+        else {
+            continue;
+        };
+        out.push(lower_is_better_row(
+            format!(
+                "swap {} → {}: to first token, s (medians of {} and {})",
+                swap_a.from, swap_a.to, swap_a.n, swap_b.n
+            ),
+            (swap_a.median_s, swap_b.median_s),
+            figure,
+            None,
+        ));
+    }
+}
+
 /// `A` or `B`.
 pub(crate) fn leader(leader: Leader) -> &'static str {
     match leader {
@@ -473,6 +496,7 @@ pub(crate) fn glance(versus: &Versus, a: &Side, b: &Side) -> Vec<GlanceRow> {
         confounded_by: None,
     }];
     ready_rows(a, b, &mut out);
+    swap_rows(a, b, &mut out);
     speed_rows(versus, &mut out);
     if let Some(row) = acceptance_row(a, b) {
         out.push(row);
