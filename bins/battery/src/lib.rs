@@ -114,7 +114,8 @@ const CONFIG_FIELDS: [(&str, &str); 16] = [
 /// `run`, `versus` or `completions`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the sweep and the suites against one server into one folder, with one verdict.
+    /// Run the sweep and the suites (a preset, or a whole study with --study FILE) against one
+    /// server into one folder, with one verdict.
     Run(Box<RunArgs>),
     /// Compare two batteries (or two sweep runs, or two suite runs): every dimension side by
     /// side with its ratio or difference and 95% interval.

@@ -137,3 +137,66 @@ fn the_seed_004_study_runs_scaled_against_a_real_llama_server() {
         "{file}"
     );
 }
+
+/// The bundled seed-000 study, scaled, against a real `llama-server` with a projector: every
+/// dimension (images, video, output lengths, parallel requests, context, reasoning, tools) with
+/// one command, thinking off in every request.
+#[test]
+fn the_seed_000_study_runs_scaled_against_a_real_llama_server() {
+    let test = "the_seed_000_study_runs_scaled_against_a_real_llama_server";
+    let Some(mmproj) = llama_server::locate_mmproj(test) else {
+        return;
+    };
+    let Some(server) = llama_server::start_for(
+        test,
+        &[
+            "-t",
+            "2",
+            "-c",
+            "4096",
+            "-np",
+            "2",
+            "--jinja",
+            "--no-warmup",
+            "--mmproj",
+            &mmproj,
+        ],
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let out = dir.path().join("seed-000");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_battery"))
+        .args([
+            "run",
+            "--study",
+            "studies/seed-000.toml",
+            "--scaled",
+            "--quiet",
+        ])
+        .args(["--base-url", &format!("http://127.0.0.1:{}", server.port)])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(&root)
+        .output()
+        .expect("run battery");
+    let stdout = succeeded(&run);
+    let file = read_json(&out.join("battery.json"));
+    let parts = file["parts"].as_array().expect("parts");
+    assert_eq!(parts.len(), 7);
+    assert!(
+        parts.iter().all(|part| part["status"] == "done"),
+        "every part done: {file}"
+    );
+    let dimensions: Vec<&str> = file["totals"]
+        .as_array()
+        .expect("totals")
+        .iter()
+        .filter_map(|row| row["dimension"].as_str())
+        .collect();
+    for wanted in ["vision", "video", "context", "math", "tools", "total"] {
+        assert!(dimensions.contains(&wanted), "{wanted} in {dimensions:?}");
+    }
+    assert!(stdout.contains("time:"), "{stdout}");
+}

@@ -738,3 +738,73 @@ fn versus_of_two_seed_003_runs_gives_the_seeds_table() {
     assert!(markdown.contains("items for ±2 pts"), "{markdown}");
     assert!(stdout.contains("swap model-a → model-b"), "{stdout}");
 }
+
+/// A bundled study cut short in its third part resumes there: the parts it finished are not
+/// run again, and the study ends with a verdict.
+#[test]
+fn the_seed_003_study_cut_short_resumes_without_redoing_its_finished_parts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = repository();
+    // Each answer opens with 400 reasoning tokens at 1 ms a step: the dataset part takes
+    // seconds, time to interrupt it.
+    let sim = SimChild::start(
+        SERVE,
+        "--model model-a --alias model-b --reasoning-tokens 400",
+    );
+    let out = dir.path().join("seed-003");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_battery"))
+        .args([
+            "run",
+            "--study",
+            "studies/seed-003.toml",
+            "--scaled",
+            "--quiet",
+        ])
+        .args(["--base-url", &sim.base_url(), "--out"])
+        .arg(&out)
+        .current_dir(&root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start battery");
+    let dataset = out.join("mmlu-pro").join("journal.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !std::fs::read_to_string(&dataset).is_ok_and(|text| text.lines().count() >= 3) {
+        assert!(Instant::now() < deadline, "the dataset part never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    vernier_test_support::fault_matrix::send("-INT", child.id());
+    let status = child.wait().expect("battery ends");
+    assert_eq!(status.code(), Some(130));
+    let file = read_json(&out.join("battery.json"));
+    let statuses: Vec<&str> = file["parts"]
+        .as_array()
+        .expect("parts")
+        .iter()
+        .filter_map(|part| part["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["done", "done", "interrupted"]);
+    let journals = ["speed", "swap"].map(|part| out.join(part).join("journal.jsonl"));
+    let before: Vec<String> = journals
+        .iter()
+        .map(|journal| std::fs::read_to_string(journal).expect("a finished part's journal"))
+        .collect();
+    let resumed = Command::new(env!("CARGO_BIN_EXE_battery"))
+        .args(["run", "--quiet", "--resume"])
+        .arg(&out)
+        .current_dir(&root)
+        .output()
+        .expect("resume battery");
+    let stdout = succeeded(&resumed);
+    for (journal, before) in journals.iter().zip(&before) {
+        assert_eq!(
+            &std::fs::read_to_string(journal).expect("the journal"),
+            before,
+            "{} is not run again",
+            journal.display()
+        );
+    }
+    let file = read_json(&out.join("battery.json"));
+    assert_eq!(file["parts"][2]["status"], "done");
+    assert!(stdout.contains("verdict"), "{stdout}");
+}
