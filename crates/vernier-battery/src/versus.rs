@@ -3,6 +3,7 @@
 //! task cost; pass rate against budget; and the settings that differ.
 
 pub(crate) mod glance;
+mod headlines;
 mod paired;
 mod recipe;
 mod schema;
@@ -109,6 +110,9 @@ pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
         not_compared,
     };
     result.glance = glance::glance(&result, a, b);
+    let mut more = Vec::new();
+    headlines::headline_rows(&result, a, b, &mut more);
+    result.glance.extend(more);
     Ok(result)
 }
 

@@ -808,3 +808,44 @@ fn the_seed_003_study_cut_short_resumes_without_redoing_its_finished_parts() {
     assert_eq!(file["parts"][2]["status"], "done");
     assert!(stdout.contains("verdict"), "{stdout}");
 }
+
+/// Versus of two studies shows the headline figures of the parts it has no reader of its own
+/// for (agent sessions, a second sweep) side by side, part by part.
+#[test]
+fn versus_of_two_studies_shows_every_parts_headlines() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = "[[part]]\nkind = \"sweep\"\nname = \"one-stream\"\nprompt-tokens = [64]\noutput-tokens = [8]\nreps = 2\n[[part]]\nkind = \"sweep\"\nname = \"two-streams\"\nprompt-tokens = [64]\noutput-tokens = [8]\nconcurrency = [2]\nreps = 2\n[[part]]\nkind = \"agent\"\nsessions = 2\nturns = 2\nmax-tokens = 16\n";
+    let path = write(dir.path(), "study.toml", text);
+    let mut outs = Vec::new();
+    for name in ["a", "b"] {
+        let out = dir.path().join(name);
+        succeeded(&battery(&[
+            "run",
+            "--study",
+            path.to_str().expect("UTF-8"),
+            "--quiet",
+            "--out",
+            out.to_str().expect("UTF-8"),
+        ]));
+        outs.push(out);
+    }
+    let out = dir.path().join("v");
+    succeeded(&crate::versus(&outs[0], &outs[1], &out));
+    let versus = read_json(&out.join("versus.json"));
+    let dimensions: Vec<&str> = versus["glance"]
+        .as_array()
+        .expect("glance")
+        .iter()
+        .filter_map(|row| row["dimension"].as_str())
+        .collect();
+    for part in ["two-streams: ", "agent: "] {
+        assert!(
+            dimensions.iter().any(|d| d.starts_with(part)),
+            "{part} in {dimensions:?}"
+        );
+    }
+    assert!(
+        !dimensions.iter().any(|d| d.starts_with("one-stream: ")),
+        "the first sweep is read from its journal, not its headlines: {dimensions:?}"
+    );
+}

@@ -119,7 +119,7 @@ fn cost_row(
     }
 }
 
-fn confound(versus: &Versus, dimension: &str) -> Option<String> {
+pub(super) fn confound(versus: &Versus, dimension: &str) -> Option<String> {
     let found: Vec<&str> = versus
         .settings
         .iter()
