@@ -57,9 +57,9 @@ fn ahead(a: &Headline, b: &Headline) -> &'static str {
 
 /// The rows: one per headline both sides' part reports under one name.
 pub(crate) fn headline_rows(versus: &Versus, a: &Side, b: &Side, out: &mut Vec<GlanceRow>) {
-    let parts_b = headline_parts(b);
+    let others = headline_parts(b);
     for part_a in headline_parts(a) {
-        let Some(part_b) = parts_b
+        let Some(part_b) = others
             .iter()
             .find(|entry| entry.part == part_a.part && entry.kind() == part_a.kind())
         else {
