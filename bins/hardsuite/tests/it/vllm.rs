@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use vernier_test_support::vllm::{Launch, Server};
 
-use crate::{json_lines, skip_docker_tests};
+use crate::json_lines;
 
 /// `SmolLM2` with vLLM's hermes tool parser and a 4096-token context.
 fn smollm2() -> Launch {
@@ -75,11 +75,12 @@ fn assert_all_scored(journal: &std::path::Path) -> Vec<serde_json::Value> {
     attempts
 }
 
+/// Math, tool calls through vLLM's hermes parser, and a dataset draw: vLLM's own paths. Code
+/// tasks are graded in the Docker sandbox whatever the server, and their self-check's timed
+/// integrity controls can run past their limits on two cores beside a CPU vLLM engine; the
+/// `llama-server` tests cover code answers from a real server.
 #[test]
-fn smollm2_on_vllm_answers_every_family_and_a_dataset_draw_none_infra() {
-    if skip_docker_tests() {
-        return;
-    }
+fn smollm2_on_vllm_answers_math_tools_and_a_dataset_draw_none_infra() {
     let server = Server::shared("vllm hardsuite", &smollm2());
     let base_url = server.base_url();
     let folder = tempfile::tempdir().expect("a folder");
@@ -91,11 +92,9 @@ fn smollm2_on_vllm_answers_every_family_and_a_dataset_draw_none_infra() {
         "--base-url",
         &base_url,
         "--tasks",
-        "last-digits,merge-intervals,tool-weather,tool-none",
+        "last-digits,tool-weather,tool-none",
         "--budget-math",
         "160",
-        "--budget-code",
-        "240",
         "--budget-tools",
         "120",
         "--out",
@@ -103,7 +102,7 @@ fn smollm2_on_vllm_answers_every_family_and_a_dataset_draw_none_infra() {
     ]);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let attempts = assert_all_scored(&out.join("journal.jsonl"));
-    assert_eq!(attempts.len(), 4, "{attempts:?}");
+    assert_eq!(attempts.len(), 3, "{attempts:?}");
     let journal = json_lines(&out.join("journal.jsonl"));
     assert_eq!(
         journal[0]["context_limit"]["tokens"], 4096,
