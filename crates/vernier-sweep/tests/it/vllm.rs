@@ -131,8 +131,19 @@ async fn the_sweep_reads_vllms_own_token_counts_defeats_its_cache_and_calls_the_
             assert_eq!(check["tokens_b"], 48, "{check}");
         }
         assert_eq!(line["completion_tokens"], 48, "{line}");
-        // Without speculative decoding vLLM sends one token per event.
-        assert_eq!(measurement["tokens_per_event"], 1.0, "{line}");
+        // Without speculative decoding vLLM sends one token per event, unless its output
+        // stream falls behind the engine (a loaded two-core machine): then an event may carry
+        // two. Never fewer than one, and the count is the tokens', not the events'.
+        let per_event = measurement["tokens_per_event"]
+            .as_f64()
+            .expect("tokens per event");
+        assert!((1.0..1.25).contains(&per_event), "{line}");
+        assert!(
+            measurement["n_token_events"]
+                .as_u64()
+                .is_some_and(|events| events <= 48),
+            "{line}"
+        );
         // The nonce and cache_salt leave nothing for the cache.
         assert_eq!(line["cached_prompt_tokens"], 0, "{line}");
         assert!(
