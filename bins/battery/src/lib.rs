@@ -590,16 +590,21 @@ fn finished(outcome: &vernier_battery::BatteryOutcome, command_line: &[String]) 
                 .iter()
                 .any(|e| e.status != PartStatus::Done))
     {
-        // The command line as typed (server, key variable, sizes), with `--resume FOLDER`.
-        notes.push(format!(
-            "continue with: {}",
-            vernier_cli::resume_command(
-                vernier_cli::program_name(command_line, "battery"),
+        // A battery of flags: the command line as typed (server, key variable, sizes), with
+        // `--resume FOLDER`. A study: `run --resume FOLDER` alone, since the folder records the
+        // study as it ran (its file, scaling and target included).
+        let program = vernier_cli::program_name(command_line, "battery");
+        let folder = folder.display().to_string();
+        let command = if outcome.file.study.is_some() {
+            vernier_battery::study_resume_command(
                 command_line,
-                "--resume",
-                &folder.display().to_string(),
+                std::path::Path::new(&folder),
+                command_line.iter().any(|word| word == "--quiet"),
             )
-        ));
+        } else {
+            vernier_cli::resume_command(program, command_line, "--resume", &folder)
+        };
+        notes.push(format!("continue with: {command}"));
     }
     Finished {
         stdout: summary,

@@ -72,6 +72,16 @@ pub(crate) fn config_from(args: &Args) -> Result<SweepConfig, SweepError> {
 /// Runs a sweep as the command line says. `command_line` is recorded and used to print the
 /// exact resume command.
 pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, SweepError> {
+    run_continued_by(cli, command_line, None).await
+}
+
+/// [`run`], saying `resume_command` (a study's, say) wherever the run tells how to continue it,
+/// instead of the sweep's own.
+pub(crate) async fn run_continued_by(
+    cli: Cli,
+    command_line: Vec<String>,
+    resume_command: Option<String>,
+) -> Result<SweepOutcome, SweepError> {
     let args = &cli.args;
     // Everything is checked before any network or simulator work, so a typo fails at once.
     let (start, recorded_target) = if let Some(named) = &args.resume {
@@ -122,6 +132,7 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<SweepOutcome, Sw
         progress.note_line(SIMULATOR_BANNER);
     }
     let context = RunContext::new(command_line)
+        .resume_command(resume_command)
         .simulator(simulator.is_some())
         .gpu_info_cmd(args.gpu_info_cmd.clone())
         .gpu_metrics_url(args.gpu.gpu_metrics_url.clone())

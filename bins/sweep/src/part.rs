@@ -147,9 +147,13 @@ impl PartKind for SweepPart {
         Box::pin(async move {
             let cli = Cli::try_parse_from(words(&["sweep"], options, context))
                 .map_err(|error| PartFailure::usage(error.render().to_string()))?;
-            let outcome = crate::run(cli, context.command_line.clone())
-                .await
-                .map_err(|error| PartFailure::of(&error))?;
+            let outcome = crate::command::run_continued_by(
+                cli,
+                context.command_line.clone(),
+                context.resume_command.clone(),
+            )
+            .await
+            .map_err(|error| PartFailure::of(&error))?;
             Ok(PartOutcome {
                 files: files(&[
                     ("journal", &outcome.journal),

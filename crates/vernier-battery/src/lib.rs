@@ -69,7 +69,9 @@ pub use study_report::{
     BATTERY_REPORT, duration, headlines_line, status_word, study_report, write_study_report,
 };
 #[cfg(feature = "engine")]
-pub use study_run::{StudyProblem, StudyRunner, StudyStart, check_study, plan_study, run_study};
+pub use study_run::{
+    StudyProblem, StudyRunner, StudyStart, check_study, plan_study, run_study, study_resume_command,
+};
 pub use versus::{
     Batching, GlanceRow, QualityRow, SettingDifference, SideSummary, SuiteVersus,
     VERSUS_SCHEMA_VERSION, Versus, recipe_differences, study_differences, versus,

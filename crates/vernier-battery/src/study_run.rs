@@ -215,24 +215,8 @@ pub async fn run_study(
         });
     };
     let problems = check_study(&study, &runner.kinds).await;
-    if let Some(problem) = problems.first() {
-        let name = study
-            .parts
-            .get(problem.part)
-            .map_or("?", |part| part.name.as_str());
-        return Err(RunError::invalid(
-            "--study",
-            format!(
-                "part {name}: {}{}",
-                problem.message,
-                if problems.len() > 1 {
-                    format!(" (and {} more problems)", problems.len() - 1)
-                } else {
-                    String::new()
-                }
-            ),
-        )
-        .into());
+    if !problems.is_empty() {
+        return Err(refused(&study, &problems));
     }
     let interrupt = SharedInterrupt::new(interrupt);
     let wall_before = file.wall_seconds;
@@ -272,8 +256,13 @@ pub async fn run_study(
         }
         let folder = out.join(&file.parts[index].folder);
         let resume = folder.join("journal.jsonl").is_file();
-        let context =
-            PartContext::new(folder, resume, runner.command_line.clone()).quiet(runner.quiet);
+        let context = PartContext::new(folder, resume, runner.command_line.clone())
+            .quiet(runner.quiet)
+            .continued_by(study_resume_command(
+                &runner.command_line,
+                &out,
+                runner.quiet,
+            ));
         // The part's engine hears a signal itself, writes what it measured and says it was
         // interrupted; the study then stops.
         let ran = kind.run(words, &context).await;
@@ -331,6 +320,35 @@ async fn serve(
         *launched = Some(launch(command, target, out, interrupt).await?);
     }
     Ok(())
+}
+
+/// The command that continues the study in `out`: `battery run --resume OUT` (and `--quiet`
+/// where it was), the folder recording the study as it ran.
+pub fn study_resume_command(command_line: &[String], out: &Path, quiet: bool) -> String {
+    let program = vernier_cli::program_name(command_line, "battery");
+    let mut words = vec![program.to_owned(), "run".to_owned()];
+    if quiet {
+        words.push("--quiet".to_owned());
+    }
+    vernier_cli::resume_command(program, &words, "--resume", &out.display().to_string())
+}
+
+/// A study refused by its problems (a resumed one, read from `battery.json`: no file to place
+/// them in), naming the first part's and counting the rest.
+fn refused(study: &Study, problems: &[StudyProblem]) -> BatteryError {
+    let Some(problem) = problems.first() else {
+        return RunError::invalid("--study", "the study cannot run").into();
+    };
+    let name = study
+        .parts
+        .get(problem.part)
+        .map_or("?", |part| part.name.as_str());
+    let more = if problems.len() > 1 {
+        format!(" (and {} more problems)", problems.len() - 1)
+    } else {
+        String::new()
+    };
+    RunError::invalid("--study", format!("part {name}: {}{more}", problem.message)).into()
 }
 
 /// Kinds that launch (and stop) the server themselves: the study's launched server is not

@@ -73,6 +73,9 @@ pub struct PartContext {
     pub command_line: Vec<String>,
     /// No progress on stderr.
     pub quiet: bool,
+    /// The command that continues the study, for a part to say where it would say its own
+    /// (which would continue the part alone).
+    pub resume_command: Option<String>,
 }
 
 impl PartContext {
@@ -83,7 +86,15 @@ impl PartContext {
             resume,
             command_line,
             quiet: false,
+            resume_command: None,
         }
+    }
+
+    /// Saying `command` wherever the part would say how to continue it.
+    #[must_use]
+    pub fn continued_by(mut self, command: impl Into<String>) -> Self {
+        self.resume_command = Some(command.into());
+        self
     }
 
     /// With progress on stderr or without.
@@ -138,8 +149,14 @@ impl PartFailure {
     /// the server stopped (exit 4).
     pub fn of<E: vernier_cli::Failure + std::error::Error>(error: &E) -> Self {
         let kind = error.exit_kind();
+        let mut detail = vernier_cli::one_line(error);
+        // The engine's own command would continue the part alone, from the part's folder:
+        // the study prints the one that continues the study.
+        if let Some(at) = detail.find("; continue with: ") {
+            detail.truncate(at);
+        }
         Self {
-            detail: vernier_cli::one_line(error),
+            detail,
             kind,
             server_stopped: kind == vernier_cli::ExitKind::ServerStopped,
         }

@@ -86,7 +86,9 @@
 //!
 //! The self-check runs each code task's reference in the sandbox and sets the task's limit to
 //! the larger of its floor and [`TIME_LIMIT_FACTOR`] (10) times the reference's measured wall
-//! time; [`SelfCheckReport::apply`] writes the limits into the suite.
+//! time; [`SelfCheckReport::apply`] writes the limits into the suite. A control that must fail
+//! other than by the clock (a memory bomb, a network call) gets at least
+//! [`CONTROL_WALL_FLOOR`], so a loaded machine cannot turn its end into a timeout.
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -148,7 +150,9 @@ pub use math::{
 };
 pub use movie::{Decoded, decode_mp4, encode_mp4};
 #[cfg(feature = "grader")]
-pub use selfcheck::{SelfCheckReport, TIME_LIMIT_FACTOR, TaskSelfCheck, self_check};
+pub use selfcheck::{
+    CONTROL_WALL_FLOOR, SelfCheckReport, TIME_LIMIT_FACTOR, TaskSelfCheck, self_check,
+};
 pub use suite::Suite;
 pub use task::{
     ArgCheck, ArgField, ArgRule, Category, Checker, GradeEvidence, Message, Outcome, OutcomeKind,

@@ -7,7 +7,7 @@ use futures::future::join_all;
 use vernier_grader::{GradeReason, Grader};
 
 use crate::answer::gcd;
-use crate::code_check::CodeCheck;
+use crate::code_check::{CodeCheck, ExpectedFailure};
 use crate::error::{SelfCheckError, SelfCheckFailure};
 use crate::kinds::kind;
 use crate::math::Problem;
@@ -18,6 +18,11 @@ use crate::tools::example_arguments;
 /// A code task's time limit is this many times its reference's measured wall time in the
 /// sandbox (container start included), and never below the task's floor.
 pub const TIME_LIMIT_FACTOR: u32 = 10;
+
+/// The least wall time a control that must fail other than by the clock is given (a memory
+/// bomb, a network call): it ends by itself well within it, and a loaded machine must not
+/// turn that end into a timeout that proves nothing about the sandbox.
+pub const CONTROL_WALL_FLOOR: Duration = Duration::from_secs(30);
 
 /// The limit the reference runs under while it is being measured.
 const CALIBRATION_LIMIT: Duration = Duration::from_secs(120);
@@ -611,11 +616,19 @@ async fn sandbox_checks(task: &Task, check: &CodeCheck, grader: &Grader) -> Sand
     calibrated.limits.wall_time = limit;
     let calibrated = &calibrated;
     let control_grades = join_all(check.controls.iter().map(|control| async move {
+        // A control that must fail other than by the clock ends by itself (the memory limit,
+        // a refused connection, a failed case) long before its floor; on a loaded machine the
+        // answers' calibrated limit could turn that end into a timeout.
+        let mut own = calibrated.clone();
+        if !matches!(
+            control.must_fail_with,
+            ExpectedFailure::Timeout | ExpectedFailure::AnyFailure
+        ) {
+            own.limits.wall_time = own.limits.wall_time.max(CONTROL_WALL_FLOOR);
+        }
         (
             control,
-            grader
-                .grade(&calibrated.submission(control.code.clone()))
-                .await,
+            grader.grade(&own.submission(control.code.clone())).await,
         )
     }))
     .await;

@@ -131,7 +131,7 @@ fn two_batteries_of_one_server_name_no_side_ahead_and_no_crossover() {
     let versus = read_json(&out.join("versus.json"));
     for row in versus["glance"].as_array().expect("glance rows") {
         let dimension = row["dimension"].as_str().unwrap_or_default();
-        let timed = ["decode", "TTFT", "prefill"]
+        let timed = ["decode", "TTFT", "prefill", "seconds per solved"]
             .iter()
             .any(|word| dimension.starts_with(word));
         if timed && row["ahead"] != "—" {

@@ -369,7 +369,7 @@ fn a_study_cut_short_resumes_without_redoing_a_finished_part() {
         ),
     );
     let out = dir.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_battery"))
+    let child = Command::new(env!("CARGO_BIN_EXE_battery"))
         .args([
             "run",
             "--study",
@@ -390,14 +390,24 @@ fn a_study_cut_short_resumes_without_redoing_a_finished_part() {
         std::thread::sleep(Duration::from_millis(50));
     }
     vernier_test_support::fault_matrix::send("-INT", child.id());
-    let status = child.wait().expect("battery ends");
-    assert_eq!(status.code(), Some(130));
+    let stopped = child.wait_with_output().expect("battery ends");
+    assert_eq!(stopped.status.code(), Some(130));
+    // The command it prints continues the study, followed as printed.
+    let printed = vernier_test_support::fault_matrix::resume_words(&stopped)
+        .unwrap_or_else(|| panic!("a resume command: {}", text(&stopped.stderr)));
+    assert_eq!(
+        printed,
+        ["run", "--quiet", "--resume", out.to_str().expect("UTF-8")],
+        "{}",
+        text(&stopped.stderr)
+    );
     let first = out.join("first").join("journal.jsonl");
     let before = std::fs::read_to_string(&first).expect("the first part's journal");
     let file = read_json(&out.join("battery.json"));
     assert_eq!(file["parts"][0]["status"], "done");
     assert_eq!(file["parts"][1]["status"], "interrupted");
-    let resumed = battery(&["run", "--resume", out.to_str().expect("UTF-8"), "--quiet"]);
+    let printed: Vec<&str> = printed.iter().map(String::as_str).collect();
+    let resumed = battery(&printed);
     succeeded(&resumed);
     assert_eq!(
         std::fs::read_to_string(&first).expect("the first part's journal"),
