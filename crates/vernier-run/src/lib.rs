@@ -23,6 +23,7 @@
 //!
 //! ```
 //! use std::path::Path;
+//! use vernier_cli::Failure as _;
 //! use vernier_run::{RunError, Setting, check_resume};
 //!
 //! let settings = [
@@ -31,7 +32,7 @@
 //! ];
 //! let error = check_resume(Path::new("out/journal.jsonl"), None, &settings).unwrap_err();
 //! assert!(matches!(error, RunError::ConfigMismatch { .. }));
-//! assert_eq!(error.exit_code(), 2);
+//! assert_eq!(error.exit_kind().code(), 2);
 //! ```
 #![warn(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
