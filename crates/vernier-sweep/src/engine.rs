@@ -373,7 +373,7 @@ pub(crate) async fn read_machine(
 ) -> (
     ServedModel,
     vernier_run::OpenedGpu,
-    Option<vernier_openai::KvCacheStated>,
+    Option<crate::environment::KvCacheStated>,
 ) {
     let gpu = vernier_run::OpenedGpu::open(
         vernier_gpu::GpuChoice::for_server(
@@ -391,7 +391,14 @@ pub(crate) async fn read_machine(
         .metrics()
         .await
         .ok()
-        .and_then(|snapshot| vernier_openai::kv_cache_stated(&snapshot));
+        .and_then(|snapshot| vernier_openai::kv_cache_stated(&snapshot))
+        .map(|stated| crate::environment::KvCacheStated {
+            tokens: stated.tokens,
+            dtype: stated.dtype,
+            block_size: stated.block_size,
+            prefix_caching: stated.prefix_caching,
+            source: stated.source,
+        });
     if let Some(warning) = weights.warning() {
         observer.warn(&warning);
     }
@@ -408,7 +415,7 @@ pub(crate) fn environment_of(
     client: &Client,
     context: &RunContext,
     identity: &vernier_openai::ServerIdentity,
-    (model, kv_cache): (ServedModel, Option<vernier_openai::KvCacheStated>),
+    (model, kv_cache): (ServedModel, Option<crate::environment::KvCacheStated>),
     metrics: Option<&BTreeMap<String, f64>>,
     gpu: vernier_gpu::GpuRecord,
 ) -> Environment {

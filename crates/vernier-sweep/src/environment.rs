@@ -47,7 +47,7 @@ pub struct ServerInfo {
     /// The KV cache the server states in `/metrics` (vLLM's `vllm:cache_config_info`: size
     /// in tokens, data type, block size, prefix caching).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kv_cache: Option<vernier_openai::KvCacheStated>,
+    pub kv_cache: Option<KvCacheStated>,
 }
 
 /// The model.
@@ -228,4 +228,25 @@ mod tests {
         assert!(out.len() < CAPTURE_LIMIT + 64);
         assert!(out.ends_with("bytes]"));
     }
+}
+
+/// The KV cache a server states in its `/metrics` (vLLM's `vllm:cache_config_info`), as the
+/// run file records it (the reading side needs no HTTP client to read it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct KvCacheStated {
+    /// Tokens the cache holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// Its data type (`auto` follows the model's, `fp8` is an FP8 cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
+    /// Tokens per block: prefix-cache hits come in whole blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<u64>,
+    /// Whether prefix caching is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_caching: Option<bool>,
+    /// Where it was read: `vllm:cache_config_info`.
+    pub source: String,
 }
