@@ -289,15 +289,10 @@ fn out_of(common: &Common, default: &str) -> PathBuf {
     })
 }
 
-/// Runs `sweep agent`; `typed` holds the flags typed (clap ids), which beside `--resume` must
-/// agree with the journal's run.
-pub async fn run_agent(
-    args: AgentArgs,
-    typed: &BTreeSet<String>,
-    command_line: Vec<String>,
-) -> Result<AgentOutcome, SweepError> {
+/// The agent run `args` ask for.
+pub(crate) fn agent_config(args: &AgentArgs) -> Result<AgentConfig, SweepError> {
     let common = &args.common;
-    let config = AgentConfig {
+    Ok(AgentConfig {
         model: common.server.model.clone().unwrap_or_default(),
         sessions: args.sessions,
         turns: args.turns,
@@ -316,7 +311,18 @@ pub async fn run_agent(
         extra_body: common.server.extra_body_object()?,
         idle_timeout_s: common.idle_timeout_s,
         ..AgentConfig::default()
-    };
+    })
+}
+
+/// Runs `sweep agent`; `typed` holds the flags typed (clap ids), which beside `--resume` must
+/// agree with the journal's run.
+pub async fn run_agent(
+    args: AgentArgs,
+    typed: &BTreeSet<String>,
+    command_line: Vec<String>,
+) -> Result<AgentOutcome, SweepError> {
+    let common = &args.common;
+    let config = agent_config(&args)?;
     let start = if let Some(named) = &common.resume {
         let journal = vernier_run::run_file_in(named, "journal.jsonl");
         check_out(common, &journal)?;

@@ -4,9 +4,7 @@
 use std::path::Path;
 
 use clap::{Args as _, CommandFactory as _};
-use vernier_run::{
-    Headline, PartContext, PartFailure, PartFuture, PartKind, PartOutcome, PartPlan,
-};
+use vernier_run::{PartContext, PartFailure, PartFuture, PartKind, PartOutcome, PartPlan};
 use vernier_sweep::ProbeRates;
 
 use crate::{Args, Cli, SweepCommand};
@@ -163,80 +161,16 @@ impl PartKind for SweepPart {
                 verdict: outcome.run.validity.clone(),
                 model: outcome.run.environment.model.id.clone(),
                 interrupted: outcome.interrupted,
-                headlines: sweep_headlines(&outcome.run),
+                headlines: vernier_sweep::sweep_headlines(&outcome.run),
                 scores: Vec::new(),
             })
         })
     }
 }
 
-/// A sweep's headline figures: the median decode rate per stream at each load, the TTFT of
-/// the shortest prompt at the lowest load, the capacity where searched.
-fn sweep_headlines(run: &vernier_sweep::RunFile) -> Vec<Headline> {
-    let mut headlines = Vec::new();
-    let mut loads: Vec<u32> = run.cells.iter().map(|cell| cell.concurrency).collect();
-    loads.sort_unstable();
-    loads.dedup();
-    for load in &loads {
-        let cells: Vec<&vernier_sweep::CellSummary> = run
-            .cells
-            .iter()
-            .filter(|cell| cell.concurrency == *load)
-            .collect();
-        let decode: Vec<f64> = cells
-            .iter()
-            .filter_map(|cell| cell.median.decode_tokens_per_s)
-            .collect();
-        if let Ok(median) = vernier_stats::median(&decode) {
-            let mut headline = Headline::new(
-                format!("decode per stream at {load} in flight (median over cells)"),
-                median,
-                "tokens/s",
-            );
-            if let [cell] = cells.as_slice()
-                && let Some(interval) = &cell.median_interval_95.decode_tokens_per_s
-            {
-                headline = headline.interval(interval.low, interval.high);
-            }
-            headlines.push(headline);
-        }
-    }
-    if let Some(cell) = run
-        .cells
-        .iter()
-        .filter(|cell| Some(&cell.concurrency) == loads.first())
-        .min_by_key(|cell| cell.prompt_tokens_target)
-        && let Some(ttft) = cell.median.ttft_ms
-    {
-        let mut headline = Headline::new(
-            format!("TTFT at {} prompt tokens", cell.prompt_tokens_target),
-            ttft,
-            "ms",
-        )
-        .lower_is_better();
-        if let Some(interval) = &cell.median_interval_95.ttft_ms {
-            headline = headline.interval(interval.low, interval.high);
-        }
-        headlines.push(headline);
-    }
-    if let Some(capacity) = run.capacity.as_ref().and_then(|c| c.capacity) {
-        headlines.push(Headline::new(
-            format!(
-                "capacity meeting {}",
-                run.capacity.as_ref().map_or("", |c| c.target.as_str())
-            ),
-            capacity,
-            run.capacity
-                .as_ref()
-                .map_or("", |c| c.load_kind.as_str())
-                .to_owned(),
-        ));
-    }
-    headlines
-}
-
-/// The agent or replay arguments of a command line, or its usage error.
-fn subcommand(words: Vec<String>) -> Result<Cli, PartFailure> {
+/// `sweep SUB` with `words` parsed, or its usage error.
+fn subcommand(sub: &str, words: impl IntoIterator<Item = String>) -> Result<Cli, PartFailure> {
+    let words = ["sweep", sub].map(str::to_owned).into_iter().chain(words);
     Cli::try_parse_from(words).map_err(|error| PartFailure::usage(error.render().to_string()))
 }
 
@@ -255,35 +189,20 @@ impl PartKind for AgentPart {
 
     fn plan<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<PartPlan, String>> {
         Box::pin(async move {
-            let cli = subcommand(
-                ["sweep", "agent"]
-                    .map(str::to_owned)
-                    .into_iter()
-                    .chain(options.iter().cloned())
-                    .collect(),
-            )
-            .map_err(|failure| failure.detail)?;
+            let cli =
+                subcommand("agent", options.iter().cloned()).map_err(|failure| failure.detail)?;
             let Some(SweepCommand::Agent(args)) = cli.args.command else {
                 return Err("not an agent run".to_owned());
             };
-            let passes: u32 = if args.baseline_no_cache { 2 } else { 1 };
-            let turns = u64::from(args.sessions) * u64::from(args.turns);
-            let per_turn = u64::from(args.user_tokens)
-                + u64::from(args.tool_result_tokens)
-                + u64::from(args.max_tokens);
-            // Each turn sends the whole conversation so far: the system prompt and every
-            // earlier turn's messages.
-            let prompt: u64 = (1..=u64::from(args.turns))
-                .map(|turn| u64::from(args.system_tokens) + turn * per_turn)
-                .sum::<u64>()
-                * u64::from(args.sessions);
+            let load = crate::agent_cli::agent_config(&args)
+                .map_err(|error| error.to_string())?
+                .planned();
+            let passes = load.passes;
             let rates = probe(&args.common.server).await;
             let seconds = rates.as_ref().map_or(0.0, |rates| {
                 let sessions = f64::from(args.sessions.max(1));
-                (prompt as f64 / rates.prefill_tokens_per_s
-                    + turns as f64 * f64::from(args.max_tokens)
-                        / rates.decode_tokens_per_s
-                        / sessions)
+                (load.prompt_tokens as f64 / rates.prefill_tokens_per_s
+                    + load.completion_tokens as f64 / rates.decode_tokens_per_s / sessions)
                     * f64::from(passes)
             });
             Ok(PartPlan {
@@ -301,8 +220,8 @@ impl PartKind for AgentPart {
                             ", and a capacity search up to {n} sessions (its steps are chosen as it goes)"
                         ))
                 ),
-                requests: turns * u64::from(passes),
-                tokens: (prompt + turns * u64::from(args.max_tokens)) * u64::from(passes),
+                requests: load.turns * u64::from(passes),
+                tokens: (load.prompt_tokens + load.completion_tokens) * u64::from(passes),
                 seconds,
                 assumptions: rates_said(rates.as_ref()),
                 cannot_run: Vec::new(),
@@ -316,41 +235,13 @@ impl PartKind for AgentPart {
         context: &'a PartContext,
     ) -> PartFuture<'a, Result<PartOutcome, PartFailure>> {
         Box::pin(async move {
-            let cli = subcommand(words(&["sweep", "agent"], options, context))?;
+            let cli = subcommand("agent", words(&[], options, context))?;
             let Some(SweepCommand::Agent(args)) = cli.args.command else {
                 return Err(PartFailure::usage("not an agent run"));
             };
             let outcome = crate::run_agent(*args, &cli.typed, context.command_line.clone())
                 .await
                 .map_err(|error| PartFailure::of(&error))?;
-            let mut headlines = Vec::new();
-            if let Some(cached) = outcome
-                .run
-                .passes
-                .iter()
-                .find(|pass| pass.pass == vernier_sweep::agent::Pass::Cached)
-            {
-                if let Some(ratio) = cached.hit_ratio {
-                    headlines.push(Headline::new(
-                        "prefix-cache hit ratio (cached over a perfect cache)",
-                        ratio * 100.0,
-                        "%",
-                    ));
-                }
-                if let Some(ttft) = &cached.ttft_ms {
-                    headlines.push(
-                        Headline::new("TTFT median, cache allowed", ttft.median, "ms")
-                            .lower_is_better(),
-                    );
-                }
-            }
-            if let Some(speedup) = &outcome.run.cache_speedup {
-                headlines.push(Headline::new(
-                    "TTFT speed-up from the cache (mean)",
-                    speedup.ttft_mean,
-                    "×",
-                ));
-            }
             Ok(PartOutcome {
                 files: files(&[
                     ("journal", &outcome.journal),
@@ -360,7 +251,7 @@ impl PartKind for AgentPart {
                 verdict: outcome.run.verdict.clone(),
                 model: outcome.run.environment.model.id.clone(),
                 interrupted: outcome.interrupted,
-                headlines,
+                headlines: vernier_sweep::agent::agent_headlines(&outcome.run),
                 scores: Vec::new(),
             })
         })
@@ -382,14 +273,8 @@ impl PartKind for ReplayPart {
 
     fn plan<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<PartPlan, String>> {
         Box::pin(async move {
-            let cli = subcommand(
-                ["sweep", "replay"]
-                    .map(str::to_owned)
-                    .into_iter()
-                    .chain(options.iter().cloned())
-                    .collect(),
-            )
-            .map_err(|failure| failure.detail)?;
+            let cli =
+                subcommand("replay", options.iter().cloned()).map_err(|failure| failure.detail)?;
             let Some(SweepCommand::Replay(args)) = cli.args.command else {
                 return Err("not a replay".to_owned());
             };
@@ -425,7 +310,7 @@ impl PartKind for ReplayPart {
         context: &'a PartContext,
     ) -> PartFuture<'a, Result<PartOutcome, PartFailure>> {
         Box::pin(async move {
-            let cli = subcommand(words(&["sweep", "replay"], options, context))?;
+            let cli = subcommand("replay", words(&[], options, context))?;
             let Some(SweepCommand::Replay(args)) = cli.args.command else {
                 return Err(PartFailure::usage("not a replay"));
             };
@@ -433,18 +318,6 @@ impl PartKind for ReplayPart {
                 .await
                 .map_err(|error| PartFailure::of(&error))?;
             let run = &outcome.run;
-            let mut headlines = vec![Headline::new(
-                "records answered in full",
-                if run.records == 0 {
-                    0.0
-                } else {
-                    run.ok as f64 / run.records as f64 * 100.0
-                },
-                "%",
-            )];
-            if let Some(ttft) = &run.ttft_ms {
-                headlines.push(Headline::new("TTFT median", ttft.median, "ms").lower_is_better());
-            }
             Ok(PartOutcome {
                 files: files(&[
                     ("journal", &outcome.journal),
@@ -454,7 +327,7 @@ impl PartKind for ReplayPart {
                 verdict: run.verdict.clone(),
                 model: run.environment.model.id.clone(),
                 interrupted: outcome.interrupted,
-                headlines,
+                headlines: vernier_sweep::agent::replay_headlines(run),
                 scores: Vec::new(),
             })
         })

@@ -59,6 +59,7 @@ mod dry_run;
 mod engine;
 mod environment;
 mod error;
+mod headlines;
 mod interval;
 mod journal;
 mod k8s;
@@ -111,6 +112,7 @@ pub use engine::{
 };
 pub use environment::{ClientMachine, Environment, GpuInfo, ServedModel, ServerInfo, ToolInfo};
 pub use error::{StopReason, SweepError};
+pub use headlines::sweep_headlines;
 pub use journal::{
     Attempt, Calibration, CapturedFrame, CellSkipped, CellWindow, FieldDropped, Header,
     IdentityChecked, LoadedSweepJournal, QueueSamples, RateLimitWait, RepDone, RepPhase,

@@ -168,7 +168,40 @@ impl Default for AgentConfig {
     }
 }
 
+/// What an agent run sends, planned from its configuration before it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AgentLoad {
+    /// Passes: 2 with the cache defeated as a baseline, else 1.
+    pub passes: u32,
+    /// Turns of one pass (sessions × turns): one request each.
+    pub turns: u64,
+    /// Prompt tokens of one pass, at most: each turn sends the whole conversation so far (the
+    /// system prompt and every earlier turn's messages, the answers at their full budget).
+    pub prompt_tokens: u64,
+    /// Completion tokens of one pass, at most.
+    pub completion_tokens: u64,
+}
+
 impl AgentConfig {
+    /// What the run sends (a capacity search's steps, chosen as it goes, not counted).
+    pub fn planned(&self) -> AgentLoad {
+        let per_turn = u64::from(self.user_tokens)
+            + u64::from(self.tool_result_tokens)
+            + u64::from(self.max_tokens);
+        let prompt_tokens = (1..=u64::from(self.turns))
+            .map(|turn| u64::from(self.system_tokens) + turn * per_turn)
+            .sum::<u64>()
+            * u64::from(self.sessions);
+        let turns = u64::from(self.sessions) * u64::from(self.turns);
+        AgentLoad {
+            passes: if self.baseline_no_cache { 2 } else { 1 },
+            turns,
+            prompt_tokens,
+            completion_tokens: turns * u64::from(self.max_tokens),
+        }
+    }
+
     /// The idle deadline of a stream.
     pub(crate) fn idle_timeout(&self) -> std::time::Duration {
         Duration::try_from_secs_f64(self.idle_timeout_s).unwrap_or(Duration::from_secs(60))
@@ -302,6 +335,33 @@ impl ReplayConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_planned_load_counts_every_turn_resending_the_conversation() {
+        // Worked by hand: each of 3 turns sends the 100-token system prompt and 35 tokens
+        // (10 user + 5 tool result + 20 answer) per turn so far: 135 + 170 + 205 = 510 per
+        // session, 1,020 for two; 6 turns of 20 completion tokens; a baseline doubles passes.
+        let config = AgentConfig {
+            sessions: 2,
+            turns: 3,
+            system_tokens: 100,
+            user_tokens: 10,
+            tool_result_tokens: 5,
+            max_tokens: 20,
+            baseline_no_cache: true,
+            ..AgentConfig::default()
+        };
+        let load = config.planned();
+        assert_eq!(
+            (
+                load.passes,
+                load.turns,
+                load.prompt_tokens,
+                load.completion_tokens
+            ),
+            (2, 6, 1_020, 120)
+        );
+    }
 
     #[test]
     fn think_times_parse_and_draw() {

@@ -15,9 +15,12 @@ mod run;
 mod sessions;
 mod summary;
 
-pub use config::{AgentConfig, MAX_SESSIONS, MAX_TOOLS, MAX_TURNS, ReplayConfig, Think};
+mod headlines;
+
+pub use config::{AgentConfig, AgentLoad, MAX_SESSIONS, MAX_TOOLS, MAX_TURNS, ReplayConfig, Think};
 pub use conversation::{CallMade, Opening, Sizing};
 pub use exchange::CachedSource;
+pub use headlines::{agent_headlines, replay_headlines};
 pub use journal::{
     AGENT_JOURNAL_VERSION, AgentLine, Job, Pass, ReplayRecord, StartLine, TurnRecord, TurnStatus,
     recorded_server,
