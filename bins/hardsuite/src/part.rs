@@ -3,9 +3,7 @@
 //! command line's options (the named suites with `--suite NAME` fixed).
 
 use clap::{CommandFactory as _, Parser as _};
-use vernier_run::{
-    Headline, PartContext, PartFailure, PartFuture, PartKind, PartOutcome, PartPlan, Score,
-};
+use vernier_run::{PartContext, PartFailure, PartFuture, PartKind, PartOutcome, PartPlan};
 
 use crate::cli::{Args, Command};
 use crate::{CommandOutput, run_command};
@@ -176,25 +174,6 @@ impl PartKind for SuitePart {
                 ));
             };
             let results = &outcome.results;
-            let scores: Vec<Score> = results
-                .main
-                .categories
-                .iter()
-                .map(|category| Score::new(&category.name, category.n_pass, category.n_scored))
-                .collect();
-            let total = &results.main.total;
-            let mut headline = Headline::new(
-                "pass rate",
-                if total.n_scored == 0 {
-                    0.0
-                } else {
-                    total.n_pass as f64 / total.n_scored as f64 * 100.0
-                },
-                "%",
-            );
-            if let Some(wilson) = &total.wilson {
-                headline = headline.interval(wilson.low * 100.0, wilson.high * 100.0);
-            }
             Ok(PartOutcome {
                 files: vec![
                     ("journal".to_owned(), outcome.files.journal.clone()),
@@ -204,8 +183,8 @@ impl PartKind for SuitePart {
                 verdict: results.validity.clone(),
                 model: results.model.clone(),
                 interrupted: outcome.interrupted,
-                headlines: vec![headline],
-                scores,
+                headlines: vec![results.pass_rate_headline()],
+                scores: results.scores(),
             })
         })
     }

@@ -43,6 +43,33 @@ pub(crate) fn run_line(
 }
 
 impl ResultsFile {
+    /// Passed over scored per category of the main pass, as a study's part reports them.
+    pub fn scores(&self) -> Vec<vernier_run::Score> {
+        self.main
+            .categories
+            .iter()
+            .map(|category| {
+                vernier_run::Score::new(&category.name, category.n_pass, category.n_scored)
+            })
+            .collect()
+    }
+
+    /// The main pass's pass rate in percent, with its Wilson interval: the headline a study's
+    /// part reports.
+    pub fn pass_rate_headline(&self) -> vernier_run::Headline {
+        let total = &self.main.total;
+        let rate = if total.n_scored == 0 {
+            0.0
+        } else {
+            total.n_pass as f64 / total.n_scored as f64 * 100.0
+        };
+        let headline = vernier_run::Headline::new("pass rate", rate, "%");
+        match &total.wilson {
+            Some(wilson) => headline.interval(wilson.low * 100.0, wilson.high * 100.0),
+            None => headline,
+        }
+    }
+
     /// Derives the results from a journal's header and attempts.
     pub fn from_journal(header: &RunHeader, attempts: &[AttemptRecord]) -> Self {
         let mut by_key: HashMap<(&str, u32, AttemptPhase), Vec<&AttemptRecord>> = HashMap::new();
