@@ -64,20 +64,16 @@ pub(crate) fn final_usage(
     completion_tokens: u32,
     reasoning_tokens: u32,
 ) -> Usage {
-    let (image_tokens, video_tokens) = shape.media();
     Usage {
         prompt_tokens: shape.prompt_tokens,
         total_tokens: shape.prompt_tokens + completion_tokens,
         completion_tokens,
-        prompt_tokens_details: Some(PromptTokensDetails {
-            cached_tokens: shape.cached_tokens,
-            created_cache_tokens: shape.chat.then_some(shape.created_cache_tokens),
-            image_tokens,
-            video_tokens,
-            multimodal_tokens: shape
+        prompt_tokens_details: Some(prompt_details(
+            shape,
+            shape
                 .multimodal_tokens()
                 .map_or(Field::Absent, Field::Value),
-        }),
+        )),
         completion_tokens_details: if shape.chat && shape.reasoning_details {
             shape.completion_details(reasoning_tokens)
         } else {
@@ -93,22 +89,35 @@ pub(crate) fn response_usage(
     completion_tokens: u32,
     reasoning_tokens: u32,
 ) -> Usage {
-    let (image_tokens, video_tokens) = shape.media();
     Usage {
         prompt_tokens: shape.prompt_tokens,
         total_tokens: shape.prompt_tokens + completion_tokens,
         completion_tokens,
-        prompt_tokens_details: Some(PromptTokensDetails {
-            cached_tokens: shape.cached_tokens,
-            created_cache_tokens: shape.chat.then_some(shape.created_cache_tokens),
-            image_tokens,
-            video_tokens,
-            multimodal_tokens: if shape.chat {
+        prompt_tokens_details: Some(prompt_details(
+            shape,
+            if shape.chat {
                 Field::null_or(shape.multimodal_tokens())
             } else {
                 Field::Absent
             },
-        }),
+        )),
         completion_tokens_details: shape.completion_details(reasoning_tokens),
+    }
+}
+
+/// The prompt details of a final chunk or a whole answer: cached tokens, the tokens the
+/// request put into the cache (chat only), its media, and `multimodal_tokens` as the caller
+/// writes it (absent, or `null` where vLLM writes `null`).
+fn prompt_details(
+    shape: &StreamShape<'_>,
+    multimodal_tokens: Field<serde_json::Map<String, serde_json::Value>>,
+) -> PromptTokensDetails {
+    let (image_tokens, video_tokens) = shape.media();
+    PromptTokensDetails {
+        cached_tokens: shape.cached_tokens,
+        created_cache_tokens: shape.chat.then_some(shape.created_cache_tokens),
+        image_tokens,
+        video_tokens,
+        multimodal_tokens,
     }
 }
