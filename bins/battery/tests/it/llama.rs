@@ -102,21 +102,8 @@ fn the_seed_004_study_runs_scaled_against_a_real_llama_server() {
     };
     let dir = tempfile::tempdir().expect("temporary folder");
     let out = dir.path().join("seed-004");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_battery"))
-        .args([
-            "run",
-            "--study",
-            "studies/seed-004.toml",
-            "--scaled",
-            "--quiet",
-        ])
-        .args(["--base-url", &format!("http://127.0.0.1:{}", server.port)])
-        .arg("--out")
-        .arg(&out)
-        .current_dir(&root)
-        .output()
-        .expect("run battery");
+    let base_url = format!("http://127.0.0.1:{}", server.port);
+    let run = crate::study::run_bundled("seed-004", Some(&base_url), &out);
     let stdout = succeeded(&run);
     let file = read_json(&out.join("battery.json"));
     let parts = file["parts"].as_array().expect("parts");
@@ -166,21 +153,8 @@ fn the_seed_000_study_runs_scaled_against_a_real_llama_server() {
     };
     let dir = tempfile::tempdir().expect("temporary folder");
     let out = dir.path().join("seed-000");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_battery"))
-        .args([
-            "run",
-            "--study",
-            "studies/seed-000.toml",
-            "--scaled",
-            "--quiet",
-        ])
-        .args(["--base-url", &format!("http://127.0.0.1:{}", server.port)])
-        .arg("--out")
-        .arg(&out)
-        .current_dir(&root)
-        .output()
-        .expect("run battery");
+    let base_url = format!("http://127.0.0.1:{}", server.port);
+    let run = crate::study::run_bundled("seed-000", Some(&base_url), &out);
     let stdout = succeeded(&run);
     let file = read_json(&out.join("battery.json"));
     let parts = file["parts"].as_array().expect("parts");

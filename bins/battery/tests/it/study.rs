@@ -26,6 +26,26 @@ fn repository() -> PathBuf {
         .expect("the repository")
 }
 
+/// `battery run --study studies/NAME.toml --scaled --quiet` from the repository's root (where
+/// the bundled studies' paths are read), against `base_url` (else the bundled simulator),
+/// into `out`.
+pub(crate) fn run_bundled(name: &str, base_url: Option<&str>, out: &Path) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_battery"));
+    command
+        .args(["run", "--study"])
+        .arg(format!("studies/{name}.toml"))
+        .args(["--scaled", "--quiet"]);
+    if let Some(base_url) = base_url {
+        command.args(["--base-url", base_url]);
+    }
+    command
+        .arg("--out")
+        .arg(out)
+        .current_dir(repository())
+        .output()
+        .expect("run battery")
+}
+
 /// Every POST the simulator logged: (path, body).
 fn logged(log: &Path) -> Vec<(String, serde_json::Value)> {
     std::fs::read_to_string(log)
@@ -459,20 +479,7 @@ fn the_bundled_studies_check_as_written_and_scaled() {
 fn the_seed_000_study_runs_scaled_against_the_simulator() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("seed-000");
-    let root = repository();
-    let run = Command::new(env!("CARGO_BIN_EXE_battery"))
-        .args([
-            "run",
-            "--study",
-            "studies/seed-000.toml",
-            "--scaled",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
-        .current_dir(&root)
-        .output()
-        .expect("run battery");
+    let run = run_bundled("seed-000", None, &out);
     let stdout = text(&run.stdout);
     assert!(
         matches!(run.status.code(), Some(0 | 1)),
@@ -572,27 +579,13 @@ fn versus_of_two_studies_pairs_by_part_and_names_the_extra_body() {
 #[test]
 fn the_seed_003_and_004_studies_run_scaled_against_a_served_simulator() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let root = repository();
     for (name, sim_args) in [
         ("seed-003", "--model model-a --alias model-b"),
         ("seed-004", ""),
     ] {
         let sim = SimChild::start(SERVE, sim_args);
         let out = dir.path().join(name);
-        let run = Command::new(env!("CARGO_BIN_EXE_battery"))
-            .args(["run", "--study"])
-            .arg(format!("studies/{name}.toml"))
-            .args([
-                "--scaled",
-                "--quiet",
-                "--base-url",
-                &sim.base_url(),
-                "--out",
-            ])
-            .arg(&out)
-            .current_dir(&root)
-            .output()
-            .expect("run battery");
+        let run = run_bundled(name, Some(&sim.base_url()), &out);
         let stdout = text(&run.stdout);
         assert_eq!(
             run.status.code(),
@@ -682,25 +675,11 @@ fn a_battery_of_flags_saved_as_a_study_runs_the_same_work() {
 #[test]
 fn versus_of_two_seed_003_runs_gives_the_seeds_table() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let root = repository();
     let mut outs = Vec::new();
     for name in ["a", "b"] {
         let sim = SimChild::start(SERVE, "--model model-a --alias model-b");
         let out = dir.path().join(name);
-        let run = Command::new(env!("CARGO_BIN_EXE_battery"))
-            .args([
-                "run",
-                "--study",
-                "studies/seed-003.toml",
-                "--scaled",
-                "--quiet",
-            ])
-            .args(["--base-url", &sim.base_url(), "--out"])
-            .arg(&out)
-            .current_dir(&root)
-            .output()
-            .expect("run battery");
-        succeeded(&run);
+        succeeded(&run_bundled("seed-003", Some(&sim.base_url()), &out));
         outs.push(out);
     }
     let out = dir.path().join("v");
