@@ -352,7 +352,11 @@ fn check_typed(
 }
 
 /// A part recorded done whose files are gone (a folder deleted by hand) is run again, said.
-fn run_again_what_is_gone(file: &mut BatteryFile, out: &Path, observer: &dyn BatteryObserver) {
+pub(crate) fn run_again_what_is_gone(
+    file: &mut BatteryFile,
+    out: &Path,
+    observer: &dyn BatteryObserver,
+) {
     for entry in &mut file.parts {
         if entry.status != PartStatus::Done {
             continue;
@@ -417,7 +421,8 @@ fn without_server(error: &BatteryError) -> bool {
     )
 }
 
-fn relative(base: &Path, path: &Path) -> String {
+/// `path` relative to `base` (as `battery.json` records a part's files), else whole.
+pub(crate) fn relative(base: &Path, path: &Path) -> String {
     path.strip_prefix(base)
         .unwrap_or(path)
         .display()

@@ -11,7 +11,7 @@ use vernier_run::{
     Interrupt, PartContext, PartFailure, PartOutcome, PartPlan, RunError, check_options,
 };
 
-use crate::engine::BatteryOutcome;
+use crate::engine::{BatteryOutcome, relative, run_again_what_is_gone};
 use crate::error::BatteryError;
 use crate::file::{BATTERY_FILE, BatteryFile, PartStatus};
 use crate::parts::{check_port_free, launch};
@@ -208,6 +208,7 @@ pub async fn run_study(
 ) -> Result<BatteryOutcome, BatteryError> {
     let session = Instant::now();
     let (mut file, out) = open(start, runner)?;
+    run_again_what_is_gone(&mut file, &out, observer);
     let Some(study) = file.study.clone() else {
         return Err(BatteryError::Parse {
             path: out.join(BATTERY_FILE),
@@ -475,25 +476,8 @@ fn open(
                 )
                 .into());
             }
-            for entry in &mut battery.parts {
-                let gone = entry.status == PartStatus::Done
-                    && entry
-                        .files
-                        .values()
-                        .any(|relative| !folder.join(relative.as_str()).exists());
-                if gone {
-                    *entry = entry.reset();
-                }
-            }
             runner.command_line.clone_into(&mut battery.command_line);
             Ok((battery, folder))
         }
     }
-}
-
-fn relative(base: &Path, path: &Path) -> String {
-    path.strip_prefix(base)
-        .unwrap_or(path)
-        .display()
-        .to_string()
 }
