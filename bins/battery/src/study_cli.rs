@@ -225,6 +225,7 @@ pub async fn plan(
             stdout: out,
             notes: vec![placed(path, &study, &places, problems).to_string()],
             kind: vernier_cli::ExitKind::Usage,
+            run_folder: None,
         })
     }
 }

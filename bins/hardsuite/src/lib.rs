@@ -79,7 +79,8 @@ pub fn execute(
         finished = finished
             .note(format!("journal: {}", outcome.files.journal.display()))
             .note(format!("results: {}", outcome.files.results.display()))
-            .note(format!("report:  {}", outcome.files.report.display()));
+            .note(format!("report:  {}", outcome.files.report.display()))
+            .ran_in(&outcome.files.results);
         if let Some(command) = &outcome.resume_command {
             finished = finished
                 .note(format!("interrupted; continue with: {command}"))

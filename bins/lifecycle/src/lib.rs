@@ -384,6 +384,12 @@ impl Done {
         for (what, path) in &self.files {
             finished = finished.note(format!("{what}: {}", path.display()));
         }
+        if let Some((_, run_file)) = self.files.iter().find(|(_, path)| {
+            path.file_name()
+                .is_some_and(|name| name == "run.json" || name == "watch.json")
+        }) {
+            finished = finished.ran_in(run_file);
+        }
         if let Some(reason) = &self.gave_up {
             let then = self
                 .resume_command

@@ -3,9 +3,7 @@
 //! options.
 
 use clap::CommandFactory as _;
-use vernier_run::{
-    Headline, PartContext, PartFailure, PartFuture, PartKind, PartOutcome, PartPlan,
-};
+use vernier_run::{PartContext, PartFailure, PartFuture, PartKind, PartOutcome, PartPlan};
 
 use crate::{Cli, Command, Done};
 
@@ -216,56 +214,11 @@ impl PartKind for LifecyclePart {
                 .await
                 .map_err(|error| PartFailure::of(&error))?;
             let file = run_file(&done).unwrap_or_default();
-            let mut headlines = Vec::new();
+            let headlines = vernier_store::lifecycle_headlines(self.name, &file);
             let mut verdict = file
                 .get("validity")
                 .and_then(|v| serde_json::from_value::<vernier_run::Verdict>(v.clone()).ok())
                 .unwrap_or_default();
-            match self.name {
-                "ready" => {
-                    if let Some(median) = file["milestones"]["first_token_s"]["median"].as_f64() {
-                        headlines.push(
-                            Headline::new("launch to first token (median)", median, "s")
-                                .lower_is_better(),
-                        );
-                    }
-                    if let Some(tokens) = file["kv_cache_tokens"][0].as_f64() {
-                        headlines.push(Headline::new(
-                            "KV cache (the engine's statement)",
-                            tokens,
-                            "tokens",
-                        ));
-                    }
-                }
-                "swap" => {
-                    for swap in file["swaps"].as_array().into_iter().flatten() {
-                        if let Some(median) = swap["time_to_first_token_s"]["median"].as_f64() {
-                            headlines.push(
-                                Headline::new(
-                                    format!(
-                                        "switch {} → {} (median)",
-                                        swap["from"].as_str().unwrap_or("?"),
-                                        swap["to"].as_str().unwrap_or("?")
-                                    ),
-                                    median,
-                                    "s",
-                                )
-                                .lower_is_better(),
-                            );
-                        }
-                    }
-                }
-                "soak" => {
-                    let deaths = file["deaths"].as_array().map_or(0, Vec::len);
-                    headlines.push(Headline::new("deaths", deaths as f64, "").lower_is_better());
-                }
-                _ => {
-                    if let Some(failed) = file["failed_probes"].as_f64() {
-                        headlines
-                            .push(Headline::new("failed probes", failed, "").lower_is_better());
-                    }
-                }
-            }
             if done.failed_reps > 0 {
                 verdict = vernier_run::Verdict::from_reasons(vec![vernier_run::Reason::new(
                     "failed_reps",

@@ -36,6 +36,7 @@ pub fn execute(cli: Cli, command_line: Vec<String>) -> Result<Finished, SweepErr
                 ],
                 resume.as_deref(),
             )
+            .map(|finished| finished.ran_in(&outcome.journal))
         }
         Some(SweepCommand::Replay(args)) => {
             let args = (**args).clone();
@@ -55,6 +56,7 @@ pub fn execute(cli: Cli, command_line: Vec<String>) -> Result<Finished, SweepErr
                 ],
                 resume.as_deref(),
             )
+            .map(|finished| finished.ran_in(&outcome.journal))
         }
         Some(SweepCommand::Show {
             out,
@@ -81,7 +83,9 @@ fn sweep(cli: Cli, command_line: Vec<String>) -> Result<Finished, SweepError> {
     for chart in &outcome.files.charts {
         finished = finished.note(format!("chart:    {}", chart.display()));
     }
-    finished = finished.note(format!("journal:  {}", outcome.journal.display()));
+    finished = finished
+        .note(format!("journal:  {}", outcome.journal.display()))
+        .ran_in(&outcome.journal);
     Ok(if outcome.interrupted {
         finished.of_kind(ExitKind::Interrupted)
     } else {
@@ -100,7 +104,8 @@ fn merge(
     Ok(Finished::printing(run_text(&outcome.run, json)?)
         .note(format!("run file: {}", outcome.files.run_file.display()))
         .note(format!("report:   {}", outcome.files.markdown.display()))
-        .note(format!("journal:  {}", outcome.journal.display())))
+        .note(format!("journal:  {}", outcome.journal.display()))
+        .ran_in(&outcome.journal))
 }
 
 /// The run's table, or its run file as JSON with `--json`.

@@ -17,6 +17,8 @@ pub struct Finished {
     /// The kind of end: success, or interrupted with the measurements written, or a failure
     /// the notes explain.
     pub kind: ExitKind,
+    /// The folder of the run it finished, where it ran one (the run store registers it).
+    pub run_folder: Option<std::path::PathBuf>,
 }
 
 impl Finished {
@@ -26,6 +28,7 @@ impl Finished {
             stdout: stdout.into(),
             notes: Vec::new(),
             kind: ExitKind::Success,
+            run_folder: None,
         }
     }
 
@@ -35,12 +38,19 @@ impl Finished {
             stdout: String::new(),
             notes: vec![note.into()],
             kind,
+            run_folder: None,
         }
     }
 
     /// The same end with `line` added to the notes.
     pub fn note(mut self, line: impl Into<String>) -> Self {
         self.notes.push(line.into());
+        self
+    }
+
+    /// The same end, naming the folder of the run it finished.
+    pub fn ran_in(mut self, folder: impl Into<std::path::PathBuf>) -> Self {
+        self.run_folder = Some(folder.into());
         self
     }
 

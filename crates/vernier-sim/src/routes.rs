@@ -46,6 +46,7 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Rep
         }
         (Method::GET, "/version") => json_reply(StatusCode::OK, &version(&state)),
         (Method::GET, "/v1/models") => models(&state),
+        (Method::GET, "/server_info") => json_reply(StatusCode::OK, &server_info(&state)),
         (Method::GET, "/metrics") => reply(
             StatusCode::OK,
             // prometheus_client 0.22+'s type, as vLLM 0.32 serves it
@@ -107,6 +108,27 @@ fn version(state: &State) -> serde_json::Value {
         .is_some_and(|after| state.generation_requests() >= after);
     let suffix = if upgraded { " (upgraded)" } else { "" };
     serde_json::json!({ "version": format!("vernier-sim {}{suffix}", env!("CARGO_PKG_VERSION")) })
+}
+
+/// The simulator's settings, where vLLM's `/server_info` states its engine's: what a run
+/// records as the server's launch settings, so a changed setting is named between runs.
+fn server_info(state: &State) -> serde_json::Value {
+    let config = &state.config;
+    let tokens_per_event = match &config.tokens_per_event {
+        crate::TokensPerEvent::Fixed(n) => n.to_string(),
+        other => format!("{other:?}"),
+    };
+    serde_json::json!({ "simulator_config": {
+        "model": config.model,
+        "max_model_len": config.max_model_len,
+        "prefill_tokens_per_s": config.prefill_tokens_per_s,
+        "fixed_overhead_ms": config.fixed_overhead.as_secs_f64() * 1e3,
+        "decode_step_ms": config.decode_step.as_secs_f64() * 1e3,
+        "tokens_per_event": tokens_per_event,
+        "max_num_seqs": config.max_num_seqs,
+        "slowdown_per_running_request": config.slowdown_per_running_request,
+        "prefix_cache": config.prefix_cache,
+    }})
 }
 
 fn models(state: &State) -> Reply {

@@ -19,6 +19,8 @@
 //!   [`clustered_paired_difference`] returning [`ClusteredDifference`].
 //! - Normal approximations: [`normal_quantile`], [`z_for_confidence`], [`normal_interval`],
 //!   [`paired_difference_half_width`].
+//! - Many comparisons and the next run: [`holm`], [`normal_two_sided_p`],
+//!   [`student_t_quantile`], [`prediction_interval`].
 //! - Planning: [`min_detectable_difference`], [`sample_size_for_half_width`].
 //! - Seeded draws that repeat on every machine: [`SplitMix64`].
 //!
@@ -52,6 +54,7 @@ mod descriptive;
 mod error;
 mod interval;
 mod mcnemar;
+mod multiple;
 mod normal;
 mod planning;
 mod poisson;
@@ -66,6 +69,7 @@ pub use descriptive::{MAD_NORMAL_CONSISTENCY, mad, mean, median, quantile, std_d
 pub use error::{Result, StatsError};
 pub use interval::Interval;
 pub use mcnemar::{mcnemar_exact, mcnemar_mid_p};
+pub use multiple::{holm, normal_two_sided_p, prediction_interval, student_t_quantile};
 pub use normal::{
     normal_interval, normal_quantile, paired_difference_half_width, z_for_confidence,
 };

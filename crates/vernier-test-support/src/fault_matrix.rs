@@ -22,7 +22,8 @@ pub struct SimChild {
 }
 
 impl SimChild {
-    /// Starts the simulator on a free port with `extra` arguments (fast steps by default) and
+    /// Starts the simulator on a free port with `extra` arguments (fast steps unless `extra`
+    /// names its own decode step or overhead) and
     /// waits until it accepts connections. `test_path` is the path in its binary of the test
     /// that calls [`crate::serve_simulator_when_asked`], such as
     /// `fault_matrix::serve_simulator_when_asked`.
@@ -33,12 +34,16 @@ impl SimChild {
     /// [`SimChild::start`] on `port`: a server restarted where a killed one was.
     pub fn start_on(test_path: &str, port: u16, extra: &str) -> Self {
         let exe = std::env::current_exe().expect("the test binary");
+        let mut words = vec![format!("--port {port}")];
+        for (flag, fast) in [("--decode-step-ms", "1"), ("--fixed-overhead-ms", "1")] {
+            if !extra.contains(flag) {
+                words.push(format!("{flag} {fast}"));
+            }
+        }
+        let words = words.join(" ");
         let child = Command::new(exe)
             .args(["--exact", test_path, "--nocapture"])
-            .env(
-                SIM_VARIABLE,
-                format!("--port {port} --decode-step-ms 1 --fixed-overhead-ms 1 {extra}"),
-            )
+            .env(SIM_VARIABLE, format!("{words} {extra}"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -23,6 +23,7 @@
     reason = "test support fails the test that called it, by design"
 )]
 
+pub mod browser;
 mod cached;
 pub mod dcgm_exporter;
 pub mod fault_matrix;
@@ -30,6 +31,7 @@ mod free_port;
 mod journal;
 pub mod llama_server;
 mod numbers;
+mod postgres;
 mod sim;
 mod simulator;
 pub mod vllm;
@@ -38,6 +40,7 @@ pub use cached::{check_script, repository, value_of};
 pub use free_port::free_port;
 pub use journal::{journal_lines_of, journal_values, wait_for_rep_done};
 pub use numbers::assert_close;
+pub use postgres::Postgres;
 pub use sim::{quick_sim, quick_sim_at, rate_limited_sim};
 pub use simulator::{
     DELAY_VARIABLE, LOADING_VARIABLE, SIM_VARIABLE, launch_command, serve_simulator_when_asked,

@@ -3,121 +3,9 @@
 //! loopback by a server that records every request, and Chromium's own network log is read for
 //! any other address.
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::Command;
-use std::sync::{Arc, Mutex};
+use vernier_test_support::browser::{chromium, load_logged, serve};
 
 use crate::{succeeded, text, two_quick_batteries, versus};
-
-/// A page that does fetch something (an image of its own origin): the control that shows the
-/// checks below can see a fetch.
-const CONTROL: &str = "<!DOCTYPE html><html><head><link rel=\"icon\" href=\"data:,\"></head><body><img src=\"/pixel.png\" alt=\"x\"></body></html>";
-
-/// Serves `page` at `/versus.html` and [`CONTROL`] at `/control.html` on a loopback port,
-/// recording each request line.
-fn serve(page: String) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-    let port = listener.local_addr().expect("its address").port();
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&requests);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(&stream);
-            let mut request_line = String::new();
-            if reader.read_line(&mut request_line).is_err() {
-                continue;
-            }
-            // The rest of the head.
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let request_line = request_line.trim().to_owned();
-            if request_line.is_empty() {
-                // A connection opened ahead of need and closed unused: no request.
-                continue;
-            }
-            let (status, body) = if request_line.starts_with("GET /versus.html ") {
-                ("200 OK", page.as_str())
-            } else if request_line.starts_with("GET /control.html ") {
-                ("200 OK", CONTROL)
-            } else {
-                ("404 Not Found", "")
-            };
-            seen.lock().expect("requests").push(request_line);
-            let mut stream = &stream;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (port, requests)
-}
-
-/// Runs headless Chromium on `url` with `extra` flags and a fresh profile in `profile`.
-fn chromium(profile: &Path, url: &str, extra: &[String]) -> std::process::Output {
-    Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--window-size=1200,1600",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .unwrap_or_else(|error| {
-            panic!("run chromium ({error}): install Debian's chromium (scripts/test.sh does)")
-        })
-}
-
-/// Chromium's network log (`--log-net-log`), also when cut before its closing brackets.
-fn net_log(path: &Path) -> serde_json::Value {
-    let raw = std::fs::read_to_string(path).expect("Chromium's network log");
-    let raw = raw.trim_end().trim_end_matches(',');
-    serde_json::from_str(raw)
-        .or_else(|_| serde_json::from_str(&format!("{raw}]}}")))
-        .expect("the network log is JSON")
-}
-
-/// The addresses of the requests a page of `origin` made itself: every request job whose
-/// initiator is that origin (a navigation and Chromium's own background requests have none).
-fn page_requests(log: &serde_json::Value, origin: &str) -> Vec<String> {
-    let start_job = &log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"];
-    assert!(start_job.is_number(), "the log names its event types");
-    log["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .filter(|event| &event["type"] == start_job && event["params"]["initiator"] == origin)
-        .filter_map(|event| event["params"]["url"].as_str().map(str::to_owned))
-        .collect()
-}
-
-/// Loads `url` with the network log on and returns (the log, the requests the page made).
-fn load_logged(dir: &Path, name: &str, url: &str, origin: &str) -> Vec<String> {
-    let log_path = dir.join(format!("{name}-net-log.json"));
-    let run = chromium(
-        &dir.join(format!("profile-{name}")),
-        url,
-        &[
-            format!("--log-net-log={}", log_path.display()),
-            "--dump-dom".to_owned(),
-        ],
-    );
-    assert!(run.status.success(), "{}", text(&run.stderr));
-    page_requests(&net_log(&log_path), origin)
-}
 
 #[test]
 fn the_versus_page_renders_its_table_in_chromium_and_fetches_nothing() {
@@ -127,7 +15,7 @@ fn the_versus_page_renders_its_table_in_chromium_and_fetches_nothing() {
     succeeded(&compared);
     let page = std::fs::read_to_string(out.join("versus.html")).expect("versus.html");
     let (port, requests) = serve(page);
-    let url = format!("http://127.0.0.1:{port}/versus.html");
+    let url = format!("http://127.0.0.1:{port}/page.html");
 
     // The DOM as Chromium built it holds the table with its rows.
     let dom = chromium(
@@ -194,8 +82,7 @@ fn the_versus_page_renders_its_table_in_chromium_and_fetches_nothing() {
     let seen = requests.lock().expect("requests").clone();
     assert!(!seen.is_empty());
     assert!(
-        seen.iter()
-            .all(|line| line.starts_with("GET /versus.html ")),
+        seen.iter().all(|line| line.starts_with("GET /page.html ")),
         "the page asked the server for more than itself: {seen:?}"
     );
     let control = load_logged(

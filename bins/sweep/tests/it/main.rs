@@ -14,5 +14,6 @@ mod hosted;
 mod progress;
 mod resume;
 mod shards;
+mod store;
 mod support;
 mod surface;
