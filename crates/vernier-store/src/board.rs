@@ -76,6 +76,9 @@ pub struct Dimension {
     pub entries: Vec<Entry>,
     /// Every pair, in rank order.
     pub pairs: Vec<Pair>,
+    /// The settings whose values differ between the runs behind the entries (the model's
+    /// own name aside): the row may be theirs as much as the models'.
+    pub confounded_by: Vec<String>,
 }
 
 /// The Pareto front of quality against speed.
@@ -213,7 +216,10 @@ pub fn board(runs: &[RunRecord], axes: &BoardAxes) -> Result<Board, StoreError> 
         if column.values.iter().flatten().count() < 2 {
             continue;
         }
-        dimensions.push(dimension(column, &names)?);
+        let mut row = dimension(column, &names)?;
+        let ids: Vec<&str> = row.entries.iter().map(|entry| entry.run.as_str()).collect();
+        row.confounded_by = confounders(runs, &ids);
+        dimensions.push(row);
     }
     let front = front(&dimensions, axes);
     let differing_settings = differing(runs, &names, &used);
@@ -360,7 +366,52 @@ fn dimension(column: &Column, names: &[String]) -> Result<Dimension, StoreError>
         higher_is_better: column.higher_is_better,
         entries,
         pairs,
+        confounded_by: Vec::new(),
     })
+}
+
+/// The settings that differ between the runs `ids` (a setting one run lacks counts), the
+/// model's own name aside.
+fn confounders(runs: &[RunRecord], ids: &[&str]) -> Vec<String> {
+    let chosen: Vec<&RunRecord> = runs
+        .iter()
+        .filter(|run| ids.contains(&run.id.as_str()))
+        .collect();
+    let mut keys: Vec<&str> = Vec::new();
+    for run in &chosen {
+        for (key, _) in &run.settings {
+            if !keys.contains(&key.as_str()) && !key.contains("model") && !key.starts_with("run.") {
+                keys.push(key);
+            }
+        }
+    }
+    let mut differing: Vec<String> = keys
+        .into_iter()
+        .filter(|key| {
+            let first = chosen.first().and_then(|run| run.setting(key));
+            chosen.iter().any(|run| run.setting(key) != first)
+        })
+        .map(str::to_owned)
+        .collect();
+    let identity = |run: &RunRecord| {
+        [
+            run.server_version.clone(),
+            run.driver.clone(),
+            run.machine.clone(),
+        ]
+    };
+    if let Some(first) = chosen.first() {
+        let first = identity(first);
+        for (at, name) in ["server version", "GPU driver", "machine"]
+            .iter()
+            .enumerate()
+        {
+            if chosen.iter().any(|run| identity(run)[at] != first[at]) {
+                differing.push((*name).to_owned());
+            }
+        }
+    }
+    differing
 }
 
 fn front(dimensions: &[Dimension], axes: &BoardAxes) -> Option<Front> {

@@ -336,6 +336,31 @@ fn suite(record: &mut RunRecord, folder: &Path) -> Result<PathBuf, StoreError> {
     gpu(record, &json["gpu"]);
     verdict(record, &json["validity"]);
     record.figures = vec![results.pass_rate_headline()];
+    let cost = vernier_battery::solve_cost(&results);
+    if let Some(seconds) = cost.seconds_per_solved {
+        record
+            .figures
+            .push(Headline::new("seconds per solved task", seconds, "s").lower_is_better());
+    }
+    if let Some(tokens) = cost.tokens_per_solved {
+        record
+            .figures
+            .push(Headline::new("tokens per solved task", tokens, "tokens").lower_is_better());
+    }
+    if let Some(per_token) = results
+        .energy
+        .as_ref()
+        .and_then(|energy| energy.per_token.as_ref())
+    {
+        record.figures.push(
+            Headline::new(
+                "energy per output token",
+                per_token.joules_per_output_token,
+                "J",
+            )
+            .lower_is_better(),
+        );
+    }
     record.scores = results.scores();
     let total = &results.main.total;
     record.scores.push(vernier_run::Score::new(

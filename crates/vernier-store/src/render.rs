@@ -206,6 +206,13 @@ pub fn board_markdown(board: &Board) -> String {
                 "less"
             }
         );
+        if !dimension.confounded_by.is_empty() {
+            let _ = writeln!(
+                text,
+                "\n_Confounded_: the runs behind this row differ in {}.\n",
+                dimension.confounded_by.join(", ")
+            );
+        }
         for entry in &dimension.entries {
             let _ = writeln!(
                 text,
@@ -337,7 +344,15 @@ pub fn board_html(board: &Board) -> String {
                 interval(entry.interval)
             );
         }
-        body.push_str("</table>\n<ul>\n");
+        body.push_str("</table>\n");
+        if !dimension.confounded_by.is_empty() {
+            let _ = writeln!(
+                body,
+                "<p class=\"confounded\">Confounded: the runs behind this row differ in {}.</p>",
+                escape(&dimension.confounded_by.join(", "))
+            );
+        }
+        body.push_str("<ul>\n");
         for pair in &dimension.pairs {
             let _ = writeln!(body, "<li>{}</li>", escape(&pair.says));
         }

@@ -221,6 +221,27 @@ fn a_board_of_five_simulated_servers_ranks_them_as_their_truth_does() {
     assert!(!pair(&quality, "cand-c", "cand-d"), "{quality}");
     assert!(pair(&quality, "cand-b", "cand-a"), "{quality}");
 
+    // The decode row rests on runs whose servers were launched with different decode steps,
+    // and says so; the pass-rate row's servers differ in nothing but the model's name.
+    let confounders = |d: &serde_json::Value| -> Vec<String> {
+        d["confounded_by"]
+            .as_array()
+            .expect("confounded_by")
+            .iter()
+            .map(|key| key.as_str().expect("a key").to_owned())
+            .collect()
+    };
+    assert!(
+        confounders(&decode).contains(&"server.simulator_config.decode_step_ms".to_owned()),
+        "{decode}"
+    );
+    assert_eq!(confounders(&quality), Vec::<String>::new(), "{quality}");
+    // What one solved question cost is a dimension of its own.
+    assert_eq!(
+        order(&dimension("seconds per solved task")).len(),
+        CANDIDATES.len()
+    );
+
     // The front of quality against speed: a is fastest, b is best, and b beats c, d and e on
     // both (the truth's non-dominated set, worked from the table above).
     let mut front: Vec<String> = board["front"]["on_front"]
