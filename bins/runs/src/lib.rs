@@ -132,28 +132,10 @@ pub struct Filter {
 
 /// A day `YYYY-MM-DD` as ms since the Unix epoch at its start (UTC).
 fn day(text: &str) -> Result<i64, String> {
-    let parts: Vec<&str> = text.split('-').collect();
-    let [year, month, date] = parts.as_slice() else {
-        return Err(format!("`{text}` is not a day: give YYYY-MM-DD"));
-    };
-    let (Ok(year), Ok(month), Ok(date)) = (
-        year.parse::<i64>(),
-        month.parse::<i64>(),
-        date.parse::<i64>(),
-    ) else {
-        return Err(format!("`{text}` is not a day: give YYYY-MM-DD"));
-    };
-    if !(1..=12).contains(&month) || !(1..=31).contains(&date) {
-        return Err(format!("`{text}` is not a day: give YYYY-MM-DD"));
-    }
-    // Days from the civil date (H. Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let year_of_era = y - era * 400;
-    let day_of_year = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + date - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    let days = era * 146_097 + day_of_era - 719_468;
-    Ok(days * 86_400_000)
+    vernier_run::parse_rfc3339_ms(&format!("{}T00:00:00Z", text.trim()))
+        .ok()
+        .and_then(|ms| i64::try_from(ms).ok())
+        .ok_or_else(|| format!("`{text}` is not a day: give YYYY-MM-DD"))
 }
 
 impl Filter {
@@ -264,6 +246,30 @@ fn write(out: &Path, name: &str, text: &str) -> Result<PathBuf, StoreError> {
     Ok(path)
 }
 
+/// The runs `filter` keeps, from the store or the folders it names.
+async fn filtered(store: Option<&str>, filter: &Filter) -> Result<Vec<RunRecord>, StoreError> {
+    Ok(read(store, &filter.from)
+        .await?
+        .into_iter()
+        .filter(|run| filter.keeps(run))
+        .collect())
+}
+
+/// `finished`, with `files` written into `out` (when given) and named in its notes.
+fn written<const N: usize>(
+    mut finished: Finished,
+    out: Option<&Path>,
+    files: [(&str, String); N],
+) -> Result<Finished, StoreError> {
+    if let Some(out) = out {
+        for (name, text) in files {
+            let path = write(out, name, &text)?;
+            finished = finished.note(format!("{name}: {}", path.display()));
+        }
+    }
+    Ok(finished)
+}
+
 fn json(value: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(value)
         .map_or_else(|e| format!("{{\"error\": \"{e}\"}}"), |t| t + "\n")
@@ -335,11 +341,7 @@ pub async fn run(cli: Cli) -> Result<Finished, StoreError> {
             json: as_json,
             csv,
         } => {
-            let runs: Vec<RunRecord> = read(store_arg, &filter.from)
-                .await?
-                .into_iter()
-                .filter(|run| filter.keeps(run))
-                .collect();
+            let runs = filtered(store_arg, &filter).await?;
             Ok(Finished::printing(if as_json {
                 json(&runs)
             } else if csv {
@@ -377,11 +379,7 @@ pub async fn run(cli: Cli) -> Result<Finished, StoreError> {
             quality,
             out,
         } => {
-            let runs: Vec<RunRecord> = read(store_arg, &filter.from)
-                .await?
-                .into_iter()
-                .filter(|run| filter.keeps(run))
-                .collect();
+            let runs = filtered(store_arg, &filter).await?;
             let board = vernier_store::board(&runs, &BoardAxes::new(speed, quality))?;
             let markdown = vernier_store::render::board_markdown(&board);
             let mut finished = Finished::printing(markdown.clone());
@@ -390,24 +388,18 @@ pub async fn run(cli: Cli) -> Result<Finished, StoreError> {
                     .note("a board needs at least two candidates (models); widen the filter")
                     .of_kind(ExitKind::Usage);
             }
-            if let Some(out) = out {
-                for (name, text) in [
+            written(
+                finished,
+                out.as_deref(),
+                [
                     ("board.md", markdown),
                     ("board.json", json(&board)),
                     ("board.html", vernier_store::render::board_html(&board)),
-                ] {
-                    let path = write(&out, name, &text)?;
-                    finished = finished.note(format!("{name}: {}", path.display()));
-                }
-            }
-            Ok(finished)
+                ],
+            )
         }
         Command::History { filter, out } => {
-            let runs: Vec<RunRecord> = read(store_arg, &filter.from)
-                .await?
-                .into_iter()
-                .filter(|run| filter.keeps(run))
-                .collect();
+            let runs = filtered(store_arg, &filter).await?;
             let mut identities: Vec<(String, String)> =
                 runs.iter().map(RunRecord::identity).collect();
             identities.sort();

@@ -28,13 +28,11 @@
 
 use std::process::ExitCode;
 
-mod date;
 mod exit_table;
 mod finished;
 mod heartbeat;
 mod output;
 
-pub use date::utc_minute;
 pub use exit_table::{ExitKind, Failure, exit_code};
 pub use finished::{Finished, finish};
 pub use heartbeat::{

@@ -25,7 +25,7 @@ pub const ALPHA: f64 = 0.05;
 pub struct HistoryPoint {
     /// The run.
     pub run: String,
-    /// Its start, `YYYY-MM-DD HH:MM` UTC.
+    /// Its start, `YYYY-MM-DD HH:MM UTC`.
     pub started: String,
     /// Its value.
     pub value: f64,

@@ -67,9 +67,9 @@ impl RunRecord {
             .map(|(_, value)| value.as_str())
     }
 
-    /// The run's start as `YYYY-MM-DD HH:MM` (UTC).
+    /// The run's start as `YYYY-MM-DD HH:MM UTC`.
     pub fn started(&self) -> String {
-        vernier_cli::utc_minute(u64::try_from(self.started_unix_ms).unwrap_or(0))
+        vernier_run::utc_minute(u64::try_from(self.started_unix_ms).unwrap_or(0))
     }
 
     /// Who it measured, for what history groups by: the model and the server's kind.

@@ -39,13 +39,7 @@ pub fn list_table(runs: &[RunRecord]) -> String {
         })
         .collect();
     let header = [
-        "id",
-        "kind",
-        "started (UTC)",
-        "model",
-        "server",
-        "verdict",
-        "folder",
+        "id", "kind", "started", "model", "server", "verdict", "folder",
     ];
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
@@ -111,7 +105,7 @@ pub fn show(run: &RunRecord) -> String {
     let mut text = format!("# Run {}\n\n", run.id);
     for (name, value) in [
         ("kind", run.kind.clone()),
-        ("started (UTC)", run.started()),
+        ("started", run.started()),
         ("folder", run.folder.clone()),
         (
             "folder there",
@@ -254,6 +248,18 @@ fn page(title: &str, body: &str) -> String {
     )
 }
 
+/// `candidate`'s interval on the dimension `name`.
+fn interval_on(board: &Board, name: &str, candidate: &str) -> Option<(f64, f64)> {
+    board
+        .dimensions
+        .iter()
+        .find(|dimension| dimension.name == name)?
+        .entries
+        .iter()
+        .find(|entry| entry.candidate == candidate)?
+        .interval
+}
+
 /// The board as one self-contained HTML page (inline SVG, nothing fetched).
 #[allow(clippy::too_many_lines)] // the page in the order it reads: front, candidates, tables
 pub fn board_html(board: &Board) -> String {
@@ -264,16 +270,10 @@ pub fn board_html(board: &Board) -> String {
             .iter()
             .map(|(name, x, y)| {
                 let mut point = Point::at(*x, *y).named(name.clone()).labelled(name.clone());
-                if let Some(dimension) = board.dimensions.iter().find(|d| d.name == front.speed)
-                    && let Some(entry) = dimension.entries.iter().find(|e| &e.candidate == name)
-                    && let Some((low, high)) = entry.interval
-                {
+                if let Some((low, high)) = interval_on(board, &front.speed, name) {
                     point = point.with_x_interval(low, high);
                 }
-                if let Some(dimension) = board.dimensions.iter().find(|d| d.name == front.quality)
-                    && let Some(entry) = dimension.entries.iter().find(|e| &e.candidate == name)
-                    && let Some((low, high)) = entry.interval
-                {
+                if let Some((low, high)) = interval_on(board, &front.quality, name) {
                     point = point.with_interval(low, high);
                 }
                 point
