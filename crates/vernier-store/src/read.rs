@@ -293,7 +293,37 @@ fn sweep(record: &mut RunRecord, path: &Path, json: &Value) -> Result<(), StoreE
     environment(record, &json["environment"]);
     verdict(record, &json["validity"]);
     record.figures = vernier_sweep::sweep_headlines(&run);
+    record.figures.extend(energy_per_token(&run));
     Ok(())
+}
+
+/// Joules per output token at each load where the GPUs were read: the median over the
+/// load's cells.
+fn energy_per_token(run: &vernier_sweep::RunFile) -> Vec<Headline> {
+    let mut loads: Vec<u32> = run.cells.iter().map(|cell| cell.concurrency).collect();
+    loads.sort_unstable();
+    loads.dedup();
+    loads
+        .into_iter()
+        .filter_map(|load| {
+            let joules: Vec<f64> = run
+                .cells
+                .iter()
+                .filter(|cell| cell.concurrency == load)
+                .filter_map(|cell| cell.gpu.as_ref()?.per_token.as_ref())
+                .map(|per_token| per_token.joules_per_output_token)
+                .collect();
+            let median = vernier_stats::median(&joules).ok()?;
+            Some(
+                Headline::new(
+                    format!("energy per output token at {load} in flight (median over cells)"),
+                    median,
+                    "J",
+                )
+                .lower_is_better(),
+            )
+        })
+        .collect()
 }
 
 fn agent(record: &mut RunRecord, path: &Path, json: &Value) -> Result<(), StoreError> {

@@ -84,6 +84,16 @@ async fn a_cell_reports_the_exporters_energy_per_output_token() {
             .next()
             .is_some_and(|h| h.ends_with("gpu_joules_per_output_token"))
     );
+    // The run store's record: the GPUs and driver as the exporter names them, and the
+    // energy per output token worked by hand above.
+    let record = vernier_store::read_run(out.path()).expect("the run's record");
+    assert_eq!(record.gpu, "NVIDIA H100 80GB HBM3, NVIDIA H100 80GB HBM3");
+    assert_eq!(record.driver, "550.54.15");
+    let figure = record
+        .figure("energy per output token at 2 in flight (median over cells)")
+        .expect("the energy figure");
+    assert!((figure.value - energy / 240.0).abs() < 1e-9, "{figure:?}");
+    assert!(!figure.higher_is_better);
 }
 
 /// A one-cell sweep of the simulator with `extra` flags: the run and its folder.
