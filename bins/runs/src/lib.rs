@@ -405,9 +405,26 @@ pub async fn run(cli: Cli) -> Result<Finished, StoreError> {
             identities.sort();
             identities.dedup();
             if identities.len() != 1 {
+                // A run whose file does not name the server's kind (a suite's, a lifecycle
+                // run's) is picked by its kind instead.
                 let named: Vec<String> = identities
                     .iter()
-                    .map(|(model, server)| format!("--model {model} --server {server}"))
+                    .map(|(model, server)| {
+                        if server.is_empty() {
+                            let mut kinds: Vec<&str> = runs
+                                .iter()
+                                .filter(|run| &run.model == model && run.server_kind.is_empty())
+                                .map(|run| run.kind.as_str())
+                                .collect();
+                            kinds.sort_unstable();
+                            kinds.dedup();
+                            let kinds: Vec<String> =
+                                kinds.iter().map(|kind| format!("--kind {kind}")).collect();
+                            format!("--model {model} {}", kinds.join(" "))
+                        } else {
+                            format!("--model {model} --server {server}")
+                        }
+                    })
                     .collect();
                 return Ok(Finished::saying(
                     ExitKind::Usage,
