@@ -103,6 +103,7 @@ fn truth_of(truth: &mut Vec<GroundTruth>, turn: &TurnRecord) -> GroundTruth {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines)] // each turn held to its truth, then the run's figures
 async fn agent_turns_match_the_simulators_cache_and_ttft_and_the_speedup_its_truth() {
     let sim = start_sim(agent_sim(0.5)).await;
     let out = tempfile::tempdir().expect("temporary folder");
@@ -136,7 +137,7 @@ async fn agent_turns_match_the_simulators_cache_and_ttft_and_the_speedup_its_tru
         let ttft = turn.ttft_ms.expect("ttft");
         assert!(
             ttft >= true_ttft - 1.0,
-            "TTFT {ttft} ms before the simulator's {true_ttft} ms"
+            "TTFT {ttft} ms, first token {true_ttft} ms"
         );
         ttft_errors.push(((ttft - true_ttft) / (0.03 * true_ttft).max(3.0)).abs());
         match turn.pass {
@@ -164,12 +165,12 @@ async fn agent_turns_match_the_simulators_cache_and_ttft_and_the_speedup_its_tru
         ));
     }
     assert_eq!(hits_after_first, 9);
-    // Within 3% or 3 ms (loopback and scheduling) in the median over the 24 turns: one turn
-    // delayed by a busy machine's scheduler is the machine's, a shifted median the meter's.
+    // Within 3% or 3 ms in the median over the turns: one turn a busy scheduler held up is
+    // the machine's, a shifted median the meter's.
     let median_error = vernier_stats::median(&ttft_errors).expect("errors");
     assert!(
         median_error <= 1.0,
-        "median TTFT error {median_error} of the allowance: {ttft_errors:?}"
+        "TTFT errors over allowance: {ttft_errors:?}"
     );
     // Sessions after the first open on the shared system prompt and tools, already cached.
     for turn in turns
