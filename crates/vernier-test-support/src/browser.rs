@@ -119,3 +119,33 @@ pub fn load_logged(dir: &Path, name: &str, url: &str, origin: &str) -> Vec<Strin
     );
     page_requests(&net_log(&log_path), origin)
 }
+
+/// Asserts that the page [`serve`] serves on `port` asks for nothing but itself: Chromium's
+/// log holds no request the page initiated and the loopback server (its `requests`) saw only
+/// the page. The control page, which does load an image, is seen by both, so the checks can
+/// see a fetch.
+pub fn assert_fetches_only_itself(dir: &Path, port: u16, requests: &Arc<Mutex<Vec<String>>>) {
+    let origin = format!("http://127.0.0.1:{port}");
+    let fetched = load_logged(dir, "page", &format!("{origin}/page.html"), &origin);
+    assert!(fetched.is_empty(), "the page fetched {fetched:?}");
+    let seen = requests.lock().expect("requests").clone();
+    assert!(!seen.is_empty());
+    assert!(
+        seen.iter().all(|line| line.starts_with("GET /page.html ")),
+        "the page asked the server for more than itself: {seen:?}"
+    );
+    let control = load_logged(dir, "control", &format!("{origin}/control.html"), &origin);
+    assert_eq!(
+        control,
+        [format!("{origin}/pixel.png")],
+        "the control's image is seen"
+    );
+    assert!(
+        requests
+            .lock()
+            .expect("requests")
+            .iter()
+            .any(|line| line.starts_with("GET /pixel.png ")),
+        "the loopback server saw the control's image"
+    );
+}

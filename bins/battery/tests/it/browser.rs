@@ -3,7 +3,7 @@
 //! loopback by a server that records every request, and Chromium's own network log is read for
 //! any other address.
 
-use vernier_test_support::browser::{chromium, load_logged, serve};
+use vernier_test_support::browser::{assert_fetches_only_itself, chromium, serve};
 
 use crate::{succeeded, text, two_quick_batteries, versus};
 
@@ -76,32 +76,5 @@ fn the_versus_page_renders_its_table_in_chromium_and_fetches_nothing() {
     // Loading the page asks for nothing but the page: Chromium's log holds no request the
     // page initiated, and the loopback server saw only the page. The control page, which
     // does load an image, is seen by both.
-    let origin = format!("http://127.0.0.1:{port}");
-    let fetched = load_logged(dir.path(), "page", &url, &origin);
-    assert!(fetched.is_empty(), "the page fetched {fetched:?}");
-    let seen = requests.lock().expect("requests").clone();
-    assert!(!seen.is_empty());
-    assert!(
-        seen.iter().all(|line| line.starts_with("GET /page.html ")),
-        "the page asked the server for more than itself: {seen:?}"
-    );
-    let control = load_logged(
-        dir.path(),
-        "control",
-        &format!("{origin}/control.html"),
-        &origin,
-    );
-    assert_eq!(
-        control,
-        [format!("{origin}/pixel.png")],
-        "the control's image is seen"
-    );
-    assert!(
-        requests
-            .lock()
-            .expect("requests")
-            .iter()
-            .any(|line| line.starts_with("GET /pixel.png ")),
-        "the loopback server saw the control's image"
-    );
+    assert_fetches_only_itself(dir.path(), port, &requests);
 }
