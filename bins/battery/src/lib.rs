@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod study_cli;
+pub mod tune_cli;
 mod versus_table;
 
 use std::fmt::Write as _;
@@ -40,6 +41,7 @@ Examples:
   battery run --resume runs/qwen --base-url http://127.0.0.1:8080
   battery run --study studies/seed-003.toml --scaled   # a whole study from one file
   battery plan studies/seed-000.toml                 # what it will run, before it runs
+  battery tune --study my.toml --grid-base 'vllm serve m --port 8000' --grid '--max-num-seqs=8,32,128' --target 'ttft_p90<=500ms'
   battery versus runs/qwen runs/gemma --out runs/qwen-vs-gemma
   battery versus sweep-out/2026-12-04T06-00-00 sweep-out/2026-12-04T07-00-00
 
@@ -126,6 +128,9 @@ pub enum Command {
     /// Check a study file before any request: every part's kind and options (by its own
     /// command line) and what cannot run here, each at its file, line and column.
     Check(StudyArgs),
+    /// Run one study against several launch configurations of a server, taking turns in
+    /// rounds, and name the configuration that wins for a target.
+    Tune(Box<tune_cli::TuneArgs>),
     /// List the part kinds a study can hold.
     Kinds,
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
@@ -672,6 +677,10 @@ pub async fn run(cli: Cli, command_line: Vec<String>) -> Result<Finished, Batter
         Command::Versus(args) => versus(&args),
         Command::Plan(args) => study_cli::plan(&args.study, args.scaled, &args.over()?).await,
         Command::Check(args) => study_cli::check(&args.study, args.scaled, &args.over()?).await,
+        Command::Tune(args) => {
+            let observer = Observer(Arc::new(Progress { quiet: args.quiet }));
+            tune_cli::tune(&args, command_line, &observer).await
+        }
         Command::Kinds => Ok(study_cli::list_kinds()),
         Command::Completions { shell } => {
             let mut script = Vec::new();

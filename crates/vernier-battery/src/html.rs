@@ -15,17 +15,22 @@ table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:
 th{background:#f2f2f2}td.num{text-align:right}.warn{color:#a33}.verdict{font-weight:bold}\
 figure{margin:1.5em 0}";
 
+/// A self-contained page's opening up to `<body>`: no fetch allowed but inline style and
+/// `data:` images.
+pub(crate) fn page_start(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
+<link rel=\"icon\" href=\"data:,\"><title>{}</title><style>{STYLE}</style></head><body>\n",
+        escape(title)
+    )
+}
+
 /// The head-to-head as one HTML page.
 pub fn versus_html(versus: &Versus) -> String {
     let mut out = String::new();
     let title = format!("{} (A) against {} (B)", versus.a.model, versus.b.model);
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\
-<link rel=\"icon\" href=\"data:,\"><title>{}</title><style>{STYLE}</style></head><body>",
-        escape(&title)
-    );
+    out.push_str(&page_start(&title));
     let _ = writeln!(out, "<h1>{}</h1>", escape(&title));
     let _ = writeln!(out, "<ul>");
     for (name, side) in [("A", &versus.a), ("B", &versus.b)] {

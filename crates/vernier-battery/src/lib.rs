@@ -32,6 +32,7 @@ mod study_args;
 mod study_report;
 #[cfg(feature = "engine")]
 mod study_run;
+pub mod tune;
 mod versus;
 
 pub use budget::{

@@ -179,6 +179,9 @@ pub struct StudyRunner<'a> {
     pub command_line: Vec<String>,
     /// No progress on stderr from the parts.
     pub quiet: bool,
+    /// The command a part names to continue it, where not `battery run --resume OUT` (a
+    /// tune's study is continued by the tune).
+    pub continued_by: Option<String>,
 }
 
 impl<'a> StudyRunner<'a> {
@@ -188,7 +191,15 @@ impl<'a> StudyRunner<'a> {
             kinds,
             command_line,
             quiet: false,
+            continued_by: None,
         }
+    }
+
+    /// Parts name `command` to continue them.
+    #[must_use]
+    pub fn continued_by(mut self, command: String) -> Self {
+        self.continued_by = Some(command);
+        self
     }
 
     /// With the parts' progress or without.
@@ -257,13 +268,12 @@ pub async fn run_study(
         }
         let folder = out.join(&file.parts[index].folder);
         let resume = folder.join("journal.jsonl").is_file();
-        let context = PartContext::new(folder, resume, runner.command_line.clone())
-            .quiet(runner.quiet)
-            .continued_by(study_resume_command(
-                &runner.command_line,
-                &out,
-                runner.quiet,
-            ));
+        let context =
+            PartContext::new(folder, resume, runner.command_line.clone())
+                .quiet(runner.quiet)
+                .continued_by(runner.continued_by.clone().unwrap_or_else(|| {
+                    study_resume_command(&runner.command_line, &out, runner.quiet)
+                }));
         // The part's engine hears a signal itself, writes what it measured and says it was
         // interrupted; the study then stops.
         let ran = kind.run(words, &context).await;

@@ -78,5 +78,5 @@ pub use planning::{
 };
 pub use poisson::{RateComparison, RateInterval, compare_poisson_rates, poisson_rate_interval};
 pub use proportion::{newcombe_independent, newcombe_paired, wilson};
-pub use rank::{MANN_WHITNEY_EXACT_LIMIT, mann_whitney_critical, shift_interval};
+pub use rank::{MANN_WHITNEY_EXACT_LIMIT, mann_whitney_critical, mann_whitney_p, shift_interval};
 pub use splitmix::SplitMix64;

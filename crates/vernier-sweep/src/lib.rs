@@ -72,6 +72,7 @@ mod open_loop;
 #[cfg(feature = "engine")]
 mod parts;
 mod plan;
+mod pooled;
 #[cfg(feature = "engine")]
 mod probe;
 #[cfg(feature = "engine")]
@@ -128,6 +129,7 @@ pub use offered_load::{
     ThroughputIntervals,
 };
 pub use plan::{Plan, ProbeRates, estimate_s, plan, render_plan};
+pub use pooled::{LoadPoint, capacity_point, pooled_load_points};
 pub use report::{
     Chart, ReportFiles, csv_report, markdown_report, svg_charts, terminal_table, validity,
     write_reports,

@@ -255,6 +255,22 @@ pub(crate) fn aggregate(load: LoadMode, attempts: &[&Attempt]) -> Option<Aggrega
     })
 }
 
+/// The output tokens per second of each repetition's window of a cell (the windows
+/// [`aggregate`] takes its medians over), in repetition order.
+pub(crate) fn window_output_rates(load: LoadMode, attempts: &[&Attempt]) -> Vec<f64> {
+    let mut reps: BTreeMap<u32, Vec<&Attempt>> = BTreeMap::new();
+    for attempt in attempts {
+        reps.entry(attempt.rep).or_default().push(attempt);
+    }
+    reps.values()
+        .filter_map(|rep| match load {
+            LoadMode::Steady => steady_window(rep),
+            LoadMode::Rate | LoadMode::Burst => whole_window(rep),
+        })
+        .filter_map(|window| window.throughput()?.output_tokens_per_s)
+        .collect()
+}
+
 /// How late the requests of an open-loop cell were sent (`None` without schedules).
 pub(crate) fn lateness(attempts: &[&Attempt]) -> Option<Lateness> {
     let late: Vec<f64> = attempts

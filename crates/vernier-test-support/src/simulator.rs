@@ -17,7 +17,8 @@ pub const DELAY_VARIABLE: &str = "VERNIER_TEST_SIM_DELAY_MS";
 pub const LOADING_VARIABLE: &str = "VERNIER_TEST_SIM_LOADING_MS";
 
 /// Serves `vernier-sim-server` with the arguments in [`SIM_VARIABLE`] when it is set (after
-/// [`DELAY_VARIABLE`] and [`LOADING_VARIABLE`], when set); returns at once otherwise.
+/// [`DELAY_VARIABLE`] and [`LOADING_VARIABLE`], when set), exiting 1 with its log lines when
+/// the crash fault fires; returns at once otherwise.
 pub fn serve_simulator_when_asked() {
     let Ok(spec) = std::env::var(SIM_VARIABLE) else {
         return;
@@ -31,7 +32,20 @@ pub fn serve_simulator_when_asked() {
         if !loading.is_zero() {
             answer_loading(SocketAddr::new(args.host, args.port), loading).await;
         }
-        let _ = vernier_sim_server::run(&args, |_| {}, std::future::pending()).await;
+        // A crash (the simulator's crash fault) ends the process as the binary's does: its
+        // log lines on stderr, exit status 1.
+        if let Ok(Some(crash)) =
+            vernier_sim_server::run(&args, |_| {}, std::future::pending()).await
+        {
+            #[expect(
+                clippy::print_stderr,
+                reason = "a crashed server's log lines are what the launcher keeps"
+            )]
+            for line in crash.log_lines() {
+                eprintln!("{line}");
+            }
+            std::process::exit(1);
+        }
     });
 }
 

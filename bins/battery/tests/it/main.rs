@@ -8,6 +8,7 @@ mod llama;
 mod resume;
 mod run;
 mod study;
+mod tune;
 mod vllm;
 
 use std::path::{Path, PathBuf};
