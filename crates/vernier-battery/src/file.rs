@@ -356,12 +356,7 @@ impl BatteryFile {
     /// A battery's index read from its folder or its `battery.json`.
     pub fn load(path: &Path) -> Result<Self, BatteryError> {
         let path = battery_path(path);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|source| BatteryError::io("read", &path, source))?;
-        let file: Self = serde_json::from_str(&text).map_err(|error| BatteryError::Parse {
-            path: path.clone(),
-            detail: error.to_string(),
-        })?;
+        let file: Self = read_json(&path)?;
         if !(BATTERY_SCHEMA_OLDEST..=BATTERY_SCHEMA_VERSION).contains(&file.schema_version) {
             return Err(BatteryError::Parse {
                 path,
@@ -396,4 +391,14 @@ pub fn battery_path(path: &Path) -> PathBuf {
     } else {
         path.to_path_buf()
     }
+}
+
+/// A JSON file read into `T`: a file that cannot be read or parsed is refused by its path.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, BatteryError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|source| BatteryError::io("read", path, source))?;
+    serde_json::from_str(&text).map_err(|error| BatteryError::Parse {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })
 }

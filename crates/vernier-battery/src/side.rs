@@ -51,13 +51,7 @@ pub struct ReadySide {
 /// A `lifecycle ready` run file as JSON (its crate needs a runtime; the reading side reads the
 /// fields it compares), `None` when the file is not one.
 fn ready_run(path: &Path) -> Result<Option<serde_json::Value>, BatteryError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|source| BatteryError::io("read", path, source))?;
-    let run: serde_json::Value =
-        serde_json::from_str(&text).map_err(|error| BatteryError::Parse {
-            path: path.to_path_buf(),
-            detail: error.to_string(),
-        })?;
+    let run: serde_json::Value = crate::file::read_json(path)?;
     Ok(run.get("milestones").is_some().then_some(run))
 }
 

@@ -369,13 +369,35 @@ fn verdict_of(
                 pair.p_holm
             )
         }
-        Some((other, pair)) => format!(
-            "; not distinguishable from {} (Holm-adjusted p {:.3}): either will do",
-            other.name, pair.p_holm
-        ),
+        Some((other, pair)) => {
+            let (n, m) = (best.goodput_windows.len(), other.goodput_windows.len());
+            if smallest_holm_p(n, m, pairs.len()) >= 0.05 {
+                format!(
+                    "; not distinguishable from {} (Holm-adjusted p {:.3}): {n} and {m} repetition windows cannot reach p < 0.05 across {} pairs, so add rounds or repetitions",
+                    other.name,
+                    pair.p_holm,
+                    pairs.len()
+                )
+            } else {
+                format!(
+                    "; not distinguishable from {} (Holm-adjusted p {:.3}): either will do",
+                    other.name, pair.p_holm
+                )
+            }
+        }
         None => String::new(),
     };
     format!("{winner} wins for the {target}{figure}{rest}")
+}
+
+/// The smallest Holm-adjusted p one pair of `n` and `m` windows can reach among `pairs`
+/// pairs: the exact two-sided 2 / C(n + m, n), times the pairs.
+fn smallest_holm_p(n: usize, m: usize, pairs: usize) -> f64 {
+    let mut orderings = 1.0_f64;
+    for i in 1..=n {
+        orderings = orderings * (m + i) as f64 / i as f64;
+    }
+    (2.0 / orderings * pairs as f64).min(1.0)
 }
 
 /// A load in words: `16 in flight`, `2.5 requests/s`.
@@ -518,5 +540,8 @@ mod tests {
         assert!((ab.p_holm - 6.0 / 924.0).abs() < 1e-12, "{ab:?}");
         assert!((ab.difference - 300.0).abs() < 1e-9, "{ab:?}");
         assert!(ab.distinguishable);
+        // 3 against 3: 2/20 = 0.1 at best; 6 against 6 across 3 pairs: 6/924.
+        assert!((smallest_holm_p(3, 3, 1) - 0.1).abs() < 1e-12);
+        assert!((smallest_holm_p(6, 6, 3) - 6.0 / 924.0).abs() < 1e-12);
     }
 }

@@ -170,12 +170,7 @@ impl TuneFile {
     /// Reads `tune.json` from `folder`.
     pub fn load(folder: &Path) -> Result<Self, BatteryError> {
         let path = folder.join(TUNE_FILE);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|source| BatteryError::io("read", &path, source))?;
-        let file: Self = serde_json::from_str(&text).map_err(|error| BatteryError::Parse {
-            path: path.clone(),
-            detail: error.to_string(),
-        })?;
+        let file: Self = crate::file::read_json(&path)?;
         if file.schema_version > TUNE_SCHEMA_VERSION {
             return Err(BatteryError::Parse {
                 path,

@@ -117,6 +117,72 @@ const PAIR_HEAD: [&str; 5] = [
     "",
 ];
 
+/// How a report writes a heading and a table.
+trait Writer {
+    fn heading(&self, out: &mut String, text: &str, note: &str);
+    fn table(&self, out: &mut String, head: &[&str], rows: Vec<Vec<String>>);
+}
+
+struct Markdown;
+
+impl Writer for Markdown {
+    fn heading(&self, out: &mut String, text: &str, note: &str) {
+        let _ = writeln!(out, "## {text}\n\n{note}\n");
+    }
+    fn table(&self, out: &mut String, head: &[&str], rows: Vec<Vec<String>>) {
+        let _ = writeln!(out, "| {} |", head.join(" | "));
+        let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
+        for row in rows {
+            let _ = writeln!(out, "| {} |", row.join(" | "));
+        }
+        out.push('\n');
+    }
+}
+
+struct Html;
+
+impl Writer for Html {
+    fn heading(&self, out: &mut String, text: &str, note: &str) {
+        let _ = writeln!(out, "<h2>{}</h2>\n<p>{}</p>", escape(text), escape(note));
+    }
+    fn table(&self, out: &mut String, head: &[&str], rows: Vec<Vec<String>>) {
+        out.push_str("<table><tr>");
+        for cell in head {
+            let _ = write!(out, "<th>{}</th>", escape(cell));
+        }
+        out.push_str("</tr>\n");
+        for row in rows {
+            out.push_str("<tr>");
+            for cell in row {
+                let _ = write!(out, "<td>{}</td>", escape(&cell));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
+}
+
+/// The ranking and the pairs, as `writer` writes tables.
+fn tables(out: &mut String, analysis: &TuneAnalysis, writer: &dyn Writer) {
+    writer.table(
+        out,
+        &RANKING_HEAD,
+        ranking_rows(analysis).into_iter().map(Vec::from).collect(),
+    );
+    if !analysis.pairs.is_empty() {
+        writer.heading(
+            out,
+            "Pairs",
+            "Hodges–Lehmann shift of the repetitions' output tokens/s, Mann–Whitney interval and p, Holm across the pairs.",
+        );
+        writer.table(
+            out,
+            &PAIR_HEAD,
+            pair_rows(analysis).into_iter().map(Vec::from).collect(),
+        );
+    }
+}
+
 /// One configuration's section: its loads, failed parts, stated flags and deaths.
 fn config_section(out: &mut String, result: &ConfigResult) {
     let _ = writeln!(out, "### {}\n\n`{}`\n", result.name, result.command);
@@ -194,27 +260,7 @@ pub fn tune_markdown(file: &TuneFile, analysis: &TuneAnalysis) -> String {
             }
         );
     }
-    let table = |out: &mut String, head: &[&str], rows: Vec<Vec<String>>| {
-        let _ = writeln!(out, "| {} |", head.join(" | "));
-        let _ = writeln!(out, "|{}", "---|".repeat(head.len()));
-        for row in rows {
-            let _ = writeln!(out, "| {} |", row.join(" | "));
-        }
-        out.push('\n');
-    };
-    table(
-        &mut out,
-        &RANKING_HEAD,
-        ranking_rows(analysis).into_iter().map(Vec::from).collect(),
-    );
-    if !analysis.pairs.is_empty() {
-        out.push_str("## Pairs\n\nHodges–Lehmann shift of the repetitions' output tokens/s, Mann–Whitney interval and p, Holm across the pairs.\n\n");
-        table(
-            &mut out,
-            &PAIR_HEAD,
-            pair_rows(analysis).into_iter().map(Vec::from).collect(),
-        );
-    }
+    tables(&mut out, analysis, &Markdown);
     for front in &analysis.fronts {
         let _ = writeln!(
             out,
@@ -296,34 +342,7 @@ pub fn tune_html(file: &TuneFile, analysis: &TuneAnalysis) -> String {
         escape(&title),
         escape(&analysis.verdict)
     );
-    let table = |out: &mut String, head: &[&str], rows: Vec<Vec<String>>| {
-        out.push_str("<table><tr>");
-        for cell in head {
-            let _ = write!(out, "<th>{}</th>", escape(cell));
-        }
-        out.push_str("</tr>\n");
-        for row in rows {
-            out.push_str("<tr>");
-            for cell in row {
-                let _ = write!(out, "<td>{}</td>", escape(&cell));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table>\n");
-    };
-    table(
-        &mut out,
-        &RANKING_HEAD,
-        ranking_rows(analysis).into_iter().map(Vec::from).collect(),
-    );
-    if !analysis.pairs.is_empty() {
-        out.push_str("<h2>Pairs</h2>\n");
-        table(
-            &mut out,
-            &PAIR_HEAD,
-            pair_rows(analysis).into_iter().map(Vec::from).collect(),
-        );
-    }
+    tables(&mut out, analysis, &Html);
     for front in &analysis.fronts {
         let _ = writeln!(
             out,
