@@ -13,7 +13,7 @@ use vernier_cli::Finished;
 use vernier_run::PartKind;
 
 /// Every part kind a study can hold: each engine's command, defined where it lives.
-pub static KINDS: [&dyn PartKind; 13] = [
+pub static KINDS: [&dyn PartKind; 14] = [
     &sweep::part::SWEEP,
     &sweep::part::AGENT,
     &sweep::part::REPLAY,
@@ -22,6 +22,7 @@ pub static KINDS: [&dyn PartKind; 13] = [
     &hardsuite::part::CONTEXT,
     &hardsuite::part::VISION,
     &hardsuite::part::VIDEO,
+    &hardsuite::part::INSTRUCTIONS,
     &hardsuite::part::PROBE,
     &lifecycle::part::READY,
     &lifecycle::part::SWAP,

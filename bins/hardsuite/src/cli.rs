@@ -101,10 +101,10 @@ pub enum Preset {
 #[derive(Debug, Clone, Default, ClapArgs)]
 pub struct SuiteArgs {
     /// `context` for the bundled long-context suite, `vision` for the generated-image suite,
-    /// `video` for the generated-video suite, `probe` for vision, video, short context and tool
-    /// tasks together, or a user-defined suite file (.toml or .json), instead of the bundled 28
-    /// tasks.
-    #[arg(long, value_name = "context|vision|video|probe|FILE", value_parser = parse_suite, help_heading = "Suite")]
+    /// `video` for the generated-video suite, `instructions` for verifiable instructions at
+    /// four levels, `probe` for vision, video, short context and tool tasks together, or a
+    /// user-defined suite file (.toml or .json), instead of the bundled 28 tasks.
+    #[arg(long, value_name = "context|vision|video|instructions|probe|FILE", value_parser = parse_suite, help_heading = "Suite")]
     pub suite: Option<PathBuf>,
     /// Video tasks: send each clip as a `video_url` part (`video`, the default: vLLM, `SGLang`),
     /// or as its frames, 2 per second, in `image_url` parts with their times (`frames`: servers
@@ -117,6 +117,9 @@ pub struct SuiteArgs {
     /// Completion-token budget of video tasks (default 2000).
     #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
     pub budget_video: Option<u32>,
+    /// Completion-token budget of instruction tasks (default 1024).
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
+    pub budget_instructions: Option<u32>,
     /// Context suite: target prompt lengths in the server's tokens, comma-separated (`k` is
     /// 1,024; default 1k,4k,16k,32k,64k,128k, less those that cannot fit the server's context).
     #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = vernier_cli::parse_tokens, help_heading = "Context suite")]
@@ -415,7 +418,14 @@ fn parse_video_as(text: &str) -> Result<VideoAs, String> {
 }
 
 /// The bundled suites by name.
-const SUITES: [&str; 5] = ["hardsuite", "context", "vision", "video", "probe"];
+const SUITES: [&str; 6] = [
+    "hardsuite",
+    "context",
+    "vision",
+    "video",
+    "instructions",
+    "probe",
+];
 
 /// A suite name, or a suite file; a word that is neither, and is close to a name, is refused
 /// with the name it was probably meant to be (it was read as a missing file before). A known
@@ -428,7 +438,7 @@ fn parse_suite(text: &str) -> Result<PathBuf, String> {
     if SUITES.contains(&text) || path.exists() || is_file_name {
         return Ok(path);
     }
-    let known = "the bundled suites are hardsuite, context, vision, video and probe; a suite file ends in .toml or .json";
+    let known = "the bundled suites are hardsuite, context, vision, video, instructions and probe; a suite file ends in .toml or .json";
     Err(match vernier_cli::closest(text, &SUITES) {
         Some(name) => format!("no suite {text:?}: did you mean {name}? ({known})"),
         None => format!("no suite {text:?}: {known}"),
@@ -444,6 +454,7 @@ impl SuiteArgs {
         budgets.tools = self.budget_tools;
         budgets.context = self.budget_context;
         budgets.vision = self.budget_vision;
+        budgets.instructions = self.budget_instructions;
         budgets.video = self.budget_video;
         budgets.dataset = self.budget_dataset;
         for (flag, budget) in [
@@ -453,6 +464,7 @@ impl SuiteArgs {
             ("--budget-context", self.budget_context),
             ("--budget-vision", self.budget_vision),
             ("--budget-video", self.budget_video),
+            ("--budget-instructions", self.budget_instructions),
             ("--budget-dataset", self.budget_dataset),
         ] {
             if budget == Some(0) {
@@ -535,6 +547,7 @@ impl SuiteArgs {
         let seed = self.seed.unwrap_or(0);
         let generated = [
             ("vision", &mut selection.vision),
+            ("instructions", &mut selection.instructions),
             ("video", &mut selection.video),
             ("probe", &mut selection.probe),
         ]

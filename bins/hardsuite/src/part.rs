@@ -46,6 +46,12 @@ pub static VIDEO: SuitePart = SuitePart {
     about: "questions on generated video clips",
     fixed: &["--suite", "video"],
 };
+/// Verifiable instructions at four levels.
+pub static INSTRUCTIONS: SuitePart = SuitePart {
+    name: "instructions",
+    about: "verifiable instructions (counts, words, characters, format) at four levels, strict and loose",
+    fixed: &["--suite", "instructions"],
+};
 /// The probe: two tasks of each kind the server might not take.
 pub static PROBE: SuitePart = SuitePart {
     name: "probe",

@@ -66,6 +66,9 @@ pub struct SuiteSelection {
     /// The bundled vision suite (`--suite vision`) instead, drawn from this seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision: Option<u64>,
+    /// The instruction-following suite (`--suite instructions`) instead, drawn from this seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
     /// The bundled video suite (`--suite video`) instead, drawn from this seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<u64>,

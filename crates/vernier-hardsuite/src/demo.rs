@@ -36,6 +36,8 @@ pub enum ScriptedKind {
     /// `final_answer_is`, `answer_label`, `gsm8k_hashes` for a final answer; 4: a boxed letter,
     /// read by `bold_or_boxed`, or a final answer boxed without its sentence).
     RightByFallback(usize),
+    /// An instruction task's reply that meets every instruction but the one at this index.
+    BreakInstruction(usize),
 }
 
 impl ScriptedKind {
@@ -43,7 +45,7 @@ impl ScriptedKind {
     pub fn expected_outcome(self) -> OutcomeKind {
         match self {
             Self::Right | Self::RightAfterDrop | Self::RightByFallback(_) => OutcomeKind::Pass,
-            Self::Wrong => OutcomeKind::Wrong,
+            Self::Wrong | Self::BreakInstruction(_) => OutcomeKind::Wrong,
             Self::CutOffInReasoning => OutcomeKind::CutOff,
             Self::NoAnswer => OutcomeKind::NoAnswer,
             Self::ExtraCalls => OutcomeKind::ExtraCalls,
@@ -134,7 +136,7 @@ pub struct ScriptedTask {
 /// wrong, so a ladder run has a known score per level.
 pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
     let (mut n_math, mut n_code, mut n_calls, mut n_vision, mut n_video) = (0, 0, 0, 0, 0);
-    let mut n_dataset = 0;
+    let (mut n_dataset, mut n_instructions) = (0, 0);
     let math_total = suite
         .tasks
         .iter()
@@ -158,6 +160,10 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
                 (Category::VISION, _) => {
                     n_vision += 1;
                     media_kind(n_vision)
+                }
+                (Category::INSTRUCTIONS, Checker::Instructions(constraints)) => {
+                    n_instructions += 1;
+                    instructions_kind(n_instructions, constraints.len())
                 }
                 (Category::VIDEO, _) => {
                     n_video += 1;
@@ -212,6 +218,20 @@ pub const DEMO_CONTEXT_LIMIT: u32 = 40_960;
 
 /// Vision and video tasks, by place in their category: the first wrong, the second without an
 /// answer line, the third cut off in its reasoning, the rest right.
+/// An instruction task's scripted outcome by its place: the 3rd cut off, the 5th empty, every
+/// other even place breaking one instruction (the next in turn, so each kind of a suite's
+/// instructions is broken somewhere), the rest meeting them all.
+fn instructions_kind(place: usize, n_constraints: usize) -> ScriptedKind {
+    match place {
+        3 => ScriptedKind::CutOffInReasoning,
+        5 => ScriptedKind::NoAnswer,
+        place if place % 2 == 0 => {
+            ScriptedKind::BreakInstruction((place / 2) % n_constraints.max(1))
+        }
+        _ => ScriptedKind::Right,
+    }
+}
+
 fn media_kind(place: usize) -> ScriptedKind {
     match place {
         1 => ScriptedKind::Wrong,
@@ -349,6 +369,16 @@ fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
         }
         Checker::NoCall { must_mention } => {
             ScriptReply::text(format!("The answer is {must_mention}."))
+        }
+        Checker::Instructions(_) => {
+            let content = match (task.spec::<vernier_tasks::InstructionsSpec>(), kind) {
+                (_, ScriptedKind::NoAnswer) | (None, _) => String::new(),
+                (Some(spec), ScriptedKind::BreakInstruction(index)) => {
+                    vernier_tasks::instructions_reply(spec, Some(index))
+                }
+                (Some(spec), _) => vernier_tasks::instructions_reply(spec, None),
+            };
+            ScriptReply::text(content)
         }
         Checker::Choice { .. } | Checker::FinalAnswer(_) => ScriptReply::text(dataset_content(
             &task.checker,

@@ -764,6 +764,7 @@ fn open_journal(
                 .collect(),
             context: plan.settings.context.as_ref().map(|(plan, _)| plan.clone()),
             vision_seed: plan.settings.generated.vision,
+            instructions_seed: plan.settings.generated.instructions,
             video_seed: plan.settings.generated.video,
             probe_seed: plan.settings.generated.probe,
             video_as: plan.settings.video_as,

@@ -87,6 +87,9 @@ pub struct BudgetFlags {
     /// `--budget-vision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision: Option<u32>,
+    /// `--budget-instructions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u32>,
     /// `--budget-video`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<u32>,
@@ -104,6 +107,7 @@ impl BudgetFlags {
             Category::TOOLS => self.tools,
             Category::CONTEXT => self.context,
             Category::VISION => self.vision,
+            Category::INSTRUCTIONS => self.instructions,
             Category::VIDEO => self.video,
             Category::DATASET => self.dataset,
             _ => None,
@@ -200,6 +204,9 @@ pub struct RunHeader {
     /// The vision suite's seed (`--suite vision`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vision_seed: Option<u64>,
+    /// The instruction suite's seed (`--suite instructions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_seed: Option<u64>,
     /// The video suite's seed (`--suite video`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video_seed: Option<u64>,

@@ -67,6 +67,7 @@ mod engine;
 mod error;
 #[cfg(feature = "engine")]
 mod gpu_run;
+mod instructions_report;
 mod journal;
 mod ladder;
 #[cfg(feature = "engine")]
@@ -117,6 +118,9 @@ pub use demo::{
 #[cfg(feature = "engine")]
 pub use engine::{HardsuiteOutcome, RunFiles, check_suite_fits_server, run_suite, run_suite_until};
 pub use error::HardsuiteError;
+pub use instructions_report::{
+    InstructionsBreakdown, StrictLoose, instructions_breakdown, render_instructions_markdown,
+};
 pub use journal::{
     AttemptPhase, AttemptRecord, BudgetFlags, ContextTry, DroppedLength, HARDSUITE_JOURNAL_VERSION,
     HardsuiteJournalLine, LoadedHardsuiteJournal, RecordedCapacity, RecordedLimit, RunHeader,

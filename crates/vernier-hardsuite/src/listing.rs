@@ -69,6 +69,13 @@ pub fn listing(suite: &Suite) -> Vec<TaskListing> {
                     serde_json::json!(vernier_tasks::choice_letter(*gold).to_string())
                 }
                 Checker::FinalAnswer(answer) => serde_json::json!(answer),
+                Checker::Instructions(constraints) => serde_json::json!(
+                    constraints
+                        .iter()
+                        .map(vernier_tasks::Constraint::instruction)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
                 other => serde_json::json!(format!("{other:?}")),
             };
             let instance = task.instance.as_ref();

@@ -34,6 +34,7 @@ pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Generated {
     pub(crate) vision: Option<u64>,
+    pub(crate) instructions: Option<u64>,
     pub(crate) video: Option<u64>,
     pub(crate) probe: Option<u64>,
 }
@@ -43,6 +44,7 @@ impl Generated {
     pub(crate) fn of(selection: &SuiteSelection) -> Self {
         Self {
             vision: selection.vision,
+            instructions: selection.instructions,
             video: selection.video,
             probe: selection.probe,
         }
@@ -53,6 +55,11 @@ impl Generated {
         let budgets = Budgets::default();
         if let Some(seed) = self.probe {
             Some(Suite::probe(seed, &budgets))
+        } else if let Some(seed) = self.instructions {
+            Some(vernier_tasks::instructions_suite(
+                seed,
+                budgets.for_category(Category::INSTRUCTIONS),
+            ))
         } else if let Some(seed) = self.video {
             Some(vernier_tasks::video_suite(
                 seed,
@@ -66,7 +73,7 @@ impl Generated {
     }
 
     fn count(self) -> usize {
-        [self.vision, self.video, self.probe]
+        [self.vision, self.instructions, self.video, self.probe]
             .iter()
             .filter(|seed| seed.is_some())
             .count()
@@ -88,7 +95,7 @@ pub(crate) fn check_selection(selection: &SuiteSelection) -> Result<(), Hardsuit
             } else {
                 "--suite"
             },
-            "name one suite: context, vision, video, probe, a suite file or a dataset",
+            "name one suite: context, vision, video, instructions, probe, a suite file or a dataset",
         ));
     }
     if selection.dataset.is_some() && selection.draw.is_some() {

@@ -156,6 +156,7 @@ pub(crate) fn settings(
                 context: header.context.clone().map(|plan| (plan, true)),
                 generated: Generated {
                     vision: header.vision_seed,
+                    instructions: header.instructions_seed,
                     video: header.video_seed,
                     probe: header.probe_seed,
                 },

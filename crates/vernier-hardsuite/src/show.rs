@@ -197,6 +197,7 @@ pub fn render_show(out_dir: &Path, request: &ShowRequest) -> Result<String, Hard
             lengths_given: true,
         }),
         vision: journal.header.vision_seed,
+        instructions: journal.header.instructions_seed,
         video: journal.header.video_seed,
         probe: journal.header.probe_seed,
         dataset: journal

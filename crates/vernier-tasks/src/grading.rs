@@ -75,6 +75,9 @@ impl Task {
             }
             Checker::Choice { gold, n_options } => check_choice(reply, *gold, *n_options),
             Checker::FinalAnswer(gold) => check_final(reply, gold),
+            Checker::Instructions(constraints) => {
+                crate::instructions::check_instructions(constraints, reply)
+            }
             #[cfg(feature = "grader")]
             Checker::Code(_) => return None,
         })

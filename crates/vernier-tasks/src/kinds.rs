@@ -14,6 +14,7 @@ pub const KINDS: &[Kind] = &[
     crate::math::KIND,
     crate::code::KIND,
     crate::tools::KIND,
+    crate::instructions::KIND,
     crate::context::KIND,
     crate::vision::KIND,
     crate::video::KIND,

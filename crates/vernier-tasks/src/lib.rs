@@ -105,6 +105,7 @@ mod draw;
 mod error;
 mod family;
 mod grading;
+mod instructions;
 mod kind;
 mod kinds;
 mod math;
@@ -142,6 +143,11 @@ pub use dataset::{
 };
 pub use draw::{Draw, Instance, MAX_LEVEL, MIN_LEVEL, Redraw};
 pub use error::{SelfCheckError, SelfCheckFailure, SuiteError};
+pub use instructions::{
+    Constraint, DEFAULT_INSTRUCTIONS_BUDGET, INSTRUCTIONS_LEVELS, INSTRUCTIONS_PER_LEVEL,
+    InstructionsSpec, instruction_results, instructions_reply, instructions_suite,
+    instructions_task, prove_instructions_task, read_instruction_detail,
+};
 pub use kind::{Kind, Prove};
 pub use kinds::{KINDS, categories, category_named, kind};
 pub use math::{

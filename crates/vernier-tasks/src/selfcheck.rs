@@ -187,6 +187,9 @@ impl Probe<'_> {
             Checker::Choice { .. } | Checker::FinalAnswer(_) => {
                 self.fail("a dataset answer belongs to a dataset task");
             }
+            Checker::Instructions(_) => {
+                self.fail("instructions belong to an instructions task");
+            }
             Checker::ToolCall { .. } => self.tool_call().await,
             Checker::NoCall { must_mention } => self.no_call(must_mention).await,
             Checker::Code(_) => self.code_offline().await,

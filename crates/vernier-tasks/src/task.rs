@@ -212,6 +212,9 @@ pub enum Checker {
     /// A final answer ([`crate::extract_final`]) equal to this one once both are normalised
     /// ([`crate::normalise_final`]).
     FinalAnswer(String),
+    /// Every one of these instructions holds on the final content as written
+    /// ([`crate::Constraint`]).
+    Instructions(Vec<crate::instructions::Constraint>),
 }
 
 /// A task: prompt, tools on offer, token budget and checker.

@@ -12,6 +12,7 @@ mod exit_codes;
 mod fault_matrix;
 mod gpu;
 mod hosted;
+mod instructions;
 mod levels;
 mod llama;
 mod progress;
