@@ -596,7 +596,7 @@ pub(crate) fn check_instructions(constraints: &[Constraint], reply: &Reply) -> O
     )
 }
 
-/// Reads a detail [`check_instructions`] wrote: each instruction's name with its strict and
+/// Reads the detail an instruction task's grade carries: each instruction's name with its strict and
 /// loose verdict; `None` for another detail.
 pub fn read_instruction_detail(detail: &str) -> Option<Vec<(String, bool, bool)>> {
     let (strict, loose) = detail.strip_prefix("strict ")?.split_once(" | loose ")?;

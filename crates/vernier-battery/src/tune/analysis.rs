@@ -139,7 +139,7 @@ fn config_result(
         Standing::FailedToStart
     } else if turns.iter().any(|t| t.status == TurnStatus::Crashed) {
         Standing::Crashed
-    } else if first_shape.is_empty() {
+    } else if first_shape.is_empty() && (target.is_some() || pass_rate.is_none()) {
         Standing::Unmeasured
     } else {
         let speed_met = target.is_none() || at.is_some();
@@ -206,7 +206,7 @@ pub fn analyse(file: &TuneFile, out: &Path) -> TuneAnalysis {
     let pairs = pairs_of(&results);
     let winner = results
         .iter()
-        .find(|r| r.standing == Standing::Meets && r.goodput.is_some())
+        .find(|r| r.standing == Standing::Meets && (r.goodput.is_some() || r.pass_rate.is_some()))
         .map(|r| r.name.clone());
     let verdict = verdict_of(&results, &pairs, winner.as_deref(), file);
     let fronts = fronts_of(&results);
@@ -252,14 +252,18 @@ fn load_row(point: &LoadPoint) -> LoadRow {
 /// Best first: standing, then the ranking figure.
 fn rank(results: &mut [ConfigResult], by: RankBy) {
     let goodput = |r: &ConfigResult| r.goodput.map_or(f64::NEG_INFINITY, |g| g.value);
+    let pass = |r: &ConfigResult| r.pass_rate.map_or(f64::NEG_INFINITY, |p| p.rate);
     results.sort_by(|a, b| {
-        a.standing.cmp(&b.standing).then_with(|| match by {
-            RankBy::Goodput => goodput(b).total_cmp(&goodput(a)),
-            RankBy::Capacity => b
-                .capacity
-                .unwrap_or(f64::NEG_INFINITY)
-                .total_cmp(&a.capacity.unwrap_or(f64::NEG_INFINITY))
-                .then_with(|| goodput(b).total_cmp(&goodput(a))),
+        a.standing.cmp(&b.standing).then_with(|| {
+            match by {
+                RankBy::Goodput => goodput(b).total_cmp(&goodput(a)),
+                RankBy::Capacity => b
+                    .capacity
+                    .unwrap_or(f64::NEG_INFINITY)
+                    .total_cmp(&a.capacity.unwrap_or(f64::NEG_INFINITY))
+                    .then_with(|| goodput(b).total_cmp(&goodput(a))),
+            }
+            .then_with(|| pass(b).total_cmp(&pass(a)))
         })
     });
     for (index, result) in results.iter_mut().enumerate() {
@@ -272,31 +276,14 @@ fn rank(results: &mut [ConfigResult], by: RankBy) {
 fn pairs_of(results: &[ConfigResult]) -> Vec<Pair> {
     let compared: Vec<&ConfigResult> = results
         .iter()
-        .filter(|r| r.goodput_windows.len() >= 2 && r.standing <= Standing::Misses)
+        .filter(|r| r.standing <= Standing::Misses)
         .collect();
     let mut pairs = Vec::new();
     for (index, a) in compared.iter().enumerate() {
         for b in &compared[index + 1..] {
-            let (x, y) = (&a.goodput_windows, &b.goodput_windows);
-            let mut shifts: Vec<f64> = x
-                .iter()
-                .flat_map(|u| y.iter().map(move |v| u - v))
-                .collect();
-            shifts.sort_by(f64::total_cmp);
-            let difference = vernier_stats::median(&shifts).unwrap_or(0.0);
-            let interval = vernier_stats::shift_interval(x, y, 0.95)
-                .ok()
-                .flatten()
-                .map(|i| (i.low, i.high));
-            pairs.push(Pair {
-                a: a.name.clone(),
-                b: b.name.clone(),
-                difference,
-                interval,
-                p: vernier_stats::mann_whitney_p(x, y).unwrap_or(1.0),
-                p_holm: 1.0,
-                distinguishable: false,
-            });
+            if let Some(pair) = goodput_pair(a, b).or_else(|| pass_rate_pair(a, b)) {
+                pairs.push(pair);
+            }
         }
     }
     let ps: Vec<f64> = pairs.iter().map(|p| p.p).collect();
@@ -307,6 +294,61 @@ fn pairs_of(results: &[ConfigResult]) -> Vec<Pair> {
         }
     }
     pairs
+}
+
+/// Goodput compared, where both have two windows or more: the Hodges–Lehmann shift with its
+/// Mann–Whitney interval and the two-sided Mann–Whitney p.
+fn goodput_pair(a: &ConfigResult, b: &ConfigResult) -> Option<Pair> {
+    let (x, y) = (&a.goodput_windows, &b.goodput_windows);
+    if x.len() < 2 || y.len() < 2 {
+        return None;
+    }
+    let mut shifts: Vec<f64> = x
+        .iter()
+        .flat_map(|u| y.iter().map(move |v| u - v))
+        .collect();
+    shifts.sort_by(f64::total_cmp);
+    Some(Pair {
+        a: a.name.clone(),
+        b: b.name.clone(),
+        figure: "goodput, output tokens/s".to_owned(),
+        difference: vernier_stats::median(&shifts).unwrap_or(0.0),
+        interval: vernier_stats::shift_interval(x, y, 0.95)
+            .ok()
+            .flatten()
+            .map(|i| (i.low, i.high)),
+        p: vernier_stats::mann_whitney_p(x, y).unwrap_or(1.0),
+        p_holm: 1.0,
+        distinguishable: false,
+    })
+}
+
+/// Pass rates compared, where no goodput is (a tune of suites alone): the difference with
+/// Newcombe's interval and the pooled two-proportion z test's two-sided p.
+fn pass_rate_pair(a: &ConfigResult, b: &ConfigResult) -> Option<Pair> {
+    let (pa, pb) = (a.pass_rate?, b.pass_rate?);
+    let interval =
+        vernier_stats::newcombe_independent(pa.passed, pa.scored, pb.passed, pb.scored, 0.95)
+            .ok()
+            .map(|i| (i.low, i.high));
+    let pooled = (pa.passed + pb.passed) as f64 / (pa.scored + pb.scored) as f64;
+    let spread =
+        (pooled * (1.0 - pooled) * (1.0 / pa.scored as f64 + 1.0 / pb.scored as f64)).sqrt();
+    let p = if spread > 0.0 {
+        vernier_stats::normal_two_sided_p((pa.rate - pb.rate) / spread).unwrap_or(1.0)
+    } else {
+        1.0
+    };
+    Some(Pair {
+        a: a.name.clone(),
+        b: b.name.clone(),
+        figure: "pass rate".to_owned(),
+        difference: pa.rate - pb.rate,
+        interval,
+        p,
+        p_holm: 1.0,
+        distinguishable: false,
+    })
 }
 
 fn verdict_of(
@@ -337,14 +379,26 @@ fn verdict_of(
     let Some(best) = results.iter().find(|r| r.name == winner) else {
         return format!("{winner} wins");
     };
-    let figure = best.goodput.map_or_else(String::new, |g| {
-        format!(
-            ": {:.1} output tokens/s at {}",
-            g.value,
-            best.at_load
-                .map_or_else(String::new, |load| load_words(load, &best.load_kind))
-        )
-    });
+    let figure = best.goodput.map_or_else(
+        || {
+            best.pass_rate.map_or_else(String::new, |p| {
+                format!(
+                    ": pass rate {:.1}% [{:.1}, {:.1}] (no speed measured)",
+                    p.rate * 100.0,
+                    p.interval.0 * 100.0,
+                    p.interval.1 * 100.0
+                )
+            })
+        },
+        |g| {
+            format!(
+                ": {:.1} output tokens/s at {}",
+                g.value,
+                best.at_load
+                    .map_or_else(String::new, |load| load_words(load, &best.load_kind))
+            )
+        },
+    );
     let runner_up = results
         .iter()
         .find(|r| r.name != winner && r.standing == Standing::Meets);
@@ -363,9 +417,10 @@ fn verdict_of(
                 format!(" [{:.1}, {:.1}]", low.min(high), low.max(high))
             });
             format!(
-                "; ahead of {} by {:.1} tokens/s{interval} (Holm-adjusted p {:.3})",
+                "; ahead of {} by {:.3} in {}{interval} (Holm-adjusted p {:.3})",
                 other.name,
                 sign * pair.difference,
+                pair.figure,
                 pair.p_holm
             )
         }
@@ -543,5 +598,29 @@ mod tests {
         // 3 against 3: 2/20 = 0.1 at best; 6 against 6 across 3 pairs: 6/924.
         assert!((smallest_holm_p(3, 3, 1) - 0.1).abs() < 1e-12);
         assert!((smallest_holm_p(6, 6, 3) - 6.0 / 924.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn suites_alone_are_ranked_and_compared_by_their_pass_rates() {
+        let mut results = vec![result("low", 0.0, 0.0, 50), result("high", 0.0, 0.0, 90)];
+        for r in &mut results {
+            r.goodput = None;
+            r.goodput_windows.clear();
+            r.decode = None;
+        }
+        rank(&mut results, RankBy::Goodput);
+        assert_eq!(results[0].name, "high");
+        let pairs = pairs_of(&results);
+        assert_eq!(pairs.len(), 1);
+        let pair = &pairs[0];
+        assert_eq!(pair.figure, "pass rate");
+        assert!((pair.difference - 0.4).abs() < 1e-12, "{pair:?}");
+        // 90/100 against 50/100: pooled 0.7, z = 0.4 / sqrt(0.21 * 0.02) = 6.17.
+        assert!(pair.p < 1e-8 && pair.distinguishable, "{pair:?}");
+        let (low, high) = pair.interval.expect("Newcombe's interval");
+        assert!(
+            low > 0.25 && high < 0.55 && low < 0.4 && 0.4 < high,
+            "{pair:?}"
+        );
     }
 }

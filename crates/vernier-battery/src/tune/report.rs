@@ -94,8 +94,8 @@ fn pair_rows(analysis: &TuneAnalysis) -> Vec<[String; 5]> {
         .iter()
         .map(|p| {
             [
-                format!("{} − {}", p.a, p.b),
-                format!("{:+.1}", p.difference),
+                format!("{} − {} ({})", p.a, p.b, p.figure),
+                format!("{:+.3}", p.difference),
                 p.interval
                     .map_or_else(|| "—".to_owned(), |(l, h)| format!("[{l:+.1}, {h:+.1}]")),
                 format!("{:.4}", p.p_holm),
@@ -110,7 +110,7 @@ fn pair_rows(analysis: &TuneAnalysis) -> Vec<[String; 5]> {
 }
 
 const PAIR_HEAD: [&str; 5] = [
-    "pair (goodput)",
+    "pair (figure)",
     "difference",
     "95% interval",
     "Holm-adjusted p",
@@ -173,7 +173,7 @@ fn tables(out: &mut String, analysis: &TuneAnalysis, writer: &dyn Writer) {
         writer.heading(
             out,
             "Pairs",
-            "Hodges–Lehmann shift of the repetitions' output tokens/s, Mann–Whitney interval and p, Holm across the pairs.",
+            "Goodput: the Hodges–Lehmann shift of the repetitions' output tokens/s with the Mann–Whitney interval and p; pass rate (where no speed was measured): the difference with Newcombe's interval and the two-proportion z test's p; Holm across the pairs.",
         );
         writer.table(
             out,

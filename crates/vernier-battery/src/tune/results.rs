@@ -165,12 +165,17 @@ pub struct Pair {
     pub a: String,
     /// The other.
     pub b: String,
-    /// Hodges–Lehmann shift a − b of their windows' output tokens per second.
+    /// The figure compared: goodput (the windows' output tokens per second), or the pass
+    /// rate where no goodput was measured.
+    pub figure: String,
+    /// a − b: the Hodges–Lehmann shift of goodput, or the difference of pass rates.
     pub difference: f64,
-    /// Its 95% interval (Mann–Whitney), where the samples allow one.
+    /// Its 95% interval (Mann–Whitney for goodput, Newcombe for pass rates), where the
+    /// samples allow one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<(f64, f64)>,
-    /// Two-sided Mann–Whitney p (exact without ties, else the normal approximation).
+    /// Two-sided p: Mann–Whitney for goodput (exact without ties, else the normal
+    /// approximation), the pooled two-proportion z test for pass rates.
     pub p: f64,
     /// Holm-adjusted across every pair.
     pub p_holm: f64,
