@@ -50,7 +50,7 @@ pub struct TuneArgs {
     #[arg(long, default_value_t = 12)]
     pub max_configs: usize,
     /// List the configurations and the rounds' order, and stop.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "resume")]
     pub dry_run: bool,
     /// What the winner must meet: the sweep's grammar (`ttft_p90<=500ms,itl_p99<=50ms`) and a
     /// least pass rate over the study's suites (`pass_rate>=0.6`).
@@ -112,7 +112,19 @@ fn configs_of(args: &TuneArgs) -> Result<Vec<TuneConfig>, BatteryError> {
 }
 
 /// Part kinds whose runs score samples (a pass rate target needs one).
-const SCORED: [&str; 6] = ["suite", "dataset", "context", "vision", "video", "probe"];
+const SCORED: [&str; 7] = [
+    "suite",
+    "dataset",
+    "context",
+    "vision",
+    "video",
+    "instructions",
+    "probe",
+];
+
+/// Part kinds that launch a server of their own: in a tune the configuration's server holds
+/// the port.
+const LAUNCHING: [&str; 3] = ["ready", "swap", "soak"];
 
 /// The tune the flags describe, checked before anything is launched.
 fn new_tune(args: &TuneArgs) -> Result<TuneFile, BatteryError> {
@@ -133,6 +145,19 @@ fn new_tune(args: &TuneArgs) -> Result<TuneFile, BatteryError> {
             format!(
                 "{} has [target] launch: a tune launches each configuration itself; remove it and give it as a --config",
                 path.display()
+            ),
+        ));
+    }
+    if let Some(part) = study
+        .parts
+        .iter()
+        .find(|part| LAUNCHING.contains(&part.kind.as_str()))
+    {
+        return Err(invalid(
+            "--study",
+            format!(
+                "part {} ({}) launches a server of its own, and each configuration's server holds the port in a tune: drop it from the tune's study (time to ready is measured for every configuration)",
+                part.name, part.kind
             ),
         ));
     }

@@ -151,10 +151,15 @@ impl Draft {
             .iter()
             .find(|c| matches!(c, Constraint::WordsAtLeast { .. }))
         {
-            // Enough fillers for the least, and six words to spare for a violation of another
-            // instruction that takes some away (a title dropped).
+            // Enough fillers for the least, with words to spare for the one violation of
+            // another instruction that takes some away: the title dropped (its own words).
             let base = word_count(&draft.render());
-            draft.fillers = (n + 6).saturating_sub(base).div_ceil(10);
+            let title = if draft.title {
+                word_count(&format!("<<A note on {}>>", draft.topic))
+            } else {
+                0
+            };
+            draft.fillers = (n + title + 1).saturating_sub(base).div_ceil(10);
         }
         draft
     }

@@ -601,6 +601,31 @@ fn a_tune_refuses_a_grid_over_its_cap_a_launching_study_and_a_pass_rate_without_
         "{}",
         text(&refused.stderr)
     );
+    // A part that launches its own server would fight each configuration's for the port.
+    let readying = dir.path().join("readying.toml");
+    std::fs::write(
+        &readying,
+        "[target]\nbase-url = \"http://127.0.0.1:9\"\n[[part]]\nkind = \"ready\"\nname = \"r\"\n",
+    )
+    .expect("write");
+    let refused = battery(&[
+        "tune",
+        "--study",
+        readying.to_str().expect("UTF-8"),
+        "--config",
+        "a=serve -a",
+        "--config",
+        "b=serve -b",
+    ]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("launches a server of its own"),
+        "{}",
+        text(&refused.stderr)
+    );
+    // A dry run lists a new tune; it never continues one.
+    let both = battery(&["tune", "--resume", study, "--dry-run"]);
+    assert_eq!(both.status.code(), Some(2), "{}", text(&both.stderr));
     let no_suite = battery(&[
         "tune",
         "--study",

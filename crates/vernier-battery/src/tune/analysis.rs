@@ -41,7 +41,13 @@ fn read_rounds(file: &TuneFile, out: &Path, name: &str) -> Rounds {
         let Ok(battery) = BatteryFile::load(&folder) else {
             continue;
         };
-        let mut sweep_read = false;
+        // The study's first sweep part, by name: the same part in every round.
+        let sweep = file
+            .study
+            .parts
+            .iter()
+            .find(|part| part.kind == "sweep")
+            .map(|part| part.name.as_str());
         for part in battery
             .parts
             .iter()
@@ -66,13 +72,12 @@ fn read_rounds(file: &TuneFile, out: &Path, name: &str) -> Rounds {
                 rounds.passed += score.passed;
                 rounds.scored += score.scored;
             }
-            if part.kind == "sweep" && !sweep_read {
+            if Some(part.part.as_str()) == sweep {
                 let part_folder = folder.join(&part.folder);
                 if let Ok(journal) =
                     vernier_sweep::read_sweep_journal(&vernier_sweep::journal_path(&part_folder))
                 {
                     rounds.journals.push(journal);
-                    sweep_read = true;
                 }
                 if let Ok(text) = std::fs::read_to_string(part_folder.join("run.json"))
                     && let Ok(run) = serde_json::from_str::<serde_json::Value>(&text)
@@ -99,17 +104,13 @@ fn shape_of(point: &LoadPoint) -> String {
 /// One configuration's result from its rounds, and the shape its speed is read at.
 fn config_result(
     file: &TuneFile,
-    out: &Path,
     config: &super::config::TuneConfig,
-    target: Option<&Target>,
-) -> (ConfigResult, Option<String>) {
-    let rounds = read_rounds(file, out, &config.name);
-    let journals: Vec<&LoadedSweepJournal> = rounds.journals.iter().collect();
-    let points = pooled_load_points(&journals, target);
-    // The speed figures are read at the first shape the study measured.
-    let first_shape: Vec<&LoadPoint> = points
-        .first()
-        .map(|first| points.iter().filter(|p| p.same_shape(first)).collect())
+    (rounds, points): (Rounds, &[LoadPoint]),
+    (target, shape): (Option<&Target>, Option<&LoadPoint>),
+) -> ConfigResult {
+    // The speed figures are read at the tune's one shape.
+    let first_shape: Vec<&LoadPoint> = shape
+        .map(|shape| points.iter().filter(|p| p.same_shape(shape)).collect())
         .unwrap_or_default();
     let chosen = if target.is_some() {
         capacity_point(&first_shape)
@@ -154,7 +155,7 @@ fn config_result(
             Standing::Misses
         }
     };
-    let result = ConfigResult {
+    ConfigResult {
         name: config.name.clone(),
         command: config.command.clone(),
         rank: 0,
@@ -182,8 +183,7 @@ fn config_result(
         deaths: turns.iter().filter_map(|t| t.death.clone()).collect(),
         failed_parts: rounds.failed_parts,
         stated: stated_flags(&config.command, &rounds.settings),
-    };
-    (result, first_shape.first().map(|p| shape_of(p)))
+    }
 }
 
 /// The analysis of a tune whose turns are over.
@@ -193,15 +193,44 @@ pub fn analyse(file: &TuneFile, out: &Path) -> TuneAnalysis {
         .as_ref()
         .and_then(|t| t.speed.as_deref())
         .and_then(|text| Target::parse(text).ok());
-    let mut shape = None;
-    let mut results: Vec<ConfigResult> = Vec::new();
-    for config in &file.configs {
-        let (result, its_shape) = config_result(file, out, config, target.as_ref());
-        if shape.is_none() {
-            shape = its_shape;
-        }
-        results.push(result);
-    }
+    let measured: Vec<(Rounds, Vec<LoadPoint>)> = file
+        .configs
+        .iter()
+        .map(|config| {
+            let rounds = read_rounds(file, out, &config.name);
+            let journals: Vec<&LoadedSweepJournal> = rounds.journals.iter().collect();
+            let points = pooled_load_points(&journals, target.as_ref());
+            (rounds, points)
+        })
+        .collect();
+    // One shape for every configuration: the first (in the sweep's order) any measured; a
+    // configuration without it is read as not measured.
+    let first = measured
+        .iter()
+        .filter_map(|(_, points)| points.first())
+        .min_by(|a, b| {
+            (a.workload, a.prompt_tokens_target, a.output_tokens).cmp(&(
+                b.workload,
+                b.prompt_tokens_target,
+                b.output_tokens,
+            ))
+        })
+        .cloned();
+    let shape = first.as_ref().map(shape_of);
+    let results: Vec<ConfigResult> = file
+        .configs
+        .iter()
+        .zip(measured)
+        .map(|(config, (rounds, points))| {
+            config_result(
+                file,
+                config,
+                (rounds, &points),
+                (target.as_ref(), first.as_ref()),
+            )
+        })
+        .collect();
+    let mut results = results;
     rank(&mut results, file.rank_by);
     let pairs = pairs_of(&results);
     let winner = results
@@ -426,7 +455,7 @@ fn verdict_of(
         }
         Some((other, pair)) => {
             let (n, m) = (best.goodput_windows.len(), other.goodput_windows.len());
-            if smallest_holm_p(n, m, pairs.len()) >= 0.05 {
+            if pair.figure != "pass rate" && smallest_holm_p(n, m, pairs.len()) >= 0.05 {
                 format!(
                     "; not distinguishable from {} (Holm-adjusted p {:.3}): {n} and {m} repetition windows cannot reach p < 0.05 across {} pairs, so add rounds or repetitions",
                     other.name,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TuneConfig {
-    /// Its name: letters, digits and `._=,+-`.
+    /// Its name: letters, digits and `._=,+-_`.
     pub name: String,
     /// The shell command that starts the server.
     pub command: String,
@@ -27,11 +27,11 @@ impl TuneConfig {
         if name.is_empty()
             || !name
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._=,+-".contains(c))
+                .all(|c| c.is_ascii_alphanumeric() || "._=,+-_".contains(c))
             || name.starts_with('.')
         {
             return Err(format!(
-                "configuration name {name:?}: use letters, digits and ._=,+- (it names the configuration's folders)"
+                "configuration name {name:?}: use letters, digits and ._=,+-_ (it names the configuration's folders)"
             ));
         }
         if command.is_empty() {
@@ -230,6 +230,9 @@ mod tests {
             configs[2].command,
             "serve --port 8000 --max-num-seqs 4 --threads 2"
         );
+        let quantised = expand_grid("s", &["--cache-type-k=f16,q8_0".to_owned()], 5)
+            .expect("an underscore in a value");
+        assert_eq!(quantised[1].name, "cache-type-k=q8_0");
         let over = expand_grid("s", &["--a=1,2,3".to_owned(), "--b=1,2".to_owned()], 5)
             .expect_err("6 over a cap of 5");
         assert!(over.contains("6 configurations"), "{over}");

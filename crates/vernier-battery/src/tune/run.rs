@@ -187,57 +187,57 @@ async fn turn(
         interrupt.future(),
     )
     .await;
-    let died = server.exit();
     let since_ready_s = ready_at.elapsed().as_secs_f64();
-    server
+    let mut died = server.exit();
+    let study_failed = ran.as_ref().err().filter(|_| !interrupt.fired());
+    let mut status = match (&ran, &died) {
+        (_, Some(_)) => TurnStatus::Crashed,
+        (Ok(outcome), None) if !outcome.interrupted => TurnStatus::Done,
+        _ => TurnStatus::Interrupted,
+    };
+    // Recorded before the stop: a tune killed while it waits for the port must not run a
+    // finished turn again.
+    file.turns[index].status = status;
+    file.write(out)?;
+    let report = server
         .stop(file.study.target.stop.as_deref(), Duration::from_secs(15))
         .await;
-    let port_closed = port_closes(&target).await;
-    append(
-        journal,
-        &TuneEvent::Stopped {
-            unix_ms: unix_ms(),
-            round,
-            config: name.clone(),
-            port_closed,
-        },
-    )?;
+    // A server that died as the study ended is seen by the stop.
+    if died.is_none()
+        && let Some(exit) = report.exited_before_stop
+    {
+        died = Some((exit, None));
+        status = TurnStatus::Crashed;
+    }
+    let port_closed = port_closed_after_stop(&target, journal, round, &name).await?;
     let entry = &mut file.turns[index];
     entry.port_closed = Some(port_closed);
     entry.seconds += began.elapsed().as_secs_f64();
-    let status = match (&ran, died) {
-        (_, Some((exit, signal))) => {
-            let part = failed_part(&study_folder);
-            entry.death = Some(Death {
-                exit: Some(exit.clone()),
-                signal,
-                since_ready_s: Some(since_ready_s),
-                detail: format!(
-                    "the server exited ({exit}) {since_ready_s:.1} s after it was ready, during the study"
-                ),
-                part,
-                log: relative_log,
-                log_tail: log_tail(&log),
-            });
-            notes.note(&format!("  {name} crashed: {exit}"));
-            TurnStatus::Crashed
-        }
-        (Ok(outcome), None) if outcome.interrupted => TurnStatus::Interrupted,
-        (Ok(_), None) => TurnStatus::Done,
-        (Err(_), None) if interrupt.fired() => TurnStatus::Interrupted,
-        (Err(error), None) => {
-            // The study itself could not run (its folder, its file): the tune stops here.
-            entry.status = TurnStatus::Interrupted;
-            append(journal, &ended(round, &name, TurnStatus::Interrupted))?;
-            return Err(BatteryError::Parse {
-                path: study_folder,
-                detail: format!(
-                    "the study of {name} in round {round} stopped: {}",
-                    vernier_cli::one_line(error)
-                ),
-            });
-        }
-    };
+    if let Some((exit, signal)) = died {
+        entry.death = Some(Death {
+            exit: Some(exit.clone()),
+            signal,
+            since_ready_s: Some(since_ready_s),
+            detail: format!(
+                "the server exited ({exit}) {since_ready_s:.1} s after it was ready, during the study"
+            ),
+            part: failed_part(&study_folder),
+            log: relative_log,
+            log_tail: log_tail(&log),
+        });
+        notes.note(&format!("  {name} crashed: {exit}"));
+    } else if let Some(error) = study_failed {
+        // The study itself could not run (its folder, its file): the tune stops here.
+        entry.status = TurnStatus::Interrupted;
+        append(journal, &ended(round, &name, TurnStatus::Interrupted))?;
+        return Err(BatteryError::Parse {
+            path: study_folder,
+            detail: format!(
+                "the study of {name} in round {round} stopped: {}",
+                vernier_cli::one_line(error)
+            ),
+        });
+    }
     entry.status = status;
     if !port_closed {
         notes.note(&format!(
@@ -374,6 +374,26 @@ fn ended(round: u32, config: &str, status: TurnStatus) -> TuneEvent {
         config: config.to_owned(),
         status,
     }
+}
+
+/// Whether the port closed after a turn's stop, journalled.
+async fn port_closed_after_stop(
+    target: &BatteryTarget,
+    journal: &JournalWriter,
+    round: u32,
+    name: &str,
+) -> Result<bool, BatteryError> {
+    let port_closed = port_closes(target).await;
+    append(
+        journal,
+        &TuneEvent::Stopped {
+            unix_ms: unix_ms(),
+            round,
+            config: name.to_owned(),
+            port_closed,
+        },
+    )?;
+    Ok(port_closed)
 }
 
 /// Whether the port stops answering within [`PORT_CLOSE_WAIT`] of the stop.

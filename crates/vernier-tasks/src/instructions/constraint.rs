@@ -154,7 +154,7 @@ impl Constraint {
             Self::AllCapitals => !text.chars().any(char::is_lowercase),
             Self::AllLowercase => !text.chars().any(char::is_uppercase),
             Self::JsonOnly { keys } => json_keys(text).is_some_and(|found| {
-                let mut want: Vec<&str> = keys.iter().map(String::as_str).collect();
+                let mut want = keys.clone();
                 want.sort_unstable();
                 found == want
             }),
@@ -211,29 +211,44 @@ fn has_word(text: &str, word: &str) -> bool {
         .any(|token| token.eq_ignore_ascii_case(word))
 }
 
-/// The sorted keys of the one JSON object the reply is (a fence of three backticks allowed around it).
-fn json_keys(text: &str) -> Option<Vec<&str>> {
+/// The sorted keys of the one JSON object the reply is (a fence of three backticks allowed
+/// around it); `None` when it is not one object, or names a key twice (a parser keeps only
+/// the last of two, so "exactly these keys" would be fooled).
+fn json_keys(text: &str) -> Option<Vec<String>> {
     let mut body = text.trim();
     if let Some(inner) = body.strip_prefix("```") {
         let inner = inner.strip_prefix("json").unwrap_or(inner);
         body = inner.strip_suffix("```")?.trim();
     }
-    let value: serde_json::Value = serde_json::from_str(body).ok()?;
-    let object = value.as_object()?;
-    // The keys borrowed from the text: find each in the body.
-    let mut keys: Vec<&str> = object
-        .keys()
-        .filter_map(|key| {
-            let quoted = format!("\"{key}\"");
-            body.find(&quoted)
-                .map(|at| &body[at + 1..at + 1 + key.len()])
-        })
-        .collect();
-    if keys.len() != object.len() {
-        return None;
-    }
+    let Keys(mut keys) = serde_json::from_str(body).ok()?;
     keys.sort_unstable();
-    Some(keys)
+    let before = keys.len();
+    keys.dedup();
+    (keys.len() == before).then_some(keys)
+}
+
+/// A JSON object's keys in order, duplicates kept; the values are read and dropped.
+struct Keys(Vec<String>);
+
+impl<'de> Deserialize<'de> for Keys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Keys;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Keys, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    keys.push(key);
+                }
+                Ok(Keys(keys))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
 }
 
 /// The cells of a Markdown table row (`| a | b |` → `a`, `b`).
@@ -308,7 +323,13 @@ mod tests {
             !Constraint::JsonOnly { keys: keys.clone() }
                 .holds("Sure: {\"name\": 1, \"reason\": 2}")
         );
-        assert!(!Constraint::JsonOnly { keys }.holds("{\"name\": 1}"));
+        assert!(!Constraint::JsonOnly { keys: keys.clone() }.holds("{\"name\": 1}"));
+        // A key twice: a parser keeps the last, the check refuses it.
+        assert!(
+            !Constraint::JsonOnly { keys: keys.clone() }
+                .holds("{\"name\": 1, \"name\": 2, \"reason\": 3}")
+        );
+        assert!(!Constraint::JsonOnly { keys }.holds("[1, 2]"));
         let table = "| Item | Use |\n|---|:-:|\n| pear | eat |";
         let columns = vec!["Item".to_owned(), "Use".to_owned()];
         assert!(

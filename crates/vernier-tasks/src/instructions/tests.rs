@@ -3,7 +3,9 @@ use super::*;
 #[test]
 fn every_task_at_every_level_proves_itself_over_several_seeds() {
     let mut kinds = std::collections::BTreeSet::new();
-    for seed in 0..20 {
+    // Five hundred seeds: a bound or a word set against one draw can break another
+    // instruction's violation only for some topics and margins.
+    for seed in 0..500 {
         let suite = instructions_suite(seed, 512);
         assert_eq!(
             suite.tasks.len(),
@@ -22,7 +24,7 @@ fn every_task_at_every_level_proves_itself_over_several_seeds() {
             kinds.extend(spec.constraints.iter().map(Constraint::name));
         }
     }
-    // Every kind of instruction is drawn somewhere over twenty seeds.
+    // Every kind of instruction is drawn somewhere.
     assert_eq!(kinds.len(), 13, "{kinds:?}");
 }
 
