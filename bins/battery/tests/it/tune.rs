@@ -470,6 +470,16 @@ fn a_tune_of_a_real_llama_server_at_two_thread_counts_resumes_without_relaunchin
         .spawn()
         .expect("start battery tune");
     interrupt_after_first_turn(child, &out);
+    // The interrupted tune left no server behind: the port closes (at once, or as a server
+    // still loading lets go of it).
+    let began = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "a server still answers on {port} after the interrupted tune ended"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let resumed = battery(&["tune", "--resume", out.to_str().expect("UTF-8"), "--quiet"]);
     let stdout = succeeded(&resumed);
     let lines = journal(&out);

@@ -167,8 +167,11 @@ async fn turn(
     std::fs::create_dir_all(&folder)
         .map_err(|source| BatteryError::io("create", &folder, source))?;
     let target = target_of(file);
-    // Something answering already would be measured instead of this configuration.
-    check_port_free(&target)?;
+    // Something answering already would be measured instead of this configuration; a server
+    // just stopped (the turn before, or a session cut short) gets a moment to let go first.
+    if !port_closes(&target).await {
+        check_port_free(&target)?;
+    }
     let Some((server, ready_at)) = start_server(
         file, index, out, journal, notes, interrupt, &target, &command,
     )
@@ -396,7 +399,7 @@ async fn port_closed_after_stop(
     Ok(port_closed)
 }
 
-/// Whether the port stops answering within [`PORT_CLOSE_WAIT`] of the stop.
+/// Whether the port answers nothing, now or within [`PORT_CLOSE_WAIT`].
 async fn port_closes(target: &BatteryTarget) -> bool {
     let began = Instant::now();
     loop {
