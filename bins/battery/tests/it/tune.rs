@@ -589,50 +589,38 @@ fn a_tune_refuses_a_grid_over_its_cap_a_launching_study_and_a_pass_rate_without_
         "{}",
         text(&over.stderr)
     );
-    // A study that launches its own server.
-    let launching = dir.path().join("launching.toml");
-    std::fs::write(
-        &launching,
-        "[target]\nbase-url = \"http://127.0.0.1:9\"\nlaunch = \"serve\"\n[[part]]\nkind = \"sweep\"\nname = \"s\"\n",
-    )
-    .expect("write");
-    let refused = battery(&[
-        "tune",
-        "--study",
-        launching.to_str().expect("UTF-8"),
-        "--config",
-        "a=serve -a",
-        "--config",
-        "b=serve -b",
-    ]);
-    assert_eq!(refused.status.code(), Some(2));
-    assert!(
-        text(&refused.stderr).contains("[target] launch"),
-        "{}",
-        text(&refused.stderr)
-    );
-    // A part that launches its own server would fight each configuration's for the port.
-    let readying = dir.path().join("readying.toml");
-    std::fs::write(
-        &readying,
-        "[target]\nbase-url = \"http://127.0.0.1:9\"\n[[part]]\nkind = \"ready\"\nname = \"r\"\n",
-    )
-    .expect("write");
-    let refused = battery(&[
-        "tune",
-        "--study",
-        readying.to_str().expect("UTF-8"),
-        "--config",
-        "a=serve -a",
-        "--config",
-        "b=serve -b",
-    ]);
-    assert_eq!(refused.status.code(), Some(2));
-    assert!(
-        text(&refused.stderr).contains("launches a server of its own"),
-        "{}",
-        text(&refused.stderr)
-    );
+    // A study that launches its own server, and one with a part that does: each would fight
+    // the configurations' servers for the port.
+    for (name, text_of_study, words) in [
+        (
+            "launching.toml",
+            "[target]\nbase-url = \"http://127.0.0.1:9\"\nlaunch = \"serve\"\n[[part]]\nkind = \"sweep\"\nname = \"s\"\n",
+            "[target] launch",
+        ),
+        (
+            "readying.toml",
+            "[target]\nbase-url = \"http://127.0.0.1:9\"\n[[part]]\nkind = \"ready\"\nname = \"r\"\n",
+            "launches a server of its own",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text_of_study).expect("write");
+        let refused = battery(&[
+            "tune",
+            "--study",
+            path.to_str().expect("UTF-8"),
+            "--config",
+            "a=serve -a",
+            "--config",
+            "b=serve -b",
+        ]);
+        assert_eq!(refused.status.code(), Some(2), "{name}");
+        assert!(
+            text(&refused.stderr).contains(words),
+            "{name}: {}",
+            text(&refused.stderr)
+        );
+    }
     // A dry run lists a new tune; it never continues one.
     let both = battery(&["tune", "--resume", study, "--dry-run"]);
     assert_eq!(both.status.code(), Some(2), "{}", text(&both.stderr));
