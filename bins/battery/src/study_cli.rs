@@ -13,7 +13,7 @@ use vernier_cli::Finished;
 use vernier_run::PartKind;
 
 /// Every part kind a study can hold: each engine's command, defined where it lives.
-pub static KINDS: [&dyn PartKind; 14] = [
+pub static KINDS: [&dyn PartKind; 16] = [
     &sweep::part::SWEEP,
     &sweep::part::AGENT,
     &sweep::part::REPLAY,
@@ -23,6 +23,8 @@ pub static KINDS: [&dyn PartKind; 14] = [
     &hardsuite::part::VISION,
     &hardsuite::part::VIDEO,
     &hardsuite::part::INSTRUCTIONS,
+    &hardsuite::part::STRUCTURED,
+    &hardsuite::part::CALLS,
     &hardsuite::part::PROBE,
     &lifecycle::part::READY,
     &lifecycle::part::SWAP,

@@ -102,9 +102,10 @@ pub enum Preset {
 pub struct SuiteArgs {
     /// `context` for the bundled long-context suite, `vision` for the generated-image suite,
     /// `video` for the generated-video suite, `instructions` for verifiable instructions at
-    /// four levels, `probe` for vision, video, short context and tool tasks together, or a
+    /// four levels, `structured` for JSON under `response_format` checked by a schema and the
+    /// truth, `calls` for tool calls graded by structure, `probe` for vision, video, short context and tool tasks together, or a
     /// user-defined suite file (.toml or .json), instead of the bundled 28 tasks.
-    #[arg(long, value_name = "context|vision|video|instructions|probe|FILE", value_parser = parse_suite, help_heading = "Suite")]
+    #[arg(long, value_name = "context|vision|video|instructions|structured|calls|probe|FILE", value_parser = parse_suite, help_heading = "Suite")]
     pub suite: Option<PathBuf>,
     /// Video tasks: send each clip as a `video_url` part (`video`, the default: vLLM, `SGLang`),
     /// or as its frames, 2 per second, in `image_url` parts with their times (`frames`: servers
@@ -120,6 +121,12 @@ pub struct SuiteArgs {
     /// Completion-token budget of instruction tasks (default 1024).
     #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
     pub budget_instructions: Option<u32>,
+    /// Completion-token budget of structured-output tasks (default 1024).
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
+    pub budget_structured: Option<u32>,
+    /// Completion-token budget of the `calls` suite's tasks (default 1024).
+    #[arg(long, value_name = "TOKENS", help_heading = "Budgets")]
+    pub budget_calls: Option<u32>,
     /// Context suite: target prompt lengths in the server's tokens, comma-separated (`k` is
     /// 1,024; default 1k,4k,16k,32k,64k,128k, less those that cannot fit the server's context).
     #[arg(long, value_name = "N,N", value_delimiter = ',', value_parser = vernier_cli::parse_tokens, help_heading = "Context suite")]
@@ -418,12 +425,14 @@ fn parse_video_as(text: &str) -> Result<VideoAs, String> {
 }
 
 /// The bundled suites by name.
-const SUITES: [&str; 6] = [
+const SUITES: [&str; 8] = [
     "hardsuite",
     "context",
     "vision",
     "video",
     "instructions",
+    "structured",
+    "calls",
     "probe",
 ];
 
@@ -438,7 +447,7 @@ fn parse_suite(text: &str) -> Result<PathBuf, String> {
     if SUITES.contains(&text) || path.exists() || is_file_name {
         return Ok(path);
     }
-    let known = "the bundled suites are hardsuite, context, vision, video, instructions and probe; a suite file ends in .toml or .json";
+    let known = "the bundled suites are hardsuite, context, vision, video, instructions, structured, calls and probe; a suite file ends in .toml or .json";
     Err(match vernier_cli::closest(text, &SUITES) {
         Some(name) => format!("no suite {text:?}: did you mean {name}? ({known})"),
         None => format!("no suite {text:?}: {known}"),
@@ -455,6 +464,8 @@ impl SuiteArgs {
         budgets.context = self.budget_context;
         budgets.vision = self.budget_vision;
         budgets.instructions = self.budget_instructions;
+        budgets.structured = self.budget_structured;
+        budgets.calls = self.budget_calls;
         budgets.video = self.budget_video;
         budgets.dataset = self.budget_dataset;
         for (flag, budget) in [
@@ -465,6 +476,8 @@ impl SuiteArgs {
             ("--budget-vision", self.budget_vision),
             ("--budget-video", self.budget_video),
             ("--budget-instructions", self.budget_instructions),
+            ("--budget-structured", self.budget_structured),
+            ("--budget-calls", self.budget_calls),
             ("--budget-dataset", self.budget_dataset),
         ] {
             if budget == Some(0) {
@@ -548,6 +561,8 @@ impl SuiteArgs {
         let generated = [
             ("vision", &mut selection.vision),
             ("instructions", &mut selection.instructions),
+            ("structured", &mut selection.structured),
+            ("calls", &mut selection.calls),
             ("video", &mut selection.video),
             ("probe", &mut selection.probe),
         ]

@@ -52,6 +52,18 @@ pub static INSTRUCTIONS: SuitePart = SuitePart {
     about: "verifiable instructions (counts, words, characters, format) at four levels, strict and loose",
     fixed: &["--suite", "instructions"],
 };
+/// Structured output under `response_format`.
+pub static STRUCTURED: SuitePart = SuitePart {
+    name: "structured",
+    about: "JSON under response_format, checked by a JSON Schema validator and against the generated truth",
+    fixed: &["--suite", "structured"],
+};
+/// Tool calls graded by structure.
+pub static CALLS: SuitePart = SuitePart {
+    name: "calls",
+    about: "tool calls graded by structure: typed arguments, parallel calls, tool_choice, no call, a result returned",
+    fixed: &["--suite", "calls"],
+};
 /// The probe: two tasks of each kind the server might not take.
 pub static PROBE: SuitePart = SuitePart {
     name: "probe",

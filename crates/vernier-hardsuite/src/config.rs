@@ -69,6 +69,12 @@ pub struct SuiteSelection {
     /// The instruction-following suite (`--suite instructions`) instead, drawn from this seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<u64>,
+    /// The structured-output suite (`--suite structured`) instead, drawn from this seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<u64>,
+    /// The tool-call suite (`--suite calls`) instead, drawn from this seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<u64>,
     /// The bundled video suite (`--suite video`) instead, drawn from this seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<u64>,

@@ -38,6 +38,14 @@ pub enum ScriptedKind {
     RightByFallback(usize),
     /// An instruction task's reply that meets every instruction but the one at this index.
     BreakInstruction(usize),
+    /// A structured-output reply cut mid-object: not JSON.
+    InvalidJson,
+    /// The expected calls with an argument of the wrong JSON type.
+    WrongArgumentType,
+    /// An answer in words where a call was needed.
+    MissingCall,
+    /// A call where no function fits.
+    UnwantedCall,
 }
 
 impl ScriptedKind {
@@ -45,7 +53,12 @@ impl ScriptedKind {
     pub fn expected_outcome(self) -> OutcomeKind {
         match self {
             Self::Right | Self::RightAfterDrop | Self::RightByFallback(_) => OutcomeKind::Pass,
-            Self::Wrong | Self::BreakInstruction(_) => OutcomeKind::Wrong,
+            Self::Wrong
+            | Self::BreakInstruction(_)
+            | Self::InvalidJson
+            | Self::WrongArgumentType
+            | Self::MissingCall
+            | Self::UnwantedCall => OutcomeKind::Wrong,
             Self::CutOffInReasoning => OutcomeKind::CutOff,
             Self::NoAnswer => OutcomeKind::NoAnswer,
             Self::ExtraCalls => OutcomeKind::ExtraCalls,
@@ -136,7 +149,8 @@ pub struct ScriptedTask {
 /// wrong, so a ladder run has a known score per level.
 pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
     let (mut n_math, mut n_code, mut n_calls, mut n_vision, mut n_video) = (0, 0, 0, 0, 0);
-    let (mut n_dataset, mut n_instructions) = (0, 0);
+    let (mut n_dataset, mut n_instructions, mut n_structured) = (0, 0, 0);
+    let (mut n_structured_calls, mut n_unfit) = (0, 0);
     let math_total = suite
         .tasks
         .iter()
@@ -164,6 +178,22 @@ pub fn scripted_plan(suite: &Suite) -> Vec<ScriptedTask> {
                 (Category::INSTRUCTIONS, Checker::Instructions(constraints)) => {
                     n_instructions += 1;
                     instructions_kind(n_instructions, constraints.len())
+                }
+                (Category::STRUCTURED, _) => {
+                    n_structured += 1;
+                    structured_kind(n_structured)
+                }
+                (Category::CALLS, Checker::Calls(_)) => {
+                    n_structured_calls += 1;
+                    calls_kind(n_structured_calls)
+                }
+                (Category::CALLS, _) => {
+                    n_unfit += 1;
+                    if n_unfit == 1 {
+                        ScriptedKind::UnwantedCall
+                    } else {
+                        ScriptedKind::Right
+                    }
                 }
                 (Category::VIDEO, _) => {
                     n_video += 1;
@@ -228,6 +258,32 @@ fn instructions_kind(place: usize, n_constraints: usize) -> ScriptedKind {
         place if place % 2 == 0 => {
             ScriptedKind::BreakInstruction((place / 2) % n_constraints.max(1))
         }
+        _ => ScriptedKind::Right,
+    }
+}
+
+/// A structured-output task's scripted outcome by its place: the 2nd valid JSON with a wrong
+/// value, the 3rd not JSON, the 5th cut off, the 6th empty, the rest right.
+fn structured_kind(place: usize) -> ScriptedKind {
+    match place {
+        2 => ScriptedKind::Wrong,
+        3 => ScriptedKind::InvalidJson,
+        5 => ScriptedKind::CutOffInReasoning,
+        6 => ScriptedKind::NoAnswer,
+        _ => ScriptedKind::Right,
+    }
+}
+
+/// A tool-call task's scripted outcome by its place among those expecting calls: the 2nd one
+/// call too many, the 3rd an argument of the wrong type, the 4th an answer without a call, the
+/// 5th a wrong argument value, the rest right. (Of the tasks expecting no call, the first gets
+/// a call, the rest a plain answer.)
+fn calls_kind(place: usize) -> ScriptedKind {
+    match place {
+        2 => ScriptedKind::ExtraCalls,
+        3 => ScriptedKind::WrongArgumentType,
+        4 => ScriptedKind::MissingCall,
+        5 => ScriptedKind::Wrong,
         _ => ScriptedKind::Right,
     }
 }
@@ -367,8 +423,43 @@ fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
                 reply
             }
         }
-        Checker::NoCall { must_mention } => {
-            ScriptReply::text(format!("The answer is {must_mention}."))
+        Checker::NoCall { must_mention } => match (kind, task.tools.first()) {
+            (ScriptedKind::UnwantedCall, Some(tool)) => ScriptReply::text("")
+                .with_tool_call(ScriptToolCall::new(tool.name.clone(), "{}".to_owned())),
+            _ => ScriptReply::text(format!("The answer is {must_mention}.")),
+        },
+        Checker::Structured { .. } => {
+            let content = match (task.spec::<vernier_tasks::StructuredSpec>(), kind) {
+                (_, ScriptedKind::NoAnswer) | (None, _) => String::new(),
+                (Some(spec), ScriptedKind::Wrong) => vernier_tasks::structured_reply(spec, Some(0)),
+                (Some(spec), ScriptedKind::InvalidJson) => {
+                    let whole = vernier_tasks::structured_reply(spec, None);
+                    whole[..whole.len() / 2].to_owned()
+                }
+                (Some(spec), _) => vernier_tasks::structured_reply(spec, None),
+            };
+            ScriptReply::text(content)
+        }
+        Checker::Calls(expected) => {
+            let calls = match kind {
+                ScriptedKind::WrongArgumentType => vernier_tasks::calls_with_wrong_type(expected),
+                ScriptedKind::Wrong => vernier_tasks::calls_with_wrong_value(expected),
+                ScriptedKind::ExtraCalls => {
+                    let mut calls = expected.clone();
+                    calls.extend(expected.first().cloned());
+                    calls
+                }
+                ScriptedKind::MissingCall => {
+                    return ScriptReply::text("I would look that up with the tools you have.");
+                }
+                _ => expected.clone(),
+            };
+            calls.iter().fold(ScriptReply::text(""), |reply, call| {
+                reply.with_tool_call(ScriptToolCall::new(
+                    call.name.clone(),
+                    call.arguments.to_string(),
+                ))
+            })
         }
         Checker::Instructions(_) => {
             let content = match (task.spec::<vernier_tasks::InstructionsSpec>(), kind) {

@@ -765,6 +765,8 @@ fn open_journal(
             context: plan.settings.context.as_ref().map(|(plan, _)| plan.clone()),
             vision_seed: plan.settings.generated.vision,
             instructions_seed: plan.settings.generated.instructions,
+            structured_seed: plan.settings.generated.structured,
+            calls_seed: plan.settings.generated.calls,
             video_seed: plan.settings.generated.video,
             probe_seed: plan.settings.generated.probe,
             video_as: plan.settings.video_as,

@@ -90,6 +90,12 @@ pub struct BudgetFlags {
     /// `--budget-instructions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<u32>,
+    /// `--budget-structured`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<u32>,
+    /// `--budget-calls`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<u32>,
     /// `--budget-video`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<u32>,
@@ -108,6 +114,8 @@ impl BudgetFlags {
             Category::CONTEXT => self.context,
             Category::VISION => self.vision,
             Category::INSTRUCTIONS => self.instructions,
+            Category::STRUCTURED => self.structured,
+            Category::CALLS => self.calls,
             Category::VIDEO => self.video,
             Category::DATASET => self.dataset,
             _ => None,
@@ -207,6 +215,12 @@ pub struct RunHeader {
     /// The instruction suite's seed (`--suite instructions`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_seed: Option<u64>,
+    /// The structured-output suite's seed (`--suite structured`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_seed: Option<u64>,
+    /// The tool-call suite's seed (`--suite calls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls_seed: Option<u64>,
     /// The video suite's seed (`--suite video`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video_seed: Option<u64>,

@@ -76,6 +76,8 @@ pub fn listing(suite: &Suite) -> Vec<TaskListing> {
                         .collect::<Vec<_>>()
                         .join(" ")
                 ),
+                Checker::Structured { truth, .. } => truth.clone(),
+                Checker::Calls(calls) => serde_json::json!(calls),
                 other => serde_json::json!(format!("{other:?}")),
             };
             let instance = task.instance.as_ref();

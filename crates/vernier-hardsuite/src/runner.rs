@@ -598,6 +598,7 @@ fn unopened(
     // and the try is neither retried nor scored.
     let refused = if vernier_openai::is_media_unsupported(error)
         || vernier_openai::is_tools_unsupported(error)
+        || vernier_openai::is_response_format_unsupported(error)
     {
         Some(OutcomeKind::Unsupported)
     } else if vernier_openai::is_context_exceeded(error) {
@@ -671,11 +672,7 @@ pub(crate) fn build_request(
     extra_body: &Map<String, Value>,
     budget_tokens: u32,
 ) -> Result<ChatRequest, String> {
-    let messages = task
-        .messages
-        .iter()
-        .map(|message| ChatMessage::new(message.role.clone(), message.content.clone()))
-        .collect();
+    let messages = task.messages.iter().map(chat_message).collect();
     let mut request = ChatRequest::new(model, messages);
     request.max_tokens = Some(u64::from(budget_tokens));
     request.temperature = sampling.temperature;
@@ -694,6 +691,12 @@ pub(crate) fn build_request(
                 .collect(),
         );
     }
+    for (key, value) in &task.request_fields {
+        request.extra.insert(key.clone(), value.clone());
+    }
+    if let Some(choice) = request.extra.remove("tool_choice") {
+        request.tool_choice = Some(choice);
+    }
     request.stream_options = Some(StreamOptions::usage(false));
     if extra_body.is_empty() {
         return Ok(request);
@@ -706,6 +709,32 @@ pub(crate) fn build_request(
         fields.remove("stop");
     }
     serde_json::from_value(body).map_err(|error| error.to_string())
+}
+
+/// A task's message as sent: an assistant turn of the history with its calls (content `null`
+/// when it has none), a tool result with the call it answers.
+fn chat_message(message: &vernier_tasks::Message) -> ChatMessage {
+    let mut sent = ChatMessage::new(message.role.clone(), message.content.clone());
+    if !message.tool_calls.is_empty() {
+        if message.content.is_empty() {
+            sent.content = None;
+        }
+        sent.tool_calls = Some(
+            message
+                .tool_calls
+                .iter()
+                .map(|call| {
+                    vernier_openai::MessageToolCall::function(
+                        call.id.clone(),
+                        call.name.clone(),
+                        call.arguments.clone(),
+                    )
+                })
+                .collect(),
+        );
+    }
+    sent.tool_call_id.clone_from(&message.tool_call_id);
+    sent
 }
 
 fn empty_record(

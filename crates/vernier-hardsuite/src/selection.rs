@@ -35,6 +35,8 @@ pub fn load_suite(selection: &SuiteSelection) -> Result<Suite, HardsuiteError> {
 pub(crate) struct Generated {
     pub(crate) vision: Option<u64>,
     pub(crate) instructions: Option<u64>,
+    pub(crate) structured: Option<u64>,
+    pub(crate) calls: Option<u64>,
     pub(crate) video: Option<u64>,
     pub(crate) probe: Option<u64>,
 }
@@ -45,6 +47,8 @@ impl Generated {
         Self {
             vision: selection.vision,
             instructions: selection.instructions,
+            structured: selection.structured,
+            calls: selection.calls,
             video: selection.video,
             probe: selection.probe,
         }
@@ -60,6 +64,16 @@ impl Generated {
                 seed,
                 budgets.for_category(Category::INSTRUCTIONS),
             ))
+        } else if let Some(seed) = self.structured {
+            Some(vernier_tasks::structured_suite(
+                seed,
+                budgets.for_category(Category::STRUCTURED),
+            ))
+        } else if let Some(seed) = self.calls {
+            Some(vernier_tasks::calls_suite(
+                seed,
+                budgets.for_category(Category::CALLS),
+            ))
         } else if let Some(seed) = self.video {
             Some(vernier_tasks::video_suite(
                 seed,
@@ -73,10 +87,17 @@ impl Generated {
     }
 
     fn count(self) -> usize {
-        [self.vision, self.instructions, self.video, self.probe]
-            .iter()
-            .filter(|seed| seed.is_some())
-            .count()
+        [
+            self.vision,
+            self.instructions,
+            self.structured,
+            self.calls,
+            self.video,
+            self.probe,
+        ]
+        .iter()
+        .filter(|seed| seed.is_some())
+        .count()
     }
 }
 
@@ -95,7 +116,7 @@ pub(crate) fn check_selection(selection: &SuiteSelection) -> Result<(), Hardsuit
             } else {
                 "--suite"
             },
-            "name one suite: context, vision, video, instructions, probe, a suite file or a dataset",
+            "name one suite: context, vision, video, instructions, structured, calls, probe, a suite file or a dataset",
         ));
     }
     if selection.dataset.is_some() && selection.draw.is_some() {

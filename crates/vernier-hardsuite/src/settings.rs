@@ -157,6 +157,8 @@ pub(crate) fn settings(
                 generated: Generated {
                     vision: header.vision_seed,
                     instructions: header.instructions_seed,
+                    structured: header.structured_seed,
+                    calls: header.calls_seed,
                     video: header.video_seed,
                     probe: header.probe_seed,
                 },

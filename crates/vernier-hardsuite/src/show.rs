@@ -198,6 +198,8 @@ pub fn render_show(out_dir: &Path, request: &ShowRequest) -> Result<String, Hard
         }),
         vision: journal.header.vision_seed,
         instructions: journal.header.instructions_seed,
+        structured: journal.header.structured_seed,
+        calls: journal.header.calls_seed,
         video: journal.header.video_seed,
         probe: journal.header.probe_seed,
         dataset: journal

@@ -83,7 +83,8 @@ pub use envelope::ResponseEnvelope;
 pub use error::{BoxError, ClientError, TimeoutKind};
 pub use kernel_stamps::kernel_rx_available;
 pub use media::{
-    is_media_unsupported, is_tools_unsupported, says_media_unsupported, says_tools_unsupported,
+    is_media_unsupported, is_response_format_unsupported, is_tools_unsupported,
+    says_media_unsupported, says_response_format_unsupported, says_tools_unsupported,
 };
 #[cfg(feature = "meter")]
 pub use metered::{Metered, MeteredStream, final_counts, observation};

@@ -70,9 +70,60 @@ pub fn is_tools_unsupported(error: &ClientError) -> bool {
     }
 }
 
+/// Phrases servers use when they cannot take a request's `response_format`: llama.cpp builds
+/// without schema support (`response_format type must be one of "text" or "json_object"`),
+/// llama.cpp and vLLM refusing a schema they cannot turn into a grammar (`JSON schema
+/// conversion failed`, `The provided JSON schema contains features not supported by
+/// xgrammar`), `OpenAI` (`'response_format' of type 'json_schema' is not supported with this
+/// model`) and gateways that drop the field (`response_format is not supported`).
+const RESPONSE_FORMAT_REFUSALS: [&str; 6] = [
+    "response_format type must be one of",
+    "json schema conversion failed",
+    "features not supported by xgrammar",
+    "of type 'json_schema' is not supported",
+    "of type 'json_object' is not supported",
+    "response_format is not supported",
+];
+
+/// Whether `text` (an error body) says the server cannot take the request's `response_format`.
+pub fn says_response_format_unsupported(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    RESPONSE_FORMAT_REFUSALS
+        .iter()
+        .any(|phrase| lower.contains(phrase))
+}
+
+/// Whether `error` is the server refusing a request for its `response_format`: such a task is
+/// `unsupported` (the server's limit, not the model's failure), and not retried.
+pub fn is_response_format_unsupported(error: &ClientError) -> bool {
+    match error {
+        ClientError::Http { status, body, .. } => {
+            matches!(status, 400 | 422 | 500 | 501) && says_response_format_unsupported(body)
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn servers_that_cannot_take_a_response_format_are_told_from_other_errors() {
+        // ik_llama.cpp before its schema support (its issue 778, the error as reported there).
+        let llama = r#"{"error":{"code":500,"message":"response_format type must be one of \"text\" or \"json_object\", but got: json_schema","type":"server_error"}}"#;
+        assert!(says_response_format_unsupported(llama));
+        let http = |status, body: &str| ClientError::Http {
+            status,
+            body: body.to_owned(),
+            retry_after: None,
+        };
+        assert!(is_response_format_unsupported(&http(500, llama)));
+        assert!(!is_response_format_unsupported(&http(503, llama)));
+        assert!(!says_response_format_unsupported(
+            r#"{"error":{"message":"max_tokens=5000 cannot be greater than max_model_len=2048."}}"#
+        ));
+    }
 
     #[test]
     fn servers_without_a_tool_parser_are_told_from_other_errors() {

@@ -206,6 +206,10 @@ pub struct SimConfig {
     /// Refuse chat requests that send `max_tokens` with `OpenAI`'s 400 (use
     /// `max_completion_tokens` instead), as hosted reasoning models do (default off).
     pub refuse_max_tokens: bool,
+    /// Refuse chat requests that carry `response_format` with a 400 in `OpenAI`'s words
+    /// (`'response_format' of type 'json_schema' is not supported with this model`), as a
+    /// server without structured outputs does (default off).
+    pub refuse_response_format: bool,
     /// Tokens of the first step, when it differs from the rest: vLLM's first token comes out
     /// of the prefill alone, one token, however many later steps carry (default: as the rest).
     pub first_step_tokens: Option<u32>,
@@ -301,6 +305,7 @@ impl Default for SimConfig {
             tokens_per_event: TokensPerEvent::Fixed(1),
             first_step_tokens: None,
             refuse_max_tokens: false,
+            refuse_response_format: false,
             prefix_cache: true,
             reasoning_tokens: 0,
             slowdown_per_running_request: 0.0,
@@ -414,6 +419,8 @@ impl SimConfigBuilder {
         first_step_tokens: Option<u32>,
         /// Sets [`SimConfig::refuse_max_tokens`].
         refuse_max_tokens: bool,
+        /// Sets [`SimConfig::refuse_response_format`].
+        refuse_response_format: bool,
         /// Sets [`SimConfig::prefix_cache`].
         prefix_cache: bool,
         /// Sets [`SimConfig::reasoning_tokens`].

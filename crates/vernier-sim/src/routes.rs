@@ -75,6 +75,23 @@ pub(crate) async fn handle(state: Arc<State>, request: Request<Incoming>) -> Rep
                         "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
                     )
                 }
+                Ok(body)
+                    if state.config.refuse_response_format && body.response_format.is_some() =>
+                {
+                    let kind = body
+                        .response_format
+                        .as_ref()
+                        .and_then(|format| format.get("type"))
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or("json_schema");
+                    error_reply(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_request_error",
+                        &format!(
+                            "Invalid parameter: 'response_format' of type '{kind}' is not supported with this model."
+                        ),
+                    )
+                }
                 Ok(body) => generate(state, Prepared::chat(body), arrival).await,
                 Err(response) => response,
             }

@@ -40,6 +40,10 @@ pub(crate) struct ChatRequest {
     /// Choices asked for: below 1 is refused as vLLM refuses it; more are answered with one.
     #[serde(default)]
     pub(crate) n: Option<i64>,
+    /// Structured output asked for: refused when so configured, else not obeyed (the script's
+    /// reply is the reply).
+    #[serde(default)]
+    pub(crate) response_format: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]

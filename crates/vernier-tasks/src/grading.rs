@@ -78,6 +78,10 @@ impl Task {
             Checker::Instructions(constraints) => {
                 crate::instructions::check_instructions(constraints, reply)
             }
+            Checker::Structured { schema, truth } => {
+                crate::structured::check_structured(schema, truth, reply)
+            }
+            Checker::Calls(expected) => crate::calls::check_calls(expected, &self.tools, reply),
             #[cfg(feature = "grader")]
             Checker::Code(_) => return None,
         })

@@ -15,6 +15,8 @@ pub const KINDS: &[Kind] = &[
     crate::code::KIND,
     crate::tools::KIND,
     crate::instructions::KIND,
+    crate::structured::KIND,
+    crate::calls::KIND,
     crate::context::KIND,
     crate::vision::KIND,
     crate::video::KIND,

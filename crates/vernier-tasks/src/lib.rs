@@ -95,6 +95,7 @@
 mod answer;
 mod budgets;
 mod bundled;
+mod calls;
 mod canvas;
 mod code;
 #[cfg(feature = "grader")]
@@ -114,16 +115,22 @@ mod movie;
 mod proof;
 #[cfg(feature = "grader")]
 mod selfcheck;
+mod structured;
 mod suite;
 mod suite_file;
 mod task;
 mod tools;
+mod values;
 mod video;
 mod vision;
 
 pub use answer::{extract_answer, parse_fraction, parse_integer};
 pub use budgets::{Budgets, FALLBACK_BUDGET};
 pub use bundled::{PROBE_CONTEXT_DEPTHS, PROBE_CONTEXT_LENGTHS};
+pub use calls::{
+    CallsKind, CallsSpec, DEFAULT_CALLS_BUDGET, ExpectedCall, calls_reply, calls_suite, calls_task,
+    calls_with_wrong_type, calls_with_wrong_value, prove_calls_task,
+};
 pub use canvas::{Image, PALETTE, Rgb, TextBox};
 #[cfg(feature = "grader")]
 pub use code_check::{CodeCheck, CodeControl, ExpectedFailure};
@@ -159,10 +166,15 @@ pub use movie::{Decoded, decode_mp4, encode_mp4};
 pub use selfcheck::{
     CONTROL_WALL_FLOOR, SelfCheckReport, TIME_LIMIT_FACTOR, TaskSelfCheck, self_check,
 };
+pub use structured::{
+    DEFAULT_STRUCTURED_BUDGET, JsonMode, STRUCTURED_LEVELS, STRUCTURED_PER_LEVEL, Shipment,
+    StructuredSource, StructuredSpec, prove_structured_task, structured_leaves, structured_reply,
+    structured_suite, structured_task,
+};
 pub use suite::Suite;
 pub use task::{
-    ArgCheck, ArgField, ArgRule, Category, Checker, GradeEvidence, Message, Outcome, OutcomeKind,
-    Reply, ReplyToolCall, Task, TaskSpec, ToolSpec,
+    ArgCheck, ArgField, ArgRule, Category, Checker, GradeEvidence, HistoryCall, Message, Outcome,
+    OutcomeKind, Reply, ReplyToolCall, Task, TaskSpec, ToolSpec,
 };
 pub use video::{
     DEFAULT_VIDEO_BUDGET, DIRECTIONS, FRAMES_PER_SECOND_SAMPLED, TimedFrame, VIDEO_FAMILIES,

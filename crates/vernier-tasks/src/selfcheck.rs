@@ -190,6 +190,12 @@ impl Probe<'_> {
             Checker::Instructions(_) => {
                 self.fail("instructions belong to an instructions task");
             }
+            Checker::Structured { .. } => {
+                self.fail("a schema and truth belong to a structured-output task");
+            }
+            Checker::Calls(_) => {
+                self.fail("expected calls belong to a tool-call task");
+            }
             Checker::ToolCall { .. } => self.tool_call().await,
             Checker::NoCall { must_mention } => self.no_call(must_mention).await,
             Checker::Code(_) => self.code_offline().await,

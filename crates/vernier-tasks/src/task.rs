@@ -74,26 +74,63 @@ impl<T: std::any::Any + std::fmt::Debug + PartialEq + Send + Sync> TaskSpec for 
 /// One chat message of a task's prompt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
-    /// `system` or `user`.
+    /// `system`, `user`, `assistant` (a turn already played) or `tool` (a call's result).
     pub role: String,
     /// The text.
     pub content: String,
+    /// The calls an `assistant` turn of the history made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<HistoryCall>,
+    /// The call a `tool` message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+/// A call made in a conversation's earlier turn (a multi-turn task's history).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryCall {
+    /// The call's id, which the `tool` message answering it names.
+    pub id: String,
+    /// Function name.
+    pub name: String,
+    /// The arguments, a JSON object's text.
+    pub arguments: String,
 }
 
 impl Message {
+    /// A message of `role` with this text.
+    fn of(role: &str, content: impl Into<String>) -> Self {
+        Self {
+            role: role.to_owned(),
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
-        Self {
-            role: "user".to_owned(),
-            content: content.into(),
-        }
+        Self::of("user", content)
     }
 
     /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
+        Self::of("system", content)
+    }
+
+    /// An assistant turn of the history that made these calls.
+    pub fn assistant_calls(calls: Vec<HistoryCall>) -> Self {
         Self {
-            role: "system".to_owned(),
-            content: content.into(),
+            tool_calls: calls,
+            ..Self::of("assistant", "")
+        }
+    }
+
+    /// A tool's result answering the call `call_id`.
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: Some(call_id.into()),
+            ..Self::of("tool", content)
         }
     }
 }
@@ -215,6 +252,17 @@ pub enum Checker {
     /// Every one of these instructions holds on the final content as written
     /// ([`crate::Constraint`]).
     Instructions(Vec<crate::instructions::Constraint>),
+    /// JSON that parses, is valid under `schema` and holds `truth`'s values (a structured-output
+    /// task, [`crate::StructuredSpec`]).
+    Structured {
+        /// The JSON schema the reply must meet.
+        schema: serde_json::Value,
+        /// The values it must hold.
+        truth: serde_json::Value,
+    },
+    /// These calls, in any order, each by name and by arguments compared as values, and no
+    /// other ([`crate::CallsSpec`]).
+    Calls(Vec<crate::calls::ExpectedCall>),
 }
 
 /// A task: prompt, tools on offer, token budget and checker.
@@ -229,6 +277,9 @@ pub struct Task {
     pub messages: Vec<Message>,
     /// Tools offered (empty for math and code).
     pub tools: Vec<ToolSpec>,
+    /// Fields the task adds to its request's body: `response_format` (a structured-output
+    /// task), `tool_choice` (a tool-call task that forces a call).
+    pub request_fields: serde_json::Map<String, serde_json::Value>,
     /// Completion-token budget (`max_tokens`).
     pub budget_tokens: u32,
     /// How the reply is judged.
@@ -251,6 +302,7 @@ impl PartialEq for Task {
             && self.category == other.category
             && self.messages == other.messages
             && self.tools == other.tools
+            && self.request_fields == other.request_fields
             && self.budget_tokens == other.budget_tokens
             && self.checker == other.checker
             && self.expect_positive == other.expect_positive
@@ -277,6 +329,7 @@ impl Task {
             category,
             messages: vec![Message::user(prompt)],
             tools: Vec::new(),
+            request_fields: serde_json::Map::new(),
             budget_tokens,
             checker,
             expect_positive: false,
@@ -289,6 +342,14 @@ impl Task {
     #[must_use]
     pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
         self.tools = tools;
+        self
+    }
+
+    /// The same task with this field added to its request's body (`response_format`,
+    /// `tool_choice`).
+    #[must_use]
+    pub fn with_request_field(mut self, key: &str, value: serde_json::Value) -> Self {
+        self.request_fields.insert(key.to_owned(), value);
         self
     }
 

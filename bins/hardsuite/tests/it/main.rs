@@ -17,6 +17,7 @@ mod levels;
 mod llama;
 mod progress;
 mod simulator;
+mod structured;
 mod video;
 mod vision;
 mod vllm;

@@ -75,3 +75,45 @@ fn math_requests_offer_no_tools_and_the_seed_sampling() {
     assert!(sent.get("top_k").is_none() && sent.get("presence_penalty").is_none());
     assert_eq!(sent["max_tokens"], 16_000);
 }
+
+#[test]
+fn structured_and_tool_call_requests_carry_their_fields_and_history() {
+    let structured = vernier_tasks::structured_suite(2, 512);
+    let sent = body(
+        &build_request(
+            &structured.tasks[0],
+            "m",
+            &Sampling::seed_default(),
+            &Map::new(),
+            512,
+        )
+        .expect("request"),
+    );
+    assert_eq!(sent["response_format"]["type"], "json_schema");
+    assert_eq!(
+        sent["response_format"]["json_schema"]["schema"]["additionalProperties"],
+        false
+    );
+    let calls = vernier_tasks::calls_suite(2, 512);
+    let named = calls.task("calls-named-1").expect("a named task");
+    let sent = body(
+        &build_request(named, "m", &Sampling::seed_default(), &Map::new(), 512).expect("request"),
+    );
+    assert_eq!(sent["tool_choice"]["function"]["name"], "search_flights");
+    let result = calls.task("calls-result-1").expect("a task with a result");
+    let sent = body(
+        &build_request(result, "m", &Sampling::seed_default(), &Map::new(), 512).expect("request"),
+    );
+    let messages = sent["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 3);
+    assert!(messages[1]["content"].is_null(), "{}", messages[1]);
+    assert_eq!(
+        messages[1]["tool_calls"][0]["function"]["name"],
+        "get_weather"
+    );
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(
+        messages[2]["tool_call_id"],
+        messages[1]["tool_calls"][0]["id"]
+    );
+}

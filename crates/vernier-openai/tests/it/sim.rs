@@ -299,9 +299,14 @@ async fn models_tokenize_and_metrics() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_client_that_reads_late_gets_upper_bounds_said_so_and_exact_times_after() {
+    // One decode step, the stall, and how late an arrival may be stamped after the simulator's
+    // send (a quarter step: still far from the neighbouring token).
+    const STEP_MS: u64 = 120;
+    const STALL_MS: u64 = 210;
+    const SLACK_MS: f64 = 30.0;
     let config = SimConfig::builder()
         .fixed_overhead(Duration::from_millis(30))
-        .decode_step(Duration::from_millis(40))
+        .decode_step(Duration::from_millis(STEP_MS))
         .tokens_per_event(TokensPerEvent::Fixed(1))
         .build();
     let (sim, client) = start(config).await;
@@ -313,15 +318,17 @@ async fn a_client_that_reads_late_gets_upper_bounds_said_so_and_exact_times_afte
         .await
         .expect("opens");
     let sent = stream.stream().request_sent_at();
-    // The role chunk leaves at once; then the task stalls 90 ms while the first token (after
-    // 30 ms of prefill) and the second (40 ms later) arrive; the rest follow every 40 ms.
+    // The role chunk leaves at once; then the task stalls 210 ms while the first token (after
+    // 30 ms of prefill) and the second (120 ms later) arrive; the rest follow every 120 ms. The
+    // steps are long so that a loaded machine's delays (tens of milliseconds) cannot move the
+    // second token past our read or the third before it.
     let first = stream
         .next_event()
         .await
         .expect("an event")
         .expect("role chunk");
     assert!(!first.chunk.is_token_bearing());
-    tokio::time::sleep(Duration::from_millis(90)).await;
+    tokio::time::sleep(Duration::from_millis(STALL_MS)).await;
     let resumed_ms = sent.elapsed().as_secs_f64() * 1e3;
     let mut token_events = Vec::new();
     while let Some(event) = stream.next_event().await {
@@ -344,7 +351,7 @@ async fn a_client_that_reads_late_gets_upper_bounds_said_so_and_exact_times_afte
     // the first, said so, and earlier than our read by the kernel's clock.
     let ttft = measurement.ttft_ms.expect("a TTFT");
     assert!(
-        ttft >= sent_ms[1] && ttft < sent_ms[1] + 10.0 && ttft < resumed_ms - 10.0,
+        ttft >= sent_ms[1] && ttft < sent_ms[1] + SLACK_MS && ttft < resumed_ms - 10.0,
         "TTFT {ttft} ms: the simulator sent the first two tokens at {:?} ms, we read at \
          {resumed_ms} ms",
         &sent_ms[..2]
@@ -356,7 +363,7 @@ async fn a_client_that_reads_late_gets_upper_bounds_said_so_and_exact_times_afte
     // After the stall every event is timed by its own arrival.
     for (ours, theirs) in token_events.iter().zip(&sent_ms).skip(2) {
         assert!(
-            ours >= theirs && *ours < theirs + 10.0,
+            ours >= theirs && *ours < theirs + SLACK_MS,
             "{token_events:?} against {sent_ms:?}"
         );
     }
