@@ -13,7 +13,7 @@ use vernier_cli::Finished;
 use vernier_run::PartKind;
 
 /// Every part kind a study can hold: each engine's command, defined where it lives.
-pub static KINDS: [&dyn PartKind; 16] = [
+pub static KINDS: [&dyn PartKind; 17] = [
     &sweep::part::SWEEP,
     &sweep::part::AGENT,
     &sweep::part::REPLAY,
@@ -25,6 +25,7 @@ pub static KINDS: [&dyn PartKind; 16] = [
     &hardsuite::part::INSTRUCTIONS,
     &hardsuite::part::STRUCTURED,
     &hardsuite::part::CALLS,
+    &hardsuite::under_load::UNDER_LOAD,
     &hardsuite::part::PROBE,
     &lifecycle::part::READY,
     &lifecycle::part::SWAP,

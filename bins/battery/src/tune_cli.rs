@@ -112,13 +112,15 @@ fn configs_of(args: &TuneArgs) -> Result<Vec<TuneConfig>, BatteryError> {
 }
 
 /// Part kinds whose runs score samples (a pass rate target needs one).
-const SCORED: [&str; 7] = [
+const SCORED: [&str; 9] = [
     "suite",
     "dataset",
     "context",
     "vision",
     "video",
     "instructions",
+    "structured",
+    "calls",
     "probe",
 ];
 

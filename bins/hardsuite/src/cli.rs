@@ -52,6 +52,9 @@ pub struct Args {
 pub enum Command {
     /// Self-check the suite, then run every task against a server and report.
     Run(RunArgs),
+    /// Run a suite one request at a time, then N in flight, and compare the two item by item:
+    /// the drop in quality under load with its interval, per suite and category.
+    UnderLoad(UnderLoadArgs),
     /// Compare two runs (results.json or journal.jsonl files) task by task.
     Compare(CompareArgs),
     /// Only self-check the suite and print what was proved.
@@ -68,6 +71,20 @@ pub enum Command {
     /// (reasoning apart from content, tool calls, finish reason, usage), the extracted answer,
     /// the gold and the outcome.
     Show(ShowArgs),
+}
+
+/// Arguments of `hardsuite under-load`.
+#[derive(Debug, Clone, ClapArgs)]
+pub struct UnderLoadArgs {
+    /// Requests in flight in the second pass (the first sends one at a time); 2 or more.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    pub in_flight: u32,
+    /// Every option of `hardsuite run`, but: `--concurrency` is 1 and then N; `--out DIR`
+    /// (default `hardsuite-under-load`) holds `alone/`, `loaded/` and `load-quality.md`;
+    /// `--resume DIR` continues both passes; `--samples` defaults to enough for N in flight
+    /// (⌈N / tasks⌉).
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// Arguments of `hardsuite show`.

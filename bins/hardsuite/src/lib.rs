@@ -23,9 +23,11 @@ mod cli;
 mod observer;
 pub mod part;
 mod summary;
+pub mod under_load;
 
 pub use cli::{
     Args, Command, CompareArgs, Preset, RunArgs, SelfCheckArgs, ShowArgs, SuiteArgs, TasksArgs,
+    UnderLoadArgs,
 };
 pub use observer::{TerminalObserver, progress_line};
 pub use summary::dataset_summary;
@@ -51,6 +53,8 @@ pub enum CommandOutput {
     Tasks(String),
     /// `show`: one task's evidence, or every failure's.
     Show(String),
+    /// `under-load`: both passes and their comparison.
+    UnderLoad(Box<under_load::UnderLoadOutcome>),
 }
 
 impl CommandOutput {
@@ -59,6 +63,7 @@ impl CommandOutput {
         match self {
             Self::Run(outcome) => &outcome.table,
             Self::Ladder(outcome) => &outcome.table,
+            Self::UnderLoad(outcome) => &outcome.text,
             Self::Compare(_, text)
             | Self::SelfCheck(text)
             | Self::Tasks(text)
@@ -87,6 +92,20 @@ pub fn execute(
                 .of_kind(vernier_cli::ExitKind::Interrupted);
         }
     }
+    if let CommandOutput::UnderLoad(outcome) = &output {
+        finished = finished.note(format!("alone:  {}", outcome.alone.files.results.display()));
+        if let Some(loaded) = &outcome.loaded {
+            finished = finished.note(format!("loaded: {}", loaded.files.results.display()));
+        }
+        if outcome.quality.is_some() {
+            finished = finished.note(format!("report: {}", outcome.markdown.display()));
+        }
+        if let Some(command) = &outcome.resume_command {
+            finished = finished
+                .note(format!("interrupted; continue with: {command}"))
+                .of_kind(vernier_cli::ExitKind::Interrupted);
+        }
+    }
     Ok(finished)
 }
 
@@ -96,6 +115,9 @@ pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput,
     match args.command {
         None => run_command(&args.run, command_line).await,
         Some(Command::Run(run_args)) => run_command(&run_args, command_line).await,
+        Some(Command::UnderLoad(under_load_args)) => {
+            under_load::run_under_load(&under_load_args, command_line).await
+        }
         Some(Command::Compare(compare_args)) => {
             let comparison =
                 compare_files(&compare_args.a, &compare_args.b, &compare_args.options())?;

@@ -127,42 +127,7 @@ impl PartKind for SuitePart {
     fn plan<'a>(&'a self, options: &'a [String]) -> PartFuture<'a, Result<PartPlan, String>> {
         Box::pin(async move {
             let args = Self::run_args(self.words(options.iter().cloned()))?;
-            let (config, _) = args.to_config().map_err(|error| error.to_string())?;
-            let plan = vernier_hardsuite::plan_suite(&config)
-                .await
-                .map_err(|error| vernier_cli::one_line(&error))?;
-            let categories: Vec<String> = plan
-                .categories
-                .iter()
-                .map(|(name, n)| format!("{n} {name}"))
-                .collect();
-            Ok(PartPlan {
-                summary: format!(
-                    "{} tasks ({}), {} sample(s) each",
-                    plan.tasks,
-                    categories.join(", "),
-                    plan.samples
-                ),
-                requests: plan.requests,
-                tokens: plan.prompt_tokens + plan.budget_tokens,
-                seconds: 0.0,
-                assumptions: format!(
-                    "tokens at most: {} prompt (estimated) and {} of answer budgets; time follows the answers' lengths{}",
-                    vernier_cli::thousands(plan.prompt_tokens),
-                    vernier_cli::thousands(plan.budget_tokens),
-                    plan.notes
-                        .iter()
-                        .fold(String::new(), |said, note| said + "; " + note)
-                        + &plan.server_context.as_ref().map_or_else(
-                            String::new,
-                            |(tokens, source)| format!(
-                                "; the server's context: {} tokens ({source})",
-                                vernier_cli::thousands(*tokens)
-                            )
-                        )
-                ),
-                cannot_run: plan.cannot_run,
-            })
+            suite_plan(&args).await
         })
     }
 
@@ -206,4 +171,45 @@ impl PartKind for SuitePart {
             })
         })
     }
+}
+
+/// What a suite run of `args` will send: its tasks, requests and tokens, and what it cannot
+/// run.
+pub(crate) async fn suite_plan(args: &crate::cli::RunArgs) -> Result<PartPlan, String> {
+    let (config, _) = args.to_config().map_err(|error| error.to_string())?;
+    let plan = vernier_hardsuite::plan_suite(&config)
+        .await
+        .map_err(|error| vernier_cli::one_line(&error))?;
+    let categories: Vec<String> = plan
+        .categories
+        .iter()
+        .map(|(name, n)| format!("{n} {name}"))
+        .collect();
+    Ok(PartPlan {
+        summary: format!(
+            "{} tasks ({}), {} sample(s) each",
+            plan.tasks,
+            categories.join(", "),
+            plan.samples
+        ),
+        requests: plan.requests,
+        tokens: plan.prompt_tokens + plan.budget_tokens,
+        seconds: 0.0,
+        assumptions: format!(
+            "tokens at most: {} prompt (estimated) and {} of answer budgets; time follows the answers' lengths{}",
+            vernier_cli::thousands(plan.prompt_tokens),
+            vernier_cli::thousands(plan.budget_tokens),
+            plan.notes
+                .iter()
+                .fold(String::new(), |said, note| said + "; " + note)
+                + &plan.server_context.as_ref().map_or_else(
+                    String::new,
+                    |(tokens, source)| format!(
+                        "; the server's context: {} tokens ({source})",
+                        vernier_cli::thousands(*tokens)
+                    )
+                )
+        ),
+        cannot_run: plan.cannot_run,
+    })
 }

@@ -213,12 +213,19 @@ impl Side {
                 }
                 continue;
             }
-            if !part_folder.join("journal.jsonl").is_file() {
+            // Quality under load keeps its two passes in folders of their own; its headlines
+            // stand for it in a head-to-head.
+            let journal = if entry.kind() == "under-load" {
+                part_folder.join("loaded").join("journal.jsonl")
+            } else {
+                part_folder.join("journal.jsonl")
+            };
+            if !journal.is_file() {
                 if entry.status == crate::file::PartStatus::Done {
                     // Recorded done, but its files are gone: comparing without it would say
                     // only the other side measured it.
                     return Err(BatteryError::Parse {
-                        path: part_folder.join("journal.jsonl"),
+                        path: journal,
                         detail: format!(
                             "the battery records its {} part done, but the part's journal is gone; run it again with `battery run --resume {}`",
                             entry.part,
@@ -230,7 +237,8 @@ impl Side {
             }
             match entry.kind() {
                 "sweep" if sweep.is_none() => sweep = Some(read_sweep(&part_folder)?),
-                "suite" | "dataset" | "context" | "vision" | "video" | "probe" => {
+                "suite" | "dataset" | "context" | "vision" | "video" | "probe" | "instructions"
+                | "structured" | "calls" => {
                     suites.push((entry.part.clone(), ResultsFile::load(&part_folder)?));
                 }
                 // Agent sessions, replays, soaks and watches: in the battery's own

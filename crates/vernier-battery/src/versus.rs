@@ -87,16 +87,6 @@ pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
         _ => {}
     }
     let both_ready = a.ready.is_some() && b.ready.is_some();
-    if speed.is_empty() && suites.is_empty() && !both_ready {
-        return Err(BatteryError::NothingInCommon {
-            detail: format!(
-                "{} and {} share no sweep cell and no suite ({})",
-                a.label,
-                b.label,
-                not_compared.join("; ")
-            ),
-        });
-    }
     let mut result = Versus {
         schema_version: VERSUS_SCHEMA_VERSION,
         a: SideSummary::of(a),
@@ -109,9 +99,21 @@ pub fn versus(a: &Side, b: &Side) -> Result<Versus, BatteryError> {
         suites,
         not_compared,
     };
-    result.glance = glance::glance(&result, a, b);
     let mut more = Vec::new();
     headlines::headline_rows(&result, a, b, &mut more);
+    // Parts read by their headlines alone (quality under load, agent sessions, soaks) are
+    // something in common too.
+    if result.speed.is_empty() && result.suites.is_empty() && !both_ready && more.is_empty() {
+        return Err(BatteryError::NothingInCommon {
+            detail: format!(
+                "{} and {} share no sweep cell, no suite and no part's figures ({})",
+                a.label,
+                b.label,
+                result.not_compared.join("; ")
+            ),
+        });
+    }
+    result.glance = glance::glance(&result, a, b);
     result.glance.extend(more);
     Ok(result)
 }

@@ -72,6 +72,7 @@ mod journal;
 mod ladder;
 #[cfg(feature = "engine")]
 mod listing;
+mod load_quality;
 #[cfg(feature = "engine")]
 mod observer;
 #[cfg(feature = "engine")]
@@ -133,6 +134,9 @@ pub use ladder::{
 pub use ladder::{LadderOutcome, run_ladder};
 #[cfg(feature = "engine")]
 pub use listing::{TaskListing, list_tasks, listing, render_listing};
+pub use load_quality::{
+    LoadFinding, LoadQuality, LoadRow, load_quality, render_load_quality_markdown,
+};
 #[cfg(feature = "engine")]
 pub use observer::{RunObserver, SilentObserver};
 #[cfg(feature = "engine")]

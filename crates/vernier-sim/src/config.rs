@@ -210,6 +210,9 @@ pub struct SimConfig {
     /// (`'response_format' of type 'json_schema' is not supported with this model`), as a
     /// server without structured outputs does (default off).
     pub refuse_response_format: bool,
+    /// Answer with a scripted rule's `degraded` reply when more than this many requests are in
+    /// flight (running or waiting, the request itself counted) as it starts (default: never).
+    pub degrade_above_in_flight: Option<u32>,
     /// Tokens of the first step, when it differs from the rest: vLLM's first token comes out
     /// of the prefill alone, one token, however many later steps carry (default: as the rest).
     pub first_step_tokens: Option<u32>,
@@ -306,6 +309,7 @@ impl Default for SimConfig {
             first_step_tokens: None,
             refuse_max_tokens: false,
             refuse_response_format: false,
+            degrade_above_in_flight: None,
             prefix_cache: true,
             reasoning_tokens: 0,
             slowdown_per_running_request: 0.0,
@@ -421,6 +425,8 @@ impl SimConfigBuilder {
         refuse_max_tokens: bool,
         /// Sets [`SimConfig::refuse_response_format`].
         refuse_response_format: bool,
+        /// Sets [`SimConfig::degrade_above_in_flight`].
+        degrade_above_in_flight: Option<u32>,
         /// Sets [`SimConfig::prefix_cache`].
         prefix_cache: bool,
         /// Sets [`SimConfig::reasoning_tokens`].

@@ -523,7 +523,21 @@ async fn generate(state: Arc<State>, request: Prepared, arrival: Instant) -> Rep
             tool,
         )
     });
-    let generation = match (&recalled, rule_reply, &drawn_call) {
+    let in_flight = state
+        .counters
+        .running
+        .load(std::sync::atomic::Ordering::Relaxed)
+        + state
+            .counters
+            .waiting
+            .load(std::sync::atomic::Ordering::Relaxed);
+    let degraded = rule_reply.and_then(|(reply, _)| {
+        let limit = config.degrade_above_in_flight?;
+        (in_flight > u64::from(limit))
+            .then_some(reply.degraded.as_deref())
+            .flatten()
+    });
+    let generation = match (degraded.or(recalled.as_ref()), rule_reply, &drawn_call) {
         (Some(answered), _, _) => Generation::scripted(&mut rng, answered),
         (None, Some((reply, _)), _) => Generation::scripted(&mut rng, reply),
         (None, None, Some(call)) => Generation::scripted(&mut rng, call),

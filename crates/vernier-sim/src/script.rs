@@ -60,6 +60,11 @@ pub struct ScriptReply {
     /// then replaced by `ANSWER: <value>`), missing where the rules say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recall: Option<crate::recall::Recall>,
+    /// The reply given instead while more requests are in flight than
+    /// [`crate::SimConfig::degrade_above_in_flight`] allows (a model whose answers worsen
+    /// under load: batching, speculative decoding or a quantised cache changing outputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded: Option<Box<ScriptReply>>,
 }
 
 impl ScriptReply {
@@ -69,6 +74,13 @@ impl ScriptReply {
             content: content.into(),
             ..Self::default()
         }
+    }
+
+    /// Sets the reply given under load (see [`ScriptReply::degraded`]).
+    #[must_use]
+    pub fn with_degraded(mut self, degraded: ScriptReply) -> Self {
+        self.degraded = Some(Box::new(degraded));
+        self
     }
 
     /// Sets the reasoning text.

@@ -12,7 +12,7 @@ use vernier_run::{
 };
 use vernier_test_support::fault_matrix::SimChild;
 
-use crate::{battery, read_json, succeeded, text};
+use crate::{battery, read_json, succeeded, text, versus};
 
 vernier_test_support::simulator_entry_point!();
 
@@ -836,5 +836,57 @@ fn versus_of_two_studies_shows_every_parts_headlines() {
     assert!(
         !dimensions.iter().any(|d| d.starts_with("one-stream: ")),
         "the first sweep is read from its journal, not its headlines: {dimensions:?}"
+    );
+}
+
+/// Quality under load as a study's part: both passes in the part's folder, the drop with its
+/// interval as the part's figures, and a row of `battery versus` between two such studies.
+#[test]
+fn an_under_load_part_reports_the_drop_and_versus_shows_it_as_a_row() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sim = SimChild::start(SERVE, "");
+    let study = write(
+        dir.path(),
+        "study.toml",
+        &format!(
+            "[target]\nbase-url = \"{}\"\n[[part]]\nkind = \"under-load\"\nname = \"load\"\nin-flight = 3\ntasks = [\"last-digits\", \"crt\", \"tool-weather\"]\nbudget-math = 32\nbudget-tools = 32\n",
+            sim.base_url()
+        ),
+    );
+    let outs: Vec<PathBuf> = ["a", "b"]
+        .iter()
+        .map(|name| dir.path().join(name))
+        .collect();
+    for out in &outs {
+        succeeded(&battery(&[
+            "run",
+            "--study",
+            study.to_str().expect("UTF-8"),
+            "--out",
+            out.to_str().expect("UTF-8"),
+            "--quiet",
+        ]));
+        let part = out.join("load");
+        for pass in ["alone", "loaded"] {
+            let results = read_json(&part.join(pass).join("results.json"));
+            // 3 tasks for 3 in flight: one sample each, every one scored.
+            assert_eq!(results["main"]["total"]["n_scored"], 3, "{pass}: {results}");
+        }
+        let quality = read_json(&part.join("load-quality.json"));
+        assert_eq!(quality["in_flight"], 3);
+        assert_eq!(quality["rows"][0]["name"], "total");
+        let battery_file = read_json(&out.join("battery.json"));
+        let headlines = battery_file["parts"][0]["headlines"].to_string();
+        assert!(
+            headlines.contains("quality drop at 3 in flight"),
+            "{headlines}"
+        );
+    }
+    let compared = versus(&outs[0], &outs[1], &dir.path().join("v"));
+    let stdout = succeeded(&compared);
+    let table = std::fs::read_to_string(dir.path().join("v").join("versus.md")).expect("versus.md");
+    assert!(
+        table.contains("quality drop at 3 in flight"),
+        "{stdout}\n{table}"
     );
 }

@@ -18,6 +18,7 @@ mod llama;
 mod progress;
 mod simulator;
 mod structured;
+mod under_load;
 mod video;
 mod vision;
 mod vllm;

@@ -12,8 +12,18 @@ use crate::file::PartEntry;
 use crate::side::Side;
 
 /// Kinds the head-to-head reads from their own files (the first sweep, suites, ready, swap).
-const READ_ELSEWHERE: [&str; 8] = [
-    "suite", "dataset", "context", "vision", "video", "probe", "ready", "swap",
+const READ_ELSEWHERE: [&str; 11] = [
+    "suite",
+    "dataset",
+    "context",
+    "vision",
+    "video",
+    "probe",
+    "instructions",
+    "structured",
+    "calls",
+    "ready",
+    "swap",
 ];
 
 /// The parts of `side` whose headlines stand in for them: every part but those read

@@ -11,7 +11,17 @@ use crate::file::BatteryFile;
 use crate::study::{Study, StudyPart};
 
 /// The kinds whose parts a head-to-head reads as quality.
-const SUITE_KINDS: [&str; 6] = ["suite", "dataset", "context", "vision", "video", "probe"];
+const SUITE_KINDS: [&str; 9] = [
+    "suite",
+    "dataset",
+    "context",
+    "vision",
+    "video",
+    "probe",
+    "instructions",
+    "structured",
+    "calls",
+];
 
 /// What a difference in `part` confounds: the speed rows for a sweep, the part's quality
 /// rows for a suite, the part itself otherwise.
