@@ -48,7 +48,6 @@ pub struct Args {
 /// The subcommands.
 #[derive(Debug, Clone, Subcommand)]
 #[non_exhaustive]
-#[expect(clippy::large_enum_variant, reason = "parsed once per process")]
 pub enum Command {
     /// Self-check the suite, then run every task against a server and report.
     Run(RunArgs),

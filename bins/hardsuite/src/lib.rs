@@ -113,10 +113,12 @@ pub fn execute(
 /// `--quiet`.
 pub async fn run(args: Args, command_line: Vec<String>) -> Result<CommandOutput, HardsuiteError> {
     match args.command {
-        None => run_command(&args.run, command_line).await,
-        Some(Command::Run(run_args)) => run_command(&run_args, command_line).await,
+        // A run's future is large (the engine's state): on the heap, so this one stays small.
+        None => Box::pin(run_command(&args.run, command_line)).await,
+        Some(Command::Run(run_args)) => Box::pin(run_command(&run_args, command_line)).await,
         Some(Command::UnderLoad(under_load_args)) => {
-            under_load::run_under_load(&under_load_args, command_line).await
+            // Two runs' futures one after the other: on the heap, so `run`'s own stays small.
+            Box::pin(under_load::run_under_load(&under_load_args, command_line)).await
         }
         Some(Command::Compare(compare_args)) => {
             let comparison =

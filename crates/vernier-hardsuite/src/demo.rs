@@ -428,39 +428,8 @@ fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
                 .with_tool_call(ScriptToolCall::new(tool.name.clone(), "{}".to_owned())),
             _ => ScriptReply::text(format!("The answer is {must_mention}.")),
         },
-        Checker::Structured { .. } => {
-            let content = match (task.spec::<vernier_tasks::StructuredSpec>(), kind) {
-                (_, ScriptedKind::NoAnswer) | (None, _) => String::new(),
-                (Some(spec), ScriptedKind::Wrong) => vernier_tasks::structured_reply(spec, Some(0)),
-                (Some(spec), ScriptedKind::InvalidJson) => {
-                    let whole = vernier_tasks::structured_reply(spec, None);
-                    whole[..whole.len() / 2].to_owned()
-                }
-                (Some(spec), _) => vernier_tasks::structured_reply(spec, None),
-            };
-            ScriptReply::text(content)
-        }
-        Checker::Calls(expected) => {
-            let calls = match kind {
-                ScriptedKind::WrongArgumentType => vernier_tasks::calls_with_wrong_type(expected),
-                ScriptedKind::Wrong => vernier_tasks::calls_with_wrong_value(expected),
-                ScriptedKind::ExtraCalls => {
-                    let mut calls = expected.clone();
-                    calls.extend(expected.first().cloned());
-                    calls
-                }
-                ScriptedKind::MissingCall => {
-                    return ScriptReply::text("I would look that up with the tools you have.");
-                }
-                _ => expected.clone(),
-            };
-            calls.iter().fold(ScriptReply::text(""), |reply, call| {
-                reply.with_tool_call(ScriptToolCall::new(
-                    call.name.clone(),
-                    call.arguments.to_string(),
-                ))
-            })
-        }
+        Checker::Structured { .. } => structured_script(task, kind),
+        Checker::Calls(expected) => calls_script(expected, kind),
         Checker::Instructions(_) => {
             let content = match (task.spec::<vernier_tasks::InstructionsSpec>(), kind) {
                 (_, ScriptedKind::NoAnswer) | (None, _) => String::new(),
@@ -480,6 +449,45 @@ fn reply_for(task: &Task, kind: ScriptedKind) -> ScriptReply {
         ),
         _ => ScriptReply::text("no script for this checker"),
     }
+}
+
+/// A structured-output task's scripted reply: the truth, a value changed, the truth cut
+/// mid-object, or nothing.
+fn structured_script(task: &Task, kind: ScriptedKind) -> ScriptReply {
+    let content = match (task.spec::<vernier_tasks::StructuredSpec>(), kind) {
+        (_, ScriptedKind::NoAnswer) | (None, _) => String::new(),
+        (Some(spec), ScriptedKind::Wrong) => vernier_tasks::structured_reply(spec, Some(0)),
+        (Some(spec), ScriptedKind::InvalidJson) => {
+            let whole = vernier_tasks::structured_reply(spec, None);
+            whole.chars().take(whole.chars().count() / 2).collect()
+        }
+        (Some(spec), _) => vernier_tasks::structured_reply(spec, None),
+    };
+    ScriptReply::text(content)
+}
+
+/// A tool-call task's scripted reply: the expected calls, one more, an argument of the wrong
+/// type or value, or an answer without a call.
+fn calls_script(expected: &[vernier_tasks::ExpectedCall], kind: ScriptedKind) -> ScriptReply {
+    let calls = match kind {
+        ScriptedKind::WrongArgumentType => vernier_tasks::calls_with_wrong_type(expected),
+        ScriptedKind::Wrong => vernier_tasks::calls_with_wrong_value(expected),
+        ScriptedKind::ExtraCalls => {
+            let mut calls = expected.to_vec();
+            calls.extend(expected.first().cloned());
+            calls
+        }
+        ScriptedKind::MissingCall => {
+            return ScriptReply::text("I would look that up with the tools you have.");
+        }
+        _ => expected.to_vec(),
+    };
+    calls.iter().fold(ScriptReply::text(""), |reply, call| {
+        reply.with_tool_call(ScriptToolCall::new(
+            call.name.clone(),
+            call.arguments.to_string(),
+        ))
+    })
 }
 
 /// The simulator's script for `suite`: one rule per task, matching its last user message

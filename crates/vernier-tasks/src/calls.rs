@@ -7,8 +7,10 @@
 //! any order), extra calls counted apart.
 
 mod catalogue;
+pub(crate) mod spec;
 
-use serde::{Deserialize, Serialize};
+pub use spec::{CallsKind, CallsSpec, ExpectedCall};
+
 use serde_json::{Value, json};
 use vernier_stats::SplitMix64;
 
@@ -34,81 +36,6 @@ pub(crate) const KIND: Kind = Kind {
     fits: |checker| matches!(checker, Checker::Calls(_) | Checker::NoCall { .. }),
     prove: Some(prove_calls_task),
 };
-
-/// One call a task expects: the function and its arguments as values.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExpectedCall {
-    /// Function name.
-    pub name: String,
-    /// The arguments object: every argument the request states (an optional one left out may
-    /// be sent only with its schema's default).
-    pub arguments: Value,
-}
-
-/// What a tool-call task tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum CallsKind {
-    /// One call with flat arguments and an enum.
-    Single,
-    /// One call of the right one of two similar functions.
-    Choose,
-    /// One call with a number and two enums.
-    Number,
-    /// One call with a nested object and an optional flag.
-    Nested,
-    /// One call with a list.
-    List,
-    /// Several calls in one turn.
-    Parallel,
-    /// No function fits: an answer, no call.
-    NoneFits,
-    /// `tool_choice: "required"`.
-    Required,
-    /// `tool_choice` naming a function.
-    Named,
-    /// A call and its result already in the conversation: the final answer uses the result.
-    Result,
-}
-
-impl CallsKind {
-    /// The snake-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Single => "single",
-            Self::Choose => "choose",
-            Self::Number => "number",
-            Self::Nested => "nested",
-            Self::List => "list",
-            Self::Parallel => "parallel",
-            Self::NoneFits => "none_fits",
-            Self::Required => "required",
-            Self::Named => "named",
-            Self::Result => "result",
-        }
-    }
-}
-
-/// What a tool-call task is drawn from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct CallsSpec {
-    /// What it tests.
-    pub kind: CallsKind,
-    /// The user's request.
-    pub request: String,
-    /// The functions offered, by name, in the order offered.
-    pub offered: Vec<String>,
-    /// The calls expected (empty where no call is).
-    pub expected: Vec<ExpectedCall>,
-    /// `tool_choice`, when the task sets one.
-    pub tool_choice: Option<Value>,
-    /// A call already made and its result (a `Result` task): the call and the result's text.
-    pub history: Option<(ExpectedCall, String)>,
-    /// The word the final answer must hold (`NoneFits`, `Result`).
-    pub must_mention: Option<String>,
-}
 
 /// A tool-call task from its spec.
 pub fn calls_task(id: impl Into<String>, spec: CallsSpec, budget_tokens: u32) -> Task {
@@ -235,19 +162,18 @@ pub(crate) fn check_calls(expected: &[ExpectedCall], tools: &[ToolSpec], reply: 
             unused.remove(index);
             continue;
         }
-        let detail = match unused.iter().find(|call| call.name == want.name) {
-            Some(call) => match read_arguments(call, tool, &want.arguments) {
+        let detail = if let Some(call) = unused.iter().find(|call| call.name == want.name) {
+            match read_arguments(call, tool, &want.arguments) {
                 Err(why) => format!("{}: {why}", want.name),
                 Ok(got) => format!(
                     "{}: {}",
                     want.name,
                     first_difference("", &want.arguments, &got).unwrap_or_default()
                 ),
-            },
-            None => {
-                let called: Vec<&str> = reply.tool_calls.iter().map(|c| c.name.as_str()).collect();
-                format!("missing_call: {} (called {})", want.name, called.join(", "))
             }
+        } else {
+            let called: Vec<&str> = reply.tool_calls.iter().map(|c| c.name.as_str()).collect();
+            format!("missing_call: {} (called {})", want.name, called.join(", "))
         };
         return Outcome::new(OutcomeKind::Wrong, detail);
     }
@@ -345,19 +271,18 @@ pub fn prove_calls_task(task: &Task) -> (usize, Vec<String>) {
         "the tools offered are not the spec's",
     );
     let prompt = prompt_text(task);
-    match &spec.must_mention {
-        Some(word) => prove_answer(&mut proof, task, spec, word),
-        None => {
-            proof.require(
-                task.checker == Checker::Calls(spec.expected.clone()),
-                "the checker's calls are not the spec's",
-            );
-            proof.require(!spec.expected.is_empty(), "a call task expecting no call");
-            for call in &spec.expected {
-                prove_call_stated(&mut proof, task, call, &prompt);
-            }
-            prove_call_grades(&mut proof, task, spec);
+    if let Some(word) = &spec.must_mention {
+        prove_answer(&mut proof, task, spec, word);
+    } else {
+        proof.require(
+            task.checker == Checker::Calls(spec.expected.clone()),
+            "the checker's calls are not the spec's",
+        );
+        proof.require(!spec.expected.is_empty(), "a call task expecting no call");
+        for call in &spec.expected {
+            prove_call_stated(&mut proof, task, call, &prompt);
         }
+        prove_call_grades(&mut proof, task, spec);
     }
     proof.finish()
 }
@@ -439,7 +364,7 @@ fn prove_call_grades(proof: &mut crate::proof::Proof, task: &Task, spec: &CallsS
     );
     if let Some(sibling) = catalogue::sibling(&spec.expected[0].name) {
         let mut swapped = spec.expected.clone();
-        swapped[0].name = sibling.to_owned();
+        sibling.clone_into(&mut swapped[0].name);
         proof.grades(
             task,
             "a similar function instead",

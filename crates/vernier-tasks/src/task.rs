@@ -262,7 +262,7 @@ pub enum Checker {
     },
     /// These calls, in any order, each by name and by arguments compared as values, and no
     /// other ([`crate::CallsSpec`]).
-    Calls(Vec<crate::calls::ExpectedCall>),
+    Calls(Vec<crate::calls::spec::ExpectedCall>),
 }
 
 /// A task: prompt, tools on offer, token budget and checker.

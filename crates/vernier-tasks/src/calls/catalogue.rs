@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use vernier_stats::SplitMix64;
 
-use super::{CallsKind, CallsSpec, ExpectedCall};
+use super::spec::{CallsKind, CallsSpec, ExpectedCall};
 use crate::task::ToolSpec;
 
 const UNITS: [&str; 2] = ["celsius", "fahrenheit"];
@@ -245,6 +245,11 @@ fn spec(
 /// A task of `kind` (the `n`th of its kind in the suite), drawn from `rng`.
 pub(super) fn draw(kind: CallsKind, n: u32, rng: &mut SplitMix64) -> CallsSpec {
     match kind {
+        CallsKind::Parallel
+        | CallsKind::NoneFits
+        | CallsKind::Required
+        | CallsKind::Named
+        | CallsKind::Result => draw_more(kind, n, rng),
         CallsKind::Single => {
             let (city, unit) = (*rng.pick(&CITIES), *rng.pick(&UNITS));
             spec(
@@ -314,6 +319,12 @@ pub(super) fn draw(kind: CallsKind, n: u32, rng: &mut SplitMix64) -> CallsSpec {
                 )],
             )
         }
+    }
+}
+
+/// The kinds with several calls, none, a forced one or a history.
+fn draw_more(kind: CallsKind, n: u32, rng: &mut SplitMix64) -> CallsSpec {
+    match kind {
         CallsKind::Parallel if n % 2 == 1 => {
             let (first, second) = two_cities(rng);
             spec(
@@ -394,24 +405,29 @@ pub(super) fn draw(kind: CallsKind, n: u32, rng: &mut SplitMix64) -> CallsSpec {
                 Some(json!({"type": "function", "function": {"name": "search_flights"}}));
             drawn
         }
-        CallsKind::Result => {
-            let city = *rng.pick(&CITIES);
-            let (whole, tenth) = (rng.range(3, 29), rng.range(1, 9));
-            let temperature = format!("{whole}.{tenth}");
-            let mut drawn = spec(
-                kind,
-                format!("What is the temperature in {city} right now, in celsius?"),
-                offer(&["get_weather"], rng),
-                Vec::new(),
-            );
-            drawn.history = Some((
-                call("get_weather", json!({"city": city, "unit": "celsius"})),
-                json!({"city": city, "temperature": temperature.parse::<f64>().unwrap_or(0.0),
-                       "unit": "celsius", "condition": "light rain"})
-                .to_string(),
-            ));
-            drawn.must_mention = Some(temperature);
-            drawn
-        }
+        CallsKind::Result => draw_result(kind, rng),
+        // The one-call kinds are `draw`'s own.
+        other => draw(other, n, rng),
     }
+}
+
+/// A call and its result already in the conversation: the answer must use the result.
+fn draw_result(kind: CallsKind, rng: &mut SplitMix64) -> CallsSpec {
+    let city = *rng.pick(&CITIES);
+    let (whole, tenth) = (rng.range(3, 29), rng.range(1, 9));
+    let temperature = format!("{whole}.{tenth}");
+    let mut drawn = spec(
+        kind,
+        format!("What is the temperature in {city} right now, in celsius?"),
+        offer(&["get_weather"], rng),
+        Vec::new(),
+    );
+    drawn.history = Some((
+        call("get_weather", json!({"city": city, "unit": "celsius"})),
+        json!({"city": city, "temperature": temperature.parse::<f64>().unwrap_or(0.0),
+                   "unit": "celsius", "condition": "light rain"})
+        .to_string(),
+    ));
+    drawn.must_mention = Some(temperature);
+    drawn
 }

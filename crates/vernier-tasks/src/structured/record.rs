@@ -40,7 +40,7 @@ pub struct Shipment {
     pub weight_centi_kg: u32,
     /// Whether it is fragile.
     pub fragile: bool,
-    /// One of [`PRIORITIES`].
+    /// `low`, `normal`, `high` or `urgent`.
     pub priority: String,
     /// The contact's name.
     pub contact_name: String,
