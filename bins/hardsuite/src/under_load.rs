@@ -134,6 +134,8 @@ pub(crate) async fn run_under_load(
             resume_command: Some(resume_command),
         })));
     }
+    // The loaded pass takes the samples the alone pass ran with (its journal's, on a resume).
+    let samples = Some(alone.results.samples);
     let loaded = run_outcome(
         run_command(
             &pass_args(args, &folder, "loaded", in_flight, samples),
@@ -152,7 +154,8 @@ pub(crate) async fn run_under_load(
             resume_command: Some(resume_command),
         })));
     }
-    let quality = load_quality(&alone.results, &loaded.results, in_flight)?;
+    let quality = load_quality(&alone.results, &loaded.results, in_flight)?
+        .with_in_flight(&loaded.files.journal)?;
     let text = render_load_quality_markdown(&quality);
     std::fs::write(&markdown, &text)
         .map_err(|source| HardsuiteError::io("write", &markdown, source))?;

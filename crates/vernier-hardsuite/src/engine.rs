@@ -433,6 +433,7 @@ fn runner<'a>(
         observer: plan.observer,
         stop: AtomicBool::new(false),
         n_done: AtomicUsize::new(0),
+        in_flight: Arc::new(AtomicUsize::new(0)),
         n_planned: AtomicUsize::new(0),
         replies,
         pacer: vernier_run::RequestPacer::new(plan.config.max_rps),

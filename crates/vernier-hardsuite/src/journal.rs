@@ -417,6 +417,10 @@ pub struct AttemptRecord {
     /// (absent when it did not wait).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub room_wait_ms: Option<f64>,
+    /// Requests this run had in flight as the try was sent, itself included (absent for a try
+    /// that never reached the server, and in files written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<u32>,
     /// For a dataset question: the extraction rule that read the answer (`answer_is`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,

@@ -92,6 +92,7 @@ mod selection;
 mod settings;
 #[cfg(feature = "engine")]
 mod show;
+mod structure_report;
 mod task_results;
 
 pub use compare::{
@@ -135,7 +136,7 @@ pub use ladder::{LadderOutcome, run_ladder};
 #[cfg(feature = "engine")]
 pub use listing::{TaskListing, list_tasks, listing, render_listing};
 pub use load_quality::{
-    LoadFinding, LoadQuality, LoadRow, load_quality, render_load_quality_markdown,
+    InFlightSeen, LoadFinding, LoadQuality, LoadRow, load_quality, render_load_quality_markdown,
 };
 #[cfg(feature = "engine")]
 pub use observer::{RunObserver, SilentObserver};
@@ -153,6 +154,9 @@ pub use results::{
 pub use selection::{load_suite, render_self_check, self_check_suite};
 #[cfg(feature = "engine")]
 pub use show::{ShowRequest, render_show};
+pub use structure_report::{
+    FailureCounts, StructureBreakdown, render_structure_markdown, structure_breakdown,
+};
 pub use task_results::{CONFIDENCE, SampleResult, TaskResult};
 pub use vernier_tasks::{DatasetKind, DatasetSampling, Draw, Instance, Redraw};
 

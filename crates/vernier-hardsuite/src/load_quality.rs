@@ -82,6 +82,43 @@ pub struct LoadQuality {
     pub model: String,
     /// The whole suite first, then each category in report order.
     pub rows: Vec<LoadRow>,
+    /// What the loaded pass had in flight as each try was sent, as its journal records it
+    /// (absent until [`LoadQuality::with_in_flight`] reads it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_in_flight: Option<InFlightSeen>,
+}
+
+/// The requests in flight as each try of a pass was sent, itself included: the load the
+/// comparison rests on, measured rather than assumed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct InFlightSeen {
+    /// Tries that reached the server.
+    pub n_tries: usize,
+    /// The median of their counts.
+    pub median: f64,
+    /// The most at once.
+    pub max: u32,
+    /// The share of tries sent with the full `in_flight` under way.
+    pub share_at_full: f64,
+}
+
+impl InFlightSeen {
+    /// The counts of the tries in `attempts` that recorded one, against `full`.
+    pub fn of(attempts: &[crate::journal::AttemptRecord], full: usize) -> Option<Self> {
+        let counts: Vec<u32> = attempts.iter().filter_map(|a| a.in_flight).collect();
+        let max = counts.iter().copied().max()?;
+        let mut sorted: Vec<f64> = counts.iter().map(|&c| f64::from(c)).collect();
+        sorted.sort_by(f64::total_cmp);
+        let full = u32::try_from(full).unwrap_or(u32::MAX);
+        let at_full = counts.iter().filter(|&&count| count >= full).count();
+        Some(Self {
+            n_tries: counts.len(),
+            median: vernier_stats::median(&sorted).unwrap_or(0.0),
+            max,
+            share_at_full: at_full as f64 / counts.len() as f64,
+        })
+    }
 }
 
 fn row(
@@ -156,10 +193,21 @@ pub fn load_quality(
         samples: alone.samples,
         model: alone.model.clone(),
         rows,
+        loaded_in_flight: None,
     })
 }
 
 impl LoadQuality {
+    /// The same comparison with the loaded pass's in-flight counts read from its journal.
+    pub fn with_in_flight(
+        mut self,
+        loaded_journal: &std::path::Path,
+    ) -> Result<Self, HardsuiteError> {
+        let journal = crate::journal::read_hardsuite_journal(loaded_journal)?;
+        self.loaded_in_flight = InFlightSeen::of(&journal.attempts, self.in_flight);
+        Ok(self)
+    }
+
     /// The whole suite's row.
     pub fn total(&self) -> Option<&LoadRow> {
         self.rows.iter().find(|row| row.name == "total")
@@ -230,6 +278,18 @@ pub fn render_load_quality_markdown(quality: &LoadQuality) -> String {
             row.lost,
             row.gained,
             row.finding.words()
+        );
+    }
+    if let Some(seen) = &quality.loaded_in_flight {
+        let _ = writeln!(
+            out,
+            "\nUnder load, as each of its {} tries was sent: a median of {} requests in flight \
+             (at most {}), {:.0}% of them with all {} under way.",
+            seen.n_tries,
+            seen.median,
+            seen.max,
+            seen.share_at_full * 100.0,
+            quality.in_flight
         );
     }
     if let Some(total) = quality.total() {

@@ -390,6 +390,12 @@ fn push_refusal_and_context_sections(out: &mut String, results: &ResultsFile) {
         let _ = writeln!(out);
         out.push_str(&crate::dataset_report::render_dataset_markdown(dataset));
     }
+    if let Some(breakdown) = crate::structure_report::structure_breakdown(results) {
+        let _ = writeln!(out);
+        out.push_str(&crate::structure_report::render_structure_markdown(
+            &breakdown,
+        ));
+    }
     if let Some(breakdown) = crate::instructions_report::instructions_breakdown(results) {
         let _ = writeln!(out);
         out.push_str(&crate::instructions_report::render_instructions_markdown(

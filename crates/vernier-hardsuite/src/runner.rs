@@ -38,6 +38,8 @@ pub(crate) struct Runner<'a> {
     pub(crate) stop: AtomicBool,
     pub(crate) n_done: AtomicUsize,
     pub(crate) n_planned: AtomicUsize,
+    /// Requests sent and not yet finished, this one included (each try records it as sent).
+    pub(crate) in_flight: Arc<AtomicUsize>,
     /// `replies.jsonl`: what the model sent in every try, whole.
     pub(crate) replies: Arc<vernier_journal::JournalWriter>,
     /// `--max-rps`.
@@ -439,6 +441,8 @@ impl Runner<'_> {
             }
         }
         let sent_max_tokens = request.max_tokens.is_some();
+        let in_flight = InFlight::enter(&self.in_flight);
+        record.in_flight = Some(in_flight.count);
         let mut stream = match self.client.metered_chat_stream(&request).await {
             Ok(stream) => stream,
             Err(error) => {
@@ -464,6 +468,8 @@ impl Runner<'_> {
             }
         }
         let metered = stream.finish();
+        // The reply is read: the request no longer holds a place on the server.
+        drop(in_flight);
         let (measurement, accumulated) = (&metered.measurement, &metered.accumulated);
         let reasoning = accumulated.reasoning();
         let reply = Reply {
@@ -586,6 +592,29 @@ impl Runner<'_> {
     }
 }
 
+/// A request in flight: counted while it lives (its stream open, its reply read).
+struct InFlight {
+    counter: Arc<AtomicUsize>,
+    /// Requests in flight as it was sent, itself included.
+    count: u32,
+}
+
+impl InFlight {
+    fn enter(counter: &Arc<AtomicUsize>) -> Self {
+        let count = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        Self {
+            counter: Arc::clone(counter),
+            count: u32::try_from(count).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.counter.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// The try of a request whose stream did not open: refused for its length
 /// (`context_exceeded`, with the server's words), rate-limited, refused, or failed.
 fn unopened(
@@ -703,6 +732,7 @@ fn empty_record(
         server_message: None,
         alone: None,
         room_wait_ms: None,
+        in_flight: None,
         rule: None,
     }
 }

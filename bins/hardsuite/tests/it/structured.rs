@@ -70,6 +70,14 @@ async fn the_structured_plan_is_reproduced_task_by_task_with_each_failure_named(
         (results.main.total.n_pass, results.main.total.n_scored),
         (8, 12)
     );
+    // The report's breakdown counts the plan's failures by class: level 1 holds the wrong
+    // value (2nd) and the reply that is not JSON (3rd); level 2 the cut-off (5th) and the
+    // empty reply (6th).
+    let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
+    assert!(report.contains("## Structured output"), "{report}");
+    assert!(report.contains("| l1 | 1/3 ["), "{report}");
+    assert!(report.contains("| 1 | 0 | 1 | 0 |"), "{report}");
+    assert!(report.contains("| l2 | 1/3 ["), "{report}");
 }
 
 #[tokio::test]
@@ -118,6 +126,15 @@ async fn the_tool_call_plan_is_reproduced_task_by_task_with_extra_calls_apart() 
         .filter(|t| t.samples[0].outcome == OutcomeKind::ExtraCalls)
         .count();
     assert_eq!(extra, 1);
+    let report = std::fs::read_to_string(out.join("report.md")).expect("the report");
+    let choose = report
+        .lines()
+        .find(|line| line.starts_with("| choose |"))
+        .unwrap_or_else(|| panic!("a row for the choose task: {report}"));
+    assert!(
+        choose.starts_with("| choose | 0/1 [") && choose.ends_with("| 0 | 1 | 0 |"),
+        "{choose}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

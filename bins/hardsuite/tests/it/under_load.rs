@@ -62,6 +62,14 @@ async fn answers_lost_above_two_in_flight_show_a_drop_whose_interval_excludes_ze
     let interval = total.interval.expect("an interval");
     assert!(interval.low > 0.0 && total.drop > 0.3, "{total:?}");
     assert_eq!(total.method, "task_clustered");
+    // The load is measured: the loaded pass's tries were sent with up to 8 in flight, most of
+    // them with more than the 2 the simulator keeps its answers at.
+    let seen = quality
+        .loaded_in_flight
+        .as_ref()
+        .expect("the in-flight counts");
+    assert_eq!(seen.n_tries, 24);
+    assert!(seen.max <= 8 && seen.median > 2.0, "{seen:?}");
     let written = std::fs::read_to_string(&outcome.markdown).expect("load-quality.md");
     assert!(
         written.contains("Verdict: quality drops under load"),
@@ -92,4 +100,59 @@ async fn a_server_that_never_degrades_shows_no_change_per_category() {
         let interval = row.interval.expect("an interval");
         assert!(interval.low < 0.0 && interval.high > 0.0, "{row:?}");
     }
+}
+
+/// `--resume DIR` continues what the folder holds: a finished pass one at a time is kept as it
+/// is, and the pass under load that never ran is run with the samples the first one ran with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_keeps_the_finished_pass_and_runs_the_other_with_its_samples() {
+    let suite = structured_suite(0, vernier_tasks::DEFAULT_STRUCTURED_BUDGET);
+    let config = hardsuite_demo_simulator_config(&suite).expect("the demo script");
+    let sim = Sim::start(config).await.expect("the simulator starts");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("out");
+    let url = sim.base_url();
+    let alone = out.join("alone");
+    let first = [
+        "hardsuite",
+        "run",
+        "--suite",
+        "structured",
+        "--samples",
+        "2",
+        "--concurrency",
+        "1",
+        "--base-url",
+        &url,
+        "--quiet",
+        "--out",
+        arg(&alone),
+    ];
+    run_cli(&first).await.expect("the pass alone runs");
+    let resumed = [
+        "hardsuite",
+        "under-load",
+        "--in-flight",
+        "4",
+        "--suite",
+        "structured",
+        "--base-url",
+        &url,
+        "--quiet",
+        "--resume",
+        arg(&out),
+    ];
+    let output = run_cli(&resumed)
+        .await
+        .expect("the resume runs the other pass");
+    let CommandOutput::UnderLoad(outcome) = output else {
+        panic!("under-load gives its own outcome");
+    };
+    assert_eq!(outcome.alone.kept_attempts, 24, "the finished pass is kept");
+    let loaded = outcome.loaded.expect("the pass under load");
+    assert_eq!(loaded.results.samples, 2);
+    let quality = outcome.quality.expect("the comparison");
+    let total = quality.total().expect("a total row");
+    assert_eq!(total.n_items, 24);
+    assert_eq!(total.finding, LoadFinding::NoChange, "{total:?}");
 }
