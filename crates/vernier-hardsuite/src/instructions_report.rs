@@ -81,7 +81,8 @@ pub fn instructions_breakdown(results: &ResultsFile) -> Option<InstructionsBreak
     (breakdown.prompts.n > 0).then_some(breakdown)
 }
 
-fn cell(passed: u64, n: u64) -> String {
+/// `passed/n [low, high]`, the Wilson interval in percent (the count alone without one).
+pub(crate) fn cell(passed: u64, n: u64) -> String {
     match vernier_stats::wilson(passed, n, 0.95) {
         Ok(interval) => format!(
             "{passed}/{n} [{:.1}, {:.1}]",

@@ -103,20 +103,35 @@ pub fn listing(suite: &Suite) -> Vec<TaskListing> {
                 ),
                 redraws: instance.map(|i| i.redraws.clone()).unwrap_or_default(),
                 prompt: task.spec::<vernier_tasks::ContextSpec>().map_or_else(
-                    || {
-                        task.messages
-                            .iter()
-                            .rev()
-                            .find(|m| m.role == "user")
-                            .map(|m| m.content.clone())
-                            .unwrap_or_default()
-                    },
+                    || prompt_with_history(task),
                     |spec| context_summary(task, spec),
                 ),
                 gold,
             }
         })
         .collect()
+}
+
+/// The last user message, then any turn the task's history holds after it (a call already
+/// made and its result), so that what the model saw is shown whole.
+fn prompt_with_history(task: &vernier_tasks::Task) -> String {
+    let Some(last_user) = task.messages.iter().rposition(|m| m.role == "user") else {
+        return String::new();
+    };
+    let mut prompt = task.messages[last_user].content.clone();
+    for message in &task.messages[last_user + 1..] {
+        for call in &message.tool_calls {
+            let _ = write!(
+                prompt,
+                "\n[{} called {}({})]",
+                message.role, call.name, call.arguments
+            );
+        }
+        if message.role == "tool" {
+            let _ = write!(prompt, "\n[tool result: {}]", message.content);
+        }
+    }
+    prompt
 }
 
 /// A context task's prompt in short: the haystack, every needle with its depth, and the

@@ -74,17 +74,6 @@ pub fn structure_breakdown(results: &ResultsFile) -> Option<StructureBreakdown> 
     (!breakdown.structured.is_empty() || !breakdown.calls.is_empty()).then_some(breakdown)
 }
 
-fn rate(passed: u64, n: u64) -> String {
-    match vernier_stats::wilson(passed, n, 0.95) {
-        Ok(interval) => format!(
-            "{passed}/{n} [{:.1}, {:.1}]",
-            interval.low * 100.0,
-            interval.high * 100.0
-        ),
-        Err(_) => format!("{passed}/{n}"),
-    }
-}
-
 /// The breakdown as Markdown sections.
 pub fn render_structure_markdown(breakdown: &StructureBreakdown) -> String {
     let mut out = String::new();
@@ -97,7 +86,7 @@ pub fn render_structure_markdown(breakdown: &StructureBreakdown) -> String {
             let _ = writeln!(
                 out,
                 "| {level} | {} | {} | {} | {} | {} |",
-                rate(c.pass, c.n),
+                crate::instructions_report::cell(c.pass, c.n),
                 c.first,
                 c.second,
                 c.third,
@@ -117,7 +106,7 @@ pub fn render_structure_markdown(breakdown: &StructureBreakdown) -> String {
             let _ = writeln!(
                 out,
                 "| {kind} | {} | {} | {} | {} |",
-                rate(c.pass, c.n),
+                crate::instructions_report::cell(c.pass, c.n),
                 c.first,
                 c.second,
                 c.unfinished

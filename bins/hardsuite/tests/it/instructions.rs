@@ -4,7 +4,6 @@
 //! infrastructure.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use vernier_hardsuite::{ScriptedKind, instructions_breakdown, scripted_plan};
 use vernier_tasks::{Checker, InstructionsSpec, OutcomeKind, instructions_suite};
@@ -103,30 +102,6 @@ fn every_instruction_task_is_sent_answered_and_scored_by_a_real_llama_server() {
     ) else {
         return;
     };
-    let folder = tempfile::tempdir().expect("temporary folder");
-    let out = folder.path().join("out");
-    let run = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
-        .args(["run", "--suite", "instructions", "--concurrency", "2"])
-        .args(["--base-url", &format!("http://127.0.0.1:{}", server.port)])
-        .args(["--budget-instructions", "160", "--quiet", "--out"])
-        .arg(&out)
-        .env("VERNIER_STORE", "off")
-        .output()
-        .expect("run hardsuite");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(0), "{stderr}");
-    let results: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).expect("results"))
-            .expect("JSON");
-    let tasks = results["tasks"].as_array().expect("tasks");
-    assert_eq!(tasks.len(), 12);
-    for task in tasks {
-        let outcome = task["samples"][0]["outcome"].as_str().unwrap_or_default();
-        assert!(
-            ["pass", "wrong", "cut_off", "no_answer"].contains(&outcome),
-            "{task}"
-        );
-    }
-    assert_eq!(results["n_infra_tries"], 0, "{results}");
-    assert_eq!(results["main"]["total"]["n_scored"], 12, "{results}");
+    // Every task's outcome a model's (pass, wrong, cut off, empty), none infra, all scored.
+    crate::structured::run_against_llama("instructions", server.port, 12, "160");
 }

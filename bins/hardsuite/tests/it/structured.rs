@@ -175,14 +175,20 @@ async fn a_server_refusing_response_format_makes_every_structured_task_unsupport
     }
 }
 
-/// A run of `suite` against the real server at `port`: every task answered and scored.
-fn run_against_llama(suite: &str, port: u16, n_tasks: usize) -> serde_json::Value {
+/// A run of `suite` against the real server at `port` with `budget` tokens a task: every task
+/// answered and scored, none lost to the infrastructure.
+pub(crate) fn run_against_llama(
+    suite: &str,
+    port: u16,
+    n_tasks: usize,
+    budget: &str,
+) -> serde_json::Value {
     let folder = tempfile::tempdir().expect("temporary folder");
     let out = folder.path().join("out");
     let run = Command::new(env!("CARGO_BIN_EXE_hardsuite"))
         .args(["run", "--suite", suite, "--concurrency", "2"])
         .args(["--base-url", &format!("http://127.0.0.1:{port}")])
-        .args([&format!("--budget-{suite}"), "200", "--quiet", "--out"])
+        .args([&format!("--budget-{suite}"), budget, "--quiet", "--out"])
         .arg(&out)
         .env("VERNIER_STORE", "off")
         .output()
@@ -224,7 +230,7 @@ fn a_real_llama_server_takes_response_format_and_tool_calls_and_every_task_is_sc
     ) else {
         return;
     };
-    let structured = run_against_llama("structured", server.port, 12);
+    let structured = run_against_llama("structured", server.port, 12, "200");
     // The server took the schema: every reply that finished is JSON (a grammar holds it to the
     // schema), so none is graded "invalid_json" unless the budget cut it off.
     for task in structured["tasks"].as_array().into_iter().flatten() {
@@ -234,5 +240,5 @@ fn a_real_llama_server_takes_response_format_and_tool_calls_and_every_task_is_sc
             assert!(!detail.starts_with("invalid_json"), "{task}");
         }
     }
-    run_against_llama("calls", server.port, 13);
+    run_against_llama("calls", server.port, 13, "200");
 }

@@ -137,6 +137,51 @@ fn smollm2_on_vllm_answers_math_tools_and_a_dataset_draw_none_infra() {
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let attempts = assert_all_scored(&draw.join("journal.jsonl"));
     assert_eq!(attempts.len(), 3, "{attempts:?}");
+
+    // Structured outputs (a JSON schema and the json_object mode) and tool calls graded by
+    // structure (a forced call, a named one, a result returned): vLLM takes each request.
+    for (suite, tasks) in [
+        (
+            "structured",
+            "structured-l1-1,structured-l2-3,structured-l4-1",
+        ),
+        ("calls", "calls-single-1,calls-named-1,calls-result-1"),
+    ] {
+        let out = folder.path().join(suite);
+        let out_arg = out.to_string_lossy().into_owned();
+        let budget = format!("--budget-{suite}");
+        let run = hardsuite(&[
+            "run",
+            "--quiet",
+            "--base-url",
+            &base_url,
+            "--suite",
+            suite,
+            "--tasks",
+            tasks,
+            &budget,
+            "200",
+            "--out",
+            &out_arg,
+        ]);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+        let attempts = assert_all_scored(&out.join("journal.jsonl"));
+        assert_eq!(attempts.len(), 3, "{attempts:?}");
+        for attempt in &attempts {
+            assert_ne!(attempt["outcome"], "unsupported", "{attempt}");
+            // vLLM's structured outputs held each finished reply to the schema.
+            let detail = attempt["detail"].as_str().unwrap_or_default();
+            if suite == "structured" && attempt["outcome"] != "cut_off" {
+                assert!(!detail.starts_with("invalid_json"), "{attempt}");
+                // The third task of a level asks for `json_object` only: any JSON object.
+                let json_schema = !attempt["task_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .ends_with("-3");
+                assert!(!(json_schema && detail.starts_with("schema")), "{attempt}");
+            }
+        }
+    }
 }
 
 #[test]
