@@ -33,7 +33,8 @@ pub struct UnderLoadOutcome {
     pub json: PathBuf,
     /// The text for standard output.
     pub text: String,
-    /// The command that continues an interrupted run.
+    /// The command that continues an interrupted run: the one given, `--out DIR` made
+    /// `--resume DIR`.
     pub resume_command: Option<String>,
 }
 
@@ -74,6 +75,27 @@ async fn samples_for(args: &UnderLoadArgs) -> Result<u32, HardsuiteError> {
     Ok(args.in_flight.div_ceil(tasks).max(1))
 }
 
+/// The command that continues: the one given, every option kept (the suite, the server, the
+/// samples: a pass not yet begun is a new run of them), `--out DIR` made `--resume DIR`.
+fn resume_command(command_line: &[String], folder: &Path) -> String {
+    let mut kept = Vec::with_capacity(command_line.len());
+    let mut skip_next = false;
+    for word in command_line {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        if word == "--out" {
+            skip_next = true;
+            continue;
+        }
+        if !word.starts_with("--out=") {
+            kept.push(word.clone());
+        }
+    }
+    let program = vernier_cli::program_name(command_line, "hardsuite");
+    vernier_cli::resume_command(program, &kept, "--resume", &folder.display().to_string())
+}
+
 fn run_outcome(output: CommandOutput) -> Result<Box<HardsuiteOutcome>, HardsuiteError> {
     match output {
         CommandOutput::Run(outcome) => Ok(outcome),
@@ -107,11 +129,7 @@ pub(crate) async fn run_under_load(
         Some(samples_for(args).await?)
     };
     let in_flight = usize::try_from(args.in_flight).unwrap_or(usize::MAX);
-    let resume_command = format!(
-        "hardsuite under-load --in-flight {} --resume {}",
-        args.in_flight,
-        folder.display()
-    );
+    let resume_command = resume_command(&command_line, &folder);
     let (markdown, json) = (
         folder.join("load-quality.md"),
         folder.join("load-quality.json"),
@@ -274,5 +292,48 @@ impl PartKind for UnderLoadPart {
                 scores: Vec::new(),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resume_command_keeps_every_option_and_resumes_the_folder() {
+        let given: Vec<String> = [
+            "hardsuite",
+            "under-load",
+            "--in-flight",
+            "8",
+            "--suite",
+            "calls",
+            "--base-url",
+            "http://127.0.0.1:8000",
+            "--out",
+            "runs/load",
+        ]
+        .iter()
+        .map(|word| (*word).to_owned())
+        .collect();
+        assert_eq!(
+            resume_command(&given, Path::new("runs/load")),
+            "hardsuite under-load --in-flight 8 --suite calls --base-url http://127.0.0.1:8000 --resume runs/load"
+        );
+        let resumed: Vec<String> = [
+            "hardsuite",
+            "under-load",
+            "--in-flight",
+            "8",
+            "--resume",
+            "x",
+        ]
+        .iter()
+        .map(|word| (*word).to_owned())
+        .collect();
+        assert_eq!(
+            resume_command(&resumed, Path::new("x")),
+            "hardsuite under-load --in-flight 8 --resume x"
+        );
     }
 }

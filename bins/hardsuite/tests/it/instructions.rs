@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use vernier_hardsuite::{ScriptedKind, instructions_breakdown, scripted_plan};
 use vernier_tasks::{Checker, InstructionsSpec, OutcomeKind, instructions_suite};
-use vernier_test_support::llama_server;
 
 use crate::vision::run;
 
@@ -87,19 +86,7 @@ async fn the_scripted_plan_is_reproduced_task_by_task_and_the_breakdown_counts_i
 #[test]
 fn every_instruction_task_is_sent_answered_and_scored_by_a_real_llama_server() {
     let test = "every_instruction_task_is_sent_answered_and_scored_by_a_real_llama_server";
-    let Some(server) = llama_server::start_for(
-        test,
-        &[
-            "-t",
-            "2",
-            "-c",
-            "4096",
-            "-np",
-            "2",
-            "--jinja",
-            "--no-warmup",
-        ],
-    ) else {
+    let Some(server) = crate::structured::smollm2_with_jinja(test) else {
         return;
     };
     // Every task's outcome a model's (pass, wrong, cut off, empty), none infra, all scored.

@@ -175,6 +175,23 @@ async fn a_server_refusing_response_format_makes_every_structured_task_unsupport
     }
 }
 
+/// `SmolLM2` on a real llama-server with its chat template's tool calls (`--jinja`), two slots.
+pub(crate) fn smollm2_with_jinja(test: &str) -> Option<llama_server::Server> {
+    llama_server::start_for(
+        test,
+        &[
+            "-t",
+            "2",
+            "-c",
+            "4096",
+            "-np",
+            "2",
+            "--jinja",
+            "--no-warmup",
+        ],
+    )
+}
+
 /// A run of `suite` against the real server at `port` with `budget` tokens a task: every task
 /// answered and scored, none lost to the infrastructure.
 pub(crate) fn run_against_llama(
@@ -215,19 +232,7 @@ pub(crate) fn run_against_llama(
 #[test]
 fn a_real_llama_server_takes_response_format_and_tool_calls_and_every_task_is_scored() {
     let test = "a_real_llama_server_takes_response_format_and_tool_calls_and_every_task_is_scored";
-    let Some(server) = llama_server::start_for(
-        test,
-        &[
-            "-t",
-            "2",
-            "-c",
-            "4096",
-            "-np",
-            "2",
-            "--jinja",
-            "--no-warmup",
-        ],
-    ) else {
+    let Some(server) = crate::structured::smollm2_with_jinja(test) else {
         return;
     };
     let structured = run_against_llama("structured", server.port, 12, "200");
