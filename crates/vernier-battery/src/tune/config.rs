@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct TuneConfig {
-    /// Its name: letters, digits and `._=,+-_`.
+    /// Its name: letters, digits and `._=,+-`.
     pub name: String,
     /// The shell command that starts the server.
     pub command: String,
@@ -27,11 +27,11 @@ impl TuneConfig {
         if name.is_empty()
             || !name
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._=,+-_".contains(c))
+                .all(|c| c.is_ascii_alphanumeric() || "._=,+-".contains(c))
             || name.starts_with('.')
         {
             return Err(format!(
-                "configuration name {name:?}: use letters, digits and ._=,+-_ (it names the configuration's folders)"
+                "configuration name {name:?}: use letters, digits and ._=,+- (it names the configuration's folders)"
             ));
         }
         if command.is_empty() {
