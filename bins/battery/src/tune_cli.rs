@@ -111,19 +111,6 @@ fn configs_of(args: &TuneArgs) -> Result<Vec<TuneConfig>, BatteryError> {
     Ok(configs)
 }
 
-/// Part kinds whose runs score samples (a pass rate target needs one).
-const SCORED: [&str; 9] = [
-    "suite",
-    "dataset",
-    "context",
-    "vision",
-    "video",
-    "instructions",
-    "structured",
-    "calls",
-    "probe",
-];
-
 /// Part kinds that launch a server of their own: in a tune the configuration's server holds
 /// the port.
 const LAUNCHING: [&str; 3] = ["ready", "swap", "soak"];
@@ -190,13 +177,13 @@ fn new_tune(args: &TuneArgs) -> Result<TuneFile, BatteryError> {
         && !study
             .parts
             .iter()
-            .any(|part| SCORED.contains(&part.kind.as_str()))
+            .any(|part| vernier_battery::SUITE_KINDS.contains(&part.kind.as_str()))
     {
         return Err(invalid(
             "--target",
             format!(
                 "a pass rate needs a scored part in the study ({}): add one or drop pass_rate",
-                SCORED.join(", ")
+                vernier_battery::SUITE_KINDS.join(", ")
             ),
         ));
     }

@@ -61,8 +61,8 @@ pub use speed::{
     prefill_trends, ratio_of_medians,
 };
 pub use study::{
-    PART_KEYS, Place, Study, StudyFileError, StudyPart, StudyPlaces, StudyTarget, TARGET_KEYS,
-    parse_study, read_study,
+    PART_KEYS, Place, SUITE_KINDS, Study, StudyFileError, StudyPart, StudyPlaces, StudyTarget,
+    TARGET_KEYS, parse_study, read_study,
 };
 #[cfg(feature = "engine")]
 pub use study_args::{Kinds, OptionError, names_key, part_words};

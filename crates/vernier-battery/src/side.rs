@@ -237,8 +237,7 @@ impl Side {
             }
             match entry.kind() {
                 "sweep" if sweep.is_none() => sweep = Some(read_sweep(&part_folder)?),
-                "suite" | "dataset" | "context" | "vision" | "video" | "probe" | "instructions"
-                | "structured" | "calls" => {
+                kind if crate::study::SUITE_KINDS.contains(&kind) => {
                     suites.push((entry.part.clone(), ResultsFile::load(&part_folder)?));
                 }
                 // Agent sessions, replays, soaks and watches: in the battery's own

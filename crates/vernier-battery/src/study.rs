@@ -88,6 +88,21 @@ pub struct StudyTarget {
     pub gpu_metrics_url: Option<String>,
 }
 
+/// The part kinds that run a suite of the hard suite's engine and score its samples: a
+/// head-to-head reads them as quality, and a tune's pass-rate target needs one. The one list of
+/// them.
+pub const SUITE_KINDS: [&str; 9] = [
+    "suite",
+    "dataset",
+    "context",
+    "vision",
+    "video",
+    "probe",
+    "instructions",
+    "structured",
+    "calls",
+];
+
 /// One part: its kind, its name (its folder), its options as written, and what `--scaled`
 /// sets over them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -11,20 +11,11 @@ use super::schema::{GlanceRow, Versus};
 use crate::file::PartEntry;
 use crate::side::Side;
 
-/// Kinds the head-to-head reads from their own files (the first sweep, suites, ready, swap).
-const READ_ELSEWHERE: [&str; 11] = [
-    "suite",
-    "dataset",
-    "context",
-    "vision",
-    "video",
-    "probe",
-    "instructions",
-    "structured",
-    "calls",
-    "ready",
-    "swap",
-];
+/// Whether the head-to-head reads parts of `kind` from their own files (the suites, ready,
+/// swap; the first sweep is told apart below).
+fn read_elsewhere(kind: &str) -> bool {
+    crate::study::SUITE_KINDS.contains(&kind) || matches!(kind, "ready" | "swap")
+}
 
 /// The parts of `side` whose headlines stand in for them: every part but those read
 /// elsewhere and the first sweep (the one `Side` reads).
@@ -42,7 +33,7 @@ fn headline_parts(side: &Side) -> Vec<&PartEntry> {
                 first_sweep = false;
                 return false;
             }
-            !READ_ELSEWHERE.contains(&kind)
+            !read_elsewhere(kind)
         })
         .collect()
 }

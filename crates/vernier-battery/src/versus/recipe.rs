@@ -8,20 +8,7 @@ use serde_json::Value;
 
 use super::SettingDifference;
 use crate::file::BatteryFile;
-use crate::study::{Study, StudyPart};
-
-/// The kinds whose parts a head-to-head reads as quality.
-const SUITE_KINDS: [&str; 9] = [
-    "suite",
-    "dataset",
-    "context",
-    "vision",
-    "video",
-    "probe",
-    "instructions",
-    "structured",
-    "calls",
-];
+use crate::study::{SUITE_KINDS, Study, StudyPart};
 
 /// What a difference in `part` confounds: the speed rows for a sweep, the part's quality
 /// rows for a suite, the part itself otherwise.
